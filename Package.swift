@@ -1,0 +1,66 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Every Swift target states its imports explicitly (see DESIGN.md in the README).
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "httpdnsd",
+    products: [
+        .executable(name: "httpdnsd", targets: ["httpdnsd"]),
+        .executable(name: "httpdnsctl", targets: ["httpdnsctl"]),
+        .library(name: "httpdns", type: .dynamic, targets: ["HTTPDNSClientC"]),
+    ],
+    targets: [
+        // C libraries from Debian, one owner each.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CPSL", pkgConfig: "libpsl", providers: [.apt(["libpsl-dev"])]),
+        .systemLibrary(name: "CIDN2", pkgConfig: "libidn2", providers: [.apt(["libidn2-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // GNU-only libc calls that the Glibc module hides (accept4, struct ucred, signalfd).
+        .target(name: "CHTTPDNSShims", cSettings: [.define("_GNU_SOURCE")]),
+
+        .target(name: "HTTPDNSProtocol", swiftSettings: strictSettings),
+        .target(name: "HTTPDNSCore", dependencies: ["HTTPDNSProtocol"], swiftSettings: strictSettings),
+        .target(name: "HTTPDNSSystem", dependencies: ["CHTTPDNSShims"], swiftSettings: strictSettings),
+        .target(name: "HTTPDNSSystemd", dependencies: ["CSystemd", "HTTPDNSSystem"], swiftSettings: strictSettings),
+        .target(name: "HTTPDNSPSL", dependencies: ["CPSL", "CIDN2", "HTTPDNSCore"], swiftSettings: strictSettings),
+        .target(name: "HTTPDNSCurl", dependencies: ["CCurl", "HTTPDNSSystem"], swiftSettings: strictSettings),
+        .target(name: "HTTPDNSSQLite", dependencies: ["CSQLite", "HTTPDNSCore", "HTTPDNSSystem"], swiftSettings: strictSettings),
+        .target(
+            name: "HTTPDNSServer",
+            dependencies: [
+                "HTTPDNSProtocol", "HTTPDNSCore", "HTTPDNSSystem", "HTTPDNSSystemd",
+                "HTTPDNSPSL", "HTTPDNSCurl", "HTTPDNSSQLite",
+            ],
+            resources: [.copy("openrpc")],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(name: "httpdnsd", dependencies: ["HTTPDNSServer"], swiftSettings: strictSettings),
+        .target(name: "HTTPDNSClient", dependencies: ["HTTPDNSProtocol", "HTTPDNSSystem"], swiftSettings: strictSettings),
+        .executableTarget(name: "httpdnsctl", dependencies: ["HTTPDNSClient"], swiftSettings: strictSettings),
+        .target(
+            name: "HTTPDNSClientC",
+            dependencies: ["HTTPDNSClient"],
+            swiftSettings: strictSettings,
+            linkerSettings: [.unsafeFlags(["-Xlinker", "-soname=libhttpdns.so.0", "-static-stdlib"])]
+        ),
+        .target(
+            name: "HTTPDNSTestSupport",
+            dependencies: ["HTTPDNSProtocol", "HTTPDNSSystem", "HTTPDNSClient"],
+            swiftSettings: strictSettings
+        ),
+
+        .testTarget(name: "HTTPDNSProtocolTests", dependencies: ["HTTPDNSProtocol"], swiftSettings: strictSettings),
+        .testTarget(name: "HTTPDNSCoreTests", dependencies: ["HTTPDNSCore", "HTTPDNSPSL"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "HTTPDNSServerTests",
+            dependencies: ["HTTPDNSTestSupport", "HTTPDNSClient", "HTTPDNSProtocol", "httpdnsd", "httpdnsctl"],
+            swiftSettings: strictSettings
+        ),
+    ]
+)

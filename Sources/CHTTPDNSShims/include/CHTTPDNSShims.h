@@ -1,0 +1,23 @@
+#pragma once
+#include <stdint.h>
+#include <sys/types.h>
+
+/* GNU-only calls that Swift's Glibc module does not expose (it is built without _GNU_SOURCE). */
+
+/* accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC). */
+int chttpdns_accept_nonblocking(int fd);
+
+/* SO_PEERCRED of a connected Unix socket; 0 or -1 with errno. */
+int chttpdns_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
+
+/* A signalfd (non-blocking, close-on-exec) for the given signals, which it also blocks. -1 with errno. */
+int chttpdns_signalfd(const int *signals, int count);
+
+/* Reads one signalfd record; returns the signal number, 0 when none is pending, -1 with errno. */
+int chttpdns_signalfd_read(int fd);
+
+/* Unblocks every signal in this thread (child processes must not inherit the daemon's mask). */
+void chttpdns_unblock_all_signals(void);
+
+/* pthread_sigmask(SIG_BLOCK) of one signal, for worker threads that must never take it. */
+int chttpdns_block_signal(int signal);

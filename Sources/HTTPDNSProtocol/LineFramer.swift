@@ -1,0 +1,89 @@
+/// Splits a byte stream into `\n`-terminated lines with a size cap.
+///
+/// A trailing `\r` is dropped (`\r\n` is accepted), and lines holding only whitespace are
+/// skipped. Once a line exceeds `maxLineLength` without a newline the framer reports
+/// `.tooLong` and stays in that state: the caller answers and closes the connection.
+public struct LineFramer {
+    public enum Event {
+        /// A complete, non-blank line (without its terminator), valid until the next call.
+        case line(UnsafeBufferPointer<UInt8>)
+        case tooLong
+    }
+
+    public let maxLineLength: Int
+    private var buffer: [UInt8] = []
+    /// Offset of the first byte not yet handed out.
+    private var start = 0
+    /// Where the newline search resumes (bytes before it hold no newline).
+    private var scanned = 0
+    public private(set) var overflowed = false
+
+    public init(maxLineLength: Int) {
+        self.maxLineLength = maxLineLength
+        buffer.reserveCapacity(min(maxLineLength, 64 * 1024))
+    }
+
+    /// Bytes received but not yet part of a complete line.
+    public var pendingByteCount: Int { buffer.count - start }
+
+    public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        compactIfUseful()
+        buffer.append(contentsOf: bytes.bindMemory(to: UInt8.self))
+    }
+
+    public mutating func append(_ bytes: [UInt8]) {
+        compactIfUseful()
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// Calls `body` for each complete line and for an overflow; stops after `.tooLong`.
+    public mutating func drain(_ body: (Event) -> Void) {
+        guard !overflowed else { return }
+        while true {
+            let end = buffer.count
+            var newline: Int? = nil
+            buffer.withUnsafeBufferPointer { all in
+                var i = scanned
+                while i < end {
+                    if all[i] == 0x0A {
+                        newline = i
+                        return
+                    }
+                    i += 1
+                }
+            }
+            guard let lineEnd = newline else {
+                scanned = end
+                if end - start > maxLineLength {
+                    overflowed = true
+                    body(.tooLong)
+                }
+                return
+            }
+            var contentEnd = lineEnd
+            if contentEnd > start && buffer[contentEnd - 1] == 0x0D { contentEnd -= 1 }
+            let lineStart = start
+            start = lineEnd + 1
+            scanned = start
+            if contentEnd - lineStart > maxLineLength {
+                overflowed = true
+                body(.tooLong)
+                return
+            }
+            let blank = buffer[lineStart..<contentEnd].allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
+            if !blank {
+                buffer.withUnsafeBufferPointer { all in
+                    body(.line(UnsafeBufferPointer(rebasing: all[lineStart..<contentEnd])))
+                }
+            }
+        }
+    }
+
+    private mutating func compactIfUseful() {
+        if start > 0 && (start == buffer.count || start >= 64 * 1024) {
+            buffer.removeSubrange(0..<start)
+            scanned -= start
+            start = 0
+        }
+    }
+}

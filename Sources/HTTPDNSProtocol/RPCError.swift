@@ -1,0 +1,116 @@
+/// A JSON-RPC 2.0 error object as API.md defines it: a code, a short human sentence, and
+/// `data` that always carries a stable `name` scripts can match.
+public struct RPCError: Error, Sendable, Equatable {
+    /// The error codes of the contract. Every failure maps onto exactly one of these.
+    public struct Code: RawRepresentable, Sendable, Hashable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+
+        /// -32700: the line is not JSON.
+        public static let parseError = Code(rawValue: -32700)
+        /// -32600: JSON, but not a valid request object (also: line over the size cap).
+        public static let invalidRequest = Code(rawValue: -32600)
+        /// -32601: no such method.
+        public static let methodNotFound = Code(rawValue: -32601)
+        /// -32602: a parameter is missing or malformed; `data.field` names it.
+        public static let invalidParams = Code(rawValue: -32602)
+        /// -32603: the daemon failed (storage, bug); the request may be retried.
+        public static let internalError = Code(rawValue: -32603)
+        /// -32001: the upstreams answered that the name has no address.
+        public static let hostNotFound = Code(rawValue: -32001)
+        /// -32002: every upstream failed and no cached answer may be served.
+        public static let resolutionUnavailable = Code(rawValue: -32002)
+        /// -32003: a limit was hit (connections, requests in flight, cookies in one request...).
+        public static let limitExceeded = Code(rawValue: -32003)
+        /// -32004: the caller may not do this.
+        public static let permissionDenied = Code(rawValue: -32004)
+    }
+
+    public var code: Code
+    public var message: String
+    /// Always an object with at least `name`.
+    public var data: JSONObject
+
+    public init(code: Code, name: String, message: String, details: JSONObject = JSONObject()) {
+        self.code = code
+        self.message = message
+        var data = JSONObject()
+        data.append("name", .string(name))
+        for member in details where member.key != "name" { data.append(member.key, member.value) }
+        self.data = data
+    }
+
+    /// The stable name in `data.name`.
+    public var name: String { data["name"]?.stringValue ?? "" }
+
+    public var json: JSON {
+        .object(["code": .int(code.rawValue), "message": .string(message), "data": .object(data)])
+    }
+
+    /// Rebuilds an error object received from a daemon (client side).
+    public init?(json: JSON) {
+        guard let object = json.objectValue, let code = object["code"]?.numberValue?.int64Value,
+            let message = object["message"]?.stringValue
+        else { return nil }
+        self.code = Code(rawValue: Int(code))
+        self.message = message
+        self.data = object["data"]?.objectValue ?? JSONObject()
+    }
+}
+
+extension RPCError {
+    public static func parseError(_ detail: String) -> RPCError {
+        RPCError(code: .parseError, name: "ParseError", message: "Parse error: \(detail)")
+    }
+
+    public static func invalidRequest(_ detail: String) -> RPCError {
+        RPCError(code: .invalidRequest, name: "InvalidRequest", message: "Invalid request: \(detail)")
+    }
+
+    public static func lineTooLong(limit: Int) -> RPCError {
+        RPCError(
+            code: .invalidRequest, name: "RequestTooLarge",
+            message: "Invalid request: line longer than \(limit) bytes",
+            details: ["limit": .int(limit)])
+    }
+
+    public static func methodNotFound(_ method: String) -> RPCError {
+        RPCError(
+            code: .methodNotFound, name: "MethodNotFound", message: "Method not found: \(method)",
+            details: ["method": .string(method)])
+    }
+
+    /// -32602 naming the offending member of `params`.
+    public static func invalidParams(field: String, _ reason: String) -> RPCError {
+        RPCError(
+            code: .invalidParams, name: "InvalidParams", message: "Invalid params: \(field): \(reason)",
+            details: ["field": .string(field)])
+    }
+
+    public static func internalError(_ detail: String) -> RPCError {
+        RPCError(code: .internalError, name: "InternalError", message: "Internal error: \(detail)")
+    }
+
+    public static func hostNotFound(_ host: String) -> RPCError {
+        RPCError(
+            code: .hostNotFound, name: "HostNotFound", message: "Host not found: \(host)",
+            details: ["host": .string(host)])
+    }
+
+    public static func resolutionUnavailable(_ host: String, reason: String) -> RPCError {
+        RPCError(
+            code: .resolutionUnavailable, name: "ResolutionUnavailable",
+            message: "Resolution unavailable for \(host): \(reason)",
+            details: ["host": .string(host), "reason": .string(reason)])
+    }
+
+    public static func limitExceeded(_ what: String, limit: Int) -> RPCError {
+        RPCError(
+            code: .limitExceeded, name: "LimitExceeded", message: "Limit exceeded: \(what) (at most \(limit))",
+            details: ["limit": .int(limit), "what": .string(what)])
+    }
+
+    public static func permissionDenied(_ detail: String) -> RPCError {
+        RPCError(code: .permissionDenied, name: "PermissionDenied", message: "Permission denied: \(detail)")
+    }
+}
