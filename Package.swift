@@ -37,7 +37,6 @@ let package = Package(
                 "HTTPDNSProtocol", "HTTPDNSCore", "HTTPDNSSystem", "HTTPDNSSystemd",
                 "HTTPDNSPSL", "HTTPDNSCurl", "HTTPDNSSQLite",
             ],
-            resources: [.copy("openrpc")],
             swiftSettings: strictSettings
         ),
         .executableTarget(name: "httpdnsd", dependencies: ["HTTPDNSServer"], swiftSettings: strictSettings),

@@ -1,5 +1,6 @@
 #include "CHTTPDNSShims.h"
 #include <errno.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -48,3 +49,6 @@ int chttpdns_block_signal(int signal) {
     sigaddset(&set, signal);
     return pthread_sigmask(SIG_BLOCK, &set, NULL);
 }
+
+const int chttpdns_EAI_NODATA = EAI_NODATA;
+const int chttpdns_EAI_ADDRFAMILY = EAI_ADDRFAMILY;

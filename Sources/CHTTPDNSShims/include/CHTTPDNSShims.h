@@ -1,6 +1,8 @@
 #pragma once
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 
 /* GNU-only calls that Swift's Glibc module does not expose (it is built without _GNU_SOURCE). */
 
@@ -21,3 +23,7 @@ void chttpdns_unblock_all_signals(void);
 
 /* pthread_sigmask(SIG_BLOCK) of one signal, for worker threads that must never take it. */
 int chttpdns_block_signal(int signal);
+
+/* getaddrinfo's GNU-only "name exists but has no address of this family" codes. */
+extern const int chttpdns_EAI_NODATA;
+extern const int chttpdns_EAI_ADDRFAMILY;

@@ -1,0 +1,56 @@
+import Glibc
+
+/// Whole-file reads and directory creation for configuration and state paths.
+public enum Files {
+    /// Reads a regular file, refusing anything larger than `limit` bytes.
+    public static func read(_ path: String, limit: Int = 16 << 20) throws(SystemError) -> [UInt8] {
+        let fd = FileDescriptor(rawValue: try syscall("open \(path)") { open(path, O_RDONLY | O_CLOEXEC) })
+        defer { fd.close() }
+        var contents: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { raw in
+                Result { () throws(SystemError) in try syscall("read \(path)") { Glibc.read(fd.rawValue, raw.baseAddress, raw.count) } }
+            }
+            let n = try count.get()
+            if n == 0 { return contents }
+            contents.append(contentsOf: chunk[0..<n])
+            if contents.count > limit { throw SystemError(errno: EFBIG, call: "read \(path)") }
+        }
+    }
+
+    public static func exists(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0
+    }
+
+    /// `mkdir -p` with `mode` for every directory it creates.
+    public static func createDirectory(_ path: String, mode: mode_t = 0o755) throws(SystemError) {
+        var status = stat()
+        if stat(path, &status) == 0 {
+            guard (status.st_mode & S_IFMT) == S_IFDIR else { throw SystemError(errno: ENOTDIR, call: "mkdir \(path)") }
+            return
+        }
+        if let slash = path.lastIndex(of: "/"), slash != path.startIndex {
+            try createDirectory(String(path[..<slash]), mode: mode)
+        }
+        if mkdir(path, mode) != 0 && errno != EEXIST { throw SystemError(errno: errno, call: "mkdir \(path)") }
+    }
+
+    /// The directory part of a path ("." when there is none).
+    public static func parentDirectory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+}
+
+/// The process's environment and identity, read once where needed.
+public enum ProcessEnvironment {
+    public static func value(_ name: String) -> String? {
+        guard let raw = getenv(name) else { return nil }
+        let value = String(cString: raw)
+        return value.isEmpty ? nil : value
+    }
+
+    public static var effectiveUserID: UInt32 { geteuid() }
+}

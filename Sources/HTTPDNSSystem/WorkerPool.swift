@@ -1,0 +1,65 @@
+import CHTTPDNSShims
+import Glibc
+
+/// A fixed set of threads for blocking work (getaddrinfo, libcurl transfers), so the event
+/// loop never blocks. Each thread owns a `State` made on that thread by `makeState` (for
+/// example its own libcurl handle, so connections are reused per thread).
+///
+/// Jobs run in FIFO order; a job that hangs holds one thread only, and callers coalesce
+/// identical work, so a slow upstream cannot starve the rest.
+public final class WorkerPool<State>: @unchecked Sendable {
+    // @unchecked: `queue`, `head` and `stopping` are only touched under `lock`.
+    public typealias Job = @Sendable (State) -> Void
+
+    private let lock = ConditionLock()
+    private var queue: [Job] = []
+    private var head = 0
+    private var stopping = false
+
+    public init(threads count: Int, makeState: @escaping @Sendable () -> State) {
+        for _ in 0..<max(1, count) {
+            spawnThread { [self] in self.workerMain(makeState: makeState) }
+        }
+    }
+
+    /// Queues a job; it runs on some worker thread.
+    public func submit(_ job: @escaping Job) {
+        lock.withLock {
+            queue.append(job)
+            lock.signal()
+        }
+    }
+
+    /// Jobs queued and not yet started.
+    public var backlog: Int { lock.withLock { queue.count - head } }
+
+    /// Lets running jobs finish and drops queued ones, without waiting: a hung transfer must not
+    /// hold up the daemon's exit (its thread ends with the process).
+    public func shutdown() {
+        lock.withLock {
+            stopping = true
+            lock.broadcast()
+        }
+    }
+
+    private func nextJob() -> Job? {
+        lock.withLock {
+            while head == queue.count && !stopping { lock.wait() }
+            if stopping { return nil }
+            let job = queue[head]
+            head += 1
+            if head == queue.count {
+                queue.removeAll(keepingCapacity: true)
+                head = 0
+            }
+            return job
+        }
+    }
+
+    private func workerMain(makeState: @Sendable () -> State) {
+        // Signals belong to the loop thread's signalfd.
+        for signal in [SIGTERM, SIGINT, SIGHUP] { _ = chttpdns_block_signal(signal) }
+        let state = makeState()
+        while let job = nextJob() { job(state) }
+    }
+}

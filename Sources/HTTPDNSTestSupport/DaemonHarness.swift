@@ -1,0 +1,284 @@
+import Foundation
+import Glibc
+import HTTPDNSProtocol
+import HTTPDNSSystem
+
+/// Where the package's built executables are: beside the test bundle that is running.
+public enum BuiltProducts {
+    public static var directory: String {
+        if let override = ProcessInfo.processInfo.environment["HTTPDNS_BUILD_DIR"] { return override }
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var dir = (exe as NSString).deletingLastPathComponent
+        // The XCTest runner lives inside the .xctest bundle on some layouts.
+        while dir.hasSuffix(".xctest") || dir.hasSuffix("/Contents/MacOS") { dir = (dir as NSString).deletingLastPathComponent }
+        return dir
+    }
+
+    public static func path(_ name: String) -> String { directory + "/" + name }
+
+    /// The package root (for ../shared and rpc-schema), found from this source file.
+    public static var packageRoot: String {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url.path
+    }
+}
+
+/// A scratch directory removed when the harness ends. Paths stay short: sun_path holds 107 bytes.
+public final class TemporaryDirectory: Sendable {
+    public let path: String
+
+    public init(prefix: String = "hd") {
+        var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        precondition(made != nil, "mkdtemp failed")
+        path = String(cString: template)
+    }
+
+    public func file(_ name: String) -> String { path + "/" + name }
+
+    public func remove() { try? FileManager.default.removeItem(atPath: path) }
+
+    deinit { remove() }
+}
+
+/// A NOTIFY_SOCKET the test owns: the daemon's sd_notify datagrams arrive here.
+public final class NotifyListener: @unchecked Sendable {
+    // @unchecked: `messages` is only touched under `lock`; the fd is read by one thread.
+    public let path: String
+    private let fd: FileDescriptor
+    private let lock = NSLock()
+    private var messages: [String] = []
+
+    public init(path: String) throws {
+        self.path = path
+        fd = try UnixSocket.bindDatagram(path: path)
+    }
+
+    deinit { fd.close() }
+
+    /// Every message received so far (each may hold several `KEY=VALUE` lines).
+    public var received: [String] {
+        drain()
+        return lock.withLock { messages }
+    }
+
+    private func drain() {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { raw in recv(fd.rawValue, raw.baseAddress, raw.count, Int32(MSG_DONTWAIT)) }
+            if n <= 0 { return }
+            let text = String(decoding: buffer[0..<n], as: UTF8.self)
+            lock.withLock { messages.append(text) }
+        }
+    }
+
+    /// Waits until some message contains `line` (e.g. "READY=1"); true when it came in time.
+    public func waitFor(_ line: String, timeout: Double = 10) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if received.contains(where: { $0.split(separator: "\n").contains(Substring(line)) }) { return true }
+            var pfd = pollfd(fd: fd.rawValue, events: Int16(POLLIN), revents: 0)
+            _ = poll(&pfd, 1, 20)
+        }
+        return false
+    }
+
+    /// Index of the first message holding `line`, for ordering checks.
+    public func indexOf(_ line: String) -> Int? {
+        received.firstIndex { $0.split(separator: "\n").contains(Substring(line)) }
+    }
+}
+
+/// A line-oriented client over a real Unix socket, for speaking raw protocol bytes.
+public final class LineClient {
+    public let fd: FileDescriptor
+    private var framer = LineFramer(maxLineLength: 64 << 20)
+    private var lines: [String] = []
+    public private(set) var reachedEOF = false
+
+    public init(path: String) throws {
+        fd = try UnixSocket.connect(path: path)
+    }
+
+    deinit { fd.close() }
+
+    public func send(_ text: String) throws {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { raw in
+                Glibc.send(fd.rawValue, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw SystemError(errno: errno, call: "send")
+            }
+            offset += n
+        }
+    }
+
+    /// Sends `line` plus a newline.
+    public func sendLine(_ line: String) throws { try send(line + "\n") }
+
+    public func shutdownWrite() { UnixSocket.shutdownWrite(fd) }
+
+    /// The next line, or nil at EOF or after `timeout` seconds.
+    public func readLine(timeout: Double = 10) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while lines.isEmpty {
+            if reachedEOF { return nil }
+            let remaining = deadline.timeIntervalSinceNow
+            if remaining <= 0 { return nil }
+            var pfd = pollfd(fd: fd.rawValue, events: Int16(POLLIN), revents: 0)
+            guard poll(&pfd, 1, Int32(max(1, remaining * 1000))) > 0 else { continue }
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            let n = buffer.withUnsafeMutableBytes { raw in recv(fd.rawValue, raw.baseAddress, raw.count, 0) }
+            if n <= 0 {
+                reachedEOF = true
+                continue
+            }
+            framer.append(Array(buffer[0..<n]))
+            framer.drain { event in
+                if case .line(let line) = event { lines.append(String(decoding: line, as: UTF8.self)) }
+            }
+        }
+        return lines.removeFirst()
+    }
+
+    /// The next line parsed as JSON.
+    public func readJSON(timeout: Double = 10) -> JSON? {
+        guard let line = readLine(timeout: timeout) else { return nil }
+        return try? JSONParser.parse(line)
+    }
+
+    /// Sends one request and returns the response with its id (other lines are kept for later).
+    public func call(_ method: String, _ params: JSON = .object(JSONObject()), id: Int = 1) throws -> JSON? {
+        let request: JSON = ["jsonrpc": "2.0", "id": .int(id), "method": .string(method), "params": params]
+        try sendLine(request.encodedString)
+        return readJSON()
+    }
+}
+
+/// The real daemon under `systemd-socket-activate`, with a NOTIFY_SOCKET this test reads.
+public final class DaemonHarness {
+    public let directory: TemporaryDirectory
+    public let socketPath: String
+    public let notify: NotifyListener
+    public let process: Process
+    public let stateDirectory: String
+    public let stderrPath: String
+
+    /// Starts `systemd-socket-activate -l SOCKET httpdnsd --config CONFIG --state-dir DIR`.
+    /// The daemon itself starts on the first connection, as under systemd.
+    public init(
+        config: String = "", environment: [String: String] = [:], extraArguments: [String] = [],
+        directory: TemporaryDirectory = TemporaryDirectory()
+    ) throws {
+        self.directory = directory
+        socketPath = directory.file("d.sock")
+        stateDirectory = directory.file("state")
+        stderrPath = directory.file("stderr.log")
+        let configPath = directory.file("httpdnsd.conf")
+        try config.write(toFile: configPath, atomically: true, encoding: .utf8)
+        notify = try NotifyListener(path: directory.file("notify.sock"))
+
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-socket-activate")
+        var arguments = ["-l", socketPath, "-E", "NOTIFY_SOCKET=\(notify.path)", "-E", "SWIFT_BACKTRACE=enable=no"]
+        for (key, value) in environment { arguments += ["-E", "\(key)=\(value)"] }
+        arguments += [BuiltProducts.path("httpdnsd"), "--config", configPath, "--state-dir", stateDirectory]
+        arguments += extraArguments
+        process.arguments = arguments
+        FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: stderrPath)
+        process.standardOutput = FileHandle(forWritingAtPath: stderrPath)
+        try process.run()
+        // systemd-socket-activate binds before it waits; wait for the path to appear.
+        let deadline = Date().addingTimeInterval(10)
+        while !FileManager.default.fileExists(atPath: socketPath) && Date() < deadline { usleep(5_000) }
+    }
+
+    /// A fresh connection (which starts the daemon on first use).
+    public func connect() throws -> LineClient { try LineClient(path: socketPath) }
+
+    /// Connects and waits for READY=1.
+    public func connectReady(timeout: Double = 20) throws -> LineClient {
+        let client = try connect()
+        guard notify.waitFor("READY=1", timeout: timeout) else {
+            throw HarnessError("the daemon never sent READY=1; its log: \(log)")
+        }
+        return client
+    }
+
+    public var log: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+
+    public func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+    /// Waits for exit and returns the status (nil on timeout).
+    public func waitForExit(timeout: Double = 15) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        return process.isRunning ? nil : process.terminationStatus
+    }
+
+    public func stop() {
+        if process.isRunning {
+            signal(SIGTERM)
+            if waitForExit(timeout: 10) == nil {
+                signal(SIGKILL)
+                _ = waitForExit(timeout: 5)
+            }
+        }
+    }
+
+    deinit { stop() }
+}
+
+public struct HarnessError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Runs a program to completion and captures its output.
+public struct CommandResult: Sendable {
+    public let status: Int32
+    public let stdout: String
+    public let stderr: String
+}
+
+public func runCommand(
+    _ executable: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil,
+    timeout: Double = 30
+) throws -> CommandResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    let out = Pipe()
+    let err = Pipe()
+    let input = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = input
+    try process.run()
+    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+    try? input.fileHandleForWriting.close()
+    // Read both pipes concurrently so a chatty child cannot block on a full pipe.
+    nonisolated(unsafe) var errData = Data()
+    let group = DispatchGroup()
+    group.enter()
+    DispatchQueue.global().async {
+        errData = err.fileHandleForReading.readDataToEndOfFile()
+        group.leave()
+    }
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    _ = group.wait(timeout: .now() + timeout)
+    let deadline = Date().addingTimeInterval(timeout)
+    while process.isRunning && Date() < deadline { usleep(5_000) }
+    if process.isRunning { process.terminate() }
+    process.waitUntilExit()
+    return CommandResult(
+        status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+        stderr: String(decoding: errData, as: UTF8.self))
+}
