@@ -193,7 +193,7 @@ public final class Daemon {
 
     var uptimeSeconds: Int64 { (MonotonicClock.nowNanoseconds() - startedAt) / 1_000_000_000 }
 
-    private func notify(_ body: (SystemdNotifier) throws(SystemError) -> Bool) {
+    private func notify(_ body: (SystemdNotifier) throws -> Bool) {
         do {
             _ = try body(notifier)
         } catch {

@@ -1,0 +1,48 @@
+import HTTPDNSSystem
+
+/// Where the socket and the state live, from flags, systemd's environment and defaults
+/// (API.md "Programs and paths").
+struct RuntimePaths: Sendable {
+    var socket: String
+    var stateDirectory: String
+
+    static let systemSocket = "/run/httpdnsd/httpdnsd.sock"
+    static let systemStateDirectory = "/var/lib/httpdnsd"
+
+    static func resolve(options: DaemonOptions, configuration: DaemonConfiguration) throws -> RuntimePaths {
+        let isRoot = ProcessEnvironment.effectiveUserID == 0
+        let runtimeDirectory = ProcessEnvironment.value("XDG_RUNTIME_DIR")
+        let socket =
+            options.socketPath ?? configuration.socketPath
+            ?? (isRoot || runtimeDirectory == nil ? systemSocket : runtimeDirectory! + "/httpdnsd/httpdnsd.sock")
+        let state: String
+        if let explicit = options.stateDirectory {
+            state = explicit
+        } else if let fromSystemd = ProcessEnvironment.value("STATE_DIRECTORY") {
+            // systemd passes a colon-separated list when StateDirectory= names several.
+            state = String(fromSystemd.split(separator: ":").first ?? Substring(fromSystemd))
+        } else if isRoot {
+            state = systemStateDirectory
+        } else if let xdg = ProcessEnvironment.value("XDG_STATE_HOME") {
+            state = xdg + "/httpdnsd"
+        } else if let home = ProcessEnvironment.value("HOME") {
+            state = home + "/.local/state/httpdnsd"
+        } else {
+            throw StartupError("no state directory: pass --state-dir, or set STATE_DIRECTORY or XDG_STATE_HOME")
+        }
+        do {
+            try Files.createDirectory(state, mode: 0o700)
+        } catch {
+            throw StartupError("Failed to create the state directory: \(error)")
+        }
+        return RuntimePaths(socket: socket, stateDirectory: state)
+    }
+
+    static func createParentDirectory(of socket: String) throws {
+        do {
+            try Files.createDirectory(Files.parentDirectory(of: socket), mode: 0o755)
+        } catch {
+            throw StartupError("Failed to create the socket directory: \(error)")
+        }
+    }
+}
