@@ -32,7 +32,7 @@ public final class TemporaryDirectory: Sendable {
         var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         precondition(made != nil, "mkdtemp failed")
-        path = String(cString: template)
+        path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     public func file(_ name: String) -> String { path + "/" + name }
@@ -165,7 +165,7 @@ public final class DaemonHarness {
     public let directory: TemporaryDirectory
     public let socketPath: String
     public let notify: NotifyListener
-    public let process: Process
+    public let process: ChildProcess
     public let stateDirectory: String
     public let stderrPath: String
 
@@ -183,17 +183,12 @@ public final class DaemonHarness {
         try config.write(toFile: configPath, atomically: true, encoding: .utf8)
         notify = try NotifyListener(path: directory.file("notify.sock"))
 
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-socket-activate")
         var arguments = ["-l", socketPath, "-E", "NOTIFY_SOCKET=\(notify.path)", "-E", "SWIFT_BACKTRACE=enable=no"]
         for (key, value) in environment { arguments += ["-E", "\(key)=\(value)"] }
         arguments += [BuiltProducts.path("httpdnsd"), "--config", configPath, "--state-dir", stateDirectory]
         arguments += extraArguments
-        process.arguments = arguments
-        FileManager.default.createFile(atPath: stderrPath, contents: nil)
-        process.standardError = FileHandle(forWritingAtPath: stderrPath)
-        process.standardOutput = FileHandle(forWritingAtPath: stderrPath)
-        try process.run()
+        process = try ChildProcess(
+            "/usr/bin/systemd-socket-activate", arguments, stdout: stderrPath, stderr: stderrPath)
         // systemd-socket-activate binds before it waits; wait for the path to appear.
         let deadline = Date().addingTimeInterval(10)
         while !FileManager.default.fileExists(atPath: socketPath) && Date() < deadline { usleep(5_000) }
@@ -213,14 +208,10 @@ public final class DaemonHarness {
 
     public var log: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
 
-    public func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+    public func signal(_ number: Int32) { process.signal(number) }
 
     /// Waits for exit and returns the status (nil on timeout).
-    public func waitForExit(timeout: Double = 15) -> Int32? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        return process.isRunning ? nil : process.terminationStatus
-    }
+    public func waitForExit(timeout: Double = 15) -> Int32? { process.wait(timeout: timeout) }
 
     public func stop() {
         if process.isRunning {
@@ -251,34 +242,82 @@ public func runCommand(
     _ executable: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil,
     timeout: Double = 30
 ) throws -> CommandResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    let out = Pipe()
-    let err = Pipe()
-    let input = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = input
-    try process.run()
-    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-    try? input.fileHandleForWriting.close()
-    // Read both pipes concurrently so a chatty child cannot block on a full pipe.
-    nonisolated(unsafe) var errData = Data()
-    let group = DispatchGroup()
-    group.enter()
-    DispatchQueue.global().async {
-        errData = err.fileHandleForReading.readDataToEndOfFile()
-        group.leave()
+    // Output goes to files, not pipes: nothing can hold a pipe open and stall the reader.
+    let scratch = TemporaryDirectory(prefix: "cmd")
+    let inPath = scratch.file("in")
+    try (stdin ?? "").write(toFile: inPath, atomically: false, encoding: .utf8)
+    let child = try ChildProcess(
+        executable, arguments, environment: environment, stdin: inPath, stdout: scratch.file("out"),
+        stderr: scratch.file("err"))
+    let status = child.wait(timeout: timeout) ?? {
+        child.signal(SIGKILL)
+        return child.wait(timeout: 5) ?? 137
+    }()
+    let stdout = (try? String(contentsOfFile: scratch.file("out"), encoding: .utf8)) ?? ""
+    let stderr = (try? String(contentsOfFile: scratch.file("err"), encoding: .utf8)) ?? ""
+    return CommandResult(status: status, stdout: stdout, stderr: stderr)
+}
+
+/// A child process started with posix_spawn and reaped with waitpid (Foundation's Process
+/// was seen to report exits late here).
+public final class ChildProcess: @unchecked Sendable {
+    // @unchecked: `exitStatus` is only read and written by the thread that waits.
+    public let pid: pid_t
+    private var exitStatus: Int32?
+
+    public init(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+        stdin: String = "/dev/null", stdout: String, stderr: String
+    ) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, stdin, O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        let env = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
+        var argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+        var envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup($0) } + [nil]
+        defer {
+            for pointer in argv { free(pointer) }
+            for pointer in envp { free(pointer) }
+        }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, executable, &actions, nil, &argv, &envp)
+        guard rc == 0 else { throw HarnessError("cannot run \(executable): errno \(rc)") }
+        self.pid = pid
     }
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    _ = group.wait(timeout: .now() + timeout)
-    let deadline = Date().addingTimeInterval(timeout)
-    while process.isRunning && Date() < deadline { usleep(5_000) }
-    if process.isRunning { process.terminate() }
-    process.waitUntilExit()
-    return CommandResult(
-        status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-        stderr: String(decoding: errData, as: UTF8.self))
+
+    public var isRunning: Bool { poll() == nil }
+
+    public func signal(_ number: Int32) {
+        if exitStatus == nil { kill(pid, number) }
+    }
+
+    /// The exit status (128 + signal for a signal death), or nil while it runs.
+    private func poll() -> Int32? {
+        if let exitStatus { return exitStatus }
+        var status: Int32 = 0
+        guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
+        let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        exitStatus = code
+        return code
+    }
+
+    /// Waits up to `timeout` seconds; nil if it is still running.
+    public func wait(timeout: Double) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let status = poll() { return status }
+            usleep(2_000)
+        }
+        return poll()
+    }
+
+    deinit {
+        if poll() == nil {
+            kill(pid, SIGKILL)
+            _ = wait(timeout: 5)
+        }
+    }
 }
