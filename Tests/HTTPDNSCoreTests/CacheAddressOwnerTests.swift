@@ -55,7 +55,9 @@ struct CacheAddressOwnerTests {
         let clock = CacheManualClock()
         let memory = AddressOwnerMemory(capacity: 100)
         for index in 0..<10_000 {
-            memory.record(host: "h\(index).example", addresses: ["10.0.\(index / 256 % 256).\(index % 256)"], ttl: 60, now: clock.now)
+            memory.record(
+                host: "h\(index).example", addresses: ["10.0.\(index / 256 % 256).\(index % 256)"], ttl: 60,
+                now: clock.now)
         }
         #expect(memory.count == 100)
         #expect(memory.owner(of: "10.0.39.15", now: clock.now) == "h9999.example")
@@ -99,7 +101,9 @@ struct CacheAddressOwnerTests {
         let clock = CacheManualClock()
         let memory = AddressOwnerMemory()
         memory.record(host: "new.example", addresses: ["192.0.2.1"], ttl: 60, now: clock.now)
-        let persisted = [PersistedAddressOwner(ip: "192.0.2.1", host: "old.example", expiresAtUnix: clock.wallNow + 100)]
+        let persisted = [
+            PersistedAddressOwner(ip: "192.0.2.1", host: "old.example", expiresAtUnix: clock.wallNow + 100)
+        ]
         #expect(memory.restore(persisted, now: clock.now, wallNow: clock.wallNow) == 0)
         #expect(memory.owner(of: "192.0.2.1", now: clock.now) == "new.example")
     }

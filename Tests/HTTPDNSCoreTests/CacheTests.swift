@@ -17,11 +17,13 @@ struct CacheTests {
     @Test func freshAnswerWithTTLLeft() throws {
         var clock = CacheManualClock()
         let cache = DNSCache()
-        #expect(cache.insert(
-            host: host, family: .ipv4, addresses: ["203.0.113.10", "203.0.113.11"], ttl: 60, upstream: "alibaba",
-            now: clock.now))
+        #expect(
+            cache.insert(
+                host: host, family: .ipv4, addresses: ["203.0.113.10", "203.0.113.11"], ttl: 60, upstream: "alibaba",
+                now: clock.now))
         clock.advance(seconds: 3)
-        let (entry, ttl) = try #require(fresh(cache.lookup(host: host, family: .ipv4, now: clock.now, allowStale: true)))
+        let (entry, ttl) = try #require(
+            fresh(cache.lookup(host: host, family: .ipv4, now: clock.now, allowStale: true)))
         #expect(entry.addresses == ["203.0.113.10", "203.0.113.11"])
         #expect(entry.upstream == "alibaba")
         #expect(!entry.negative)
@@ -41,10 +43,14 @@ struct CacheTests {
     @Test func ttlIsClampedToMinAndMax() throws {
         let clock = CacheManualClock()
         let cache = DNSCache(limits: DNSCacheLimits(minTTL: 30, maxTTL: 600))
-        cache.insert(host: "short.example", family: .ipv4, addresses: ["192.0.2.1"], ttl: 5, upstream: nil, now: clock.now)
-        cache.insert(host: "long.example", family: .ipv4, addresses: ["192.0.2.2"], ttl: 7_200, upstream: nil, now: clock.now)
-        let short = try #require(fresh(cache.lookup(host: "short.example", family: .ipv4, now: clock.now, allowStale: false)))
-        let long = try #require(fresh(cache.lookup(host: "long.example", family: .ipv4, now: clock.now, allowStale: false)))
+        cache.insert(
+            host: "short.example", family: .ipv4, addresses: ["192.0.2.1"], ttl: 5, upstream: nil, now: clock.now)
+        cache.insert(
+            host: "long.example", family: .ipv4, addresses: ["192.0.2.2"], ttl: 7_200, upstream: nil, now: clock.now)
+        let short = try #require(
+            fresh(cache.lookup(host: "short.example", family: .ipv4, now: clock.now, allowStale: false)))
+        let long = try #require(
+            fresh(cache.lookup(host: "long.example", family: .ipv4, now: clock.now, allowStale: false)))
         #expect(short.1 == 30)
         #expect(long.1 == 600)
     }
@@ -62,18 +68,21 @@ struct CacheTests {
         let cache = DNSCache()
         cache.insert(host: host, family: .ipv4, addresses: ["192.0.2.1"], ttl: 60, upstream: nil, now: clock.now)
         clock.advance(seconds: 1)
-        #expect(!cache.insert(host: host, family: .ipv4, addresses: ["192.0.2.2"], ttl: 0, upstream: nil, now: clock.now))
+        #expect(
+            !cache.insert(host: host, family: .ipv4, addresses: ["192.0.2.2"], ttl: 0, upstream: nil, now: clock.now))
         #expect(cache.entryCount == 0)
         #expect(cache.lookup(host: host, family: .ipv4, now: clock.now, allowStale: true) == .miss)
         // A negative TTL from a broken upstream counts as 0.
-        #expect(!cache.insert(host: host, family: .ipv4, addresses: ["192.0.2.3"], ttl: -5, upstream: nil, now: clock.now))
+        #expect(
+            !cache.insert(host: host, family: .ipv4, addresses: ["192.0.2.3"], ttl: -5, upstream: nil, now: clock.now))
         #expect(cache.entryCount == 0)
     }
 
     @Test func minTTLTurnsZeroIntoCacheable() {
         let clock = CacheManualClock()
         let cache = DNSCache(limits: DNSCacheLimits(minTTL: 10))
-        #expect(cache.insert(host: host, family: .ipv4, addresses: ["192.0.2.1"], ttl: 0, upstream: nil, now: clock.now))
+        #expect(
+            cache.insert(host: host, family: .ipv4, addresses: ["192.0.2.1"], ttl: 0, upstream: nil, now: clock.now))
         #expect(cache.entryCount == 1)
     }
 
@@ -106,7 +115,8 @@ struct CacheTests {
         let cache = DNSCache(limits: DNSCacheLimits(negativeTTL: 30))
         #expect(cache.insertNegative(host: "nx.example", family: .ipv4, now: clock.now))
         clock.advance(seconds: 29)
-        let (entry, ttl) = try #require(fresh(cache.lookup(host: "nx.example", family: .ipv4, now: clock.now, allowStale: true)))
+        let (entry, ttl) = try #require(
+            fresh(cache.lookup(host: "nx.example", family: .ipv4, now: clock.now, allowStale: true)))
         #expect(entry.negative)
         #expect(entry.addresses.isEmpty)
         #expect(ttl == 1)
@@ -118,7 +128,8 @@ struct CacheTests {
         let clock = CacheManualClock()
         let capped = DNSCache(limits: DNSCacheLimits(minTTL: 0, maxTTL: 10, negativeTTL: 30))
         capped.insertNegative(host: "nx.example", family: .ipv4, now: clock.now)
-        let (_, ttl) = try #require(fresh(capped.lookup(host: "nx.example", family: .ipv4, now: clock.now, allowStale: true)))
+        let (_, ttl) = try #require(
+            fresh(capped.lookup(host: "nx.example", family: .ipv4, now: clock.now, allowStale: true)))
         #expect(ttl == 10)
         let disabled = DNSCache(limits: DNSCacheLimits(negativeTTL: 0))
         #expect(!disabled.insertNegative(host: "nx.example", family: .ipv4, now: clock.now))
@@ -129,7 +140,8 @@ struct CacheTests {
         let clock = CacheManualClock()
         let cache = DNSCache(limits: DNSCacheLimits(negativeTTL: 30))
         cache.insert(host: host, family: .ipv6, addresses: [], ttl: 600, upstream: "tencent", now: clock.now)
-        let (entry, ttl) = try #require(fresh(cache.lookup(host: host, family: .ipv6, now: clock.now, allowStale: true)))
+        let (entry, ttl) = try #require(
+            fresh(cache.lookup(host: host, family: .ipv6, now: clock.now, allowStale: true)))
         #expect(entry.negative)
         #expect(entry.upstream == "tencent")
         #expect(ttl == 30)
@@ -153,7 +165,8 @@ struct CacheTests {
         cache.insert(host: host, family: .ipv4, addresses: ["192.0.2.1"], ttl: 60, upstream: "a", now: clock.now)
         clock.advance(seconds: 10)
         cache.insert(host: host, family: .ipv4, addresses: ["192.0.2.2"], ttl: 30, upstream: "b", now: clock.now)
-        let (entry, ttl) = try #require(fresh(cache.lookup(host: host, family: .ipv4, now: clock.now, allowStale: false)))
+        let (entry, ttl) = try #require(
+            fresh(cache.lookup(host: host, family: .ipv4, now: clock.now, allowStale: false)))
         #expect(entry.addresses == ["192.0.2.2"] && entry.upstream == "b" && ttl == 30)
         #expect(cache.entryCount == 1)
     }
@@ -181,14 +194,18 @@ struct CacheTests {
     @Test func fullCacheEvictsEarliestExpiryFirst() {
         let clock = CacheManualClock()
         let cache = DNSCache(limits: DNSCacheLimits(capacity: 3))
-        cache.insert(host: "a.example", family: .ipv4, addresses: ["192.0.2.1"], ttl: 300, upstream: nil, now: clock.now)
-        cache.insert(host: "b.example", family: .ipv4, addresses: ["192.0.2.2"], ttl: 100, upstream: nil, now: clock.now)
-        cache.insert(host: "c.example", family: .ipv4, addresses: ["192.0.2.3"], ttl: 200, upstream: nil, now: clock.now)
+        cache.insert(
+            host: "a.example", family: .ipv4, addresses: ["192.0.2.1"], ttl: 300, upstream: nil, now: clock.now)
+        cache.insert(
+            host: "b.example", family: .ipv4, addresses: ["192.0.2.2"], ttl: 100, upstream: nil, now: clock.now)
+        cache.insert(
+            host: "c.example", family: .ipv4, addresses: ["192.0.2.3"], ttl: 200, upstream: nil, now: clock.now)
         cache.insert(host: "d.example", family: .ipv4, addresses: ["192.0.2.4"], ttl: 50, upstream: nil, now: clock.now)
         #expect(cache.entryCount == 3)
         #expect(cache.peek(host: "b.example", family: .ipv4) == nil)
         #expect(cache.peek(host: "d.example", family: .ipv4) != nil)  // the newcomer is kept
-        cache.insert(host: "e.example", family: .ipv4, addresses: ["192.0.2.5"], ttl: 400, upstream: nil, now: clock.now)
+        cache.insert(
+            host: "e.example", family: .ipv4, addresses: ["192.0.2.5"], ttl: 400, upstream: nil, now: clock.now)
         #expect(cache.peek(host: "d.example", family: .ipv4) == nil)
         #expect(cache.peek(host: "a.example", family: .ipv4) != nil)
         #expect(cache.peek(host: "c.example", family: .ipv4) != nil)
@@ -212,10 +229,12 @@ struct CacheTests {
     @Test func unservableEntriesGoBeforeServableStaleOnes() {
         var clock = CacheManualClock()
         let cache = DNSCache(limits: DNSCacheLimits(negativeTTL: 10, maxStale: 3_600, capacity: 2))
-        cache.insert(host: "stale.example", family: .ipv4, addresses: ["192.0.2.1"], ttl: 5, upstream: nil, now: clock.now)
+        cache.insert(
+            host: "stale.example", family: .ipv4, addresses: ["192.0.2.1"], ttl: 5, upstream: nil, now: clock.now)
         cache.insertNegative(host: "nx.example", family: .ipv4, now: clock.now)
         clock.advance(seconds: 20)  // both expired; only the positive one can still be served stale
-        cache.insert(host: "new.example", family: .ipv4, addresses: ["192.0.2.3"], ttl: 60, upstream: nil, now: clock.now)
+        cache.insert(
+            host: "new.example", family: .ipv4, addresses: ["192.0.2.3"], ttl: 60, upstream: nil, now: clock.now)
         #expect(cache.peek(host: "nx.example", family: .ipv4) == nil)
         #expect(cache.peek(host: "stale.example", family: .ipv4) != nil)
     }
@@ -231,7 +250,8 @@ struct CacheTests {
         }
         #expect(cache.entryCount == 10)
         // h0 was refreshed last at round 990 with ttl 100: the earliest expiry of the ten.
-        cache.insert(host: "x.example", family: .ipv4, addresses: ["192.0.2.9"], ttl: 500, upstream: nil, now: clock.now)
+        cache.insert(
+            host: "x.example", family: .ipv4, addresses: ["192.0.2.9"], ttl: 500, upstream: nil, now: clock.now)
         #expect(cache.entryCount == 10)
         #expect(cache.peek(host: "h0.example", family: .ipv4) == nil)
         #expect(cache.peek(host: "h1.example", family: .ipv4) != nil)
@@ -241,7 +261,8 @@ struct CacheTests {
         var clock = CacheManualClock()
         let cache = DNSCache(limits: DNSCacheLimits(negativeTTL: 30, maxStale: 100))
         cache.insert(host: "a.example", family: .ipv4, addresses: ["192.0.2.1"], ttl: 10, upstream: nil, now: clock.now)
-        cache.insert(host: "b.example", family: .ipv4, addresses: ["192.0.2.2"], ttl: 500, upstream: nil, now: clock.now)
+        cache.insert(
+            host: "b.example", family: .ipv4, addresses: ["192.0.2.2"], ttl: 500, upstream: nil, now: clock.now)
         cache.insertNegative(host: "nx.example", family: .ipv6, now: clock.now)
         clock.advance(seconds: 30)
         #expect(cache.prune(now: clock.now) == 1)  // the negative entry
@@ -259,7 +280,8 @@ struct CacheTests {
         let cache = DNSCache()
         cache.insert(host: host, family: .ipv4, addresses: ["192.0.2.1"], ttl: 60, upstream: nil, now: clock.now)
         cache.insert(host: host, family: .ipv6, addresses: ["2001:db8::1"], ttl: 60, upstream: nil, now: clock.now)
-        cache.insert(host: "other.example", family: .ipv4, addresses: ["192.0.2.2"], ttl: 60, upstream: nil, now: clock.now)
+        cache.insert(
+            host: "other.example", family: .ipv4, addresses: ["192.0.2.2"], ttl: 60, upstream: nil, now: clock.now)
         #expect(cache.flush(host: host) == 2)
         #expect(cache.flush(host: host) == 0)
         #expect(cache.flush(host: "never.example") == 0)
@@ -276,8 +298,11 @@ struct CacheTests {
         let clock = CacheManualClock()
         let owners = AddressOwnerMemory()
         let cache = DNSCache(owners: owners)
-        cache.insert(host: "a.example", family: .ipv4, addresses: ["192.0.2.1", "192.0.2.2"], ttl: 60, upstream: nil, now: clock.now)
-        cache.insert(host: "zero.example", family: .ipv4, addresses: ["192.0.2.9"], ttl: 0, upstream: nil, now: clock.now)
+        cache.insert(
+            host: "a.example", family: .ipv4, addresses: ["192.0.2.1", "192.0.2.2"], ttl: 60, upstream: nil,
+            now: clock.now)
+        cache.insert(
+            host: "zero.example", family: .ipv4, addresses: ["192.0.2.9"], ttl: 0, upstream: nil, now: clock.now)
         #expect(owners.owner(of: "192.0.2.1", now: clock.now) == "a.example")
         #expect(owners.owner(of: "192.0.2.2", now: clock.now) == "a.example")
         #expect(owners.owner(of: "192.0.2.9", now: clock.now) == "zero.example")
@@ -288,8 +313,10 @@ struct CachePersistenceTests {
     @Test func snapshotAndRestoreAcrossARestart() throws {
         let clock = CacheManualClock()
         let before = DNSCache(limits: DNSCacheLimits(negativeTTL: 30, maxStale: 3_600))
-        before.insert(host: "a.example", family: .ipv4, addresses: ["192.0.2.1"], ttl: 300, upstream: "alibaba", now: clock.now)
-        before.insert(host: "b.example", family: .ipv6, addresses: ["2001:db8::2"], ttl: 10, upstream: nil, now: clock.now)
+        before.insert(
+            host: "a.example", family: .ipv4, addresses: ["192.0.2.1"], ttl: 300, upstream: "alibaba", now: clock.now)
+        before.insert(
+            host: "b.example", family: .ipv6, addresses: ["2001:db8::2"], ttl: 10, upstream: nil, now: clock.now)
         before.insertNegative(host: "nx.example", family: .ipv4, now: clock.now)
         let snapshot = before.snapshot(now: clock.now, wallNow: clock.wallNow)
         #expect(snapshot.count == 3)
@@ -302,7 +329,9 @@ struct CachePersistenceTests {
         let restarted = CacheManualClock(now: MonotonicInstant(seconds: 5), wallNow: clock.wallNow + 100)
         let after = DNSCache(limits: DNSCacheLimits(negativeTTL: 30, maxStale: 3_600))
         #expect(after.restore(snapshot, now: restarted.now, wallNow: restarted.wallNow) == 2)
-        guard case .fresh(let entry, let ttl) = after.lookup(host: "a.example", family: .ipv4, now: restarted.now, allowStale: false)
+        guard
+            case .fresh(let entry, let ttl) = after.lookup(
+                host: "a.example", family: .ipv4, now: restarted.now, allowStale: false)
         else {
             Issue.record("a.example should be fresh with 200 s left")
             return
@@ -331,7 +360,9 @@ struct CachePersistenceTests {
         ]
         #expect(cache.restore(entries, now: clock.now, wallNow: clock.wallNow) == 1)
         #expect(cache.peek(host: "old.example", family: .ipv4) == nil)
-        guard case .fresh(_, let ttl) = cache.lookup(host: "future.example", family: .ipv4, now: clock.now, allowStale: false)
+        guard
+            case .fresh(_, let ttl) = cache.lookup(
+                host: "future.example", family: .ipv4, now: clock.now, allowStale: false)
         else {
             Issue.record("future.example should be fresh")
             return
@@ -364,7 +395,8 @@ struct CachePersistenceTests {
     @Test func restoreKeepsAFresherLiveEntry() throws {
         let clock = CacheManualClock()
         let cache = DNSCache()
-        cache.insert(host: "a.example", family: .ipv4, addresses: ["192.0.2.9"], ttl: 600, upstream: nil, now: clock.now)
+        cache.insert(
+            host: "a.example", family: .ipv4, addresses: ["192.0.2.9"], ttl: 600, upstream: nil, now: clock.now)
         let old = PersistedDNSEntry(
             host: "a.example", family: .ipv4, addresses: ["192.0.2.1"], upstream: nil,
             expiresAtUnix: clock.wallNow + 60, negative: false)
@@ -389,8 +421,10 @@ struct CachePersistenceTests {
     @Test func snapshotLeavesOutUnservableEntries() {
         var clock = CacheManualClock()
         let cache = DNSCache(limits: DNSCacheLimits(negativeTTL: 10, maxStale: 50))
-        cache.insert(host: "gone.example", family: .ipv4, addresses: ["192.0.2.1"], ttl: 10, upstream: nil, now: clock.now)
-        cache.insert(host: "stale.example", family: .ipv4, addresses: ["192.0.2.2"], ttl: 40, upstream: nil, now: clock.now)
+        cache.insert(
+            host: "gone.example", family: .ipv4, addresses: ["192.0.2.1"], ttl: 10, upstream: nil, now: clock.now)
+        cache.insert(
+            host: "stale.example", family: .ipv4, addresses: ["192.0.2.2"], ttl: 40, upstream: nil, now: clock.now)
         cache.insertNegative(host: "nx.example", family: .ipv4, now: clock.now)
         clock.advance(seconds: 60)
         let snapshot = cache.snapshot(now: clock.now, wallNow: clock.wallNow)

@@ -162,7 +162,8 @@ public final class DNSCache {
                 PersistedDNSEntry(
                     host: entry.host, family: entry.family, addresses: entry.addresses,
                     upstream: entry.upstream,
-                    expiresAtUnix: wallNow.addingSaturating(Self.secondsCeiling(entry.expiresAt.nanoseconds(since: now))),
+                    expiresAtUnix: wallNow.addingSaturating(
+                        Self.secondsCeiling(entry.expiresAt.nanoseconds(since: now))),
                     negative: entry.negative)
             }
     }
@@ -193,7 +194,9 @@ public final class DNSCache {
                 item.addresses.allSatisfy({ isValidAddress($0, item.family) }),
                 now < entry.expiresAt || isServableStale(entry, now: now)
             else { continue }
-            if let existing = entries[Key(host: item.host, family: item.family)], existing.entry.expiresAt >= entry.expiresAt {
+            if let existing = entries[Key(host: item.host, family: item.family)],
+                existing.entry.expiresAt >= entry.expiresAt
+            {
                 continue
             }
             store(entry, now: now)
@@ -243,7 +246,8 @@ public final class DNSCache {
             let victim: ExpiryHeap<Key>.Item?
             switch (positiveExpiries.first, negativeExpiries.first) {
             case (let positive?, let negative?):
-                victim = positive.expiresAt <= negative.expiresAt
+                victim =
+                    positive.expiresAt <= negative.expiresAt
                     ? positiveExpiries.popFirst() : negativeExpiries.popFirst()
             case (.some, nil): victim = positiveExpiries.popFirst()
             case (nil, .some): victim = negativeExpiries.popFirst()
