@@ -1,0 +1,82 @@
+/// The health of one upstream as `status` reports it, and whether to try it now.
+///
+/// After a failure the upstream is skipped for a backoff that doubles with each consecutive
+/// failure (1 s, 2 s, 4 s ... capped at 60 s) so a dead resolver does not cost every request a
+/// timeout; one success clears it. `tryOrder` never leaves a request with nothing to try: when
+/// every upstream is backing off, all of them are tried anyway.
+public struct UpstreamHealth: Sendable, Equatable {
+    /// The first backoff after a failure, in seconds.
+    public static let initialBackoff = 1
+    /// The longest backoff, in seconds: a recovered upstream is noticed within a minute.
+    public static let maximumBackoff = 60
+    /// Longest error text kept; status lines stay one short line.
+    static let maximumErrorLength = 200
+
+    /// Failures since the last success.
+    public private(set) var consecutiveFailures = 0
+    /// The most recent failure, kept after recovery so an operator can still see what went wrong.
+    public private(set) var lastError: String?
+    /// Smoothed request latency in milliseconds (RFC 6298's SRTT with alpha = 1/8), nil until the
+    /// first success.
+    public private(set) var latencyMs: Int?
+    /// Until when the upstream is skipped; nil when it is not backing off.
+    public private(set) var retryAt: MonotonicInstant?
+
+    public init() {}
+
+    /// True until a failure, and again after the next success.
+    public var healthy: Bool { consecutiveFailures == 0 }
+
+    /// The backoff the next failure will start, in seconds.
+    public var nextBackoff: Int { Self.backoff(afterFailures: consecutiveFailures + 1) }
+
+    /// The backoff after `failures` consecutive failures: 2^(failures-1) seconds, capped.
+    public static func backoff(afterFailures failures: Int) -> Int {
+        guard failures > 0 else { return 0 }
+        // 2^6 = 64 > 60, so a shift of 6 already reaches the cap; larger ones would overflow.
+        let exponent = min(failures - 1, 6)
+        return min(initialBackoff << exponent, maximumBackoff)
+    }
+
+    /// Whether the upstream is outside its backoff at `now`.
+    public func shouldTry(now: MonotonicInstant) -> Bool {
+        guard let retryAt else { return true }
+        return now >= retryAt
+    }
+
+    /// A request succeeded in `latencyMs` milliseconds: clears the backoff.
+    public mutating func recordSuccess(latencyMs sample: Int, now: MonotonicInstant) {
+        consecutiveFailures = 0
+        retryAt = nil
+        let sample = max(sample, 0)
+        if let smoothed = latencyMs {
+            latencyMs = smoothed + (sample - smoothed) / 8
+        } else {
+            latencyMs = sample
+        }
+    }
+
+    /// A request failed with `error` (a one-line description that must not contain a secret,
+    /// such as an `UpstreamError` description): starts or lengthens the backoff.
+    public mutating func recordFailure(_ error: String, now: MonotonicInstant) {
+        consecutiveFailures += 1
+        lastError = Self.oneLine(error)
+        retryAt = now + Self.backoff(afterFailures: consecutiveFailures)
+    }
+
+    /// Indices of `upstreams` to try, in configured order: those not backing off; when that
+    /// leaves none, every upstream (never refuse to try everything).
+    public static func tryOrder(_ upstreams: [UpstreamHealth], now: MonotonicInstant) -> [Int] {
+        let ready = upstreams.indices.filter { upstreams[$0].shouldTry(now: now) }
+        return ready.isEmpty ? Array(upstreams.indices) : ready
+    }
+
+    /// Control characters become spaces and long text is cut, so the error fits a status line.
+    private static func oneLine(_ text: String) -> String {
+        var result = ""
+        for scalar in text.unicodeScalars.prefix(maximumErrorLength) {
+            result.unicodeScalars.append(scalar.properties.generalCategory == .control ? " " : scalar)
+        }
+        return result
+    }
+}

@@ -1,0 +1,129 @@
+/// Syntax checks for the values the configuration holds: host names, IP literals, URLs, paths.
+///
+/// These only decide whether a value is acceptable in a config file. The resolver's own
+/// `HostName`/`IPAddress` types (Net/) remain the authority at run time, and `Static=` addresses
+/// should be canonicalised through `IPAddress` when the daemon loads them.
+enum ConfigSyntax {
+    /// The host name lowercased without one trailing dot, or nil when it is not an ASCII DNS name
+    /// (RFC 1035 section 2.3.4 lengths; letters, digits, hyphen and underscore; no hyphen at a
+    /// label's edge).
+    static func hostName(_ raw: String) -> String? {
+        var name = raw.lowercased()
+        if name.hasSuffix(".") { name.removeLast() }
+        guard !name.isEmpty, name.utf8.count <= 253 else { return nil }
+        for label in name.split(separator: ".", omittingEmptySubsequences: false) {
+            guard !label.isEmpty, label.utf8.count <= 63, label.first != "-", label.last != "-" else { return nil }
+            let allowed = label.utf8.allSatisfy { byte in
+                (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39) || byte == 0x2D || byte == 0x5F
+            }
+            guard allowed else { return nil }
+        }
+        return name
+    }
+
+    /// Whether `text` is an IPv4 dotted quad or an RFC 4291 IPv6 text address (no zone id).
+    static func isIPAddress(_ text: String) -> Bool {
+        isIPv4(text) || isIPv6(text)
+    }
+
+    /// Four decimal parts 0-255 without leading zeros (leading zeros read as octal elsewhere).
+    static func isIPv4(_ text: some StringProtocol) -> Bool {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4 else { return false }
+        return parts.allSatisfy { part in
+            guard (1...3).contains(part.count), part.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                part.count == 1 || part.first != "0", let value = Int(part)
+            else { return false }
+            return value <= 255
+        }
+    }
+
+    static func isIPv6(_ text: String) -> Bool {
+        let halves = text.splitAtDoubleColons()
+        guard halves.count <= 2 else { return false }
+        var groups = 0
+        for (halfIndex, half) in halves.enumerated() where !half.isEmpty {
+            let fields = half.split(separator: ":", omittingEmptySubsequences: false)
+            for (fieldIndex, field) in fields.enumerated() {
+                let isLastField = halfIndex == halves.count - 1 && fieldIndex == fields.count - 1
+                if isLastField, field.contains(".") {
+                    guard isIPv4(field) else { return false }
+                    groups += 2
+                    continue
+                }
+                guard (1...4).contains(field.count), field.allSatisfy(\.isHexDigit) else { return false }
+                groups += 1
+            }
+        }
+        return halves.count == 2 ? groups <= 7 : groups == 8
+    }
+
+    /// Why `url` is not an absolute http(s) URL with a host, or nil when it is one. The message
+    /// repeats the URL only when it carries no user information (which may hold a password).
+    static func httpURLProblem(_ url: String) -> String? {
+        guard !url.contains(where: { $0.isWhitespace || $0.asciiValue.map { $0 < 0x20 || $0 == 0x7F } ?? false })
+        else { return "URL contains whitespace or control characters" }
+        let lowered = url.lowercased()
+        let rest: Substring
+        if lowered.hasPrefix("https://") {
+            rest = url.dropFirst("https://".count)
+        } else if lowered.hasPrefix("http://") {
+            rest = url.dropFirst("http://".count)
+        } else {
+            return "not an http:// or https:// URL: \"\(url)\""
+        }
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        guard !authority.contains("@") else { return "URL must not contain user information" }
+        guard !url.contains("#") else { return "URL must not contain a fragment: \"\(url)\"" }
+        var host = Substring(authority)
+        var port: Substring?
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return "unclosed IPv6 literal in \"\(url)\"" }
+            host = authority[authority.index(after: authority.startIndex)..<close]
+            let after = authority[authority.index(after: close)...]
+            guard isIPv6(String(host)) else { return "invalid IPv6 literal in \"\(url)\"" }
+            if !after.isEmpty {
+                guard after.hasPrefix(":") else { return "invalid authority in \"\(url)\"" }
+                port = after.dropFirst()
+            }
+        } else {
+            if let colon = authority.lastIndex(of: ":") {
+                host = authority[..<colon]
+                port = authority[authority.index(after: colon)...]
+            }
+            guard isIPv4(host) || hostName(String(host)) != nil else { return "invalid host in \"\(url)\"" }
+        }
+        if let port {
+            guard let number = Int(port), port.allSatisfy(\.isASCII), (1...65_535).contains(number) else {
+                return "invalid port in \"\(url)\""
+            }
+        }
+        return nil
+    }
+
+    /// Whether `text` has a character that cannot be part of a secret or a single token.
+    static func hasWhitespaceOrControl(_ text: String) -> Bool {
+        text.unicodeScalars.contains { $0.properties.isWhitespace || $0.properties.generalCategory == .control }
+    }
+}
+
+extension String {
+    /// Splits at each `::`, keeping empty pieces, for IPv6 parsing.
+    fileprivate func splitAtDoubleColons() -> [Substring] {
+        var pieces: [Substring] = []
+        var start = startIndex
+        var index = startIndex
+        while index < endIndex {
+            let next = self.index(after: index)
+            if self[index] == ":", next < endIndex, self[next] == ":" {
+                pieces.append(self[start..<index])
+                start = self.index(after: next)
+                index = start
+            } else {
+                index = next
+            }
+        }
+        pieces.append(self[start..<endIndex])
+        return pieces
+    }
+}

@@ -1,0 +1,342 @@
+extension DaemonConfiguration {
+    /// Parses `httpdnsd.conf` text. `path` is only used in diagnostics.
+    ///
+    /// Semantics are systemd's: list keys (`Upstream=`, `Prefetch=`, `Static=`) accumulate and an
+    /// empty assignment resets the list; for scalar keys the last assignment wins and an empty one
+    /// restores the default. Unknown sections and keys are warnings; values that do not parse are
+    /// errors naming file, line and key.
+    public static func parse(
+        text: String,
+        path: String
+    ) -> Result<(DaemonConfiguration, [ConfigWarning]), ConfigError> {
+        var parser = ConfigurationParser(path: path)
+        do {
+            let configuration = try parser.parse(text)
+            return .success((configuration, parser.warnings))
+        } catch {
+            return .failure(error)
+        }
+    }
+}
+
+/// The state of one parse: the configuration so far, warnings, and what later checks need.
+struct ConfigurationParser {
+    /// The keys of each section, for "unknown key" warnings and case-mismatch hints.
+    static let knownKeys: [String: [String]] = [
+        "Resolver": [
+            "Upstream", "SecretKey", "SecretKeyFile", "Timeout", "ServeStale", "MinTTL", "MaxTTL", "MaxStale",
+            "NegativeTTL", "CacheSize", "Prefetch", "CAFile", "TLSName", "Static",
+        ],
+        "Cookies": ["MaxPerDomain", "MaxTotal"],
+        "Server": [
+            "MaxLineLength", "MaxConnections", "MaxConnectionsPerUser", "MaxRequestsInFlight", "MaxBatch",
+            "IdleExit", "Socket",
+        ],
+        "Store": ["ResetOnCorruption"],
+    ]
+
+    /// `sun_path` holds 108 bytes including the terminating NUL (unix(7)).
+    static let maximumSocketPathBytes = 107
+
+    let path: String
+    private(set) var warnings: [ConfigWarning] = []
+    private var configuration = DaemonConfiguration()
+    /// Line of the last assignment of each "Section.Key", for errors about combinations.
+    private var lastLine: [String: Int] = [:]
+    /// The built-in `Upstream=system` is replaced by the first `Upstream=` line, not appended to.
+    private var upstreamsAssigned = false
+
+    init(path: String) {
+        self.path = path
+    }
+
+    mutating func parse(_ text: String) throws(ConfigError) -> DaemonConfiguration {
+        let read: (items: [INIReader.Item], ignored: [(line: Int, message: String)])
+        switch INIReader.read(text) {
+        case .success(let result): read = result
+        case .failure(let syntax):
+            throw ConfigError(code: .syntax, path: path, line: syntax.line, key: nil, message: syntax.message)
+        }
+        for (line, message) in read.ignored { warn(line, message) }
+        for item in read.items {
+            switch item {
+            case .section(let header):
+                if Self.knownKeys[header.name] == nil {
+                    warn(header.line, "unknown section [\(header.name)], ignoring")
+                }
+            case .assignment(let assignment):
+                try apply(assignment)
+            }
+        }
+        try finish()
+        warnings.sort { $0.line < $1.line }  // stable: file order, as a reader expects
+        return configuration
+    }
+
+    // MARK: - Assignments
+
+    private mutating func apply(_ assignment: INIReader.Assignment) throws(ConfigError) {
+        guard let keys = Self.knownKeys[assignment.section] else { return }  // warned at the header
+        guard keys.contains(assignment.key) else {
+            var message = "unknown key \(assignment.key)= in [\(assignment.section)], ignoring"
+            if let match = keys.first(where: { $0.lowercased() == assignment.key.lowercased() }) {
+                message += " (did you mean \(match)=?)"
+            }
+            warn(assignment.line, message)
+            return
+        }
+        lastLine["\(assignment.section).\(assignment.key)"] = assignment.line
+        switch assignment.section {
+        case "Resolver": try applyResolver(assignment)
+        case "Cookies": try applyCookies(assignment)
+        case "Server": try applyServer(assignment)
+        case "Store": try applyStore(assignment)
+        default: break
+        }
+    }
+
+    private mutating func applyResolver(_ assignment: INIReader.Assignment) throws(ConfigError) {
+        let defaults = DaemonConfiguration.Resolver()
+        let value = assignment.value
+        switch assignment.key {
+        case "Upstream":
+            if !upstreamsAssigned {
+                configuration.resolver.upstreams = []
+                upstreamsAssigned = true
+            }
+            if value.isEmpty {
+                configuration.resolver.upstreams = []
+            } else {
+                configuration.resolver.upstreams.append(try upstream(assignment))
+            }
+        case "SecretKey":
+            if value.isEmpty {
+                configuration.resolver.secretKey = nil
+            } else {
+                // The value is never repeated in the message: it is a secret.
+                guard !ConfigSyntax.hasWhitespaceOrControl(value) else {
+                    throw error(assignment, "invalid secret key (it contains whitespace or control characters)")
+                }
+                configuration.resolver.secretKey = ConfigSecret(value)
+            }
+        case "SecretKeyFile":
+            configuration.resolver.secretKeyFile = try absolutePath(assignment)
+        case "CAFile":
+            configuration.resolver.caFile = try absolutePath(assignment)
+        case "Timeout":
+            configuration.resolver.timeoutMs = try timeSpan(assignment, default: defaults.timeoutMs, allowZero: false)
+        case "ServeStale":
+            configuration.resolver.serveStale = try boolean(assignment, default: defaults.serveStale)
+        case "MinTTL":
+            configuration.resolver.minTTLMs = try timeSpan(assignment, default: defaults.minTTLMs)
+        case "MaxTTL":
+            configuration.resolver.maxTTLMs = try timeSpan(
+                assignment, default: defaults.maxTTLMs, infinity: .max)
+        case "MaxStale":
+            configuration.resolver.maxStaleMs = try timeSpan(
+                assignment, default: defaults.maxStaleMs, infinity: .max)
+        case "NegativeTTL":
+            configuration.resolver.negativeTTLMs = try timeSpan(assignment, default: defaults.negativeTTLMs)
+        case "CacheSize":
+            configuration.resolver.cacheSize = try count(assignment, default: defaults.cacheSize)
+        case "Prefetch":
+            if value.isEmpty {
+                configuration.resolver.prefetch = []
+            }
+            for word in value.split(whereSeparator: \.isWhitespace) {
+                let host = try hostName(String(word), assignment)
+                if !configuration.resolver.prefetch.contains(host) { configuration.resolver.prefetch.append(host) }
+            }
+        case "TLSName":
+            configuration.resolver.tlsName = value.isEmpty ? nil : try hostName(value, assignment)
+        case "Static":
+            if value.isEmpty {
+                configuration.resolver.staticAnswers = []
+            } else {
+                configuration.resolver.staticAnswers.append(try staticAnswer(assignment))
+            }
+        default:
+            break
+        }
+    }
+
+    private mutating func applyCookies(_ assignment: INIReader.Assignment) throws(ConfigError) {
+        let defaults = DaemonConfiguration.Cookies()
+        switch assignment.key {
+        case "MaxPerDomain":
+            configuration.cookies.maxPerDomain = try count(assignment, default: defaults.maxPerDomain)
+        case "MaxTotal":
+            configuration.cookies.maxTotal = try count(assignment, default: defaults.maxTotal)
+        default:
+            break
+        }
+    }
+
+    private mutating func applyServer(_ assignment: INIReader.Assignment) throws(ConfigError) {
+        let defaults = DaemonConfiguration.Server()
+        switch assignment.key {
+        case "MaxLineLength":
+            configuration.server.maxLineLength = try size(assignment, default: defaults.maxLineLength)
+        case "MaxConnections":
+            configuration.server.maxConnections = try count(assignment, default: defaults.maxConnections)
+        case "MaxConnectionsPerUser":
+            configuration.server.maxConnectionsPerUser = try count(
+                assignment, default: defaults.maxConnectionsPerUser)
+        case "MaxRequestsInFlight":
+            configuration.server.maxRequestsInFlight = try count(assignment, default: defaults.maxRequestsInFlight)
+        case "MaxBatch":
+            configuration.server.maxBatch = try count(assignment, default: defaults.maxBatch)
+        case "IdleExit":
+            configuration.server.idleExitMs = try timeSpan(assignment, default: defaults.idleExitMs, infinity: 0)
+        case "Socket":
+            let socket = try absolutePath(assignment)
+            if let socket, socket.utf8.count > Self.maximumSocketPathBytes {
+                throw error(assignment, "socket path is longer than \(Self.maximumSocketPathBytes) bytes")
+            }
+            configuration.server.socket = socket
+        default:
+            break
+        }
+    }
+
+    private mutating func applyStore(_ assignment: INIReader.Assignment) throws(ConfigError) {
+        if assignment.key == "ResetOnCorruption" {
+            configuration.store.resetOnCorruption = try boolean(
+                assignment, default: DaemonConfiguration.Store().resetOnCorruption)
+        }
+    }
+
+    // MARK: - Whole-file checks
+
+    private mutating func finish() throws(ConfigError) {
+        let resolver = configuration.resolver
+        if resolver.minTTLMs > resolver.maxTTLMs {
+            let minLine = lastLine["Resolver.MinTTL"] ?? 0
+            let maxLine = lastLine["Resolver.MaxTTL"] ?? 0
+            throw ConfigError(
+                code: .conflict, path: path, line: max(minLine, maxLine), key: minLine >= maxLine ? "MinTTL" : "MaxTTL",
+                message: "MinTTL= is greater than MaxTTL=")
+        }
+        if resolver.upstreams.isEmpty {
+            warn(
+                lastLine["Resolver.Upstream"] ?? 0, "no upstream left after Upstream= reset, using the system resolver")
+            configuration.resolver.upstreams = [.system]
+        }
+        if resolver.secretKey != nil, resolver.secretKeyFile != nil {
+            let line = max(lastLine["Resolver.SecretKey"] ?? 0, lastLine["Resolver.SecretKeyFile"] ?? 0)
+            warn(line, "both SecretKey= and SecretKeyFile= are set, SecretKeyFile= wins")
+        }
+        var seen: [UpstreamEndpoint.Kind: Int] = [:]
+        for index in configuration.resolver.upstreams.indices {
+            let kind = configuration.resolver.upstreams[index].kind
+            let occurrence = (seen[kind] ?? 0) + 1
+            seen[kind] = occurrence
+            configuration.resolver.upstreams[index].name =
+                occurrence == 1 ? kind.rawValue : "\(kind.rawValue)#\(occurrence)"
+        }
+    }
+
+    // MARK: - Value grammars
+
+    private func upstream(_ assignment: INIReader.Assignment) throws(ConfigError) -> UpstreamEndpoint {
+        let words = assignment.value.split(whereSeparator: \.isWhitespace).map(String.init)
+        let kinds = UpstreamEndpoint.Kind.allCases.map(\.rawValue).joined(separator: ", ")
+        guard let kind = UpstreamEndpoint.Kind(rawValue: words[0].lowercased()) else {
+            throw error(assignment, "unknown upstream kind \"\(words[0])\" (expected one of \(kinds))")
+        }
+        guard kind.needsURL else {
+            guard words.count == 1 else { throw error(assignment, "the system upstream takes no URL") }
+            return UpstreamEndpoint(kind: kind, url: nil, name: kind.rawValue)
+        }
+        guard words.count == 2 else {
+            throw error(
+                assignment,
+                words.count == 1 ? "upstream kind \(kind.rawValue) needs a URL" : "expected KIND URL, found extra words"
+            )
+        }
+        if let problem = ConfigSyntax.httpURLProblem(words[1]) { throw error(assignment, problem) }
+        return UpstreamEndpoint(kind: kind, url: words[1], name: kind.rawValue)
+    }
+
+    private func staticAnswer(_ assignment: INIReader.Assignment) throws(ConfigError) -> StaticAnswer {
+        let words = assignment.value.split(whereSeparator: \.isWhitespace).map(String.init)
+        guard words.count >= 2 else { throw error(assignment, "expected HOST IP [IP...]") }
+        let host = try hostName(words[0], assignment)
+        var addresses: [String] = []
+        for word in words.dropFirst() {
+            guard ConfigSyntax.isIPAddress(word) else { throw error(assignment, "invalid IP address \"\(word)\"") }
+            addresses.append(word.lowercased())
+        }
+        return StaticAnswer(host: host, addresses: addresses)
+    }
+
+    private func hostName(_ word: String, _ assignment: INIReader.Assignment) throws(ConfigError) -> String {
+        guard let host = ConfigSyntax.hostName(word) else {
+            throw error(assignment, "invalid host name \"\(word)\"")
+        }
+        return host
+    }
+
+    /// nil for an empty value (unset); otherwise the path, which must be absolute.
+    private func absolutePath(_ assignment: INIReader.Assignment) throws(ConfigError) -> String? {
+        let value = assignment.value
+        if value.isEmpty { return nil }
+        guard value.hasPrefix("/"), !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else { throw error(assignment, "path is not absolute: \"\(value)\"") }
+        return value
+    }
+
+    /// Milliseconds; `infinity` maps to the given value when the key accepts it.
+    private func timeSpan(
+        _ assignment: INIReader.Assignment,
+        default defaultValue: Int,
+        allowZero: Bool = true,
+        infinity: Int? = nil
+    ) throws(ConfigError) -> Int {
+        let value = assignment.value
+        if value.isEmpty { return defaultValue }
+        if value == "infinity" {
+            guard let infinity else { throw error(assignment, "\"infinity\" is not allowed here") }
+            return infinity
+        }
+        guard let milliseconds = ConfigTimeSpan.milliseconds(value) else {
+            throw error(assignment, "invalid time span \"\(value)\"")
+        }
+        guard allowZero || milliseconds > 0 else { throw error(assignment, "time span must be greater than 0") }
+        return milliseconds
+    }
+
+    private func size(_ assignment: INIReader.Assignment, default defaultValue: Int) throws(ConfigError) -> Int {
+        let value = assignment.value
+        if value.isEmpty { return defaultValue }
+        guard let bytes = ConfigByteSize.bytes(value) else { throw error(assignment, "invalid size \"\(value)\"") }
+        guard bytes > 0 else { throw error(assignment, "size must be greater than 0") }
+        return bytes
+    }
+
+    private func count(_ assignment: INIReader.Assignment, default defaultValue: Int) throws(ConfigError) -> Int {
+        let value = assignment.value
+        if value.isEmpty { return defaultValue }
+        guard value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let number = Int(value), number > 0 else {
+            throw error(assignment, "invalid number \"\(value)\" (expected a positive integer)")
+        }
+        return number
+    }
+
+    private func boolean(_ assignment: INIReader.Assignment, default defaultValue: Bool) throws(ConfigError) -> Bool {
+        let value = assignment.value
+        if value.isEmpty { return defaultValue }
+        guard let flag = ConfigBoolean.value(value) else { throw error(assignment, "invalid boolean \"\(value)\"") }
+        return flag
+    }
+
+    // MARK: - Diagnostics
+
+    private func error(_ assignment: INIReader.Assignment, _ message: String) -> ConfigError {
+        ConfigError(path: path, line: assignment.line, key: assignment.key, message: message)
+    }
+
+    private mutating func warn(_ line: Int, _ message: String) {
+        warnings.append(ConfigWarning(path: path, line: line, message: message))
+    }
+}

@@ -1,0 +1,105 @@
+/// Everything `httpdnsd.conf` can set. `DaemonConfiguration()` is what runs with no file at all:
+/// the system resolver as the only upstream and every limit at its documented default.
+/// Durations are integer milliseconds (`...Ms`); sizes are bytes.
+public struct DaemonConfiguration: Sendable, Equatable {
+    public var resolver = Resolver()
+    public var cookies = Cookies()
+    public var server = Server()
+    public var store = Store()
+
+    public init() {}
+
+    /// `[Resolver]`: upstreams and the DNS cache policy.
+    public struct Resolver: Sendable, Equatable {
+        /// `Upstream=`, tried in order.
+        public var upstreams: [UpstreamEndpoint] = [.system]
+        /// `SecretKey=`: Alibaba request signing. Redacted in every description.
+        public var secretKey: ConfigSecret?
+        /// `SecretKeyFile=`: an absolute path the daemon reads the secret from; when both are
+        /// set, the file wins (the parser warns).
+        public var secretKeyFile: String?
+        /// `Timeout=`: the budget for one resolution across all upstreams. Default 2 s, the
+        /// Alibaba and Tencent SDKs' default request timeout.
+        public var timeoutMs = 2_000
+        /// `ServeStale=`: whether expired answers may be served (RFC 8767). Default yes.
+        public var serveStale = true
+        /// `MinTTL=`: floor on answer TTLs. Default 0 (honour the zone).
+        public var minTTLMs = 0
+        /// `MaxTTL=`: ceiling on answer TTLs. Default 1 day.
+        public var maxTTLMs = 86_400_000
+        /// `MaxStale=`: how long past expiry an answer may be served. Default 1 day (RFC 8767
+        /// section 5 suggests 1 to 3 days).
+        public var maxStaleMs = 86_400_000
+        /// `NegativeTTL=`: how long "no such address" is cached. Default 30 s.
+        public var negativeTTLMs = 30_000
+        /// `CacheSize=`: hard cap on cache entries. Default 4096 (systemd-resolved's CACHE_MAX).
+        public var cacheSize = 4_096
+        /// `Prefetch=`: host names resolved at start and refreshed before expiry.
+        public var prefetch: [String] = []
+        /// `CAFile=`: extra trust anchors for HTTPS upstreams (absolute path).
+        public var caFile: String?
+        /// `TLSName=`: the certificate name of IP-addressed HTTPS upstreams.
+        public var tlsName: String?
+        /// `Static=`: fixed answers.
+        public var staticAnswers: [StaticAnswer] = []
+
+        public init() {}
+    }
+
+    /// `[Cookies]`: jar limits.
+    public struct Cookies: Sendable, Equatable {
+        /// `MaxPerDomain=`. Default 180, Chromium's per-domain limit (RFC 6265bis asks for at
+        /// least 50).
+        public var maxPerDomain = 180
+        /// `MaxTotal=`. Default 3000, RFC 6265bis section 6.1's minimum total.
+        public var maxTotal = 3_000
+
+        public init() {}
+    }
+
+    /// `[Server]`: socket and request limits.
+    public struct Server: Sendable, Equatable {
+        /// `MaxLineLength=`: the longest request line. Default 1 MiB (API.md).
+        public var maxLineLength = 1_048_576
+        /// `MaxConnections=`: concurrent client connections. Default 4096.
+        public var maxConnections = 4_096
+        /// `MaxConnectionsPerUser=`: per peer uid, so one user cannot starve the others.
+        public var maxConnectionsPerUser = 1_024
+        /// `MaxRequestsInFlight=`: unanswered requests per connection.
+        public var maxRequestsInFlight = 1_024
+        /// `MaxBatch=`: members of one JSON-RPC batch.
+        public var maxBatch = 1_024
+        /// `IdleExit=`: exit after this long without clients (socket activation restarts the
+        /// daemon). Default 60 s; 0 (or `infinity`) means never.
+        public var idleExitMs = 60_000
+        /// `Socket=`: the path to bind when systemd passed no socket.
+        public var socket: String?
+
+        public init() {}
+    }
+
+    /// `[Store]`: the SQLite state.
+    public struct Store: Sendable, Equatable {
+        /// `ResetOnCorruption=`: start with an empty store instead of refusing to start when the
+        /// database is corrupt. Default no: losing every cookie should be a decision.
+        public var resetOnCorruption = false
+
+        public init() {}
+    }
+}
+
+extension DNSCacheLimits {
+    /// The cache policy of a `[Resolver]` section. Millisecond settings round up to whole
+    /// seconds (DNS TTLs are seconds); `infinity` saturates.
+    public init(_ resolver: DaemonConfiguration.Resolver) {
+        func seconds(_ milliseconds: Int) -> Int {
+            milliseconds / 1_000 + (milliseconds % 1_000 == 0 ? 0 : 1)
+        }
+        self.init(
+            minTTL: seconds(resolver.minTTLMs),
+            maxTTL: seconds(resolver.maxTTLMs),
+            negativeTTL: seconds(resolver.negativeTTLMs),
+            maxStale: resolver.serveStale ? seconds(resolver.maxStaleMs) : 0,
+            capacity: resolver.cacheSize)
+    }
+}

@@ -1,0 +1,47 @@
+/// One `Upstream=KIND URL` line: what to ask, and the name `status` and `resolve` report it by.
+public struct UpstreamEndpoint: Sendable, Equatable {
+    /// The upstream protocols (API.md "Configuration").
+    public enum Kind: String, Sendable, CaseIterable {
+        /// Alibaba Cloud HTTPDNS (`/{account}/d`, signed `sign_d` when a secret is set).
+        case alibaba
+        /// Tencent Cloud / DNSPod HTTPDNS (`/d?dn=`).
+        case tencent
+        /// RFC 8484 DNS over HTTPS (application/dns-message).
+        case doh
+        /// DNS over HTTPS with the application/dns-json answer shape.
+        case dohJSON = "doh-json"
+        /// The system resolver (getaddrinfo); takes no URL.
+        case system
+
+        /// Whether the kind is an HTTP service and so needs a URL.
+        public var needsURL: Bool { self != .system }
+    }
+
+    public var kind: Kind
+    /// The base URL; nil exactly for `.system`.
+    public var url: String?
+    /// Unique among the configured upstreams: the kind, with `#2`, `#3`... for repeats.
+    public var name: String
+
+    public init(kind: Kind, url: String?, name: String) {
+        self.kind = kind
+        self.url = url
+        self.name = name
+    }
+
+    /// What runs with no configuration at all: the system resolver.
+    public static let system = UpstreamEndpoint(kind: .system, url: nil, name: "system")
+}
+
+/// A `Static=HOST IP [IP...]` line: a fixed answer, reported with source `static`.
+public struct StaticAnswer: Sendable, Equatable {
+    /// Lowercase, without a trailing dot.
+    public var host: String
+    /// IP literals as written (syntax checked); canonicalise with `IPAddress` at load time.
+    public var addresses: [String]
+
+    public init(host: String, addresses: [String]) {
+        self.host = host
+        self.addresses = addresses
+    }
+}
