@@ -57,6 +57,11 @@ let package = Package(
         .testTarget(name: "HTTPDNSProtocolTests", dependencies: ["HTTPDNSProtocol"], swiftSettings: strictSettings),
         .testTarget(name: "HTTPDNSCoreTests", dependencies: ["HTTPDNSCore", "HTTPDNSPSL"], swiftSettings: strictSettings),
         .testTarget(
+            name: "HTTPDNSClientTests",
+            dependencies: ["HTTPDNSClient", "HTTPDNSProtocol", "HTTPDNSTestSupport", "httpdnsctl"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "HTTPDNSServerTests",
             dependencies: ["HTTPDNSTestSupport", "HTTPDNSClient", "HTTPDNSProtocol", "httpdnsd", "httpdnsctl"],
             swiftSettings: strictSettings

@@ -1,0 +1,105 @@
+import Glibc
+import HTTPDNSProtocol
+
+/// The default, human-readable output of each subcommand (resolvectl's habit: the answer first,
+/// then a `--` line saying where it came from).
+enum HumanFormat {
+    static func resolve(_ result: ResolveResult) -> String {
+        let addresses = result.ipv4 + result.ipv6
+        var text = "\(result.host): " + (addresses.isEmpty ? "(no addresses)" : addresses.joined(separator: " ")) + "\n"
+        var notes = ["ttl \(result.ttl)s"]
+        if result.stale { notes.append("stale") }
+        switch result.source {
+        case .cache: notes.append("from cache" + (result.upstream.map { " (upstream \($0))" } ?? ""))
+        case .upstream: notes.append("from upstream " + (result.upstream ?? "(unnamed)"))
+        case .system: notes.append("from the system resolver")
+        case .literal: notes.append("an IP literal")
+        case .static: notes.append("from a static entry")
+        }
+        text += "-- " + notes.joined(separator: ", ") + "\n"
+        return text
+    }
+
+    static func setCookie(_ result: SetCookieResult) -> String {
+        var text = "stored \(result.stored) under \(result.host)\n"
+        for rejection in result.rejected { text += "rejected #\(rejection.index): \(rejection.reason)\n" }
+        return text
+    }
+
+    /// Longer values are cut in the table; `--json` shows them whole.
+    static let maxValueWidth = 40
+
+    static func cookieTable(_ cookies: [CookieRecord]) -> String {
+        guard !cookies.isEmpty else { return "no cookies\n" }
+        var rows = [["DOMAIN", "PATH", "NAME", "VALUE", "EXPIRES", "FLAGS"]]
+        for cookie in cookies {
+            var flags: [String] = []
+            if cookie.hostOnly { flags.append("host-only") }
+            if cookie.secure { flags.append("secure") }
+            if cookie.httpOnly { flags.append("httponly") }
+            if cookie.sameSite != "default" { flags.append("samesite=\(cookie.sameSite)") }
+            if cookie.partitioned { flags.append("partitioned") }
+            let value =
+                cookie.value.count > maxValueWidth
+                ? String(cookie.value.prefix(maxValueWidth - 3)) + "..." : cookie.value
+            rows.append([
+                cookie.domain, cookie.path, cookie.name, value, cookie.expires.map(utcDate) ?? "session",
+                flags.isEmpty ? "-" : flags.joined(separator: ","),
+            ])
+        }
+        return table(rows) + "\(cookies.count) cookie\(cookies.count == 1 ? "" : "s")\n"
+    }
+
+    static func status(_ status: StatusResult) -> String {
+        var text = "httpdnsd \(status.version), up \(duration(status.uptime))\n"
+        let cache = status.cache
+        text += "cache: \(cache.entries) entries, \(cache.hits) hits, \(cache.misses) misses, "
+        text += "\(cache.staleServed) stale served\n"
+        text += "cookies: \(status.cookieCount)\n"
+        for upstream in status.upstreams {
+            let health = upstream.healthy ? "healthy" : "failing" + (upstream.lastError.map { ": \($0)" } ?? "")
+            text += "upstream \(upstream.name) (\(upstream.kind)): \(health)\n"
+        }
+        return text
+    }
+
+    /// `1d 2h 3m 4s`, leading zero units left out.
+    static func duration(_ seconds: Double) -> String {
+        var rest = Int(max(0, seconds))
+        let units = [("d", 86_400), ("h", 3_600), ("m", 60)]
+        var parts: [String] = []
+        for (suffix, size) in units where rest >= size || !parts.isEmpty {
+            parts.append("\(rest / size)\(suffix)")
+            rest %= size
+        }
+        parts.append("\(rest)s")
+        return parts.joined(separator: " ")
+    }
+
+    /// `2026-01-01 00:00:00 UTC`.
+    static func utcDate(_ unixSeconds: Int64) -> String {
+        var time = time_t(unixSeconds)
+        var parts = tm()
+        guard gmtime_r(&time, &parts) != nil else { return String(unixSeconds) }
+        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) "
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) UTC"
+    }
+
+    /// Left-aligned columns separated by two spaces; the last column is not padded.
+    static func table(_ rows: [[String]]) -> String {
+        guard let columns = rows.first?.count else { return "" }
+        var widths = [Int](repeating: 0, count: columns)
+        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+        var text = ""
+        for row in rows {
+            var line = ""
+            for (i, cell) in row.enumerated() {
+                line += cell
+                if i < columns - 1 { line += String(repeating: " ", count: widths[i] - cell.count + 2) }
+            }
+            text += line + "\n"
+        }
+        return text
+    }
+}

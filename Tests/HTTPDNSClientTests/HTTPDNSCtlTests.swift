@@ -1,0 +1,205 @@
+import Foundation
+import HTTPDNSProtocol
+import HTTPDNSTestSupport
+import Testing
+
+@testable import httpdnsctl
+
+/// Runs the built httpdnsctl, which SwiftPM puts next to the test bundle.
+struct CommandRun {
+    var status: Int32
+    var standardOutput: String
+    var standardError: String
+
+    static let binary: URL = {
+        let bundle = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        return bundle.deletingLastPathComponent().appendingPathComponent("httpdnsctl")
+    }()
+
+    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = arguments
+        // A clean environment, so the developer's HTTPDNSD_SOCKET cannot leak in.
+        process.environment = environment
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        let errorData = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        status = process.terminationStatus
+        standardOutput = String(decoding: outputData, as: UTF8.self)
+        standardError = String(decoding: errorData, as: UTF8.self)
+    }
+}
+
+struct HTTPDNSCtlProcessTests {
+    @Test(arguments: [
+        [], ["frobnicate"], ["resolve"], ["resolve", "a.example", "--bogus"], ["resolve", "a", "--family", "ipv5"],
+        ["resolve", "a", "--timeout", "0"], ["cookie"], ["cookie", "eat"], ["cookie", "set", "https://a.example/"],
+        ["cookie", "delete", "--all", "--domain", "example.com"], ["call", "status", "{"], ["call", "status", "[1]"],
+        ["--socket"],
+    ])
+    func usageErrorsExit64WithOneLineOnStderr(arguments: [String]) throws {
+        let run = try CommandRun(arguments)
+        #expect(run.status == 64)
+        #expect(run.standardOutput.isEmpty)
+        #expect(run.standardError.hasPrefix("httpdnsctl: "))
+        #expect(run.standardError.hasSuffix("Try 'httpdnsctl --help'.\n"))
+    }
+
+    @Test func helpGoesToStdoutAndListsTheExitCodes() throws {
+        for flag in ["--help", "-h"] {
+            let run = try CommandRun([flag])
+            #expect(run.status == 0)
+            for word in ["resolve HOST", "cookie get URL", "cookie set URL", "cookie delete", "cookie list", "cookie import",
+                "cookie export", "status", "flush", "call METHOD", "--socket PATH", "--json", "64", "69", "70"]
+            {
+                #expect(run.standardOutput.contains(word), "help lacks \(word)")
+            }
+        }
+    }
+
+    @Test func versionPrintsTheVersion() throws {
+        let run = try CommandRun(["--version"])
+        #expect(run.status == 0)
+        #expect(run.standardOutput == "httpdnsctl 0.1.0\n")
+    }
+
+    @Test func absentDaemonExits69() throws {
+        let path = try FakeRPCServer.absentSocketPath()
+        let run = try CommandRun(["--socket", path, "status"])
+        #expect(run.status == 69)
+        #expect(run.standardError == "httpdnsctl: cannot connect to \(path): No such file or directory\n")
+    }
+
+    @Test func socketComesFromTheEnvironmentWithoutAFlag() throws {
+        let path = try FakeRPCServer.absentSocketPath()
+        let run = try CommandRun(["status"], environment: ["HTTPDNSD_SOCKET": path])
+        #expect(run.standardError.contains(path))
+    }
+
+    @Test func daemonErrorExits1WithMessageAndName() throws {
+        let server = try FakeRPCServer { request, _ in .error(.hostNotFound(request.params["host"]?.stringValue ?? "")) }
+        defer { server.stop() }
+        let run = try CommandRun(["resolve", "nx.example", "--socket", server.socketPath])
+        #expect(run.status == 1)
+        #expect(run.standardOutput.isEmpty)
+        #expect(run.standardError == "httpdnsctl: Host not found: nx.example (HostNotFound)\n")
+    }
+
+    @Test func malformedReplyExits70() throws {
+        let server = try FakeRPCServer { _, _ in .rawLine("<html>") }
+        defer { server.stop() }
+        let run = try CommandRun(["--socket", server.socketPath, "status"])
+        #expect(run.status == 70)
+        #expect(run.standardError.hasPrefix("httpdnsctl: malformed reply"))
+    }
+
+    @Test func resolveHumanAndJSONOutput() throws {
+        let answer = ResolveResult(
+            host: "api.example.com", ipv4: ["203.0.113.10", "203.0.113.11"], ipv6: ["2001:db8::1"], ttl: 57,
+            stale: false, source: .upstream, upstream: "alibaba")
+        let server = try FakeRPCServer { _, _ in .result(answer.json) }
+        defer { server.stop() }
+        let human = try CommandRun(["--socket", server.socketPath, "resolve", "api.example.com"])
+        #expect(human.status == 0)
+        #expect(
+            human.standardOutput
+                == "api.example.com: 203.0.113.10 203.0.113.11 2001:db8::1\n-- ttl 57s, from upstream alibaba\n")
+        let json = try CommandRun(["resolve", "api.example.com", "--family=ipv4", "--json", "--socket", server.socketPath])
+        #expect(json.status == 0)
+        #expect(json.standardOutput == answer.json.encodedString + "\n")
+        let sent = server.receivedRequests.map(\.params)
+        #expect(sent[1]["family"] == "ipv4")
+        #expect(sent[1]["allowStale"] == true)
+    }
+
+    @Test func cookieSetReportsStoredAndRejected() throws {
+        let server = try FakeRPCServer { _, _ in
+            .result(SetCookieResult(host: "a.example.com", stored: 1, rejected: [.init(index: 1, reason: "public-suffix")]).json)
+        }
+        defer { server.stop() }
+        let run = try CommandRun([
+            "--socket", server.socketPath, "cookie", "set", "https://203.0.113.10/", "sid=abc; Secure", "x=1; Domain=com",
+            "--host", "a.example.com",
+        ])
+        #expect(run.status == 0)
+        #expect(run.standardOutput == "stored 1 under a.example.com\nrejected #1: public-suffix\n")
+        let params = try #require(server.receivedRequests.first).params
+        #expect(params["setCookie"] == ["sid=abc; Secure", "x=1; Domain=com"])
+        #expect(params["host"] == "a.example.com")
+    }
+
+    @Test func cookieGetPrintsTheHeaderValue() throws {
+        let server = try FakeRPCServer { _, _ in .result(["header": "sid=abc; lang=en", "count": 2]) }
+        defer { server.stop() }
+        let run = try CommandRun(["--socket", server.socketPath, "cookie", "get", "https://a.example.com/", "--for-script"])
+        #expect(run.standardOutput == "sid=abc; lang=en\n")
+        #expect(server.receivedRequests.first?.params["forScript"] == true)
+    }
+
+    @Test func callPrintsTheRawResult() throws {
+        let server = try FakeRPCServer { request, _ in .result(.object(request.params)) }
+        defer { server.stop() }
+        let run = try CommandRun(["--socket", server.socketPath, "call", "flushCache", #"{"host": "a.example"}"#])
+        #expect(run.status == 0)
+        #expect(run.standardOutput == #"{"host":"a.example"}"# + "\n")
+        #expect(server.receivedRequests.first?.method == "flushCache")
+    }
+}
+
+/// The CLI's parsing and formatting, in process.
+struct HTTPDNSCtlUnitTests {
+    @Test func globalsAreTakenFromAnywhereBeforeDoubleDash() throws {
+        let (globals, rest) = try CLI.extractGlobals(["resolve", "--json", "a.example", "--socket=/s", "--", "--json"])
+        #expect(globals == CLI.GlobalOptions(socketPath: "/s", json: true))
+        #expect(rest == ["resolve", "a.example", "--", "--json"])
+    }
+
+    @Test func deleteNeedsExactlyOneTarget() throws {
+        #expect(throws: UsageError.self) { try CookieDeleteCommand([]) }
+        #expect(throws: UsageError.self) { try CookieDeleteCommand(["--url", "https://a/", "--all"]) }
+        #expect(throws: UsageError.self) { try CookieDeleteCommand(["--domain", "a", "--host", "b"]) }
+        let byURL = try CookieDeleteCommand(["--url", "https://1.2.3.4/", "--host", "a.example", "--name", "sid"])
+        #expect(byURL.request == DeleteCookiesParams(target: .url("https://1.2.3.4/", host: "a.example"), name: "sid"))
+    }
+
+    @Test func resolveOptionsBecomeParams() throws {
+        let command = try ResolveCommand(["a.example", "--family", "ipv6", "--no-stale", "--timeout", "1500"])
+        #expect(command.resolveParams == ResolveParams(host: "a.example", family: .ipv6, allowStale: false, timeoutMs: 1500))
+    }
+
+    @Test func exportDashMeansStandardOutput() throws {
+        #expect(try CookieExportCommand(["-"]).file == nil)
+        #expect(try CookieExportCommand(["jar.txt"]).file == "jar.txt")
+    }
+
+    @Test func cookieTableShowsEveryCookieAndSessionExpiry() {
+        let cookies = [
+            CookieRecord(
+                name: "sid", value: "abc", domain: "a.example.com", hostOnly: true, path: "/", expires: 1_767_225_600,
+                secure: true, httpOnly: true, sameSite: "lax", partitioned: false, created: 1_764_400_000),
+            CookieRecord(
+                name: "lang", value: "en", domain: "example.com", hostOnly: false, path: "/docs", expires: nil,
+                secure: false, httpOnly: false, sameSite: "default", partitioned: false, created: 1_764_400_100),
+        ]
+        let lines = HumanFormat.cookieTable(cookies).split(separator: "\n").map(String.init)
+        #expect(lines.count == 4)
+        #expect(lines[0].hasPrefix("DOMAIN"))
+        #expect(lines[1].contains("2026-01-01 00:00:00 UTC"))
+        #expect(lines[1].hasSuffix("host-only,secure,httponly,samesite=lax"))
+        #expect(lines[2].contains("session"))
+        #expect(lines[3] == "2 cookies")
+        #expect(HumanFormat.cookieTable([]) == "no cookies\n")
+    }
+
+    @Test func durationsReadLikeUptime() {
+        #expect(HumanFormat.duration(0) == "0s")
+        #expect(HumanFormat.duration(3_725) == "1h 2m 5s")
+        #expect(HumanFormat.duration(90_061) == "1d 1h 1m 1s")
+    }
+}

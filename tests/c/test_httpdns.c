@@ -1,0 +1,133 @@
+/*
+ * End-to-end test of libhttpdns.so through its public header, against a running daemon.
+ * HTTPDNSD_SOCKET names the daemon's socket. Build and run with tests/c/run.sh.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "httpdns.h"
+
+static int passed, failed;
+
+#define CHECK(cond, ...)                                              \
+    do {                                                              \
+        if (cond) {                                                   \
+            passed++;                                                 \
+        } else {                                                      \
+            failed++;                                                 \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                             \
+            fputc('\n', stderr);                                      \
+        }                                                             \
+    } while (0)
+
+static const char *last_message(httpdns_client *c) {
+    const char *message = NULL;
+    httpdns_last_error(c, &message);
+    return message ? message : "(null)";
+}
+
+static void test_version(void) {
+    const char *version = httpdns_version();
+    CHECK(version != NULL && strlen(version) > 0, "empty version");
+}
+
+static void test_resolve_localhost(httpdns_client *c) {
+    char **addrs = NULL;
+    size_t count = 0;
+    int rc = httpdns_resolve(c, "localhost", &addrs, &count);
+    CHECK(rc == 0, "resolve localhost returned %d: %s", rc, last_message(c));
+    CHECK(count >= 1 && addrs != NULL, "no addresses for localhost");
+    if (count >= 1 && addrs != NULL) {
+        CHECK(strcmp(addrs[0], "127.0.0.1") == 0, "first address is %s, not 127.0.0.1 (IPv4 first)", addrs[0]);
+        int seen_v6 = 0;
+        for (size_t i = 0; i < count; i++) {
+            int is_v6 = strchr(addrs[i], ':') != NULL;
+            CHECK(!(seen_v6 && !is_v6), "IPv4 address %s after an IPv6 one", addrs[i]);
+            seen_v6 |= is_v6;
+        }
+    }
+    httpdns_free_addrs(addrs, count);
+    CHECK(httpdns_last_error(c, NULL) == 0, "last_error after success is not 0");
+}
+
+static void test_cookie_round_trip(httpdns_client *c) {
+    const char *url = "https://a.example.com/";
+    const char *set_cookie[] = {"sid=abc; Path=/; Secure; HttpOnly", "lang=en; Path=/"};
+    int rc = httpdns_handle_set_cookie(c, url, NULL, set_cookie, 2);
+    CHECK(rc == 0, "handle_set_cookie returned %d: %s", rc, last_message(c));
+
+    char *header = httpdns_get_cookie_header(c, url, NULL);
+    CHECK(header != NULL, "get_cookie_header failed: %s", last_message(c));
+    if (header) {
+        CHECK(strstr(header, "sid=abc") != NULL, "header '%s' lacks sid=abc", header);
+        CHECK(strstr(header, "lang=en") != NULL, "header '%s' lacks lang=en", header);
+    }
+    httpdns_free(header);
+
+    long deleted = httpdns_delete_cookies(c, url);
+    CHECK(deleted == 2, "delete_cookies returned %ld: %s", deleted, last_message(c));
+
+    header = httpdns_get_cookie_header(c, url, NULL);
+    CHECK(header != NULL && header[0] == '\0', "header after delete is '%s'", header ? header : "(null)");
+    httpdns_free(header);
+}
+
+static void test_call(httpdns_client *c) {
+    char *result = httpdns_call(c, "status", NULL);
+    CHECK(result != NULL, "status failed: %s", last_message(c));
+    if (result) CHECK(strstr(result, "\"version\"") != NULL, "status result lacks version: %s", result);
+    httpdns_free(result);
+
+    result = httpdns_call(c, "status", "{not json");
+    CHECK(result == NULL, "bad params_json accepted");
+    CHECK(httpdns_last_error(c, NULL) == -EINVAL, "bad params_json gave %d", httpdns_last_error(c, NULL));
+
+    result = httpdns_call(c, "noSuchMethod", "{}");
+    CHECK(result == NULL, "unknown method returned a result");
+    CHECK(httpdns_last_error(c, NULL) == HTTPDNS_E_METHOD_NOT_FOUND, "unknown method gave %d",
+          httpdns_last_error(c, NULL));
+}
+
+static void test_invalid_name(httpdns_client *c) {
+    char **addrs = (char **)1;
+    size_t count = 99;
+    int rc = httpdns_resolve(c, "not a host..example", &addrs, &count);
+    CHECK(rc == HTTPDNS_E_INVALID_PARAMS, "resolve of an invalid name returned %d", rc);
+    CHECK(addrs == NULL && count == 0, "outputs not cleared on failure");
+    const char *message = NULL;
+    CHECK(httpdns_last_error(c, &message) == HTTPDNS_E_INVALID_PARAMS, "last_error code differs");
+    CHECK(message != NULL && strlen(message) > 0, "no error message");
+}
+
+static void test_unreachable(void) {
+    httpdns_client *c = httpdns_open("/nonexistent-httpdnsd-dir/httpdnsd.sock");
+    CHECK(c != NULL, "open failed");
+    char **addrs = NULL;
+    size_t count = 0;
+    int rc = httpdns_resolve(c, "localhost", &addrs, &count);
+    CHECK(rc == -ENOENT, "resolve without a daemon returned %d, not -ENOENT", rc);
+    CHECK(strstr(last_message(c), "cannot connect") != NULL, "message: %s", last_message(c));
+    httpdns_close(c);
+}
+
+int main(void) {
+    const char *socket_path = getenv("HTTPDNSD_SOCKET");
+    httpdns_client *c = httpdns_open(socket_path);
+    if (c == NULL) {
+        fprintf(stderr, "httpdns_open failed\n");
+        return 2;
+    }
+    test_version();
+    test_resolve_localhost(c);
+    test_cookie_round_trip(c);
+    test_call(c);
+    test_invalid_name(c);
+    test_unreachable();
+    httpdns_close(c);
+    httpdns_close(NULL);
+    printf("test_httpdns: %d passed, %d failed\n", passed, failed);
+    return failed == 0 ? 0 : 1;
+}
