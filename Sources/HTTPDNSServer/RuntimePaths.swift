@@ -1,3 +1,4 @@
+import HTTPDNSCore
 import HTTPDNSSystem
 
 /// Where the socket and the state live, from flags, systemd's environment and defaults

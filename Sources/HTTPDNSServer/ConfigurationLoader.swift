@@ -1,0 +1,77 @@
+import HTTPDNSCore
+import HTTPDNSSystem
+
+/// Reads the configuration file from disk: `--config PATH` must exist; the default path is
+/// optional, and without any file the daemon runs on its embedded default (the system resolver).
+enum ConfigurationLoader {
+    static let defaultPath = "/etc/httpdnsd/httpdnsd.conf"
+
+    static func load(explicitPath: String?) throws -> (DaemonConfiguration, [ConfigWarning]) {
+        let path: String
+        if let explicitPath {
+            path = explicitPath
+        } else if Files.exists(defaultPath) {
+            path = defaultPath
+        } else {
+            return (DaemonConfiguration(), [])
+        }
+        let bytes: [UInt8]
+        do {
+            bytes = try Files.read(path, limit: 1 << 20)
+        } catch {
+            throw StartupError("Failed to read the configuration: \(error)")
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw StartupError("\(path): the configuration is not valid UTF-8")
+        }
+        switch DaemonConfiguration.parse(text: text, path: path) {
+        case .success(let (configuration, warnings)):
+            return (try withSecretFromFile(configuration), warnings)
+        case .failure(let error):
+            throw StartupError(error.description)
+        }
+    }
+
+    /// `SecretKeyFile=` keeps the key out of the configuration file; when both are set the file wins.
+    private static func withSecretFromFile(_ configuration: DaemonConfiguration) throws -> DaemonConfiguration {
+        guard let file = configuration.resolver.secretKeyFile else { return configuration }
+        let bytes: [UInt8]
+        do {
+            bytes = try Files.read(file, limit: 64 * 1024)
+        } catch {
+            throw StartupError("Failed to read SecretKeyFile=: \(error)")
+        }
+        let key = String(decoding: bytes, as: UTF8.self).trimmingWhitespace()
+        guard !key.isEmpty else { throw StartupError("SecretKeyFile=\(file) is empty") }
+        var updated = configuration
+        updated.resolver.secretKey = ConfigSecret(key)
+        return updated
+    }
+}
+
+extension DaemonConfiguration {
+    var serverLimits: ServerLimits {
+        var limits = ServerLimits()
+        limits.maxLineLength = server.maxLineLength
+        limits.maxConnections = server.maxConnections
+        limits.maxConnectionsPerUser = server.maxConnectionsPerUser
+        limits.maxRequestsInFlight = server.maxRequestsInFlight
+        limits.maxBatch = server.maxBatch
+        return limits
+    }
+
+    var idleExitMilliseconds: Int64 { Int64(server.idleExitMs) }
+    var socketPath: String? { server.socket }
+
+    /// How long in-flight requests may run after SIGTERM: the upstream timeout plus a margin.
+    var shutdownGraceMilliseconds: Int64 { Int64(resolver.timeoutMs) + 3_000 }
+}
+
+extension String {
+    func trimmingWhitespace() -> String {
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }) else { return "" }
+        let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })!
+        return String(scalars[first...last])
+    }
+}
