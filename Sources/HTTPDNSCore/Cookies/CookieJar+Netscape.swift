@@ -29,18 +29,19 @@ extension CookieJar {
     /// Imported cookies replace stored ones with the same name, domain and path.
     public func importNetscape(_ text: String, now: Int64) -> NetscapeImportResult {
         var result = NetscapeImportResult()
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: true) {
+        // Split on LF bytes: as Characters, "\r\n" is one grapheme and would not split.
+        for rawLine in text.utf8.split(separator: 0x0A, omittingEmptySubsequences: true) {
             var line = rawLine
-            if line.last == "\r" { line = line.dropLast() }
-            if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
+            if line.last == 0x0D { line = line.dropLast() }
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
             var httpOnly = false
-            if line.hasPrefix(Self.httpOnlyPrefix) {
+            if line.starts(with: Self.httpOnlyPrefix.utf8) {
                 httpOnly = true
-                line = line.dropFirst(Self.httpOnlyPrefix.count)
-            } else if line.hasPrefix("#") {
+                line = line.dropFirst(Self.httpOnlyPrefix.utf8.count)
+            } else if line.first == UInt8(ascii: "#") {
                 continue
             }
-            switch parseNetscapeLine(String(line), httpOnly: httpOnly, now: now) {
+            switch parseNetscapeLine(String(decoding: line, as: UTF8.self), httpOnly: httpOnly, now: now) {
             case .cookie(let cookie):
                 if insertImported(cookie, now: now) { result.imported += 1 } else { result.skipped += 1 }
             case .expired:

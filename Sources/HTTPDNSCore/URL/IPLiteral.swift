@@ -126,9 +126,14 @@ public enum IPLiteral {
         }
     }
 
-    /// RFC 5952: lowercase hex, no leading zeros, the longest run (two or more) of zero
+    /// RFC 5952 section 4: lowercase hex, no leading zeros, the longest run (two or more) of zero
     /// groups shortened to `::`, the first such run on a tie.
     static func formatIPv6(_ groups: [UInt16]) -> String {
+        // RFC 5952 section 5: IPv4-mapped addresses keep the dotted quad.
+        if groups[0..<5].allSatisfy({ $0 == 0 }), groups[5] == 0xFFFF {
+            let octets = [groups[6] >> 8, groups[6] & 0xFF, groups[7] >> 8, groups[7] & 0xFF].map { UInt8($0) }
+            return "::ffff:" + formatIPv4(octets)
+        }
         var bestStart = -1
         var bestLength = 0
         var runStart = -1
