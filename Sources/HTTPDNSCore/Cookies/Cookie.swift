@@ -1,0 +1,129 @@
+/// One stored cookie (the fields of RFC 6265bis section 5.7, plus `partitioned`).
+///
+/// Times are Unix seconds. `creationIndex` orders cookies created in the same second;
+/// it is persisted so the order survives a restart.
+public struct Cookie: Sendable, Equatable, Hashable {
+    /// The cookie-name; empty for a nameless cookie (`Set-Cookie: value`).
+    public var name: String
+    public var value: String
+    /// Canonical host or domain (lowercase A-labels, IP literals in canonical form).
+    public var domain: String
+    /// True when the cookie goes only to `domain` itself, not to its subdomains.
+    public var hostOnly: Bool
+    public var path: String
+    /// Expiry in Unix seconds; nil for a session cookie (persistent-flag false).
+    public var expires: Int64?
+    public var secure: Bool
+    public var httpOnly: Bool
+    public var sameSite: CookieSameSite
+    public var partitioned: Bool
+    public var created: Int64
+    public var creationIndex: UInt64
+    public var lastAccess: Int64
+
+    public init(
+        name: String, value: String, domain: String, hostOnly: Bool, path: String, expires: Int64?,
+        secure: Bool, httpOnly: Bool, sameSite: CookieSameSite, partitioned: Bool,
+        created: Int64, creationIndex: UInt64, lastAccess: Int64
+    ) {
+        self.name = name
+        self.value = value
+        self.domain = domain
+        self.hostOnly = hostOnly
+        self.path = path
+        self.expires = expires
+        self.secure = secure
+        self.httpOnly = httpOnly
+        self.sameSite = sameSite
+        self.partitioned = partitioned
+        self.created = created
+        self.creationIndex = creationIndex
+        self.lastAccess = lastAccess
+    }
+
+    /// The identity a new cookie replaces (name, domain, path; host-only is not part of it).
+    public var key: CookieKey { CookieKey(domain: domain, path: path, name: name) }
+
+    /// RFC 6265bis 5.7: a cookie is expired once its expiry date is not in the future.
+    public func isExpired(at now: Int64) -> Bool {
+        guard let expires else { return false }
+        return expires <= now
+    }
+}
+
+/// The same-site-flag (RFC 6265bis 5.6.7): `default` when the attribute is absent or not
+/// one of the three known values.
+public enum CookieSameSite: String, Sendable, Hashable, CaseIterable {
+    case strict
+    case lax
+    case none
+    case `default`
+}
+
+/// The identity of a stored cookie. Compared and hashed as octets, as the RFC compares
+/// names and paths (not by Unicode canonical equivalence, as `String ==` would).
+public struct CookieKey: Sendable, Hashable {
+    public var domain: String
+    public var path: String
+    public var name: String
+
+    public init(domain: String, path: String, name: String) {
+        self.domain = domain
+        self.path = path
+        self.name = name
+    }
+
+    public static func == (lhs: CookieKey, rhs: CookieKey) -> Bool {
+        lhs.domain.utf8.elementsEqual(rhs.domain.utf8) && lhs.path.utf8.elementsEqual(rhs.path.utf8)
+            && lhs.name.utf8.elementsEqual(rhs.name.utf8)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        for part in [domain, path, name] {
+            for byte in part.utf8 { hasher.combine(byte) }
+            hasher.combine(0xFF as UInt8)  // Never a UTF-8 byte: separates the parts.
+        }
+    }
+}
+
+/// One change to the jar, for a persistent store to replay.
+public enum CookieChange: Sendable, Equatable {
+    /// Insert or replace the cookie with this key.
+    case upsert(Cookie)
+    /// Remove the cookie with this key.
+    case delete(CookieKey)
+}
+
+/// Why a `Set-Cookie` value was not stored. The raw values are the wire names of API.md.
+public enum CookieRejection: String, Error, Sendable, Hashable, CaseIterable {
+    /// Control characters, or an empty name and value.
+    case syntax
+    /// `Domain=` does not cover the request host, or is not a valid host name.
+    case domainMismatch = "domain-mismatch"
+    /// `Domain=` names a public suffix other than the request host itself.
+    case publicSuffix = "public-suffix"
+    /// `Secure` from a non-secure URL, or a non-secure URL overwriting a Secure cookie.
+    case secureRequired = "secure-required"
+    /// A `__Secure-` or `__Host-` cookie that does not meet its prefix's rules.
+    case prefix
+    /// Name plus value longer than 4096 octets.
+    case tooLarge = "too-large"
+    /// The jar's limits leave no room for the cookie.
+    case limit
+    /// `SameSite=None` without `Secure`.
+    case sameSite = "samesite"
+}
+
+/// Limits on the jar's size (RFC 6265bis section 6.1 asks for at least 50 per domain and
+/// 3000 in total; 180 per domain is what Chromium allows).
+public struct CookieJarLimits: Sendable, Equatable {
+    /// Cookies per registrable domain (or per host when it has none, such as an IP).
+    public var maxPerDomain: Int
+    /// Cookies in the whole jar.
+    public var maxTotal: Int
+
+    public init(maxPerDomain: Int = 180, maxTotal: Int = 3000) {
+        self.maxPerDomain = maxPerDomain
+        self.maxTotal = maxTotal
+    }
+}

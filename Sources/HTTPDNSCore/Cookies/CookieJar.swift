@@ -1,0 +1,631 @@
+/// One user's cookie store: RFC 6265bis section 5.7 (storage) and 5.8.3 (retrieval), plus
+/// the domain normalization of API.md and bounded size with LRU eviction.
+///
+/// Not thread-safe: the event-loop thread owns each jar. Time is always passed in (`now`,
+/// Unix seconds), so tests control the clock.
+public final class CookieJar {
+    /// 6265bis 5.6.1/5.6.2: cookies live at most 400 days from the moment they are set.
+    public static let maxLifetimeSeconds: Int64 = 400 * 86_400
+
+    public let rules: any DomainRules
+    public var limits: CookieJarLimits
+
+    /// Cookies by bucket key: the registrable domain of the cookie's domain, or the domain
+    /// itself when it has none (IP literals, public suffixes set host-only). A bucket key is
+    /// always a suffix of every domain in it, so a lookup for a host only has to visit the
+    /// buckets named by the host's own suffixes.
+    private var buckets: [String: [StoredCookie]] = [:]
+    /// Number of cookies in all buckets.
+    public private(set) var count = 0
+    private var nextCreationIndex: UInt64 = 1
+    /// A counter bumped on every set and every retrieval: exact LRU order even within one second.
+    private var accessClock: UInt64 = 0
+    private var pendingChanges: [CookieChange] = []
+
+    struct StoredCookie {
+        var cookie: Cookie
+        var accessOrder: UInt64
+    }
+
+    public init(rules: any DomainRules, limits: CookieJarLimits = CookieJarLimits()) {
+        self.rules = rules
+        self.limits = limits
+    }
+
+    // MARK: - Requests and domain normalization
+
+    /// The request as the jar sees it: the URL with a canonical host (the normalized host
+    /// substituted for an IP literal when one is given) and the IP literal, if any.
+    struct EffectiveRequest {
+        var url: RequestURL
+        var ipLiteral: String?
+        var host: String { url.host }
+    }
+
+    func effectiveRequest(_ url: RequestURL, normalizedHost: String?) throws(CookieHostError) -> EffectiveRequest {
+        if url.isIPLiteral {
+            guard let normalizedHost else { return EffectiveRequest(url: url, ipLiteral: url.host) }
+            guard let canonical = rules.canonicalHost(normalizedHost) else {
+                throw CookieHostError(field: "host", host: normalizedHost)
+            }
+            return EffectiveRequest(url: url.replacingHost(canonical), ipLiteral: url.host)
+        }
+        guard let canonical = rules.canonicalHost(url.host) else { throw CookieHostError(field: "url", host: url.host) }
+        return EffectiveRequest(url: url.replacingHost(canonical), ipLiteral: nil)
+    }
+
+    /// The bucket key of a canonical domain.
+    func bucketKey(_ domain: String) -> String {
+        rules.registrableDomain(domain) ?? domain
+    }
+
+    // MARK: - Storage (RFC 6265bis 5.7)
+
+    /// Stores the cookies of one response.
+    ///
+    /// - Parameters:
+    ///   - setCookieHeaders: each `Set-Cookie` value, without the header name.
+    ///   - url: the URL the response came from.
+    ///   - normalizedHost: when `url` holds an IP literal, the host name to store under.
+    /// - Throws: `CookieHostError` when the URL's host or `normalizedHost` is not a valid host.
+    public func setCookies(
+        _ setCookieHeaders: [String], url: RequestURL, normalizedHost: String?, now: Int64
+    ) throws(CookieHostError) -> SetCookiesOutcome {
+        let request = try effectiveRequest(url, normalizedHost: normalizedHost)
+        var outcome = SetCookiesOutcome(host: request.host)
+        for (index, header) in setCookieHeaders.enumerated() {
+            switch receive(header, request: request, now: now) {
+            case .stored: outcome.stored += 1
+            case .deletedExisting: outcome.deleted += 1
+            case .expiredOnArrival: break
+            case .rejected(let reason): outcome.rejected.append(RejectedCookie(index: index, reason: reason))
+            }
+        }
+        return outcome
+    }
+
+    enum ReceiveResult: Equatable {
+        case stored
+        /// An already expired cookie that removed the stored cookie it names.
+        case deletedExisting
+        /// An already expired cookie that named no stored cookie.
+        case expiredOnArrival
+        case rejected(CookieRejection)
+    }
+
+    func receive(_ header: String, request: EffectiveRequest, now: Int64) -> ReceiveResult {
+        let parsed: ParsedSetCookie
+        switch SetCookieParser.parse(header) {
+        case .success(let value): parsed = value
+        case .failure(let reason): return .rejected(reason)
+        }
+        switch buildCookie(parsed, request: request, now: now) {
+        case .failure(let reason): return .rejected(reason)
+        case .success(let cookie): return store(cookie, now: now)
+        }
+    }
+
+    /// Steps 2-21 of the storage model: everything that decides whether and how the cookie
+    /// is stored, without touching the store except to look for Secure cookies (step 16).
+    func buildCookie(
+        _ parsed: ParsedSetCookie, request: EffectiveRequest, now: Int64
+    ) -> Result<Cookie, CookieRejection> {
+        // Step 2: a cookie needs a name or a value.
+        if parsed.name.isEmpty && parsed.value.isEmpty { return .failure(.syntax) }
+        // A nameless cookie must not look like a prefixed one (httpwg/http-extensions #2251).
+        if parsed.name.isEmpty,
+            CookieMatching.hasPrefixIgnoringASCIICase(parsed.value, "__Secure-")
+                || CookieMatching.hasPrefixIgnoringASCIICase(parsed.value, "__Host-")
+        {
+            return .failure(.prefix)
+        }
+
+        // Step 6: Max-Age wins over Expires; both capped at 400 days.
+        var expires: Int64?
+        if let maxAge = parsed.maxAge {
+            expires = maxAge <= 0 ? Int64.min : now + min(maxAge, Self.maxLifetimeSeconds)
+        } else if let date = parsed.expires {
+            expires = min(date, now + Self.maxLifetimeSeconds)
+        }
+
+        // Steps 7-10: Domain.
+        var domainAttribute = parsed.domain ?? ""
+        if !domainAttribute.isEmpty, let ip = request.ipLiteral, IPLiteral.canonical(domainAttribute) == ip {
+            // Domain normalization: `Domain=<the IP>` means "this host" (API.md).
+            domainAttribute = ""
+        }
+        let host = request.host
+        var hostOnly = true
+        var domain = host
+        if !domainAttribute.isEmpty {
+            // We compare A-labels (IDNA through the rules), where the RFC's step 8 would
+            // refuse non-ASCII outright; an invalid host name cannot match any request.
+            guard let canonical = rules.canonicalHost(domainAttribute) else { return .failure(.domainMismatch) }
+            var effectiveDomain = canonical
+            // Step 9: public suffixes only as the request host itself (then host-only).
+            if !IPLiteral.isIPLiteral(canonical), rules.isPublicSuffix(canonical) {
+                guard CookieMatching.same(canonical, host) else { return .failure(.publicSuffix) }
+                effectiveDomain = ""
+            }
+            if !effectiveDomain.isEmpty {
+                guard CookieMatching.domainMatches(host, domain: effectiveDomain) else {
+                    return .failure(.domainMismatch)
+                }
+                hostOnly = false
+                domain = effectiveDomain
+            }
+        }
+
+        // Step 11: Path, else the default-path.
+        let path: String
+        if let attribute = parsed.path, attribute.utf8.first == UInt8(ascii: "/") {
+            path = attribute
+        } else {
+            path = CookieMatching.defaultPath(request.url.path)
+        }
+
+        // Steps 12-13: Secure only from secure URLs.
+        if parsed.secure && !request.url.isSecure { return .failure(.secureRequired) }
+
+        let cookie = Cookie(
+            name: parsed.name, value: parsed.value, domain: domain, hostOnly: hostOnly, path: path,
+            expires: expires, secure: parsed.secure, httpOnly: parsed.httpOnly,
+            sameSite: parsed.sameSite ?? .default, partitioned: parsed.partitioned,
+            created: now, creationIndex: 0, lastAccess: now)
+
+        // Step 16: a non-secure URL may not shadow a Secure cookie.
+        if !cookie.secure && !request.url.isSecure && shadowsSecureCookie(cookie) {
+            return .failure(.secureRequired)
+        }
+        // Step 18 (cross-site responses) does not apply: API.md gives handleSetCookie no
+        // site, so every response counts as same-site.
+        // Step 19: SameSite=None requires Secure.
+        if cookie.sameSite == .none && !cookie.secure { return .failure(.sameSite) }
+        // Steps 20-21: prefixes, matched case-insensitively.
+        if CookieMatching.hasPrefixIgnoringASCIICase(cookie.name, "__Secure-") && !cookie.secure {
+            return .failure(.prefix)
+        }
+        if CookieMatching.hasPrefixIgnoringASCIICase(cookie.name, "__Host-") {
+            guard cookie.secure, cookie.hostOnly, parsed.path != nil, cookie.path == "/" else {
+                return .failure(.prefix)
+            }
+        }
+        return .success(cookie)
+    }
+
+    /// Step 16's test: a stored Secure cookie of the same name whose domain domain-matches
+    /// the new one's (or the reverse) and whose path the new path path-matches.
+    func shadowsSecureCookie(_ cookie: Cookie) -> Bool {
+        for key in bucketKeys(relatedTo: cookie.domain) {
+            for stored in buckets[key] ?? [] {
+                let old = stored.cookie
+                guard old.secure, CookieMatching.same(old.name, cookie.name) else { continue }
+                let related = CookieMatching.domainMatches(old.domain, domain: cookie.domain)
+                    || CookieMatching.domainMatches(cookie.domain, domain: old.domain)
+                if related && CookieMatching.pathMatches(cookie.path, cookiePath: old.path) { return true }
+            }
+        }
+        return false
+    }
+
+    /// Steps 22-23 and eviction: replaces the cookie with the same key (keeping its creation
+    /// time), drops a cookie that arrives expired, inserts, and enforces the limits.
+    func store(_ incoming: Cookie, now: Int64) -> ReceiveResult {
+        var cookie = incoming
+        let key = cookie.key
+        let bucket = bucketKey(cookie.domain)
+        let old = remove(key, inBucket: bucket)
+        if cookie.isExpired(at: now) {
+            if old != nil {
+                pendingChanges.append(.delete(key))
+                return .deletedExisting
+            }
+            return .expiredOnArrival
+        }
+        if let old {
+            cookie.created = old.created
+            cookie.creationIndex = old.creationIndex
+        } else {
+            cookie.creationIndex = nextCreationIndex
+            nextCreationIndex += 1
+        }
+        insert(cookie, bucket: bucket)
+        guard enforceLimits(bucket: bucket, keeping: key, now: now) else {
+            _ = remove(key, inBucket: bucket)
+            if old != nil { pendingChanges.append(.delete(key)) }
+            return .rejected(.limit)
+        }
+        pendingChanges.append(.upsert(cookie))
+        return .stored
+    }
+
+    private func insert(_ cookie: Cookie, bucket: String) {
+        accessClock += 1
+        buckets[bucket, default: []].append(StoredCookie(cookie: cookie, accessOrder: accessClock))
+        count += 1
+    }
+
+    /// Removes the cookie with `key` from `bucket`, without recording a change.
+    private func remove(_ key: CookieKey, inBucket bucket: String) -> Cookie? {
+        guard let index = buckets[bucket]?.firstIndex(where: { $0.cookie.key == key }) else { return nil }
+        let removed = buckets[bucket]!.remove(at: index).cookie
+        if buckets[bucket]!.isEmpty { buckets[bucket] = nil }
+        count -= 1
+        return removed
+    }
+
+    /// Removes every cookie of `bucket` that `shouldRemove` selects, recording deletions.
+    @discardableResult
+    private func removeAll(inBucket bucket: String, where shouldRemove: (Cookie) -> Bool) -> Int {
+        guard var cookies = buckets[bucket] else { return 0 }
+        let before = cookies.count
+        cookies.removeAll { stored in
+            guard shouldRemove(stored.cookie) else { return false }
+            pendingChanges.append(.delete(stored.cookie.key))
+            return true
+        }
+        let removed = before - cookies.count
+        buckets[bucket] = cookies.isEmpty ? nil : cookies
+        count -= removed
+        return removed
+    }
+
+    // MARK: - Limits and eviction (RFC 6265bis 5.7, "remove excess cookies")
+
+    /// Brings `bucket` and the jar back within the limits, never evicting `keeping`.
+    /// Returns false when that is impossible without evicting `keeping`.
+    private func enforceLimits(bucket: String, keeping: CookieKey?, now: Int64) -> Bool {
+        if (buckets[bucket]?.count ?? 0) > limits.maxPerDomain {
+            removeAll(inBucket: bucket) { $0.isExpired(at: now) }
+            while (buckets[bucket]?.count ?? 0) > limits.maxPerDomain {
+                // Priority: non-secure cookies of the over-full domain, then any of them;
+                // the least recently accessed first.
+                guard let victim = leastRecentlyUsed(in: [bucket], excluding: keeping, preferNonSecure: true) else {
+                    return false
+                }
+                evict(victim, bucket: bucket)
+            }
+        }
+        if count > limits.maxTotal {
+            purgeExpired(now: now)
+            while count > limits.maxTotal {
+                guard let (victim, victimBucket) = leastRecentlyUsedInJar(excluding: keeping) else { return false }
+                evict(victim, bucket: victimBucket)
+            }
+        }
+        return true
+    }
+
+    private func evict(_ key: CookieKey, bucket: String) {
+        if remove(key, inBucket: bucket) != nil { pendingChanges.append(.delete(key)) }
+    }
+
+    private func leastRecentlyUsed(in keys: [String], excluding: CookieKey?, preferNonSecure: Bool) -> CookieKey? {
+        var best: StoredCookie?
+        for key in keys {
+            for stored in buckets[key] ?? [] where stored.cookie.key != excluding {
+                guard let current = best else {
+                    best = stored
+                    continue
+                }
+                if preferNonSecure && current.cookie.secure != stored.cookie.secure {
+                    if current.cookie.secure { best = stored }
+                } else if stored.accessOrder < current.accessOrder {
+                    best = stored
+                }
+            }
+        }
+        return best?.cookie.key
+    }
+
+    private func leastRecentlyUsedInJar(excluding: CookieKey?) -> (CookieKey, String)? {
+        var best: (order: UInt64, key: CookieKey, bucket: String)?
+        for (bucket, cookies) in buckets {
+            for stored in cookies where stored.cookie.key != excluding {
+                if best == nil || stored.accessOrder < best!.order {
+                    best = (stored.accessOrder, stored.cookie.key, bucket)
+                }
+            }
+        }
+        return best.map { ($0.key, $0.bucket) }
+    }
+
+    /// Removes every expired cookie; returns how many.
+    @discardableResult
+    public func purgeExpired(now: Int64) -> Int {
+        var removed = 0
+        for bucket in Array(buckets.keys) {
+            removed += removeAll(inBucket: bucket) { $0.isExpired(at: now) }
+        }
+        return removed
+    }
+
+    // MARK: - Retrieval (RFC 6265bis 5.8.3)
+
+    /// The `Cookie` header value for a request.
+    ///
+    /// - Parameters:
+    ///   - forScript: a non-HTTP retrieval (`document.cookie`): HttpOnly cookies are left out.
+    ///   - siteForCookies: the top-level site; nil means the request is same-site.
+    ///   - topLevelNavigation: a cross-site top-level navigation with a safe method, which
+    ///     receives `Lax` (and `Default`) cookies.
+    public func cookieHeader(
+        url: RequestURL, normalizedHost: String?, forScript: Bool = false, siteForCookies: RequestURL? = nil,
+        topLevelNavigation: Bool = false, now: Int64
+    ) throws(CookieHostError) -> CookieHeader {
+        let request = try effectiveRequest(url, normalizedHost: normalizedHost)
+        let crossSite = siteForCookies.map { isCrossSite(request: request.url, site: $0) } ?? false
+        var selected = matchingCookies(for: request, now: now) { cookie in
+            if cookie.httpOnly && forScript { return false }
+            if crossSite && cookie.sameSite != .none {
+                // Only HTTP retrievals of Lax/Default cookies for top-level navigations.
+                return !forScript && (cookie.sameSite == .lax || cookie.sameSite == .default) && topLevelNavigation
+            }
+            return true
+        }
+        // Step 2: longer paths first, then earlier creation.
+        selected.sort { lhs, rhs in
+            let left = buckets[lhs.bucket]![lhs.index].cookie
+            let right = buckets[rhs.bucket]![rhs.index].cookie
+            let leftLength = left.path.utf8.count
+            let rightLength = right.path.utf8.count
+            if leftLength != rightLength { return leftLength > rightLength }
+            return left.creationIndex < right.creationIndex
+        }
+        var header = ""
+        for (position, location) in selected.enumerated() {
+            // Step 3: last-access-time.
+            accessClock += 1
+            buckets[location.bucket]![location.index].cookie.lastAccess = now
+            buckets[location.bucket]![location.index].accessOrder = accessClock
+            // Step 4: serialization; a nameless cookie is its value alone.
+            let cookie = buckets[location.bucket]![location.index].cookie
+            if position > 0 { header += "; " }
+            if !cookie.name.isEmpty { header += cookie.name + "=" }
+            header += cookie.value
+        }
+        // CTLs are refused at every entry point (parse, load, import), so no CR or LF can
+        // reach a request header.
+        assert(!header.utf8.contains(where: SetCookieParser.isForbiddenControl), "control character in Cookie header")
+        return CookieHeader(header: header, count: selected.count, host: request.host)
+    }
+
+    /// Schemeful same-site: the registrable domains (or hosts, when there is none) and the
+    /// secure-ness of the schemes must both agree.
+    func isCrossSite(request: RequestURL, site: RequestURL) -> Bool {
+        let siteHost = rules.canonicalHost(site.host) ?? site.host
+        if site.isSecure != request.isSecure { return true }
+        return !CookieMatching.same(bucketKey(siteHost), bucketKey(request.host))
+    }
+
+    struct CookieLocation {
+        var bucket: String
+        var index: Int
+    }
+
+    /// Step 1 of retrieval without the SameSite/HttpOnly filters (given by `include`):
+    /// domain, host-only, path and Secure. Removes expired cookies it comes across.
+    func matchingCookies(
+        for request: EffectiveRequest, now: Int64, include: (Cookie) -> Bool
+    ) -> [CookieLocation] {
+        let host = request.host
+        let path = request.url.cookiePath
+        var result: [CookieLocation] = []
+        for bucket in candidateBuckets(forHost: host) {
+            removeAll(inBucket: bucket) { $0.isExpired(at: now) }
+            guard let cookies = buckets[bucket] else { continue }
+            for (index, stored) in cookies.enumerated() {
+                let cookie = stored.cookie
+                let domainOK =
+                    cookie.hostOnly
+                    ? CookieMatching.same(host, cookie.domain)
+                    : CookieMatching.domainMatches(host, domain: cookie.domain)
+                guard domainOK, CookieMatching.pathMatches(path, cookiePath: cookie.path) else { continue }
+                if cookie.secure && !request.url.isSecure { continue }
+                if include(cookie) { result.append(CookieLocation(bucket: bucket, index: index)) }
+            }
+        }
+        return result
+    }
+
+    /// The buckets that can hold cookies for `host`: those keyed by the host or one of its
+    /// parent domains (a bucket key is a suffix of every domain in it).
+    func candidateBuckets(forHost host: String) -> [String] {
+        if IPLiteral.isIPLiteral(host) { return buckets[host] == nil ? [] : [host] }
+        var keys: [String] = []
+        var candidate = Substring(host)
+        while true {
+            if buckets[String(candidate)] != nil { keys.append(String(candidate)) }
+            guard let dot = candidate.firstIndex(of: ".") else { break }
+            candidate = candidate[candidate.index(after: dot)...]
+            if candidate.isEmpty { break }
+        }
+        return keys
+    }
+
+    /// Bucket keys that can hold a cookie whose domain domain-matches `domain` or is
+    /// domain-matched by it (a scan of the keys, not of the cookies).
+    func bucketKeys(relatedTo domain: String) -> [String] {
+        if IPLiteral.isIPLiteral(domain) { return buckets[domain] == nil ? [] : [domain] }
+        return buckets.keys.filter { key in
+            CookieMatching.domainMatches(key, domain: domain) || CookieMatching.domainMatches(domain, domain: key)
+        }
+    }
+
+    // MARK: - Deletion and listing
+
+    /// Deletes cookies; returns how many were deleted (expired cookies are purged silently).
+    ///
+    /// - `.url`: exactly the cookies a retrieval for that URL would return, ignoring
+    ///   SameSite and `forScript`.
+    /// - `.domain`: cookies of that domain and its subdomains.
+    /// - `.all`: every cookie.
+    /// `name`, when given, restricts the deletion to cookies of that name.
+    public func delete(_ scope: CookieDeletionScope, name: String? = nil, now: Int64) throws(CookieHostError) -> Int {
+        purgeExpired(now: now)
+        let nameMatches: (Cookie) -> Bool = { cookie in name.map { CookieMatching.same($0, cookie.name) } ?? true }
+        switch scope {
+        case .url(let url, let normalizedHost):
+            let request = try effectiveRequest(url, normalizedHost: normalizedHost)
+            let keys = matchingCookies(for: request, now: now, include: nameMatches).map {
+                (buckets[$0.bucket]![$0.index].cookie.key, $0.bucket)
+            }
+            for (key, bucket) in keys { evict(key, bucket: bucket) }
+            return keys.count
+        case .domain(let text):
+            let domain = try canonicalDomainFilter(text)
+            var deleted = 0
+            for bucket in bucketKeys(relatedTo: domain) {
+                deleted += removeAll(inBucket: bucket) { cookie in
+                    CookieMatching.domainMatches(cookie.domain, domain: domain) && nameMatches(cookie)
+                }
+            }
+            return deleted
+        case .all:
+            var deleted = 0
+            for bucket in Array(buckets.keys) { deleted += removeAll(inBucket: bucket, where: nameMatches) }
+            return deleted
+        }
+    }
+
+    /// Cookies of `domain` and its subdomains (all cookies when nil), sorted by domain, then
+    /// path, then creation. Expired cookies are purged first.
+    public func list(domain: String? = nil, now: Int64) throws(CookieHostError) -> [Cookie] {
+        purgeExpired(now: now)
+        var cookies: [Cookie]
+        if let domain {
+            let filter = try canonicalDomainFilter(domain)
+            cookies = bucketKeys(relatedTo: filter).flatMap { buckets[$0] ?? [] }.map(\.cookie).filter {
+                CookieMatching.domainMatches($0.domain, domain: filter)
+            }
+        } else {
+            cookies = buckets.values.flatMap { $0.map(\.cookie) }
+        }
+        cookies.sort { lhs, rhs in
+            if !CookieMatching.same(lhs.domain, rhs.domain) { return lhs.domain.utf8.lexicographicallyPrecedes(rhs.domain.utf8) }
+            if !CookieMatching.same(lhs.path, rhs.path) { return lhs.path.utf8.lexicographicallyPrecedes(rhs.path.utf8) }
+            return lhs.creationIndex < rhs.creationIndex
+        }
+        return cookies
+    }
+
+    /// A domain filter as given by a client: a leading dot is allowed and ignored.
+    private func canonicalDomainFilter(_ text: String) throws(CookieHostError) -> String {
+        var trimmed = Substring(text)
+        if trimmed.first == "." { trimmed = trimmed.dropFirst() }
+        guard let canonical = rules.canonicalHost(String(trimmed)) else { throw CookieHostError(field: "domain", host: text) }
+        return canonical
+    }
+
+    // MARK: - Persistence seam
+
+    /// The changes since the last call, oldest first: what a store must apply to mirror the
+    /// jar. Last-access updates from retrievals are not included (they ride along with the
+    /// cookie's next upsert).
+    public func drainChanges() -> [CookieChange] {
+        defer { pendingChanges.removeAll(keepingCapacity: true) }
+        return pendingChanges
+    }
+
+    /// Fills the jar from storage without recording changes. Expired cookies and cookies
+    /// that could never have been stored (control characters) are skipped; a later
+    /// duplicate of a key wins. If the limits are exceeded, the evictions are recorded.
+    public func load(_ cookies: [Cookie], now: Int64) {
+        let ordered = cookies.sorted { ($0.lastAccess, $0.creationIndex) < ($1.lastAccess, $1.creationIndex) }
+        for cookie in ordered where !cookie.isExpired(at: now) && Self.isStorable(cookie) {
+            let bucket = bucketKey(cookie.domain)
+            _ = remove(cookie.key, inBucket: bucket)
+            insert(cookie, bucket: bucket)
+            nextCreationIndex = max(nextCreationIndex, cookie.creationIndex + 1)
+        }
+        for bucket in Array(buckets.keys) { _ = enforceLimits(bucket: bucket, keeping: nil, now: now) }
+    }
+
+    /// Whether a cookie from outside (storage, import) is safe to hold: no control
+    /// characters that could end up in a header, and within the size limit.
+    static func isStorable(_ cookie: Cookie) -> Bool {
+        !cookie.name.utf8.contains(where: SetCookieParser.isForbiddenControl)
+            && !cookie.value.utf8.contains(where: SetCookieParser.isForbiddenControl)
+            && !cookie.path.utf8.contains(where: SetCookieParser.isForbiddenControl)
+            && cookie.name.utf8.count + cookie.value.utf8.count <= SetCookieParser.maxNameValueOctets
+            && !(cookie.name.isEmpty && cookie.value.isEmpty)
+    }
+
+    /// Inserts a cookie that arrived from outside the HTTP path (Netscape import), replacing
+    /// the one with its key and enforcing the limits. Returns false when the limits refuse it.
+    func insertImported(_ incoming: Cookie, now: Int64) -> Bool {
+        var cookie = incoming
+        cookie.creationIndex = 0
+        return store(cookie, now: now) == .stored
+    }
+
+    /// Every stored cookie, in no particular order.
+    var allCookies: [Cookie] {
+        buckets.values.flatMap { $0.map(\.cookie) }
+    }
+}
+
+@available(*, unavailable)
+extension CookieJar: Sendable {}
+
+/// What `CookieJar.setCookies` did.
+public struct SetCookiesOutcome: Sendable, Equatable {
+    /// The host the cookies were stored under (after domain normalization).
+    public var host: String
+    /// Cookies stored (new or replacing one with the same name, domain and path).
+    public var stored = 0
+    /// Stored cookies removed by cookies that arrived already expired.
+    public var deleted = 0
+    /// Cookies not stored, with the index of their `Set-Cookie` value.
+    public var rejected: [RejectedCookie] = []
+
+    public init(host: String, stored: Int = 0, deleted: Int = 0, rejected: [RejectedCookie] = []) {
+        self.host = host
+        self.stored = stored
+        self.deleted = deleted
+        self.rejected = rejected
+    }
+}
+
+/// One refused `Set-Cookie` value.
+public struct RejectedCookie: Sendable, Equatable {
+    /// Its index in the `setCookie` array.
+    public var index: Int
+    public var reason: CookieRejection
+
+    public init(index: Int, reason: CookieRejection) {
+        self.index = index
+        self.reason = reason
+    }
+}
+
+/// What `CookieJar.cookieHeader` returns.
+public struct CookieHeader: Sendable, Equatable {
+    /// The `Cookie` header value; empty when no cookie matches.
+    public var header: String
+    /// Number of cookies in `header`.
+    public var count: Int
+    /// The host the cookies were looked up under (after domain normalization).
+    public var host: String
+}
+
+/// Which cookies `CookieJar.delete` removes.
+public enum CookieDeletionScope: Sendable, Equatable {
+    case url(RequestURL, normalizedHost: String?)
+    case domain(String)
+    case all
+}
+
+/// A host the jar cannot use: the URL's host, the normalized host or a domain filter is not
+/// a valid host name. The server answers -32602 naming `field`.
+public struct CookieHostError: Error, Sendable, Equatable {
+    /// The request member at fault: `url`, `host` or `domain`.
+    public let field: String
+    /// The offending text.
+    public let host: String
+
+    public init(field: String, host: String) {
+        self.field = field
+        self.host = host
+    }
+}

@@ -1,0 +1,48 @@
+/// The matching rules of RFC 6265bis section 5.1.3 and 5.1.4, on octets (the RFC compares
+/// octet strings; Swift's `==` on `String` would also equate canonically equivalent Unicode).
+public enum CookieMatching {
+    /// 5.1.3: `string` domain-matches `domain` when they are identical, or when `domain` is
+    /// a suffix of `string` preceded by "." and `string` is a host name, not an IP address.
+    public static func domainMatches(_ string: String, domain: String) -> Bool {
+        if string.utf8.elementsEqual(domain.utf8) { return true }
+        let host = string.utf8
+        let suffix = domain.utf8
+        guard !suffix.isEmpty, host.count > suffix.count, host.reversed().starts(with: suffix.reversed()) else {
+            return false
+        }
+        let dot = host.index(host.endIndex, offsetBy: -suffix.count - 1)
+        return host[dot] == UInt8(ascii: ".") && !IPLiteral.isIPLiteral(string)
+    }
+
+    /// 5.1.4: the default-path of a request path.
+    public static func defaultPath(_ uriPath: String) -> String {
+        let bytes = Array(uriPath.utf8)
+        guard bytes.first == UInt8(ascii: "/"), let lastSlash = bytes.lastIndex(of: UInt8(ascii: "/")), lastSlash > 0
+        else { return "/" }
+        return String(decoding: bytes[..<lastSlash], as: UTF8.self)
+    }
+
+    /// 5.1.4: `requestPath` path-matches `cookiePath`.
+    public static func pathMatches(_ requestPath: String, cookiePath: String) -> Bool {
+        let request = requestPath.utf8
+        let cookie = cookiePath.utf8
+        guard request.starts(with: cookie) else { return false }
+        if request.count == cookie.count { return true }
+        if cookie.last == UInt8(ascii: "/") { return true }
+        return request[request.index(request.startIndex, offsetBy: cookie.count)] == UInt8(ascii: "/")
+    }
+
+    /// Octet equality.
+    static func same(_ lhs: String, _ rhs: String) -> Bool {
+        lhs.utf8.elementsEqual(rhs.utf8)
+    }
+
+    /// ASCII case-insensitive prefix test on octets.
+    static func hasPrefixIgnoringASCIICase(_ string: String, _ prefix: String) -> Bool {
+        var iterator = string.utf8.makeIterator()
+        for expected in prefix.utf8 {
+            guard let byte = iterator.next(), asciiLowercased(byte) == asciiLowercased(expected) else { return false }
+        }
+        return true
+    }
+}

@@ -1,0 +1,103 @@
+/// Host-name knowledge the cookie jar needs but Core cannot have without C libraries:
+/// IDNA canonicalization and the public suffix list. `HTTPDNSPSL.PublicSuffixRules` is the
+/// real one (libidn2 + libpsl); `BasicDomainRules` is a small ASCII-only stand-in for tests.
+public protocol DomainRules: Sendable {
+    /// The canonical form of a host name (RFC 6265bis 5.1.2): lowercase, every label an
+    /// A-label. IP literals come back in `IPLiteral` canonical form. Nil when `host` is not
+    /// a valid host name.
+    func canonicalHost(_ host: String) -> String?
+    /// True when the canonical `domain` is a public suffix, ICANN or private section
+    /// (`com`, `co.uk`, `github.io`).
+    func isPublicSuffix(_ domain: String) -> Bool
+    /// The public suffix plus one label (`a.b.example.co.uk` -> `example.co.uk`); nil for IP
+    /// literals and for hosts that are themselves public suffixes.
+    func registrableDomain(_ host: String) -> String?
+}
+
+/// Syntax checks on ASCII host names, shared by every `DomainRules`.
+public enum HostNameSyntax {
+    /// RFC 1035 section 2.3.4: a label holds at most 63 octets.
+    public static let maxLabelLength = 63
+    /// RFC 1035 section 2.3.4: a name holds at most 255 octets on the wire, 253 as text.
+    public static let maxNameLength = 253
+
+    /// Lowercases and validates an ASCII host name: non-empty labels of letters, digits,
+    /// `-` and `_` (seen in real host names), optionally one trailing dot, and a last label
+    /// that is not all digits (such a host must be an IPv4 address). IP literals are
+    /// returned in canonical form. Nil for anything else, including non-ASCII input.
+    public static func canonicalASCII(_ host: String) -> String? {
+        if let ip = IPLiteral.canonical(host) { return ip }
+        var bytes = Array(host.utf8)
+        guard !bytes.isEmpty, bytes.count <= maxNameLength + 1 else { return nil }
+        var body = bytes[...]
+        if body.last == UInt8(ascii: ".") { body = body.dropLast() }
+        guard !body.isEmpty, body.count <= maxNameLength else { return nil }
+        var labelLength = 0
+        var lastLabelAllDigits = true
+        for byte in body {
+            if byte == UInt8(ascii: ".") {
+                guard labelLength > 0 else { return nil }
+                labelLength = 0
+                lastLabelAllDigits = true
+                continue
+            }
+            guard isLabelByte(byte) else { return nil }
+            labelLength += 1
+            guard labelLength <= maxLabelLength else { return nil }
+            if byte < UInt8(ascii: "0") || byte > UInt8(ascii: "9") { lastLabelAllDigits = false }
+        }
+        guard labelLength > 0, !lastLabelAllDigits else { return nil }
+        for index in bytes.indices { bytes[index] = asciiLowercased(bytes[index]) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// True when every byte of `host` is ASCII.
+    public static func isASCII(_ host: String) -> Bool {
+        host.utf8.allSatisfy { $0 < 0x80 }
+    }
+
+    private static func isLabelByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+            return true
+        default:
+            return false
+        }
+    }
+}
+
+/// ASCII-only `DomainRules` over a fixed suffix list, for unit tests.
+///
+/// Like libpsl with its default `*` rule, every top-level label counts as a public suffix
+/// even when it is not listed.
+public struct BasicDomainRules: DomainRules {
+    /// The listed suffixes, lowercase, without leading dots.
+    public let publicSuffixes: Set<String>
+
+    public init(publicSuffixes: Set<String> = ["com", "org", "net", "example", "co.uk", "github.io"]) {
+        self.publicSuffixes = publicSuffixes
+    }
+
+    public func canonicalHost(_ host: String) -> String? {
+        HostNameSyntax.canonicalASCII(host)
+    }
+
+    public func isPublicSuffix(_ domain: String) -> Bool {
+        guard IPLiteral.canonical(domain) == nil, !domain.isEmpty else { return false }
+        return publicSuffixes.contains(domain) || !domain.contains(".")
+    }
+
+    public func registrableDomain(_ host: String) -> String? {
+        guard IPLiteral.canonical(host) == nil, !host.isEmpty else { return nil }
+        let labels = host.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        // Walk from the longest proper suffix to the shortest; the first public one wins.
+        for start in 0..<labels.count {
+            let suffix = labels[start...].joined(separator: ".")
+            if isPublicSuffix(suffix) {
+                return start == 0 ? nil : labels[(start - 1)...].joined(separator: ".")
+            }
+        }
+        return nil
+    }
+}
