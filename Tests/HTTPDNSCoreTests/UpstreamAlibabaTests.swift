@@ -29,6 +29,16 @@ struct AlibabaV1Tests {
             == "ddfd6c90a1eb1c60b10089aa27545e14")
     }
 
+    @Test func printingNeverShowsTheSecret() {
+        let codec = AlibabaV1(baseURL: "http://203.107.1.1/100000", secret: "s3cr3t")
+        var dumped = ""
+        dump(codec, to: &dumped)
+        for text in [String(describing: codec), String(reflecting: codec), "\(codec)", dumped] {
+            #expect(!text.contains("s3cr3t"), "\(text)")
+            #expect(text.contains("203.107.1.1"))
+        }
+    }
+
     @Test func emptySecretMeansUnsigned() {
         #expect(!AlibabaV1(baseURL: "http://x/1", secret: "").isSigned)
     }

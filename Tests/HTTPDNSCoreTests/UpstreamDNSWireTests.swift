@@ -117,12 +117,10 @@ struct DNSWireTests {
         edge.name("edge", pointer: cdnRData + 4)
         m.pointer(cdnRData)
         m.record(type: 5, ttl: 50, rdata: edge.bytes)
-        let edgeOwner = m.offset + 10
         m.pointer(cdnRData)
         m.record(type: 28, ttl: 999, rdata: Array(repeating: 0xff, count: 16))  // AAAA of the middle name: skipped
         m.name("EDGE", pointer: cdnRData + 4)
         m.record(type: 28, ttl: 80, rdata: [0x20, 0x01, 0x0d, 0xb8] + Array(repeating: 0, count: 11) + [1])
-        _ = edgeOwner
         #expect(DNSWire.parseResponse(m.bytes, host: "WWW.example.com", type: .aaaa)
             == .success(UpstreamAnswer(ipv6: addresses(["2001:db8::1"]), ttl: 50)))
     }

@@ -149,3 +149,10 @@ public struct AlibabaV1: Sendable {
         return nil
     }
 }
+
+/// Printing or dumping the codec (in logs, `status`) must never show the secret key.
+extension AlibabaV1: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String { "alibaba \(baseURL)\(isSigned ? " (signed)" : "")" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["baseURL": baseURL, "isSigned": isSigned]) }
+}
