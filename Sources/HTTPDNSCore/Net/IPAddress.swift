@@ -1,0 +1,181 @@
+/// An IPv4 or IPv6 address, parsed strictly and printed canonically.
+///
+/// Only the forms a resolver can legitimately return are accepted: dotted-quad IPv4 with no
+/// leading zeros or shorthand (`1.2.3`, `0x7f.1`, `010.0.0.1` are all rejected, because other
+/// parsers read them differently), and RFC 4291 IPv6 text without a zone id.
+public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
+    public enum Family: String, Hashable, Sendable {
+        case v4
+        case v6
+    }
+
+    public let family: Family
+    /// 4 bytes for `.v4`, 16 for `.v6`, in network order.
+    public let bytes: [UInt8]
+
+    /// From raw network-order bytes, e.g. the RDATA of an A (4) or AAAA (16) record.
+    public init?(bytes: some Collection<UInt8>) {
+        switch bytes.count {
+        case 4: self.family = .v4
+        case 16: self.family = .v6
+        default: return nil
+        }
+        self.bytes = Array(bytes)
+    }
+
+    /// Parses either family; a colon means IPv6.
+    public init?(_ text: String) {
+        if text.utf8.contains(UInt8(ascii: ":")) {
+            self.init(ipv6: text)
+        } else {
+            self.init(ipv4: text)
+        }
+    }
+
+    /// Strict dotted-quad: four decimal parts 0-255, no leading zeros except "0" itself.
+    public init?(ipv4 text: String) {
+        guard let parsed = IPAddress.parseIPv4(Array(text.utf8)[...]) else { return nil }
+        self.family = .v4
+        self.bytes = parsed
+    }
+
+    /// RFC 4291 section 2.2 text forms, including `::` and a trailing embedded IPv4; zone ids are rejected.
+    public init?(ipv6 text: String) {
+        guard let parsed = IPAddress.parseIPv6(Array(text.utf8)) else { return nil }
+        self.family = .v6
+        self.bytes = parsed
+    }
+
+    /// Canonical text: dotted-quad, or RFC 5952 for IPv6.
+    public var description: String {
+        switch family {
+        case .v4: return bytes.map { String($0) }.joined(separator: ".")
+        case .v6: return IPAddress.formatIPv6(bytes)
+        }
+    }
+
+    // MARK: - Parsing
+
+    private static func parseIPv4(_ text: ArraySlice<UInt8>) -> [UInt8]? {
+        var result: [UInt8] = []
+        result.reserveCapacity(4)
+        for part in text.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false) {
+            guard result.count < 4, (1...3).contains(part.count) else { return nil }
+            guard part.count == 1 || part.first != UInt8(ascii: "0") else { return nil }
+            var value = 0
+            for byte in part {
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            guard value <= 255 else { return nil }
+            result.append(UInt8(value))
+        }
+        return result.count == 4 ? result : nil
+    }
+
+    private static func parseIPv6(_ text: [UInt8]) -> [UInt8]? {
+        let colon = UInt8(ascii: ":")
+        // Locate a single "::"; a second one would make the zero run ambiguous.
+        var doubleColon: Int?
+        var index = 0
+        while index + 1 < text.count {
+            if text[index] == colon && text[index + 1] == colon {
+                guard doubleColon == nil else { return nil }
+                doubleColon = index
+                index += 2
+                continue
+            }
+            index += 1
+        }
+        let head: ArraySlice<UInt8>
+        let tail: ArraySlice<UInt8>
+        if let at = doubleColon {
+            head = text[..<at]
+            tail = text[(at + 2)...]
+        } else {
+            head = text[...]
+            tail = []
+        }
+        // With "::" the embedded IPv4 may only end the tail; without it, only the head.
+        guard let headGroups = parseGroups(head, mayEndInIPv4: doubleColon == nil) else { return nil }
+        guard let tailGroups = parseGroups(tail, mayEndInIPv4: true) else { return nil }
+        let total = headGroups.count + tailGroups.count
+        if doubleColon == nil {
+            guard total == 8 else { return nil }
+        } else {
+            // "::" stands for one or more zero groups (RFC 4291 section 2.2, form 2).
+            guard total <= 7 else { return nil }
+        }
+        let groups = headGroups + Array(repeating: 0, count: 8 - total) + tailGroups
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(16)
+        for group in groups {
+            bytes.append(UInt8(group >> 8))
+            bytes.append(UInt8(group & 0xff))
+        }
+        return bytes
+    }
+
+    /// Colon-separated 16-bit groups of one side of "::"; an empty side has none.
+    private static func parseGroups(_ text: ArraySlice<UInt8>, mayEndInIPv4: Bool) -> [UInt16]? {
+        if text.isEmpty { return [] }
+        let parts = text.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false)
+        var groups: [UInt16] = []
+        for (position, part) in parts.enumerated() {
+            if position == parts.count - 1, mayEndInIPv4, part.contains(UInt8(ascii: ".")) {
+                guard let v4 = parseIPv4(part) else { return nil }
+                groups.append(UInt16(v4[0]) << 8 | UInt16(v4[1]))
+                groups.append(UInt16(v4[2]) << 8 | UInt16(v4[3]))
+                continue
+            }
+            guard (1...4).contains(part.count) else { return nil }
+            var value: UInt16 = 0
+            for byte in part {
+                guard let digit = hexValue(byte) else { return nil }
+                value = value << 4 | UInt16(digit)
+            }
+            groups.append(value)
+        }
+        return groups.count <= 8 ? groups : nil
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+
+    // MARK: - Formatting
+
+    /// RFC 5952 section 4: lowercase, no leading zeros, the longest run (of two or more) of zero
+    /// groups becomes "::" (the first on a tie); section 5: IPv4-mapped addresses end in dotted-quad.
+    private static func formatIPv6(_ bytes: [UInt8]) -> String {
+        let groups = (0..<8).map { UInt16(bytes[2 * $0]) << 8 | UInt16(bytes[2 * $0 + 1]) }
+        if groups[0..<5].allSatisfy({ $0 == 0 }) && groups[5] == 0xffff {
+            return "::ffff:" + bytes[12...].map { String($0) }.joined(separator: ".")
+        }
+        var bestStart = -1
+        var bestLength = 1
+        var runStart = -1
+        for (index, group) in groups.enumerated() {
+            if group == 0 {
+                if runStart < 0 { runStart = index }
+                let length = index - runStart + 1
+                if length > bestLength {
+                    bestStart = runStart
+                    bestLength = length
+                }
+            } else {
+                runStart = -1
+            }
+        }
+        func hex(_ slice: ArraySlice<UInt16>) -> String {
+            slice.map { String($0, radix: 16) }.joined(separator: ":")
+        }
+        guard bestStart >= 0 else { return hex(groups[...]) }
+        return hex(groups[..<bestStart]) + "::" + hex(groups[(bestStart + bestLength)...])
+    }
+}

@@ -1,0 +1,54 @@
+/// Tencent Cloud (DNSPod) HTTPDNS plain-text API: `/d?dn=H&ttl=1[&type=aaaa|addrs]`.
+public struct TencentHTTPDNS: Sendable {
+    /// The configured URL, e.g. `http://119.29.29.99` (the `/d` path is added here).
+    public let baseURL: String
+
+    public init(baseURL: String) {
+        self.baseURL = URLQuery.trimmedBase(baseURL)
+    }
+
+    public func request(host: String, family: ResolveFamily) -> UpstreamHTTPRequest {
+        var url = "\(baseURL)/d?dn=\(URLQuery.encode(host))&ttl=1"
+        switch family {
+        case .ipv4: break
+        case .ipv6: url += "&type=aaaa"
+        case .both: url += "&type=addrs"
+        }
+        return UpstreamHTTPRequest(url: url)
+    }
+
+    /// Parses `ip;ip,TTL`, `v4;v4,TTL-v6;v6,TTL` (for `.both`), each optionally followed by `|clientIP`.
+    /// An empty body means the service has no address for the name.
+    public static func parse(status: Int, body: [UInt8], family: ResolveFamily) -> Result<UpstreamAnswer, UpstreamError> {
+        guard (200..<300).contains(status) else { return .failure(UpstreamError(.httpStatus(status))) }
+        var text = String(decoding: body, as: UTF8.self).trimmingASCIIWhitespace()
+        if let bar = text.firstIndex(of: "|") { text = String(text[..<bar]) }
+        var validator = AddressListValidator()
+        var ttl: Int?
+        let parts: [(Substring, IPAddress.Family)]
+        switch family {
+        case .ipv4:
+            parts = [(Substring(text), .v4)]
+        case .ipv6:
+            parts = [(Substring(text), .v6)]
+        case .both:
+            let halves = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+            parts = [(halves[0], .v4), (halves.count > 1 ? halves[1] : "", .v6)]
+        }
+        for (part, addressFamily) in parts {
+            var addresses = part
+            if let comma = part.lastIndex(of: ",") {
+                guard let value = Int(String(part[part.index(after: comma)...]).trimmingASCIIWhitespace()), value >= 0 else {
+                    return .failure(UpstreamError(.malformed("TTL after ',' is not a number")))
+                }
+                ttl = min(ttl ?? value, value)
+                addresses = part[..<comma]
+            }
+            // A lone "0" is not an address: it is read as a placeholder for none, not as junk.
+            for entry in addresses.split(separator: ";") where entry != "0" {
+                validator.add(String(entry), as: addressFamily)
+            }
+        }
+        return validator.answer(ttl: ttl ?? UpstreamAnswer.defaultTTL)
+    }
+}

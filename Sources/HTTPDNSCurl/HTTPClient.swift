@@ -1,0 +1,169 @@
+import CCurl
+
+/// A blocking HTTP client over one libcurl easy handle.
+///
+/// Not thread-safe: each worker thread owns one, and because the handle lives across requests,
+/// libcurl reuses connections (and TLS sessions) to the same upstream.
+public final class HTTPClient {
+    private let handle: UnsafeMutableRawPointer
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+
+    /// libcurl's global state, set up exactly once (a `static let` initialiser runs once, thread-safely).
+    private static let globalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+
+    public init() {
+        precondition(HTTPClient.globalInit == CURLE_OK, "curl_global_init failed")
+        guard let handle = curl_easy_init() else { fatalError("curl_easy_init failed: out of memory") }
+        self.handle = handle
+        self.errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
+        self.errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+    }
+
+    deinit {
+        curl_easy_cleanup(handle)
+        errorBuffer.deallocate()
+    }
+
+    /// Sends `request` and waits for the whole response (or the deadline).
+    public func perform(_ request: HTTPRequest) -> Result<HTTPResponse, HTTPError> {
+        // Reset drops the previous request's options but keeps the connection cache.
+        curl_easy_reset(handle)
+        errorBuffer[0] = 0
+        let sink = ResponseSink(maxBodyBytes: request.maxBodyBytes)
+        var headerList: UnsafeMutablePointer<curl_slist>?
+        var connectTo: UnsafeMutablePointer<curl_slist>?
+        defer {
+            curl_slist_free_all(headerList)
+            curl_slist_free_all(connectTo)
+        }
+
+        var url = request.url
+        if let tlsName = request.tlsName, !tlsName.isEmpty {
+            guard let target = URLTarget(url) else { return .failure(HTTPError(.invalidRequest, "unparsable URL")) }
+            if target.scheme == "https" && target.host.lowercased() != tlsName.lowercased() {
+                url = target.replacingHost(with: tlsName)
+                connectTo = curl_slist_append(nil, target.connectToEntry(for: tlsName))
+            }
+        }
+        for header in request.headers {
+            headerList = curl_slist_append(headerList, "\(header.name): \(header.value)")
+        }
+        if request.method == .post {
+            // No "Expect: 100-continue" round trip for a small body.
+            headerList = curl_slist_append(headerList, "Expect:")
+        }
+
+        let userdata = Unmanaged.passUnretained(sink).toOpaque()
+        var status = CURLE_OK
+        func set(_ result: CURLcode) { if status == CURLE_OK { status = result } }
+        set(ccurl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer))
+        set(ccurl_setopt_string(handle, CURLOPT_URL, url))
+        set(ccurl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"))
+        // Threads: no SIGALRM-based DNS timeouts, which are not thread-safe.
+        set(ccurl_setopt_long(handle, CURLOPT_NOSIGNAL, 1))
+        set(ccurl_setopt_long(handle, CURLOPT_TIMEOUT_MS, request.timeoutMs))
+        set(ccurl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, request.timeoutMs))
+        set(ccurl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0))
+        // An empty proxy disables http_proxy/https_proxy from the environment.
+        set(ccurl_setopt_string(handle, CURLOPT_PROXY, request.proxy ?? ""))
+        set(ccurl_setopt_long(handle, CURLOPT_MAXFILESIZE, request.maxBodyBytes))
+        if let caFile = request.caFile { set(ccurl_setopt_string(handle, CURLOPT_CAINFO, caFile)) }
+        if let connectTo { set(ccurl_setopt_slist(handle, CURLOPT_CONNECT_TO, connectTo)) }
+        if let headerList { set(ccurl_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList)) }
+        switch request.method {
+        case .get:
+            set(ccurl_setopt_long(handle, CURLOPT_HTTPGET, 1))
+        case .post:
+            set(ccurl_setopt_long(handle, CURLOPT_POST, 1))
+            set(ccurl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, request.body.count))
+            // COPYPOSTFIELDS copies the bytes, so the Swift array need not outlive this call.
+            if request.body.isEmpty {
+                set(ccurl_setopt_string(handle, CURLOPT_COPYPOSTFIELDS, ""))
+            } else {
+                set(request.body.withUnsafeBytes {
+                    ccurl_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress))
+                })
+            }
+        }
+        set(ccurl_setopt_callback(handle, CURLOPT_WRITEFUNCTION, writeCallback))
+        set(ccurl_setopt_pointer(handle, CURLOPT_WRITEDATA, userdata))
+        set(ccurl_setopt_callback(handle, CURLOPT_HEADERFUNCTION, headerCallback))
+        set(ccurl_setopt_pointer(handle, CURLOPT_HEADERDATA, userdata))
+        guard status == CURLE_OK else { return .failure(HTTPError(.invalidRequest, message(for: status))) }
+
+        let result = withExtendedLifetime(sink) { curl_easy_perform(handle) }
+        guard result == CURLE_OK else {
+            if sink.exceeded || result == CURLE_FILESIZE_EXCEEDED {
+                return .failure(HTTPError(.bodyTooLarge, "over \(request.maxBodyBytes) bytes"))
+            }
+            if result == CURLE_OPERATION_TIMEDOUT {
+                return .failure(HTTPError(.timeout, message(for: result)))
+            }
+            if result == CURLE_URL_MALFORMAT || result == CURLE_UNSUPPORTED_PROTOCOL {
+                return .failure(HTTPError(.invalidRequest, message(for: result)))
+            }
+            return .failure(HTTPError(.transport, message(for: result)))
+        }
+        var code = 0
+        var totalTime = 0.0
+        _ = ccurl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &code)
+        _ = ccurl_getinfo_double(handle, CURLINFO_TOTAL_TIME, &totalTime)
+        return .success(HTTPResponse(status: code, headers: sink.headers, body: sink.body, totalTime: totalTime))
+    }
+
+    /// libcurl's detailed message when it wrote one, else the generic text for the code.
+    private func message(for code: CURLcode) -> String {
+        if errorBuffer[0] != 0 { return String(cString: errorBuffer) }
+        return String(cString: curl_easy_strerror(code))
+    }
+}
+
+@available(*, unavailable)
+extension HTTPClient: Sendable {}
+
+/// Collects one response; reached from libcurl's callbacks through the userdata pointer.
+private final class ResponseSink {
+    let maxBodyBytes: Int
+    var body: [UInt8] = []
+    var headers: [HTTPHeader] = []
+    var exceeded = false
+
+    init(maxBodyBytes: Int) { self.maxBodyBytes = maxBodyBytes }
+
+    /// One raw header line, CRLF included. A status line starts a new response (after a 1xx or an
+    /// auth round), so only the final response's headers are kept.
+    func addHeaderLine(_ bytes: UnsafeRawBufferPointer) {
+        var line = Array(bytes)
+        while let last = line.last, last == 0x0d || last == 0x0a { line.removeLast() }
+        if line.starts(with: Array("HTTP/".utf8)) {
+            headers.removeAll()
+            return
+        }
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return }
+        let name = String(decoding: line[..<colon], as: UTF8.self)
+        var value = line[(colon + 1)...]
+        while let first = value.first, first == 0x20 || first == 0x09 { value.removeFirst() }
+        while let last = value.last, last == 0x20 || last == 0x09 { value.removeLast() }
+        headers.append(HTTPHeader(name, String(decoding: value, as: UTF8.self)))
+    }
+}
+
+private let writeCallback: ccurl_data_callback = { data, size, count, userdata in
+    guard let userdata else { return 0 }
+    let sink = Unmanaged<ResponseSink>.fromOpaque(userdata).takeUnretainedValue()
+    let length = size * count
+    guard sink.body.count + length <= sink.maxBodyBytes else {
+        sink.exceeded = true
+        return 0  // anything but `length` makes libcurl abort with CURLE_WRITE_ERROR
+    }
+    if let data, length > 0 { sink.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length)) }
+    return length
+}
+
+private let headerCallback: ccurl_data_callback = { data, size, count, userdata in
+    guard let userdata else { return 0 }
+    let sink = Unmanaged<ResponseSink>.fromOpaque(userdata).takeUnretainedValue()
+    let length = size * count
+    if let data { sink.addHeaderLine(UnsafeRawBufferPointer(start: data, count: length)) }
+    return length
+}
