@@ -1,8 +1,10 @@
 import Glibc
 
-/// Starts a detached POSIX thread running `body`.
-public func spawnThread(_ body: @escaping @Sendable () -> Void) {
-    final class Box {
+/// Starts a POSIX thread running `body`. A joinable thread must be joined (pthread_join) by
+/// its owner; a detached one cleans up after itself.
+@discardableResult
+public func spawnThread(joinable: Bool = false, _ body: @escaping @Sendable () -> Void) -> pthread_t {
+    final class Box: Sendable {
         let body: @Sendable () -> Void
         init(_ body: @escaping @Sendable () -> Void) { self.body = body }
     }
@@ -11,12 +13,12 @@ public func spawnThread(_ body: @escaping @Sendable () -> Void) {
     let rc = pthread_create(
         &thread, nil,
         { raw in
-            let box = Unmanaged<AnyObject>.fromOpaque(raw!).takeRetainedValue()
-            (box as! Box).body()
+            Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
             return nil
         }, context)
     precondition(rc == 0, "pthread_create failed: \(SystemError.describe(rc))")
-    pthread_detach(thread)
+    if !joinable { pthread_detach(thread) }
+    return thread
 }
 
 /// A mutex with one condition variable, heap-allocated so their addresses never move.

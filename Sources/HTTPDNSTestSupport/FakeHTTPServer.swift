@@ -84,7 +84,7 @@ public final class FakeHTTPServer: Sendable {
         self.port = port
         self.core = Core(listener: listener, handler: handler)
         let core = self.core
-        let thread = spawnThread { core.acceptLoop() }
+        let thread = spawnThread(joinable: true) { core.acceptLoop() }
         core.state.withLock { $0.acceptThread = thread }
     }
 
@@ -150,7 +150,7 @@ public final class FakeHTTPServer: Sendable {
                     state.accepted += 1
                     return state.accepted - 1
                 }
-                let thread = spawnThread { [self] in serve(fd, connection: index) }
+                let thread = spawnThread(joinable: true) { [self] in serve(fd, connection: index) }
                 state.withLock { $0.connectionThreads.append(thread) }
             }
         }
@@ -318,22 +318,6 @@ private enum RequestParser {
         }
         return nil
     }
-}
-
-/// Runs `body` on a new joinable thread.
-private func spawnThread(_ body: @escaping @Sendable () -> Void) -> pthread_t {
-    final class Box: Sendable {
-        let body: @Sendable () -> Void
-        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-    }
-    var thread = pthread_t()
-    let box = Unmanaged.passRetained(Box(body)).toOpaque()
-    let result = pthread_create(&thread, nil, { raw in
-        Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
-        return nil
-    }, box)
-    precondition(result == 0, "pthread_create failed: \(result)")
-    return thread
 }
 
 extension FakeHTTPServer {
