@@ -83,6 +83,7 @@ public final class Daemon {
         services.registerMethods(on: server)
         server.onConnectionCountChange = { [unowned self] count in self.connectionCountChanged(count) }
         try server.startListening()
+        services.start()
 
         let where_ = activated ? "socket passed by systemd" : paths.socket
         logger.notice("httpdnsd \(Self.version) serving on \(where_)")

@@ -1,0 +1,209 @@
+import HTTPDNSCore
+import HTTPDNSProtocol
+import HTTPDNSSystem
+
+/// Where acknowledged cookie changes go before the client hears "done".
+protocol CookiePersistence: AnyObject {
+    /// Makes `changes` durable, then calls `completion` on the loop thread.
+    func commit(_ changes: [(uid: UInt32, change: CookieChange)], completion: @escaping (Result<Void, RPCError>) -> Void)
+    /// The jar of `uid` as last committed (after a failed commit, memory is rolled back to it).
+    func committedCookies(uid: UInt32, now: Int64) -> [Cookie]?
+}
+
+/// The cookie methods: one jar per peer uid (SO_PEERCRED), so no user ever reads, changes or
+/// deletes another user's cookies. IP-literal URLs are normalized to host names here.
+final class CookieService {
+    /// More Set-Cookie values than a browser would take from one response (-32003 beyond).
+    static let maxCookiesPerRequest = 256
+
+    private let rules: any DomainRules
+    private let limits: CookieJarLimits
+    private var jars: [UInt32: CookieJar] = [:]
+    /// The host name this daemon most recently resolved to an IP (the resolver's memory).
+    private let ownerOfAddress: (String) -> String?
+    var persistence: (any CookiePersistence)?
+
+    init(rules: any DomainRules, limits: CookieJarLimits, ownerOfAddress: @escaping (String) -> String?) {
+        self.rules = rules
+        self.limits = limits
+        self.ownerOfAddress = ownerOfAddress
+    }
+
+    /// Fills the jars from storage at startup.
+    func load(_ cookiesByUser: [UInt32: [Cookie]], now: Int64) {
+        for (uid, cookies) in cookiesByUser {
+            let jar = CookieJar(rules: rules, limits: limits)
+            jar.load(cookies, now: now)
+            jars[uid] = jar
+        }
+    }
+
+    var totalCount: Int { jars.values.reduce(0) { $0 + $1.count } }
+
+    func count(uid: UInt32) -> Int { jars[uid]?.count ?? 0 }
+
+    private func jar(for uid: UInt32) -> CookieJar {
+        if let jar = jars[uid] { return jar }
+        let jar = CookieJar(rules: rules, limits: limits)
+        jars[uid] = jar
+        return jar
+    }
+
+    func registerMethods(on server: RPCServer) {
+        server.register(.getCookieHeader) { [unowned self] params, context, done throws(RPCError) in
+            done(.result(try self.cookieHeader(GetCookieHeaderParams(params), uid: context.peer.uid)))
+        }
+        server.register(.handleSetCookie) { [unowned self] params, context, done throws(RPCError) in
+            try self.handleSetCookie(HandleSetCookieParams(params), uid: context.peer.uid, done: done)
+        }
+        server.register(.deleteCookies) { [unowned self] params, context, done throws(RPCError) in
+            try self.deleteCookies(DeleteCookiesParams(params), uid: context.peer.uid, done: done)
+        }
+        server.register(.listCookies) { [unowned self] params, context, done throws(RPCError) in
+            done(.result(try self.listCookies(domain: try params.optionalString("domain"), uid: context.peer.uid)))
+        }
+        server.register(.importCookies) { [unowned self] params, context, done throws(RPCError) in
+            try Self.requireNetscapeFormat(params)
+            try self.importCookies(try params.requiredString("data"), uid: context.peer.uid, done: done)
+        }
+        server.register(.exportCookies) { [unowned self] params, context, done throws(RPCError) in
+            try Self.requireNetscapeFormat(params)
+            let data = self.jar(for: context.peer.uid).exportNetscape(now: WallClock.nowSeconds())
+            done(.result(.object(["data": .string(data)])))
+        }
+    }
+
+    // MARK: methods
+
+    func cookieHeader(_ params: GetCookieHeaderParams, uid: UInt32) throws(RPCError) -> JSON {
+        let url = try Self.parseURL(params.url, field: "url")
+        let site = try params.siteForCookies.map { (s) throws(RPCError) in try Self.parseURL(s, field: "siteForCookies") }
+        let normalized = try normalizedHost(for: url, host: params.host)
+        let header = try mapHostError { () throws(CookieHostError) in
+            try jar(for: uid).cookieHeader(
+                url: url, normalizedHost: normalized, forScript: params.forScript, siteForCookies: site,
+                topLevelNavigation: params.topLevelNavigation, now: WallClock.nowSeconds())
+        }
+        return CookieHeaderResult(header: header.header, count: header.count).json
+    }
+
+    func handleSetCookie(
+        _ params: HandleSetCookieParams, uid: UInt32, done: @escaping (MethodOutcome) -> Void
+    ) throws(RPCError) {
+        guard params.setCookie.count <= Self.maxCookiesPerRequest else {
+            throw .limitExceeded("cookies in one request", limit: Self.maxCookiesPerRequest)
+        }
+        let url = try Self.parseURL(params.url, field: "url")
+        let normalized = try normalizedHost(for: url, host: params.host)
+        let jar = jar(for: uid)
+        let outcome = try mapHostError { () throws(CookieHostError) in
+            try jar.setCookies(params.setCookie, url: url, normalizedHost: normalized, now: WallClock.nowSeconds())
+        }
+        let result = SetCookieResult(
+            host: outcome.host, stored: outcome.stored,
+            rejected: outcome.rejected.map { SetCookieResult.Rejection(index: $0.index, reason: $0.reason.rawValue) })
+        persist(uid: uid, jar: jar) { done($0.map { _ in result.json }) }
+    }
+
+    func deleteCookies(_ params: DeleteCookiesParams, uid: UInt32, done: @escaping (MethodOutcome) -> Void)
+        throws(RPCError)
+    {
+        let scope: CookieDeletionScope
+        switch params.target {
+        case .url(let text, let host):
+            let url = try Self.parseURL(text, field: "url")
+            scope = .url(url, normalizedHost: try normalizedHost(for: url, host: host))
+        case .domain(let domain):
+            scope = .domain(domain)
+        case .all:
+            scope = .all
+        }
+        let jar = jar(for: uid)
+        let deleted = try mapHostError { () throws(CookieHostError) in try jar.delete(scope, name: params.name, now: WallClock.nowSeconds()) }
+        persist(uid: uid, jar: jar) { done($0.map { _ in .object(["deleted": .int(deleted)]) }) }
+    }
+
+    func listCookies(domain: String?, uid: UInt32) throws(RPCError) -> JSON {
+        let cookies = try mapHostError { () throws(CookieHostError) in try jar(for: uid).list(domain: domain, now: WallClock.nowSeconds()) }
+        return .object(["cookies": .array(cookies.map { Self.record($0).json })])
+    }
+
+    func importCookies(_ data: String, uid: UInt32, done: @escaping (MethodOutcome) -> Void) throws(RPCError) {
+        let jar = jar(for: uid)
+        let result = jar.importNetscape(data, now: WallClock.nowSeconds())
+        persist(uid: uid, jar: jar) {
+            done($0.map { _ in .object(["imported": .int(result.imported), "skipped": .int(result.skipped)]) })
+        }
+    }
+
+    // MARK: helpers
+
+    /// Acknowledges only after the store committed; on failure the jar goes back to what is on disk.
+    private func persist(uid: UInt32, jar: CookieJar, then reply: @escaping (Result<Void, RPCError>) -> Void) {
+        let changes = jar.drainChanges()
+        guard let persistence, !changes.isEmpty else {
+            reply(.success(()))
+            return
+        }
+        persistence.commit(changes.map { (uid, $0) }) { [weak self] result in
+            if case .failure = result, let self, let committed = persistence.committedCookies(uid: uid, now: WallClock.nowSeconds()) {
+                let restored = CookieJar(rules: self.rules, limits: self.limits)
+                restored.load(committed, now: WallClock.nowSeconds())
+                self.jars[uid] = restored
+            }
+            reply(result)
+        }
+    }
+
+    /// `host` when the URL holds an IP literal, else the host this daemon last resolved to that IP.
+    private func normalizedHost(for url: RequestURL, host: String?) throws(RPCError) -> String? {
+        guard url.isIPLiteral else { return nil }
+        if let host {
+            guard !host.isEmpty else { throw .invalidParams(field: "host", "must not be empty") }
+            return host
+        }
+        return ownerOfAddress(url.host)
+    }
+
+    private static func parseURL(_ text: String, field: String) throws(RPCError) -> RequestURL {
+        guard let url = RequestURL(text) else {
+            throw .invalidParams(field: field, "not an absolute http(s) or ws(s) URL with a host")
+        }
+        return url
+    }
+
+    private static func requireNetscapeFormat(_ params: Params) throws(RPCError) {
+        let format = try params.optionalString("format") ?? CookieFileFormat.netscape.rawValue
+        guard CookieFileFormat(rawValue: format) != nil else {
+            throw .invalidParams(field: "format", "only \"netscape\" (cookies.txt) is supported")
+        }
+    }
+
+    private func mapHostError<T>(_ body: () throws(CookieHostError) -> T) throws(RPCError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw .invalidParams(field: error.field, "\"\(error.host)\" is not a valid host name")
+        }
+    }
+
+    static func record(_ cookie: Cookie) -> CookieRecord {
+        CookieRecord(
+            name: cookie.name, value: cookie.value, domain: cookie.domain, hostOnly: cookie.hostOnly,
+            path: cookie.path, expires: cookie.expires, secure: cookie.secure, httpOnly: cookie.httpOnly,
+            sameSite: cookie.sameSite.rawValue, partitioned: cookie.partitioned, created: cookie.created)
+    }
+}
+
+extension Result where Failure == RPCError {
+    /// A method's outcome from a result value.
+    func map(_ transform: (Success) -> JSON) -> MethodOutcome {
+        switch self {
+        case .success(let value): return .result(transform(value))
+        case .failure(let error): return .failure(error)
+        }
+    }
+}
+
+@available(*, unavailable)
+extension CookieService: Sendable {}
