@@ -29,6 +29,6 @@ public enum DaemonSocketPath {
 
     /// Applies the rule to this process's environment and file system.
     public static func resolve(explicit: String?) -> String {
-        resolve(explicit: explicit, environment: FileSystemQuery.environment, isSocket: FileSystemQuery.isSocket)
+        resolve(explicit: explicit, environment: ProcessEnvironment.value, isSocket: Files.isSocket)
     }
 }

@@ -62,7 +62,7 @@ public final class HTTPDNSConnection {
         _ requests: [(method: String, params: JSONObject)], timeoutMilliseconds: Int? = nil
     ) throws(ClientError) -> [Result<JSON, RPCError>] {
         let timeout = timeoutMilliseconds ?? defaultTimeoutMilliseconds
-        let deadline = monotonicMilliseconds() + Int64(timeout)
+        let deadline = MonotonicClock.nowMilliseconds() + Int64(timeout)
         var outcomes = [Result<JSON, RPCError>?](repeating: nil, count: requests.count)
         var reconnected = false
         while true {
@@ -216,7 +216,7 @@ public final class HTTPDNSConnection {
     }
 
     private func waitFor(_ readiness: PollReadiness, on fd: FileDescriptor, deadline: Int64) throws(TransportFailure) {
-        let remaining = deadline - monotonicMilliseconds()
+        let remaining = deadline - MonotonicClock.nowMilliseconds()
         guard remaining > 0 else { throw .timedOut }
         let ready: Bool
         do {

@@ -207,6 +207,8 @@ public enum MonotonicClock {
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
+
+    public static func nowMilliseconds() -> Int64 { nowNanoseconds() / 1_000_000 }
 }
 
 /// Wall-clock Unix time, for cookie expiry and persisted deadlines.

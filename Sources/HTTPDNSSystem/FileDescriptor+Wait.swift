@@ -1,3 +1,4 @@
+import CHTTPDNSShims
 import Glibc
 
 private let sysPoll = Glibc.poll
@@ -21,28 +22,5 @@ extension FileDescriptor {
         var entry = pollfd(fd: rawValue, events: events, revents: 0)
         let ready = try syscall("poll") { sysPoll(&entry, 1, timeoutMilliseconds) }
         return ready > 0
-    }
-}
-
-/// Milliseconds of CLOCK_MONOTONIC, for deadlines that must not jump with the wall clock.
-public func monotonicMilliseconds() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
-}
-
-/// Filesystem queries a client needs (socket discovery).
-public enum FileSystemQuery {
-    /// Whether `path` names a Unix socket (stat(2) follows symlinks, as connect(2) does).
-    public static func isSocket(_ path: String) -> Bool {
-        var status = stat()
-        guard stat(path, &status) == 0 else { return false }
-        return (status.st_mode & S_IFMT) == S_IFSOCK
-    }
-
-    /// The value of an environment variable, nil when unset.
-    public static func environment(_ name: String) -> String? {
-        guard let value = getenv(name) else { return nil }
-        return String(cString: value)
     }
 }

@@ -19,6 +19,13 @@ public enum Files {
         }
     }
 
+    /// Whether `path` names a Unix socket (stat(2) follows symlinks, as connect(2) does).
+    public static func isSocket(_ path: String) -> Bool {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return false }
+        return (status.st_mode & S_IFMT) == S_IFSOCK
+    }
+
     public static func exists(_ path: String) -> Bool {
         var status = stat()
         return stat(path, &status) == 0
