@@ -73,7 +73,12 @@ final class ResolverService {
         server.register(.resolve) { [unowned self] params, _, done throws(RPCError) in
             try self.resolve(ResolveParams(params), done: done)
         }
-        server.register(.flushCache) { [unowned self] params, _, done throws(RPCError) in
+        server.register(.flushCache) { [unowned self] params, context, done throws(RPCError) in
+            // The cache is shared by every user: only root and the daemon's own user may empty it.
+            let uid = context.peer.uid
+            guard uid == 0 || uid == ProcessEnvironment.effectiveUserID else {
+                throw .permissionDenied("only root or the daemon's user may flush the shared cache")
+            }
             let host = try params.optionalString("host").map { (h) throws(RPCError) in try self.canonicalName(h) }
             done(.result(.object(["flushed": .int(self.cache.flush(host: host))])))
         }

@@ -1,0 +1,225 @@
+import Foundation
+import Glibc
+import HTTPDNSProtocol
+import HTTPDNSTestSupport
+import Testing
+
+/// `resolve`, `flushCache` and `status` over the real socket, with fake upstreams on 127.0.0.1.
+@Suite(.serialized)
+struct ResolverSocketTests {
+    static let answers: [String: (v4: [String], v6: [String], ttl: Int)] = [
+        "a.example.com": (["203.0.113.10", "203.0.113.11"], ["2001:db8::10"], 120),
+        "short.example.com": (["203.0.113.20"], [], 1),
+        "empty.example.com": ([], [], 60),
+    ]
+
+    func resolve(_ client: LineClient, _ params: JSON, id: Int = 1) throws -> JSON {
+        try #require(try client.call("resolve", params, id: id))
+    }
+
+    @Test func alibabaAnswersThenTheCacheDoes() throws {
+        let upstream = try FakeHTTPServer.alibaba(answers: Self.answers)
+        let daemon = try DaemonHarness(config: "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\n")
+        let client = try daemon.connectReady()
+
+        let first = try resolve(client, ["host": "A.Example.COM."])
+        let result = try #require(first["result"], "\(first.encodedString)")
+        #expect(result["host"] == "a.example.com")
+        #expect(result["ipv4"] == ["203.0.113.10", "203.0.113.11"])
+        #expect(result["ipv6"] == ["2001:db8::10"])
+        #expect(result["source"] == "upstream")
+        #expect(result["upstream"] == "alibaba")
+        #expect(result["stale"] == false)
+        let ttl = try #require(result["ttl"]?.numberValue?.int64Value)
+        #expect(ttl > 0 && ttl <= 120)
+        let target = try #require(upstream.requests.first?.target)
+        #expect(target.hasPrefix("/100000/d?"))
+        #expect(target.contains("host=a.example.com"))
+        #expect(target.contains("query=4,6") || target.contains("query=4%2C6"))
+
+        let second = try resolve(client, ["host": "a.example.com"], id: 2)
+        #expect(second["result"]?["source"] == "cache")
+        #expect(second["result"]?["ipv4"] == ["203.0.113.10", "203.0.113.11"])
+        #expect(upstream.requestCount == 1)
+
+        let v4 = try resolve(client, ["host": "a.example.com", "family": "ipv4"], id: 3)
+        #expect(v4["result"]?["ipv6"] == [])
+        #expect(v4["result"]?["ipv4"] == ["203.0.113.10", "203.0.113.11"])
+
+        let status = try #require(try client.call("status")?["result"])
+        #expect(status["cache"]?["hits"]?.numberValue?.int64Value ?? 0 >= 1)
+        #expect(status["cache"]?["entries"]?.numberValue?.int64Value ?? 0 >= 2)
+        let upstreams = try #require(status["upstreams"]?.arrayValue)
+        #expect(upstreams.first?["name"] == "alibaba")
+        #expect(upstreams.first?["kind"] == "alibaba")
+        #expect(upstreams.first?["healthy"] == true)
+    }
+
+    @Test func concurrentResolvesShareOneUpstreamRequest() throws {
+        let upstream = try FakeHTTPServer { request in
+            .delay(ms: 300, then: .json(#"{"host":"a.example.com","ips":["203.0.113.10"],"ipsv6":[],"ttl":60}"#))
+        }
+        let daemon = try DaemonHarness(config: "[Resolver]\nUpstream=alibaba \(upstream.baseURL)/1\n")
+        _ = try daemon.connectReady()
+        let clients = try (0..<8).map { _ in try daemon.connect() }
+        for (i, client) in clients.enumerated() {
+            try client.sendLine(#"{"jsonrpc":"2.0","id":\#(i),"method":"resolve","params":{"host":"a.example.com"}}"#)
+        }
+        for client in clients {
+            let response = try #require(client.readJSON())
+            #expect(response["result"]?["ipv4"] == ["203.0.113.10"], "\(response.encodedString)")
+        }
+        #expect(upstream.requestCount == 1)
+    }
+
+    @Test func failoverToTheNextUpstreamAndHealth() throws {
+        let broken = try FakeHTTPServer { _ in .respond(status: 500, headers: [], body: Array("oops".utf8)) }
+        let working = try FakeHTTPServer.alibaba(answers: Self.answers)
+        let daemon = try DaemonHarness(
+            config: "[Resolver]\nUpstream=alibaba \(broken.baseURL)/100000\nUpstream=alibaba \(working.alibabaURL())\n")
+        let client = try daemon.connectReady()
+        let response = try resolve(client, ["host": "a.example.com"])
+        #expect(response["result"]?["ipv4"] == ["203.0.113.10", "203.0.113.11"])
+        #expect(broken.requestCount == 1)
+        let status = try #require(try client.call("status")?["result"]?["upstreams"]?.arrayValue)
+        #expect(status.count == 2)
+        #expect(status[0]["healthy"] == false)
+        #expect(status[0]["lastError"]?.stringValue?.contains("500") == true)
+        #expect(status[1]["healthy"] == true)
+        #expect(response["result"]?["upstream"] == status[1]["name"])
+    }
+
+    @Test func noAddressIsHostNotFoundAndFailureIsUnavailable() throws {
+        let upstream = try FakeHTTPServer.alibaba(answers: Self.answers)
+        let daemon = try DaemonHarness(config: "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\n")
+        let client = try daemon.connectReady()
+        let empty = try resolve(client, ["host": "empty.example.com"])
+        #expect(empty["error"]?["code"] == .int(-32001))
+        #expect(empty["error"]?["data"]?["name"] == "HostNotFound")
+        // An Alibaba error body (InvalidHost for a name it does not serve) is a failure, not "no address".
+        let unknown = try resolve(client, ["host": "unknown.example.com"], id: 2)
+        #expect(unknown["error"]?["code"] == .int(-32002), "\(unknown.encodedString)")
+        #expect(unknown["error"]?["data"]?["name"] == "ResolutionUnavailable")
+    }
+
+    @Test func staleAnswersAreServedAndRefreshedOnce() throws {
+        let upstream = try FakeHTTPServer.alibaba(answers: Self.answers)
+        let daemon = try DaemonHarness(config: "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\n")
+        let client = try daemon.connectReady()
+        #expect(try resolve(client, ["host": "short.example.com"])["result"]?["stale"] == false)
+        usleep(1_500_000)  // the answer's TTL is 1 s
+        let stale = try resolve(client, ["host": "short.example.com"], id: 2)
+        #expect(stale["result"]?["stale"] == true, "\(stale.encodedString)")
+        #expect(stale["result"]?["ttl"] == 0)
+        #expect(stale["result"]?["ipv4"] == ["203.0.113.20"])
+        // One background refresh went upstream.
+        let deadline = Date().addingTimeInterval(5)
+        while upstream.requestCount < 2 && Date() < deadline { usleep(10_000) }
+        #expect(upstream.requestCount == 2)
+        let status = try #require(try client.call("status")?["result"])
+        #expect(status["cache"]?["staleServed"]?.numberValue?.int64Value ?? 0 >= 1)
+    }
+
+    @Test func allowStaleFalseWaitsAndFailsWhenUpstreamsAreDown() throws {
+        let upstream = try FakeHTTPServer.alibaba(answers: Self.answers)
+        let daemon = try DaemonHarness(config: "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\nTimeout=1s\n")
+        let client = try daemon.connectReady()
+        #expect(try resolve(client, ["host": "short.example.com"])["result"] != nil)
+        upstream.stop()
+        usleep(1_500_000)
+        let strict = try resolve(client, ["host": "short.example.com", "allowStale": false], id: 2)
+        #expect(strict["error"]?["code"] == .int(-32002), "\(strict.encodedString)")
+        // With the upstream down, the expired answer is still served when stale is allowed.
+        let lenient = try resolve(client, ["host": "short.example.com"], id: 3)
+        #expect(lenient["result"]?["stale"] == true, "\(lenient.encodedString)")
+    }
+
+    @Test func aHangingUpstreamDelaysNothingElse() throws {
+        let upstream = try FakeHTTPServer { request in
+            request.target.contains("slow") ? .hang : .json(#"{"host":"x","ips":["203.0.113.1"],"ttl":60}"#)
+        }
+        let daemon = try DaemonHarness(config: "[Resolver]\nUpstream=alibaba \(upstream.baseURL)/1\nTimeout=5s\n")
+        let client = try daemon.connectReady()
+        try client.sendLine(#"{"jsonrpc":"2.0","id":"slow","method":"resolve","params":{"host":"slow.example.com","timeoutMs":1500}}"#)
+        try client.sendLine(#"{"jsonrpc":"2.0","id":"fast","method":"resolve","params":{"host":"fast.example.com"}}"#)
+        try client.sendLine(#"{"jsonrpc":"2.0","id":"jar","method":"getCookieHeader","params":{"url":"https://a.example.com/"}}"#)
+        let started = Date()
+        let first = try #require(client.readJSON())
+        let second = try #require(client.readJSON())
+        #expect(Set([first["id"], second["id"]].compactMap { $0?.stringValue }) == ["fast", "jar"])
+        #expect(Date().timeIntervalSince(started) < 1.0)
+        let last = try #require(client.readJSON(timeout: 5))
+        #expect(last["id"] == "slow")
+        #expect(last["error"]?["code"] == .int(-32002))
+        upstream.stop()
+    }
+
+    @Test func invalidNamesAreInvalidParams() throws {
+        let daemon = try DaemonHarness()
+        let client = try daemon.connectReady()
+        let long = String(repeating: "a.", count: 127) + "com"
+        let label = String(repeating: "x", count: 64) + ".example"
+        for (i, host) in ["", "a..b", long, label, "bad_chars!.example", "sp ace.example", "-lead.example"].enumerated() {
+            let response = try resolve(client, ["host": .string(host)], id: i)
+            #expect(response["error"]?["code"] == .int(-32602), "\(host): \(response.encodedString)")
+            #expect(response["error"]?["data"]?["field"] == "host")
+        }
+        let missing = try #require(try client.call("resolve", [:], id: 99))
+        #expect(missing["error"]?["data"]?["field"] == "host")
+        let family = try resolve(client, ["host": "a.example", "family": "ipv5"], id: 100)
+        #expect(family["error"]?["data"]?["field"] == "family")
+    }
+
+    @Test func literalsLocalhostAndStaticAnswers() throws {
+        let daemon = try DaemonHarness(config: "[Resolver]\nStatic=intranet.example 10.0.0.5 fd00::5\n")
+        let client = try daemon.connectReady()
+        let v4 = try resolve(client, ["host": "192.0.2.1"])
+        #expect(v4["result"]?["source"] == "literal")
+        #expect(v4["result"]?["ipv4"] == ["192.0.2.1"])
+        let v6 = try resolve(client, ["host": "2001:DB8::1"], id: 2)
+        #expect(v6["result"]?["ipv6"] == ["2001:db8::1"])
+        let local = try resolve(client, ["host": "localhost", "family": "ipv4"], id: 3)
+        #expect(local["result"]?["ipv4"] == ["127.0.0.1"], "\(local.encodedString)")
+        #expect(local["result"]?["source"] == "system")
+        let fixed = try resolve(client, ["host": "intranet.example"], id: 4)
+        #expect(fixed["result"]?["source"] == "static")
+        #expect(fixed["result"]?["ipv4"] == ["10.0.0.5"])
+        #expect(fixed["result"]?["ipv6"] == ["fd00::5"])
+    }
+
+    @Test func flushCacheForgetsAnswers() throws {
+        let upstream = try FakeHTTPServer.alibaba(answers: Self.answers)
+        let daemon = try DaemonHarness(config: "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\n")
+        let client = try daemon.connectReady()
+        _ = try resolve(client, ["host": "a.example.com"])
+        let flushed = try #require(try client.call("flushCache", ["host": "a.example.com"], id: 2))
+        #expect(flushed["result"]?["flushed"] == 2)
+        _ = try resolve(client, ["host": "a.example.com"], id: 3)
+        #expect(upstream.requestCount == 2)
+        let all = try #require(try client.call("flushCache", [:], id: 4))
+        #expect(all["result"]?["flushed"] == 2)
+    }
+
+    @Test func signedRequestsCarryAValidSignatureAndTheSecretStaysOutOfLogs() throws {
+        let secret = "s3cr3t-key-for-test"
+        let upstream = try FakeHTTPServer.alibaba(answers: Self.answers) { signed, t, s in
+            // s = md5(host-secret-t), computed here with the system's md5sum, not the daemon's code.
+            guard let result = try? runCommand("/bin/sh", ["-c", "printf '%s' \"$0\" | md5sum", "\(signed)-\(secret)-\(t)"])
+            else { return false }
+            return result.stdout.hasPrefix(s)
+        }
+        let daemon = try DaemonHarness(
+            config: "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\nSecretKey=\(secret)\n")
+        let client = try daemon.connectReady()
+        let response = try resolve(client, ["host": "a.example.com"])
+        #expect(response["result"]?["ipv4"] == ["203.0.113.10", "203.0.113.11"], "\(response.encodedString)")
+        let target = try #require(upstream.requests.first?.target)
+        #expect(target.contains("/sign_d?"))
+        #expect(!target.contains(secret))
+        _ = try resolve(client, ["host": "unknown.example.com"], id: 2)
+        let status = try #require(try client.call("status", [:], id: 3))
+        #expect(!status.encodedString.contains(secret))
+        daemon.stop()
+        #expect(!daemon.log.contains(secret))
+    }
+}
