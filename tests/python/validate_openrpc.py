@@ -99,8 +99,8 @@ def main():
     c.validates(doc, DOCUMENT_SCHEMA, "document structure")
     names = [m["name"] for m in doc["methods"]]
     c.check(names == API_METHODS, "methods are API.md's, in its order: %s" % names)
-    c.check(text.endswith("}\n") and text == json.dumps(doc, indent=2, ensure_ascii=False) + "\n",
-            "the file is in its canonical form (2-space indent, UTF-8, one final newline)")
+    c.check(text.endswith("}\n") and text == json.dumps(doc, separators=(",", ":"), ensure_ascii=False) + "\n",
+            "the file is one line of compact JSON (UTF-8, one final newline): rpc.discover serves its bytes")
     for method in doc["methods"]:
         name = method["name"]
         c.check(method.get("paramStructure") == "by-name", name + ": paramStructure by-name")

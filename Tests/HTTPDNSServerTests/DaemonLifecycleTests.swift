@@ -1,0 +1,132 @@
+import Foundation
+import Glibc
+import HTTPDNSProtocol
+import HTTPDNSSystem
+import HTTPDNSTestSupport
+import Testing
+
+/// Flags, configuration errors, binding its own socket, signals, watchdog and idle exit.
+@Suite(.serialized)
+struct DaemonLifecycleTests {
+    let httpdnsd = BuiltProducts.path("httpdnsd")
+
+    @Test func versionAndHelp() throws {
+        let version = try runCommand(httpdnsd, ["--version"])
+        #expect(version.status == 0)
+        #expect(version.stdout.hasPrefix("httpdnsd "))
+        let help = try runCommand(httpdnsd, ["--help"])
+        #expect(help.status == 0)
+        for flag in ["--config", "--socket", "--state-dir", "--version"] { #expect(help.stdout.contains(flag)) }
+        let bad = try runCommand(httpdnsd, ["--frobnicate"])
+        #expect(bad.status == 64)
+        #expect(bad.stderr.contains("--frobnicate"))
+        #expect(!bad.stderr.contains("Fatal error"))
+    }
+
+    @Test func badConfigurationIsAClearStartupError() throws {
+        let dir = TemporaryDirectory()
+        let config = dir.file("bad.conf")
+        try "[Resolver]\nUpstream=system\n\nTimeout=2 parsecs\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let result = try runCommand(
+            httpdnsd, ["--config", config, "--socket", dir.file("s.sock"), "--state-dir", dir.file("state")])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("\(config):4"), "\(result.stderr)")
+        #expect(result.stderr.contains("Timeout"))
+        #expect(result.stderr.split(separator: "\n").count == 1)
+
+        let missing = try runCommand(httpdnsd, ["--config", dir.file("absent.conf"), "--socket", dir.file("s.sock")])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("absent.conf"))
+    }
+
+    @Test func unknownKeysOnlyWarn() throws {
+        let daemon = try DaemonHarness(config: "[Resolver]\nUpstream=system\nFrobnicate=yes\n[Mystery]\nA=b\n")
+        let client = try daemon.connectReady()
+        #expect(try client.call("status")?["result"] != nil)
+        daemon.stop()
+        #expect(daemon.log.contains("Frobnicate"), "\(daemon.log)")
+        #expect(daemon.log.contains(":3"))
+    }
+
+    /// Without systemd the daemon binds --socket itself, replaces a stale socket file, and refuses
+    /// to steal one somebody is listening on.
+    @Test func bindsItsOwnSocketWithoutStealingALiveOne() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("own.sock")
+        // A stale socket file: bound, then its listener closed.
+        let stale = try UnixSocket.listen(path: path)
+        stale.close()
+        #expect(Files.isSocket(path))
+        let daemon = try ChildProcess(
+            httpdnsd, ["--config", "/dev/null", "--socket", path, "--state-dir", dir.file("state")],
+            environment: ["SWIFT_BACKTRACE": "enable=no"], stdout: dir.file("log"), stderr: dir.file("log"))
+        var client: LineClient?
+        for _ in 0..<200 where client == nil {
+            client = try? LineClient(path: path)
+            if client == nil { usleep(20_000) }
+        }
+        let connected = try #require(client)
+        #expect(try connected.call("status")?["result"] != nil)
+
+        let second = try runCommand(httpdnsd, ["--config", "/dev/null", "--socket", path, "--state-dir", dir.file("s2")])
+        #expect(second.status == 1)
+        #expect(second.stderr.contains("in use"), "\(second.stderr)")
+        #expect(try connected.call("status", id: 2)?["result"] != nil)
+
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait(timeout: 10) == 0)
+        #expect(!Files.exists(path))
+    }
+
+    @Test func aClientVanishingMidReplyDoesNotKillTheDaemon() throws {
+        let daemon = try DaemonHarness()
+        _ = try daemon.connectReady()
+        for _ in 0..<20 {
+            let client = try daemon.connect()
+            let requests = String(repeating: #"{"jsonrpc":"2.0","id":1,"method":"rpc.discover"}"# + "\n", count: 200)
+            try? client.send(requests)
+            // Closed without reading a byte: the daemon's sends hit EPIPE/ECONNRESET.
+        }
+        let client = try daemon.connect()
+        #expect(try client.call("status")?["result"] != nil)
+        #expect(daemon.process.isRunning)
+    }
+
+    @Test func inFlightRequestsAreAnsweredAfterSIGTERM() throws {
+        let upstream = try FakeHTTPServer { _ in
+            .delay(ms: 500, then: .json(#"{"host":"a.example.com","ips":["203.0.113.10"],"ttl":60}"#))
+        }
+        let daemon = try DaemonHarness(config: "[Resolver]\nUpstream=alibaba \(upstream.baseURL)/1\n")
+        let client = try daemon.connectReady()
+        try client.sendLine(#"{"jsonrpc":"2.0","id":7,"method":"resolve","params":{"host":"a.example.com"}}"#)
+        usleep(100_000)
+        daemon.signal(SIGTERM)
+        let response = try #require(client.readJSON(timeout: 5))
+        #expect(response["id"] == .int(7))
+        #expect(response["result"]?["ipv4"] == ["203.0.113.10"])
+        #expect(daemon.waitForExit() == 0)
+        #expect(daemon.notify.waitFor("STOPPING=1", timeout: 1))
+    }
+
+    @Test func watchdogIsPettedAtHalfTheInterval() throws {
+        let daemon = try DaemonHarness(environment: ["WATCHDOG_USEC": "400000"])
+        _ = try daemon.connectReady()
+        usleep(1_100_000)
+        let pets = daemon.notify.received.filter { $0.split(separator: "\n").contains("WATCHDOG=1") }.count
+        // 200 ms apart over ~1.1 s: about 5 (at least 3, allowing a slow machine).
+        #expect(pets >= 3 && pets <= 8, "\(pets) pets")
+    }
+
+    @Test func idleExitStopsCleanlyWhenSocketActivated() throws {
+        let daemon = try DaemonHarness(config: "[Server]\nIdleExit=1s\n")
+        let client = try daemon.connectReady()
+        #expect(try client.call("status")?["result"] != nil)
+        // Busy while a connection is open.
+        usleep(1_500_000)
+        #expect(daemon.process.isRunning)
+        client.shutdownWrite()
+        _ = client.readLine(timeout: 2)
+        #expect(daemon.waitForExit(timeout: 5) == 0)
+        #expect(daemon.notify.waitFor("STOPPING=1", timeout: 1))
+    }
+}
