@@ -259,26 +259,76 @@ final class ResolverService {
 
     // MARK: prefetch
 
-    /// Resolves the `Prefetch=` hosts now and again before each answer expires.
+    /// Resolves the `Prefetch=` hosts now and again before each answer expires, through Alibaba's
+    /// batch endpoint (5 names a request) when the preferred upstream is Alibaba.
     func startPrefetch() {
+        var hosts: [String] = []
         for raw in configuration.prefetch {
             guard let host = try? canonicalName(raw) else {
                 logger.warning("Prefetch=\(raw) is not a valid host name; skipped")
                 continue
             }
-            prefetch(host)
+            if !hosts.contains(host) { hosts.append(host) }
+        }
+        let preferred = UpstreamHealth.tryOrder(healths, now: Self.now()).first
+        if let index = preferred, endpoints[index].kind == .alibaba {
+            for group in AlibabaV1.batches(hosts) { prefetchBatch(group, upstream: index) }
+        } else {
+            for host in hosts { prefetch(host) }
         }
     }
 
     private func prefetch(_ host: String) {
         startFlight(host: host, family: .both, timeoutMs: configuration.timeoutMs) { [unowned self] _ in
-            let now = Self.now()
-            let ttls = Self.families(.both).compactMap { self.cache.peek(host: host, family: $0) }
-                .filter { !$0.negative }.map { Double($0.expiresAt.nanoseconds(since: now)) / 1e9 }
-            // Refresh before expiry; after a failure, retry after the negative TTL.
-            let delay = ttls.min().map { max(1, $0 * Self.prefetchRefreshFraction) } ?? Double(max(1, self.configuration.negativeTTLMs / 1000))
-            self.loop.schedule(afterMilliseconds: Int64(delay * 1000)) { [unowned self] in self.prefetch(host) }
+            self.scheduleRefresh(after: self.secondsToExpiry(of: [host])) { [unowned self] in self.prefetch(host) }
         }
+    }
+
+    private func prefetchBatch(_ hosts: [String], upstream index: Int) {
+        let endpoint = endpoints[index]
+        let settings = self.settings
+        let timeoutMs = configuration.timeoutMs
+        let token = loop.expectCompletion(Result<[String: UpstreamAnswer], UpstreamError>.self) { [unowned self] result in
+            let now = Self.now()
+            var missing = hosts
+            switch result {
+            case .success(let answers):
+                self.healths[index].recordSuccess(latencyMs: 0, now: now)
+                for (host, answer) in answers where hosts.contains(host) {
+                    self.store(answer, for: FlightKey(host: host, family: .both), upstream: endpoint.name, now: now)
+                }
+                missing = hosts.filter { answers[$0] == nil }
+            case .failure(let error):
+                self.healths[index].recordFailure(error.description, now: now)
+                self.logger.warning("Prefetch through \(endpoint.name) failed: \(error)")
+            }
+            // Names the batch did not answer go through the normal path (with failover).
+            for host in missing { self.prefetch(host) }
+            let answered = hosts.filter { !missing.contains($0) }
+            guard !answered.isEmpty else { return }
+            self.scheduleRefresh(after: self.secondsToExpiry(of: answered)) { [unowned self] in
+                self.prefetchBatch(answered, upstream: index)
+            }
+        }
+        let poster = loop.poster
+        pool.submit { worker in
+            poster.post(token: token, value: worker.batch(hosts, via: endpoint, timeoutMs: timeoutMs, settings: settings))
+        }
+    }
+
+    /// Seconds until the first of these names' cached answers expires (nil when none is cached).
+    private func secondsToExpiry(of hosts: [String]) -> Double? {
+        let now = Self.now()
+        let remaining = hosts.flatMap { host in Self.families(.both).compactMap { self.cache.peek(host: host, family: $0) } }
+            .filter { !$0.negative }.map { Double($0.expiresAt.nanoseconds(since: now)) / 1e9 }
+        return remaining.min()
+    }
+
+    /// Refreshes before expiry; without an answer, retries after the negative TTL.
+    private func scheduleRefresh(after seconds: Double?, _ refresh: @escaping () -> Void) {
+        let delay = seconds.map { max(1, $0 * Self.prefetchRefreshFraction) }
+            ?? Double(max(1, configuration.negativeTTLMs / 1000))
+        loop.schedule(afterMilliseconds: Int64(delay * 1000), refresh)
     }
 
     // MARK: status

@@ -47,6 +47,17 @@ final class UpstreamWorker {
         return attempts
     }
 
+    /// Alibaba's batch endpoint (`/resolve?host=a,b`, at most 5 names), used to prefetch.
+    func batch(
+        _ hosts: [String], via endpoint: UpstreamEndpoint, timeoutMs: Int, settings: UpstreamSettings
+    ) -> Result<[String: UpstreamAnswer], UpstreamError> {
+        let codec = AlibabaV1(baseURL: endpoint.url ?? "", secret: settings.secretKey)
+        let request = codec.batchRequest(hosts: hosts, family: .both, now: WallClock.nowSeconds())
+        return fetch(request, timeoutMs: timeoutMs, settings: settings).flatMap {
+            AlibabaV1.parseBatch(status: $0.status, body: $0.body, family: .both)
+        }
+    }
+
     private func resolve(
         _ host: String, family: ResolveFamily, via endpoint: UpstreamEndpoint, timeoutMs: Int, settings: UpstreamSettings
     ) -> Result<UpstreamAnswer, UpstreamError> {

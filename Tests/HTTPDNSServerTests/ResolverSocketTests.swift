@@ -222,4 +222,21 @@ struct ResolverSocketTests {
         daemon.stop()
         #expect(!daemon.log.contains(secret))
     }
+
+    @Test func prefetchUsesAlibabaBatchesAndFillsTheCache() throws {
+        let upstream = try FakeHTTPServer.alibaba(answers: Self.answers)
+        let daemon = try DaemonHarness(
+            config: "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\nPrefetch=a.example.com short.example.com\n")
+        let client = try daemon.connectReady()
+        let deadline = Date().addingTimeInterval(5)
+        while upstream.requestCount == 0 && Date() < deadline { usleep(10_000) }
+        let target = try #require(upstream.requests.first?.target)
+        #expect(target.hasPrefix("/100000/resolve?"), "\(target)")
+        #expect(target.contains("a.example.com,short.example.com") || target.contains("a.example.com%2Cshort.example.com"))
+        let response = try resolve(client, ["host": "a.example.com"])
+        #expect(response["result"]?["source"] == "cache", "\(response.encodedString)")
+        // short.example.com has a 1 s TTL: it is refreshed before a client asks again.
+        usleep(1_600_000)
+        #expect(upstream.requests.filter { $0.target.contains("short.example.com") }.count >= 2)
+    }
 }
