@@ -46,7 +46,7 @@ struct CookieConformanceTests {
             }
         }
         let passed = cases.count - failures.count
-        print("http-state rfc6265bis: \(passed) passed, \(failures.count) failed")
+        print("http-state corpus (rfc6265bis profile) in-process: \(passed) of \(passed + failures.count) cases pass")
         for failure in failures { print("  FAIL \(failure)") }
         #expect(failures.count <= Self.maxFailures, "\(failures.joined(separator: "\n"))")
     }
