@@ -39,16 +39,18 @@ public final class StateStore: Sendable {
         let queue = StoreQueue()
         let opened = Rendezvous<Result<Void, StoreError>>()
         spawnThread {
-            let connection: StoreConnection
+            let closed: @Sendable () -> Void
             do throws(StoreError) {
-                connection = try StoreConnection.open(path: path, resetOnCorruption: resetOnCorruption, log: log)
+                let connection = try StoreConnection.open(path: path, resetOnCorruption: resetOnCorruption, log: log)
+                opened.fulfill(.success(()))
+                closed = StoreWriter(connection: connection, queue: queue).run()
             } catch {
                 queue.refuse()
                 opened.fulfill(.failure(error))
                 return
             }
-            opened.fulfill(.success(()))
-            StoreWriter(connection: connection, queue: queue).run()
+            // The connection was released with the writer: the database is closed (and checkpointed).
+            closed()
         }
         try opened.wait().get()
         return StateStore(queue: queue, path: path, resetOnCorruption: resetOnCorruption, log: log)

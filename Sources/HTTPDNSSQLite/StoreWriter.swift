@@ -8,8 +8,9 @@ final class StoreWriter {
         self.queue = queue
     }
 
-    /// Runs jobs until a close job; consecutive writes become one transaction (group commit).
-    func run() {
+    /// Runs jobs until a close job, whose closure it returns: the caller runs it once this writer (and
+    /// so the connection) is gone. Consecutive writes become one transaction (group commit).
+    func run() -> @Sendable () -> Void {
         while true {
             var writes: [StoreWrite] = []
             for job in queue.takeAll() {
@@ -22,8 +23,7 @@ final class StoreWriter {
                     body(connection)
                 case .close(let done):
                     groupCommit(writes)
-                    done()
-                    return
+                    return done
                 }
             }
             groupCommit(writes)
