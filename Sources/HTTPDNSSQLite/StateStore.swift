@@ -77,8 +77,11 @@ public final class StateStore: Sendable {
     }
 
     /// Queues `changes` (applied in order) for the next group commit. `completion` runs on the writer
-    /// thread once they are durable, or with the error if they were rolled back; it must not block.
-    /// After `close()`, it runs at once on the calling thread with `.closed`.
+    /// thread once they are durable, or with the error if they were rolled back (a failed batch is
+    /// rolled back whole; other clients' batches in the same group are not affected unless the commit
+    /// itself failed). It must not block, nor call the store's loads or `close()` (they wait for the
+    /// writer thread it runs on); queuing more writes is fine. After `close()`, it runs at once on the
+    /// calling thread with `.closed`.
     public func commit(
         _ changes: [(uid: UInt32, change: CookieChange)],
         completion: @escaping @Sendable (Result<Void, StoreError>) -> Void

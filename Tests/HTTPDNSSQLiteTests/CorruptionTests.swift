@@ -85,4 +85,45 @@ struct CorruptionTests {
         #expect(aside.count == 2)
         for name in aside { #expect(RawFile.read("\(directory.path)/\(name)") == Self.garbage) }
     }
+
+    /// Damages the schema through the open connection, so the damage shows up at the next read.
+    static func damageSchema(_ store: StateStore) {
+        store.onWriter { database in
+            var version: Int64 = 0
+            try? database.prepare("PRAGMA schema_version").query { version = $0.int64(0) }
+            try? database.execute(
+                """
+                PRAGMA writable_schema = ON;
+                UPDATE sqlite_master SET sql = 'CREATE TABLE cookies (' WHERE name = 'cookies';
+                PRAGMA writable_schema = OFF;
+                PRAGMA schema_version = \(version + 1);
+                """)
+        }
+    }
+
+    @Test func damageFoundByAStartupLoadIsACorruptionError() throws {
+        let directory = TemporaryDirectory()
+        let store = try F.open(directory)
+        defer { store.close() }
+        Self.damageSchema(store)
+        let error = #expect(throws: StoreError.self) { try store.loadCookies(bootID: F.bootA, now: F.now) }
+        #expect(error?.code == .corrupt)
+        #expect(error?.message.hasPrefix(directory.databasePath) == true)
+    }
+
+    @Test func damageFoundByAStartupLoadResetsWhenAllowed() throws {
+        let directory = TemporaryDirectory()
+        let log = CapturedLog()
+        let store = try F.open(directory, reset: true, log: log)
+        #expect(store.commitAndWait([(1, .upsert(F.cookie("old")))]).failure == nil)
+        Self.damageSchema(store)
+        #expect(try store.loadCookies(bootID: F.bootA, now: F.now).isEmpty)
+        #expect(log.all.count == 1)
+        #expect(store.commitAndWait([(1, .upsert(F.cookie("new")))]).failure == nil)
+        store.close()
+        #expect(directory.fileNames().filter { $0.hasPrefix("httpdnsd.sqlite3.corrupt-") }.count == 1)
+        let reopened = try F.open(directory)
+        defer { reopened.close() }
+        #expect(try reopened.loadCookies(bootID: F.bootA, now: F.now)[1]?.map(\.name) == ["new"])
+    }
 }
