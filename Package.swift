@@ -57,6 +57,7 @@ let package = Package(
         .testTarget(name: "HTTPDNSProtocolTests", dependencies: ["HTTPDNSProtocol"], swiftSettings: strictSettings),
         .testTarget(name: "HTTPDNSCoreTests", dependencies: ["HTTPDNSCore", "HTTPDNSPSL"], swiftSettings: strictSettings),
         .testTarget(name: "HTTPDNSCurlTests", dependencies: ["HTTPDNSCurl", "HTTPDNSTestSupport"], swiftSettings: strictSettings),
+        .testTarget(name: "HTTPDNSSQLiteTests", dependencies: ["HTTPDNSSQLite", "HTTPDNSCore"], swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPDNSClientTests",
             dependencies: ["HTTPDNSClient", "HTTPDNSProtocol", "HTTPDNSTestSupport", "httpdnsctl"],

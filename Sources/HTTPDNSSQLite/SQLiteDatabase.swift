@@ -1,0 +1,111 @@
+import CSQLite
+
+/// One sqlite3 connection. Not thread-safe: it is opened with `SQLITE_OPEN_NOMUTEX`, so exactly one
+/// thread may use it (the `StateStore` writer thread).
+public final class SQLiteDatabase {
+    /// `sqlite3_open_v2` flags.
+    public struct OpenFlags: OptionSet, Sendable {
+        public let rawValue: Int32
+        public init(rawValue: Int32) { self.rawValue = rawValue }
+
+        /// `SQLITE_OPEN_READONLY`.
+        public static let readOnly = OpenFlags(rawValue: SQLITE_OPEN_READONLY)
+        /// `SQLITE_OPEN_READWRITE`.
+        public static let readWrite = OpenFlags(rawValue: SQLITE_OPEN_READWRITE)
+        /// `SQLITE_OPEN_CREATE`: create the file if it does not exist.
+        public static let create = OpenFlags(rawValue: SQLITE_OPEN_CREATE)
+        /// `SQLITE_OPEN_NOMUTEX`: no per-connection mutex; the caller confines the connection to one thread.
+        public static let noMutex = OpenFlags(rawValue: SQLITE_OPEN_NOMUTEX)
+        /// `SQLITE_OPEN_NOFOLLOW`: refuse a symbolic link as the database path.
+        public static let noFollow = OpenFlags(rawValue: SQLITE_OPEN_NOFOLLOW)
+        /// `SQLITE_OPEN_EXRESCODE`: extended result codes from the start (including open errors).
+        public static let extendedResultCodes = OpenFlags(rawValue: SQLITE_OPEN_EXRESCODE)
+
+        /// What the daemon uses: read-write, created if missing, single-threaded, no symlinks.
+        public static let daemon: OpenFlags = [.readWrite, .create, .noMutex, .noFollow, .extendedResultCodes]
+    }
+
+    /// The file name the connection was opened with.
+    public let path: String
+    let handle: OpaquePointer
+
+    /// Opens (or creates) the database at `path`; sqlite reads nothing until the first statement,
+    /// so a damaged file shows up then, not here.
+    public init(path: String, flags: OpenFlags = .daemon, busyTimeoutMilliseconds: Int32 = 5_000) throws(SQLiteError) {
+        var raw: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &raw, flags.rawValue, nil)
+        guard rc == SQLITE_OK, let raw else {
+            let message = raw.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
+            let extended = raw.map { sqlite3_extended_errcode($0) } ?? rc
+            sqlite3_close_v2(raw)
+            throw SQLiteError(extendedCode: extended, message: "\(path): \(message)", sql: nil)
+        }
+        self.path = path
+        self.handle = raw
+        sqlite3_extended_result_codes(raw, 1)
+        sqlite3_busy_timeout(raw, busyTimeoutMilliseconds)
+    }
+
+    deinit {
+        // close_v2 defers the close until every statement is finalized (statements retain the database,
+        // so none is left by now).
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs one or more `;`-separated statements, discarding any rows.
+    public func execute(_ sql: String) throws(SQLiteError) {
+        var message: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &message)
+        defer { sqlite3_free(message) }
+        guard rc == SQLITE_OK else {
+            let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(rc))
+            throw SQLiteError(extendedCode: sqlite3_extended_errcode(handle), message: text, sql: sql)
+        }
+    }
+
+    /// Compiles one statement.
+    public func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        var raw: OpaquePointer?
+        let rc = sqlite3_prepare_v2(handle, sql, -1, &raw, nil)
+        guard rc == SQLITE_OK, let raw else { throw error(sql: sql) }
+        return SQLiteStatement(database: self, handle: raw, sql: sql)
+    }
+
+    /// Runs `body` in a `BEGIN IMMEDIATE` transaction (the write lock is taken up front, so the
+    /// transaction cannot fail half-way on a lock upgrade). Commits if `body` returns, rolls back if it
+    /// throws or if the commit fails.
+    public func transaction<R>(_ body: () throws(SQLiteError) -> R) throws(SQLiteError) -> R {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            rollbackIfNeeded()
+            throw error
+        }
+    }
+
+    /// Rolls back the open transaction, if sqlite has not already done so itself (it may, after
+    /// SQLITE_FULL, SQLITE_IOERR, SQLITE_BUSY or SQLITE_NOMEM).
+    public func rollbackIfNeeded() {
+        guard isInTransaction else { return }
+        // A failing ROLLBACK leaves sqlite to roll back the journal when the connection next reads.
+        try? execute("ROLLBACK")
+    }
+
+    /// Whether a transaction is open (`sqlite3_get_autocommit` is 0).
+    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE.
+    public var changes: Int { Int(sqlite3_changes64(handle)) }
+
+    /// The error state of the connection, for a call that just failed.
+    func error(sql: String?) -> SQLiteError {
+        SQLiteError(
+            extendedCode: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+    }
+}
+
+@available(*, unavailable)
+extension SQLiteDatabase: Sendable {}

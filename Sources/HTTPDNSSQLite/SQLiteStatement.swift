@@ -1,0 +1,117 @@
+import CSQLite
+
+/// A value bound to a statement parameter.
+public enum SQLiteValue: Sendable, Equatable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob([UInt8])
+}
+
+/// A prepared statement, finalized when released. Confined to its database's thread.
+public final class SQLiteStatement {
+    /// Kept so the connection is not closed under a live statement.
+    private let database: SQLiteDatabase
+    private let handle: OpaquePointer
+    /// The SQL text, for errors.
+    public let sql: String
+
+    init(database: SQLiteDatabase, handle: OpaquePointer, sql: String) {
+        self.database = database
+        self.handle = handle
+        self.sql = sql
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    /// Binds `values` to parameters 1...n, after resetting the statement and clearing old bindings.
+    public func bind(_ values: [SQLiteValue]) throws(SQLiteError) {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        for (offset, value) in values.enumerated() { try bind(value, at: Int32(offset + 1)) }
+    }
+
+    /// Binds one value to the 1-based parameter `index`.
+    public func bind(_ value: SQLiteValue, at index: Int32) throws(SQLiteError) {
+        let rc: Int32
+        switch value {
+        case .null:
+            rc = sqlite3_bind_null(handle, index)
+        case .integer(let number):
+            rc = sqlite3_bind_int64(handle, index, number)
+        case .real(let number):
+            rc = sqlite3_bind_double(handle, index, number)
+        case .text(let string):
+            // Explicit length: the octets are stored as they are, including any NUL.
+            var string = string
+            rc = string.withUTF8 { bytes in
+                sqlite3_bind_text64(
+                    handle, index, bytes.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
+                    sqlite3_uint64(bytes.count), csqlite_transient(), UInt8(SQLITE_UTF8))
+            }
+        case .blob(let bytes):
+            rc = bytes.withUnsafeBytes { raw in
+                sqlite3_bind_blob64(handle, index, raw.baseAddress, sqlite3_uint64(raw.count), csqlite_transient())
+            }
+        }
+        guard rc == SQLITE_OK else { throw database.error(sql: sql) }
+    }
+
+    /// Advances to the next row: true when a row is available, false when the statement is done.
+    @discardableResult
+    public func step() throws(SQLiteError) -> Bool {
+        switch sqlite3_step(handle) {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let error = database.error(sql: sql)
+            sqlite3_reset(handle)
+            throw error
+        }
+    }
+
+    /// Binds `values` and runs the statement to completion (INSERT, UPDATE, DELETE).
+    public func run(_ values: [SQLiteValue] = []) throws(SQLiteError) {
+        try bind(values)
+        while try step() {}
+        sqlite3_reset(handle)
+    }
+
+    /// Binds `values` and calls `row` for each result row.
+    public func query(_ values: [SQLiteValue] = [], row: (SQLiteStatement) throws(SQLiteError) -> Void)
+        throws(SQLiteError)
+    {
+        try bind(values)
+        defer { sqlite3_reset(handle) }
+        while try step() { try row(self) }
+    }
+
+    // MARK: - Columns of the current row (0-based)
+
+    public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+
+    public func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+
+    public func optionalInt64(_ column: Int32) -> Int64? { isNull(column) ? nil : int64(column) }
+
+    public func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
+
+    /// The column as text (decoded as UTF-8, with invalid sequences repaired); "" for NULL.
+    public func string(_ column: Int32) -> String {
+        guard let text = sqlite3_column_text(handle, column) else { return "" }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+    }
+
+    public func optionalString(_ column: Int32) -> String? { isNull(column) ? nil : string(column) }
+
+    public func blob(_ column: Int32) -> [UInt8] {
+        guard let bytes = sqlite3_column_blob(handle, column) else { return [] }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return Array(UnsafeRawBufferPointer(start: bytes, count: count))
+    }
+}
+
+@available(*, unavailable)
+extension SQLiteStatement: Sendable {}

@@ -1,0 +1,53 @@
+/// The state database's schema, as the ordered list of its migrations.
+///
+/// Never edit a migration that has shipped; append a new one.
+enum StateSchema {
+    static let fileName = "httpdnsd.sqlite3"
+
+    static let migrations: [Migration] = [
+        Migration(
+            name: "0001-cookies-dns-meta",
+            sql: """
+                CREATE TABLE cookies (
+                    uid INTEGER NOT NULL,
+                    name TEXT NOT NULL,
+                    value TEXT NOT NULL,
+                    domain TEXT NOT NULL,
+                    host_only INTEGER NOT NULL,
+                    path TEXT NOT NULL,
+                    expires INTEGER,
+                    secure INTEGER NOT NULL,
+                    http_only INTEGER NOT NULL,
+                    same_site TEXT NOT NULL,
+                    partitioned INTEGER NOT NULL,
+                    created INTEGER NOT NULL,
+                    creation_index INTEGER NOT NULL,
+                    last_access INTEGER NOT NULL,
+                    PRIMARY KEY (uid, domain, path, name)
+                );
+                CREATE TABLE dns_cache (
+                    host TEXT NOT NULL,
+                    family TEXT NOT NULL,
+                    addresses TEXT NOT NULL,
+                    upstream TEXT,
+                    expires_at INTEGER NOT NULL,
+                    negative INTEGER NOT NULL,
+                    PRIMARY KEY (host, family)
+                );
+                CREATE TABLE address_owners (
+                    ip TEXT PRIMARY KEY NOT NULL,
+                    host TEXT NOT NULL,
+                    expires_at INTEGER NOT NULL,
+                    recency INTEGER NOT NULL
+                );
+                CREATE TABLE meta (
+                    key TEXT PRIMARY KEY NOT NULL,
+                    value TEXT NOT NULL
+                );
+                """),
+        // The startup purge deletes expired persistent cookies; without an index it reads every row.
+        Migration(
+            name: "0002-cookies-expiry-index",
+            sql: "CREATE INDEX cookies_by_expiry ON cookies (expires) WHERE expires IS NOT NULL;"),
+    ]
+}

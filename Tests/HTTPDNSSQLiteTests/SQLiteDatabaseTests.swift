@@ -1,0 +1,62 @@
+import HTTPDNSSQLite
+import Testing
+
+struct SQLiteDatabaseTests {
+    @Test func typedValuesRoundTrip() throws {
+        let directory = TemporaryDirectory()
+        let database = try SQLiteDatabase(path: "\(directory.path)/t.sqlite3")
+        try database.execute("CREATE TABLE t (i INTEGER, r REAL, s TEXT, b BLOB, n)")
+        let text = "caf\u{E9} \u{1F36A} a\u{0}b"  // Non-ASCII and an embedded NUL survive as octets.
+        try database.prepare("INSERT INTO t VALUES (?, ?, ?, ?, ?)").run([
+            .integer(Int64.min), .real(2.5), .text(text), .blob([0, 255, 7]), .null,
+        ])
+        var rows = 0
+        try database.prepare("SELECT i, r, s, b, n FROM t").query { row in
+            rows += 1
+            #expect(row.int64(0) == Int64.min)
+            #expect(row.double(1) == 2.5)
+            #expect(Array(row.string(2).utf8) == Array(text.utf8))
+            #expect(row.blob(3) == [0, 255, 7])
+            #expect(row.isNull(4))
+            #expect(row.optionalInt64(4) == nil)
+            #expect(row.optionalString(4) == nil)
+        }
+        #expect(rows == 1)
+    }
+
+    @Test func errorCarriesCodesAndSQLButNotBoundValues() throws {
+        let directory = TemporaryDirectory()
+        let database = try SQLiteDatabase(path: "\(directory.path)/t.sqlite3")
+        try database.execute("CREATE TABLE t (k TEXT PRIMARY KEY)")
+        let insert = try database.prepare("INSERT INTO t VALUES (?)")
+        try insert.run([.text("secret-session-token")])
+        let error = #expect(throws: SQLiteError.self) { try insert.run([.text("secret-session-token")]) }
+        #expect(error?.code == .constraint)
+        #expect(error?.extendedCode == 1555)  // SQLITE_CONSTRAINT_PRIMARYKEY
+        #expect(error?.sql == "INSERT INTO t VALUES (?)")
+        #expect(error.map { !"\($0)".contains("secret-session-token") } == true)
+    }
+
+    @Test func transactionRollsBackWhenTheBodyThrows() throws {
+        let directory = TemporaryDirectory()
+        let database = try SQLiteDatabase(path: "\(directory.path)/t.sqlite3")
+        try database.execute("CREATE TABLE t (k INTEGER PRIMARY KEY)")
+        #expect(throws: SQLiteError.self) {
+            try database.transaction { () throws(SQLiteError) in
+                try database.execute("INSERT INTO t VALUES (1)")
+                try database.execute("INSERT INTO t VALUES (1)")
+            }
+        }
+        #expect(!database.isInTransaction)
+        var count: Int64 = -1
+        try database.prepare("SELECT count(*) FROM t").query { count = $0.int64(0) }
+        #expect(count == 0)
+    }
+
+    @Test func openingAMissingDirectoryFailsWithCantOpen() {
+        let error = #expect(throws: SQLiteError.self) {
+            _ = try SQLiteDatabase(path: "/nonexistent-httpdnsd-dir/x.sqlite3")
+        }
+        #expect(error?.code == .cantOpen)
+    }
+}
