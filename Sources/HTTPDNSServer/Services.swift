@@ -8,6 +8,7 @@ final class Services {
     private unowned let daemon: Daemon
     let resolver: ResolverService
     let cookies: CookieService
+    let state: StateStoreBridge
 
     init(daemon: Daemon) throws {
         self.daemon = daemon
@@ -25,6 +26,13 @@ final class Services {
             limits: CookieJarLimits(
                 maxPerDomain: configuration.cookies.maxPerDomain, maxTotal: configuration.cookies.maxTotal),
             ownerOfAddress: { [unowned resolver] ip in resolver.ownerOfAddress(ip) })
+        state = try StateStoreBridge(
+            directory: daemon.paths.stateDirectory, resetOnCorruption: configuration.store.resetOnCorruption,
+            loop: daemon.loop, logger: daemon.logger)
+        let now = WallClock.nowSeconds()
+        cookies.load(try state.loadCookies(now: now), now: now)
+        cookies.persistence = state
+        state.loadDNS(into: resolver)
     }
 
     func registerMethods(on server: RPCServer) {
@@ -36,10 +44,11 @@ final class Services {
 
     func start() {
         resolver.startPrefetch()
+        state.scheduleDNSSaves(of: resolver)
     }
 
     /// No upstream query or store write is still running.
-    var isQuiescent: Bool { resolver.isQuiescent }
+    var isQuiescent: Bool { resolver.isQuiescent && state.pendingWrites == 0 }
 
     var statusSummary: String {
         "\(resolver.cache.entryCount) cached name(s), \(cookies.totalCount) cookie(s)"
@@ -62,7 +71,9 @@ final class Services {
         return .object(o)
     }
 
+    /// After the loop stopped: no more upstream work, then the state goes to disk.
     func shutdown() {
         resolver.shutdown()
+        state.close(saving: resolver)
     }
 }

@@ -44,6 +44,18 @@ public enum Files {
         if mkdir(path, mode) != 0 && errno != EEXIST { throw SystemError(errno: errno, call: "mkdir \(path)") }
     }
 
+    /// Creates `path` if missing and makes it mode 0600 (never following a symlink).
+    public static func createPrivateFile(_ path: String) throws(SystemError) {
+        let fd = FileDescriptor(
+            rawValue: try syscall("open \(path)") { open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600) })
+        defer { fd.close() }
+        _ = try syscall("fchmod \(path)") { fchmod(fd.rawValue, 0o600) }
+    }
+
+    public static func rename(_ from: String, to: String) throws(SystemError) {
+        _ = try syscall("rename \(from)") { Glibc.rename(from, to) }
+    }
+
     /// The directory part of a path ("." when there is none).
     public static func parentDirectory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }

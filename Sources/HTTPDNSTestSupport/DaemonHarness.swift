@@ -182,6 +182,8 @@ public final class DaemonHarness {
         let configPath = directory.file("httpdnsd.conf")
         try config.write(toFile: configPath, atomically: true, encoding: .utf8)
         notify = try NotifyListener(path: directory.file("notify.sock"))
+        // A previous harness on the same directory (a restart) may have left its socket file.
+        unlink(socketPath)
 
         var arguments = ["-l", socketPath, "-E", "NOTIFY_SOCKET=\(notify.path)", "-E", "SWIFT_BACKTRACE=enable=no"]
         for (key, value) in environment { arguments += ["-E", "\(key)=\(value)"] }

@@ -1,0 +1,149 @@
+import Foundation
+import Glibc
+import HTTPDNSProtocol
+import HTTPDNSSystem
+import HTTPDNSTestSupport
+import Synchronization
+import Testing
+
+/// State that outlives the daemon: restarts, kill -9 under load, boot id changes, the DNS cache,
+/// and a damaged database.
+@Suite(.serialized)
+struct PersistenceTests {
+    static func setCookie(_ client: LineClient, _ cookie: String, id: Int = 1) throws -> JSON {
+        try #require(
+            try client.call(
+                "handleSetCookie", ["url": "https://a.example.com/", "setCookie": [.string(cookie)]], id: id))
+    }
+
+    static func names(_ client: LineClient) throws -> Set<String> {
+        let list = try #require(try client.call("listCookies", [:], id: 999)?["result"]?["cookies"]?.arrayValue)
+        return Set(list.compactMap { $0["name"]?.stringValue })
+    }
+
+    @Test func cookiesSurviveARestartSessionCookiesToo() throws {
+        let dir = TemporaryDirectory()
+        do {
+            let daemon = try DaemonHarness(directory: dir)
+            let client = try daemon.connectReady()
+            #expect(try Self.setCookie(client, "session=1; Path=/")["result"]?["stored"] == 1)
+            #expect(try Self.setCookie(client, "persistent=2; Max-Age=3600", id: 2)["result"]?["stored"] == 1)
+            daemon.stop()
+            #expect(daemon.waitForExit() == 0)
+        }
+        let daemon = try DaemonHarness(directory: dir)
+        let client = try daemon.connectReady()
+        #expect(try Self.names(client) == ["session", "persistent"])
+        let header = try #require(try client.call("getCookieHeader", ["url": "https://a.example.com/"])?["result"])
+        #expect(header["count"] == 2)
+    }
+
+    @Test func sessionCookiesAreDroppedWhenTheBootIDChanges() throws {
+        let dir = TemporaryDirectory()
+        do {
+            let daemon = try DaemonHarness(directory: dir)
+            let client = try daemon.connectReady()
+            _ = try Self.setCookie(client, "session=1")
+            _ = try Self.setCookie(client, "persistent=2; Max-Age=3600", id: 2)
+            daemon.stop()
+        }
+        // Pretend the stored jar comes from another boot.
+        let database = dir.file("state") + "/httpdnsd.sqlite3"
+        let update = try runCommand("/usr/bin/sqlite3", [database, "UPDATE meta SET value = 'another-boot' WHERE key LIKE '%boot%';"])
+        #expect(update.status == 0, "\(update.stderr)")
+        let check = try runCommand("/usr/bin/sqlite3", [database, "SELECT value FROM meta WHERE key LIKE '%boot%';"])
+        #expect(check.stdout.contains("another-boot"))
+        let daemon = try DaemonHarness(directory: dir)
+        let client = try daemon.connectReady()
+        #expect(try Self.names(client) == ["persistent"])
+    }
+
+    /// Every acknowledged write is there after kill -9 at an arbitrary moment under load, and
+    /// the database is intact.
+    @Test func acknowledgedWritesSurviveKillNine() throws {
+        let dir = TemporaryDirectory()
+        let daemon = try DaemonHarness(directory: dir)
+        _ = try daemon.connectReady()
+        let acknowledged = Mutex<Set<String>>([])
+        let stop = Atomic<Bool>(false)
+        let socketPath = daemon.socketPath
+        let writers = (0..<4).map { writer in
+            Thread {
+                guard let client = try? LineClient(path: socketPath) else { return }
+                var n = 0
+                while !stop.load(ordering: .relaxed) {
+                    let name = "w\(writer)n\(n)"
+                    n += 1
+                    // One registrable domain per cookie: the per-domain limit (180) must not evict any.
+                    let params: JSON = ["url": .string("https://\(name).example/"), "setCookie": [.string("\(name)=v; Max-Age=3600")]]
+                    guard (try? client.sendLine(#"{"jsonrpc":"2.0","id":1,"method":"handleSetCookie","params":\#(params.encodedString)}"#)) != nil,
+                        let response = client.readJSON(timeout: 5)
+                    else { return }
+                    if response["result"]?["stored"] == 1 { acknowledged.withLock { _ = $0.insert(name) } }
+                }
+            }
+        }
+        for thread in writers { thread.start() }
+        usleep(400_000)
+        daemon.signal(SIGKILL)
+        _ = daemon.waitForExit()
+        stop.store(true, ordering: .relaxed)
+        usleep(100_000)
+        let written = acknowledged.withLock { $0 }
+        #expect(written.count > 10, "only \(written.count) writes were acknowledged")
+
+        let integrity = try runCommand("/usr/bin/sqlite3", [dir.file("state") + "/httpdnsd.sqlite3", "PRAGMA integrity_check;"])
+        #expect(integrity.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
+        let restarted = try DaemonHarness(directory: dir)
+        let client = try restarted.connectReady()
+        let present = try Self.names(client)
+        let lost = written.subtracting(present)
+        #expect(lost.isEmpty, "lost \(lost.count) acknowledged cookies, e.g. \(lost.prefix(5))")
+    }
+
+    @Test func theDNSCacheSurvivesARestartWithTheUpstreamDown() throws {
+        let dir = TemporaryDirectory()
+        var upstream: FakeHTTPServer? = try FakeHTTPServer.alibaba(
+            answers: ["a.example.com": (["203.0.113.10"], [], 120)])
+        let config = "[Resolver]\nUpstream=alibaba \(upstream!.alibabaURL())\nTimeout=1s\n"
+        do {
+            let daemon = try DaemonHarness(config: config, directory: dir)
+            let client = try daemon.connectReady()
+            #expect(try client.call("resolve", ["host": "a.example.com"])?["result"]?["source"] == "upstream")
+            daemon.stop()
+        }
+        upstream?.stop()
+        upstream = nil
+        let daemon = try DaemonHarness(config: config, directory: dir)
+        let client = try daemon.connectReady()
+        let response = try #require(try client.call("resolve", ["host": "a.example.com"]))
+        #expect(response["result"]?["ipv4"] == ["203.0.113.10"], "\(response.encodedString)")
+        #expect(response["result"]?["source"] == "cache")
+        // IP -> host memory came back too: a cookie from the IP lands under the name.
+        let stored = try #require(
+            try client.call("handleSetCookie", ["url": "https://203.0.113.10/", "setCookie": ["k=v"]], id: 2))
+        #expect(stored["result"]?["host"] == "a.example.com")
+    }
+
+    @Test func aDamagedDatabaseIsAClearErrorOrIsMovedAside() throws {
+        let dir = TemporaryDirectory()
+        let state = dir.file("state")
+        try Files.createDirectory(state, mode: 0o700)
+        try String(repeating: "not a database ", count: 512).write(
+            toFile: state + "/httpdnsd.sqlite3", atomically: true, encoding: .utf8)
+        let httpdnsd = BuiltProducts.path("httpdnsd")
+        let refused = try runCommand(
+            httpdnsd, ["--config", "/dev/null", "--socket", dir.file("x.sock"), "--state-dir", state])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("httpdnsd.sqlite3"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("ResetOnCorruption"))
+
+        let daemon = try DaemonHarness(config: "[Store]\nResetOnCorruption=yes\n", directory: dir)
+        let client = try daemon.connectReady()
+        #expect(try client.call("status")?["result"] != nil)
+        let moved = try FileManager.default.contentsOfDirectory(atPath: state).filter { $0.contains(".corrupt-") }
+        #expect(!moved.isEmpty)
+        daemon.stop()
+        #expect(daemon.log.contains("corrupt"))
+    }
+}
