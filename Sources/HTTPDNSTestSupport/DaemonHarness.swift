@@ -269,11 +269,14 @@ public final class ChildProcess: @unchecked Sendable {
 
     public init(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-        stdin: String = "/dev/null", stdout: String, stderr: String
+        stdin: String = "/dev/null", stdout: String, stderr: String, inheriting inherited: Int32? = nil,
+        as target: Int32 = 3
     ) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
+        // dup2 clears close-on-exec on the copy, so the child keeps it as `target`.
+        if let inherited { posix_spawn_file_actions_adddup2(&actions, inherited, target) }
         posix_spawn_file_actions_addopen(&actions, 0, stdin, O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_APPEND, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_APPEND, 0o600)
@@ -322,4 +325,79 @@ public final class ChildProcess: @unchecked Sendable {
             _ = wait(timeout: 5)
         }
     }
+}
+
+/// A stand-in for systemd's socket units: it holds the listening socket and starts the daemon
+/// (with LISTEN_FDS=1 and the socket as fd 3) whenever a connection waits and no daemon runs,
+/// so tests can watch idle exit followed by activation on the next connection.
+public final class SocketActivator: @unchecked Sendable {
+    // @unchecked: `children` and `running` are only touched under `lock`.
+    public let socketPath: String
+    public let notify: NotifyListener
+    private let listener: FileDescriptor
+    private let arguments: [String]
+    private let logPath: String
+    private let lock = NSLock()
+    private var children: [ChildProcess] = []
+    private var running = true
+
+    public init(directory: TemporaryDirectory, config: String) throws {
+        socketPath = directory.file("a.sock")
+        logPath = directory.file("activator.log")
+        let configPath = directory.file("activated.conf")
+        try config.write(toFile: configPath, atomically: true, encoding: .utf8)
+        notify = try NotifyListener(path: directory.file("a-notify.sock"))
+        unlink(socketPath)
+        listener = try UnixSocket.listen(path: socketPath)
+        try listener.setNonBlocking(false)
+        arguments = [
+            "-c", #"LISTEN_PID=$$ LISTEN_FDS=1 exec "$0" "$@""#, BuiltProducts.path("httpdnsd"), "--config", configPath,
+            "--state-dir", directory.file("state"),
+        ]
+        Thread { [self] in self.watch() }.start()
+    }
+
+    /// Daemons started so far.
+    public var activations: Int { lock.withLock { children.count } }
+
+    public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    /// Whether the latest daemon is running (nil before the first activation).
+    public var latestIsRunning: Bool? { lock.withLock { children.last?.isRunning } }
+
+    /// The latest daemon's exit status, waiting up to `timeout` seconds.
+    public func waitForLatestExit(timeout: Double) -> Int32? {
+        guard let child = lock.withLock({ children.last }) else { return nil }
+        return child.wait(timeout: timeout)
+    }
+
+    private func watch() {
+        while lock.withLock({ running }) {
+            var pfd = pollfd(fd: listener.rawValue, events: Int16(POLLIN), revents: 0)
+            guard poll(&pfd, 1, 20) > 0 else { continue }
+            let busy = lock.withLock { children.last?.isRunning ?? false }
+            if busy {
+                usleep(10_000)
+                continue
+            }
+            guard
+                let child = try? ChildProcess(
+                    "/bin/sh", arguments,
+                    environment: ["NOTIFY_SOCKET": notify.path, "SWIFT_BACKTRACE": "enable=no", "PATH": "/usr/bin:/bin"],
+                    stdout: logPath, stderr: logPath, inheriting: listener.rawValue, as: 3)
+            else { return }
+            lock.withLock { children.append(child) }
+        }
+    }
+
+    public func stop() {
+        lock.withLock { running = false }
+        for child in lock.withLock({ children }) where child.isRunning {
+            child.signal(SIGTERM)
+            _ = child.wait(timeout: 10)
+        }
+        listener.close()
+    }
+
+    deinit { stop() }
 }

@@ -147,3 +147,30 @@ struct PersistenceTests {
         #expect(daemon.log.contains("corrupt"))
     }
 }
+
+/// Exit on idle, then activation by the next connection, with nothing lost.
+@Suite(.serialized)
+struct IdleExitActivationTests {
+    @Test func idleExitThenTheNextConnectionStartsItAgainWithNothingLost() throws {
+        let dir = TemporaryDirectory()
+        let activator = try SocketActivator(directory: dir, config: "[Server]\nIdleExit=1s\n")
+        do {
+            let client = try LineClient(path: activator.socketPath)
+            let stored = try #require(
+                try client.call(
+                    "handleSetCookie", ["url": "https://a.example.com/", "setCookie": ["sid=kept; Path=/"]]))
+            #expect(stored["result"]?["stored"] == 1, "\(stored.encodedString) \(activator.log)")
+            client.shutdownWrite()
+            _ = client.readLine(timeout: 2)
+        }
+        #expect(activator.waitForLatestExit(timeout: 10) == 0, "\(activator.log)")
+        #expect(activator.notify.waitFor("STOPPING=1", timeout: 1))
+        #expect(activator.activations == 1)
+
+        let client = try LineClient(path: activator.socketPath)
+        let header = try #require(try client.call("getCookieHeader", ["url": "https://a.example.com/"]))
+        #expect(header["result"]?["header"] == "sid=kept", "\(header.encodedString) \(activator.log)")
+        #expect(activator.activations == 2)
+        activator.stop()
+    }
+}
