@@ -23,12 +23,14 @@ public final class StateStore: Sendable {
 
     /// Opens (creating if needed) `<directory>/httpdnsd.sqlite3` and starts the writer thread.
     ///
-    /// The file is made mode 0600, put in WAL mode with `synchronous=FULL`, checked with
+    /// The file is made mode 0600, put in WAL mode (`synchronous=NORMAL`, or FULL with
+    /// `synchronousFull`: see `DaemonConfiguration.Store`), checked with
     /// `PRAGMA quick_check` and migrated. A damaged file is an error naming it, or, with
     /// `resetOnCorruption`, is renamed to `httpdnsd.sqlite3.corrupt-<unix time>` (with its -wal and
     /// -shm) and replaced by a fresh one, which `log` reports.
     public static func open(
-        directory: String, resetOnCorruption: Bool, log: @escaping @Sendable (String) -> Void
+        directory: String, resetOnCorruption: Bool, synchronousFull: Bool = false,
+        log: @escaping @Sendable (String) -> Void
     ) throws(StoreError) -> StateStore {
         do {
             try Files.createDirectory(directory, mode: 0o700)
@@ -41,7 +43,8 @@ public final class StateStore: Sendable {
         spawnThread {
             let closed: @Sendable () -> Void
             do throws(StoreError) {
-                let connection = try StoreConnection.open(path: path, resetOnCorruption: resetOnCorruption, log: log)
+                let connection = try StoreConnection.open(
+                    path: path, resetOnCorruption: resetOnCorruption, synchronousFull: synchronousFull, log: log)
                 opened.fulfill(.success(()))
                 closed = StoreWriter(connection: connection, queue: queue).run()
             } catch {

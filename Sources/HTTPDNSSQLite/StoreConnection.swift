@@ -6,21 +6,27 @@ import HTTPDNSSystem
 final class StoreConnection {
     let path: String
     private(set) var database: SQLiteDatabase
+    private let synchronousFull: Bool
 
-    private init(path: String, database: SQLiteDatabase) {
+    private init(path: String, database: SQLiteDatabase, synchronousFull: Bool) {
         self.path = path
         self.database = database
+        self.synchronousFull = synchronousFull
     }
 
     /// Opens `path`; a damaged file is moved aside and replaced when `resetOnCorruption` is set.
     static func open(
-        path: String, resetOnCorruption: Bool, log: (String) -> Void
+        path: String, resetOnCorruption: Bool, synchronousFull: Bool, log: (String) -> Void
     ) throws(StoreError) -> StoreConnection {
         do {
-            return StoreConnection(path: path, database: try openChecked(path))
+            return StoreConnection(
+                path: path, database: try openChecked(path, synchronousFull: synchronousFull),
+                synchronousFull: synchronousFull)
         } catch where error.code == .corrupt && resetOnCorruption {
             try moveAside(path, after: error, log: log)
-            return StoreConnection(path: path, database: try openChecked(path))
+            return StoreConnection(
+                path: path, database: try openChecked(path, synchronousFull: synchronousFull),
+                synchronousFull: synchronousFull)
         }
     }
 
@@ -30,7 +36,7 @@ final class StoreConnection {
         // let go of the files (and not checkpoint into them) before they are renamed.
         database = try Self.inMemoryPlaceholder()
         try Self.moveAside(path, after: error, log: log)
-        database = try Self.openChecked(path)
+        database = try Self.openChecked(path, synchronousFull: synchronousFull)
     }
 
     private static func moveAside(_ path: String, after error: StoreError, log: (String) -> Void) throws(StoreError) {
@@ -52,8 +58,8 @@ final class StoreConnection {
 
     // MARK: - Opening
 
-    /// Opens the file (mode 0600), switches it to WAL with full fsync, checks it and migrates it.
-    private static func openChecked(_ path: String) throws(StoreError) -> SQLiteDatabase {
+    /// Opens the file (mode 0600), switches it to WAL, checks it and migrates it.
+    private static func openChecked(_ path: String, synchronousFull: Bool) throws(StoreError) -> SQLiteDatabase {
         do {
             try StateFiles.makePrivateFile(path)
         } catch {
@@ -63,7 +69,7 @@ final class StoreConnection {
         let problems: [String]
         do {
             database = try SQLiteDatabase(path: path)
-            try configure(database)
+            try configure(database, synchronousFull: synchronousFull)
             problems = try quickCheck(database)
         } catch {
             throw corruptionAdvice(StoreError(error, path: path))
@@ -87,11 +93,12 @@ final class StoreConnection {
             .corrupt, "\(error.message); move it aside or set ResetOnCorruption=yes", underlying: error.underlying)
     }
 
-    private static func configure(_ database: SQLiteDatabase) throws(SQLiteError) {
-        // WAL: readers never block the writer and a commit is one sequential append plus fsync.
+    private static func configure(_ database: SQLiteDatabase, synchronousFull: Bool) throws(SQLiteError) {
+        // WAL: readers never block the writer and a commit is one sequential append.
         try database.execute("PRAGMA journal_mode=WAL")
-        // FULL: in WAL mode, every commit fsyncs the WAL, so an acknowledged change survives a power cut.
-        try database.execute("PRAGMA synchronous=FULL")
+        // NORMAL: each commit is written to the WAL before it is acknowledged, so it survives the
+        // daemon crashing or being killed; FULL also fsyncs it, surviving power loss.
+        try database.execute(synchronousFull ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
         try database.execute("PRAGMA foreign_keys=ON")
     }
 

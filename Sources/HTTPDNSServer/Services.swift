@@ -27,7 +27,7 @@ final class Services {
                 maxPerDomain: configuration.cookies.maxPerDomain, maxTotal: configuration.cookies.maxTotal),
             ownerOfAddress: { [unowned resolver] ip in resolver.ownerOfAddress(ip) })
         state = try StateStoreBridge(
-            directory: daemon.paths.stateDirectory, resetOnCorruption: configuration.store.resetOnCorruption,
+            directory: daemon.paths.stateDirectory, options: configuration.store,
             loop: daemon.loop, logger: daemon.logger)
         let now = WallClock.nowSeconds()
         cookies.load(try state.loadCookies(now: now), now: now)

@@ -16,11 +16,12 @@ final class StateStoreBridge: CookiePersistence {
     /// Commits queued and not yet answered; shutdown and idle exit wait for them.
     private(set) var pendingWrites = 0
 
-    init(directory: String, resetOnCorruption: Bool, loop: EventLoop, logger: Logger) throws {
+    init(directory: String, options: DaemonConfiguration.Store, loop: EventLoop, logger: Logger) throws {
         do {
-            store = try StateStore.open(directory: directory, resetOnCorruption: resetOnCorruption) { message in
-                logger.warning(message)
-            }
+            store = try StateStore.open(
+                directory: directory, resetOnCorruption: options.resetOnCorruption,
+                synchronousFull: options.synchronousFull
+            ) { message in logger.warning(message) }
         } catch {
             throw StartupError("Failed to open the state database: \(error)")
         }

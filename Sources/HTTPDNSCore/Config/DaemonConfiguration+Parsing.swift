@@ -32,7 +32,7 @@ struct ConfigurationParser {
             "MaxLineLength", "MaxConnections", "MaxConnectionsPerUser", "MaxRequestsInFlight", "MaxBatch",
             "IdleExit", "Socket",
         ],
-        "Store": ["ResetOnCorruption"],
+        "Store": ["ResetOnCorruption", "Synchronous"],
     ]
 
     /// `sun_path` holds 108 bytes including the terminating NUL (unix(7)).
@@ -200,9 +200,18 @@ struct ConfigurationParser {
     }
 
     private mutating func applyStore(_ assignment: INIReader.Assignment) throws(ConfigError) {
-        if assignment.key == "ResetOnCorruption" {
+        switch assignment.key {
+        case "ResetOnCorruption":
             configuration.store.resetOnCorruption = try boolean(
                 assignment, default: DaemonConfiguration.Store().resetOnCorruption)
+        case "Synchronous":
+            switch assignment.value.lowercased() {
+            case "", "normal": configuration.store.synchronousFull = false
+            case "full": configuration.store.synchronousFull = true
+            default: throw error(assignment, "expected normal or full, not \"\(assignment.value)\"")
+            }
+        default:
+            break
         }
     }
 

@@ -83,6 +83,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
         /// `ResetOnCorruption=`: start with an empty store instead of refusing to start when the
         /// database is corrupt. Default no: losing every cookie should be a decision.
         public var resetOnCorruption = false
+        /// `Synchronous=normal|full` (SQLite's names). `normal`, the default: every acknowledged
+        /// change is in the kernel before the reply, so it survives the daemon crashing or being
+        /// killed; `full` also fsyncs each (group) commit, surviving power loss at the cost of one
+        /// disk flush per commit.
+        public var synchronousFull = false
 
         public init() {}
     }
