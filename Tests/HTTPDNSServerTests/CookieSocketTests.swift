@@ -83,7 +83,7 @@ extension DaemonHarness {
         while true {
             do {
                 return try connectReady()
-            } catch where Date() < deadline && process.isRunning && !(error is HarnessError) {
+            } catch  where Date() < deadline && process.isRunning && !(error is HarnessError) {
                 usleep(5_000)
             }
         }
@@ -96,7 +96,9 @@ enum CookieResults {
     static func rejections(_ result: JSON) -> [Int64: String] {
         var reasons: [Int64: String] = [:]
         for entry in result["rejected"]?.arrayValue ?? [] {
-            if let index = entry["index"]?.numberValue?.int64Value { reasons[index] = entry["reason"]?.stringValue ?? "?" }
+            if let index = entry["index"]?.numberValue?.int64Value {
+                reasons[index] = entry["reason"]?.stringValue ?? "?"
+            }
         }
         return reasons
     }
@@ -156,7 +158,8 @@ struct CookieSocketTests {
     /// but a public suffix; from github.io itself it becomes a host-only cookie (RFC 6265bis 5.6 step 9).
     @Test func privateSectionPublicSuffix() throws {
         let rpc = try RPCSession()
-        let fromSubdomain = try rpc.setCookies("https://x.github.io/", ["ok=1; Domain=x.github.io", "ps=1; Domain=github.io"])
+        let fromSubdomain = try rpc.setCookies(
+            "https://x.github.io/", ["ok=1; Domain=x.github.io", "ps=1; Domain=github.io"])
         #expect(CookieResults.rejections(fromSubdomain) == [1: "public-suffix"], "\(fromSubdomain.encodedString)")
 
         let fromSuffix = try rpc.setCookies("https://github.io/", ["own=1; Domain=github.io"])
@@ -169,7 +172,8 @@ struct CookieSocketTests {
 
     @Test func sameSiteNoneRequiresSecure() throws {
         let rpc = try RPCSession()
-        let result = try rpc.setCookies("https://www.example.com/", ["a=1; SameSite=None", "b=1; SameSite=None; Secure"])
+        let result = try rpc.setCookies(
+            "https://www.example.com/", ["a=1; SameSite=None", "b=1; SameSite=None; Secure"])
         #expect(CookieResults.rejections(result).keys.sorted() == [0], "\(result.encodedString)")
         #expect(result["stored"] == .int(1))
     }
@@ -252,15 +256,19 @@ struct CookieSocketTests {
     @Test func sameSiteWithSiteForCookies() throws {
         let rpc = try RPCSession()
         try rpc.setCookies(
-            "https://www.example.com/", ["strict=1; SameSite=Strict", "lax=2; SameSite=Lax", "none=3; SameSite=None; Secure"])
+            "https://www.example.com/",
+            ["strict=1; SameSite=Strict", "lax=2; SameSite=Lax", "none=3; SameSite=None; Secure"])
         let url = "https://www.example.com/"
         let all = "strict=1; lax=2; none=3"
         #expect(try rpc.header(url) == all)
         #expect(try rpc.header(url, ["siteForCookies": "https://www.example.com/"]) == all)
         #expect(try rpc.header(url, ["siteForCookies": "https://sub.example.com/page"]) == all)
         #expect(try rpc.header(url, ["siteForCookies": "https://other.test/"]) == "none=3")
-        #expect(try rpc.header(url, ["siteForCookies": "https://other.test/", "topLevelNavigation": true]) == "lax=2; none=3")
-        #expect(try rpc.header(url, ["siteForCookies": "https://example.org/", "topLevelNavigation": false]) == "none=3")
+        #expect(
+            try rpc.header(url, ["siteForCookies": "https://other.test/", "topLevelNavigation": true])
+                == "lax=2; none=3")
+        #expect(
+            try rpc.header(url, ["siteForCookies": "https://example.org/", "topLevelNavigation": false]) == "none=3")
 
         let cookies = try rpc.list()
         #expect(CookieResults.named("strict", in: cookies)?["sameSite"] == "strict")
@@ -275,7 +283,10 @@ struct CookieSocketTests {
         let start = CookieResults.now
         let stored = try rpc.setCookies(
             "https://www.example.com/",
-            ["brief=1; Max-Age=1", "hour=2; Max-Age=3600", "wins=3; Expires=Thu, 01 Jan 1970 00:00:00 GMT; Max-Age=3600"])
+            [
+                "brief=1; Max-Age=1", "hour=2; Max-Age=3600",
+                "wins=3; Expires=Thu, 01 Jan 1970 00:00:00 GMT; Max-Age=3600",
+            ])
         // Not asserted in a header here: with whole seconds, a Max-Age=1 cookie may already be gone.
         #expect(stored["stored"] == .int(3), "\(stored.encodedString)")
         #expect(try rpc.header("https://www.example.com/").hasSuffix("hour=2; wins=3"))
@@ -304,6 +315,92 @@ struct CookieSocketTests {
         try rpc.setCookies("https://WWW.Example.COM/", ["c=1; Domain=EXAMPLE.com"])
         #expect(try rpc.header("https://www.example.com/") == "c=1")
         #expect(try rpc.header("https://api.example.com/") == "c=1")
+    }
+
+    /// Parsing rules of RFC 6265bis 5.6, observed through the jar.
+    @Test func setCookieParsingRules() throws {
+        let rpc = try RPCSession()
+        let url = "https://www.example.com/dir/page"
+        let result = try rpc.setCookies(
+            url,
+            [
+                "  spaced = 1 ; Path=/ ",  // name and value are trimmed
+                "abc",  // no "=": a nameless cookie whose value is "abc"
+                "badpath=1; Path=nope",  // a Path not starting with "/" means the default-path
+                "dotted=1; Domain=.example.com; Path=/",  // a leading dot is dropped
+                "long=1; Path=/" + String(repeating: "x", count: 1100),  // over 1024 octets: attribute ignored
+                "odd=1; SameSite=Bogus; Path=/",  // an unknown SameSite value does not reject the cookie
+                "y99=1; Expires=Wednesday, 09-Jun-99 10:18:14 GMT",  // 99 is 1999: arrives expired
+                "y38=1; Expires=Wed, 09-Jun-38 10:18:14 GMT; Path=/",  // 38 is 2038
+                "asc=1; Expires=Wed Jun  9 10:18:14 2100; Path=/",  // asctime form
+                "cap=1; Max-Age=999999999; Path=/",
+                "cr=1\r\nX-Injected: 1", "lf=1\n", "nul=1\u{0}",
+            ])
+        #expect(
+            CookieResults.rejections(result) == [10: "syntax", 11: "syntax", 12: "syntax"], "\(result.encodedString)")
+        let cookies = try rpc.list()
+        #expect(
+            CookieResults.names(cookies) == ["", "asc", "badpath", "cap", "dotted", "long", "odd", "spaced", "y38"])
+        #expect(CookieResults.named("", in: cookies)?["value"] == "abc")
+        #expect(CookieResults.named("spaced", in: cookies)?["value"] == "1")
+        #expect(CookieResults.named("badpath", in: cookies)?["path"] == "/dir")
+        #expect(CookieResults.named("dotted", in: cookies)?["domain"] == "example.com")
+        #expect(CookieResults.named("dotted", in: cookies)?["hostOnly"] == false)
+        #expect(CookieResults.named("long", in: cookies)?["path"] == "/dir")
+        // Expiry is capped at 400 days from now (5.6.1, 5.6.2).
+        let cap = Int64(400 * 86_400)
+        for name in ["y38", "asc", "cap"] {
+            let expires = CookieResults.named(name, in: cookies)?["expires"]?.numberValue?.int64Value ?? 0
+            #expect(
+                expires > CookieResults.now + cap - 60 && expires <= CookieResults.now + cap + 5, "\(name): \(expires)")
+        }
+        let header = try rpc.header(url)
+        #expect(!header.contains("\r") && !header.contains("\n"))
+        #expect(
+            header.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }.contains("abc"), "\(header)")
+    }
+
+    /// 5.7 step 16: an insecure origin cannot set a cookie that would shadow a Secure one.
+    @Test func insecureOriginCannotOverlaySecureCookie() throws {
+        let rpc = try RPCSession()
+        try rpc.setCookies("https://www.example.com/", ["sid=good; Secure; Path=/"])
+        let overlay = try rpc.setCookies("http://www.example.com/", ["sid=evil; Path=/"])
+        #expect(overlay["stored"] == .int(0), "\(overlay.encodedString)")
+        #expect(try rpc.header("https://www.example.com/") == "sid=good")
+        #expect(try rpc.header("http://www.example.com/") == "")
+    }
+
+    @Test func getCookieHeaderParamErrors() throws {
+        let rpc = try RPCSession()
+        let cases: [(JSON, String)] = [
+            ([:], "url"),
+            (["url": "https://www.example.com/\r\nX-Injected: 1"], "url"),
+            (["url": "https://www.example.com/", "siteForCookies": "nope"], "siteForCookies"),
+            (["url": "https://203.0.113.10/", "host": ""], "host"),
+            (["url": "https://203.0.113.10/", "host": "bad..host"], "host"),
+        ]
+        for (params, field) in cases {
+            let error = try rpc.error("getCookieHeader", params)
+            #expect(error["code"] == .int(-32602), "\(params.encodedString): \(error.encodedString)")
+            #expect(error["data"]?["field"] == .string(field), "\(params.encodedString): \(error.encodedString)")
+        }
+    }
+
+    /// `[Cookies] MaxPerDomain=` counts a registrable domain with its subdomains and evicts the least
+    /// recently used cookie; `MaxTotal=` bounds the jar; the cookie just set always stays.
+    @Test func limitsEvictLeastRecentlyUsed() throws {
+        let rpc = try RPCSession(config: "[Cookies]\nMaxPerDomain=5\nMaxTotal=8\n")
+        try rpc.setCookies("https://www.example.com/", (1...5).map { "a\($0)=1; Path=/p\($0)" })
+        #expect(try rpc.header("https://www.example.com/p1") == "a1=1")  // a1 is now the most recently used
+        try rpc.setCookies("https://api.example.com/", ["b=1"])
+        #expect(CookieResults.names(try rpc.list()) == ["a1", "a3", "a4", "a5", "b"])
+        try rpc.setCookies("https://other.test/", ["o1=1", "o2=1", "o3=1"])
+        #expect(try rpc.list().count == 8)
+        try rpc.setCookies("https://third.test/", ["t=1"])
+        let names = CookieResults.names(try rpc.list())
+        #expect(names.count == 8)
+        #expect(names.contains("t"))
+        #expect(!names.contains("a3"), "a3 was the least recently used: \(names)")
     }
 
     // MARK: deleteCookies / listCookies
@@ -444,6 +541,9 @@ struct DomainNormalizationSocketTests {
         #expect(try rpc.header("https://203.0.113.11/x") == "sid=abc")
         #expect(try rpc.header("https://203.0.113.10/x") == "sid=abc")
         #expect(try rpc.header("https://[2001:db8::10]/x") == "sid=abc")
+        // Another spelling of the same addresses, and a port, change nothing.
+        #expect(try rpc.header("https://[2001:DB8:0:0::10]/x") == "sid=abc")
+        #expect(try rpc.header("https://203.0.113.11:8443/x") == "sid=abc")
         #expect(try rpc.header("https://a.example.com/x") == "sid=abc")
         // Host-only for a.example.com: not a subdomain, not its parent.
         #expect(try rpc.header("https://x.a.example.com/x") == "")
@@ -454,6 +554,17 @@ struct DomainNormalizationSocketTests {
         #expect(cookies.first?["domain"] == "a.example.com")
         #expect(cookies.first?["hostOnly"] == true)
         #expect(!cookies.contains { ($0["domain"]?.stringValue ?? "").contains("203.0.113") })
+    }
+
+    @Test func deleteAndListThroughAnotherIP() throws {
+        let (upstream, rpc) = try Self.start()
+        defer { upstream.stop() }
+        try rpc.setCookies("https://203.0.113.10/", ["sid=1", "other=2; Path=/other"])
+        #expect(CookieResults.names(try rpc.list(domain: "a.example.com")) == ["other", "sid"])
+        #expect(try rpc.deleted(["url": "https://203.0.113.11/"]) == 1)
+        #expect(CookieResults.names(try rpc.list()) == ["other"])
+        #expect(try rpc.deleted(["url": "https://198.51.100.9/other", "host": "a.example.com"]) == 1)
+        #expect(try rpc.list().isEmpty)
     }
 
     /// `Domain=<IP>` is taken as the host name: a host-only cookie for it; a parent-domain
@@ -566,7 +677,10 @@ struct NetscapeCurlSocketTests {
         let prefExpires = CookieResults.named("pref", in: cookies)?["expires"]?.numberValue?.int64Value ?? 0
         #expect(abs(prefExpires - (CookieResults.now + 3600)) <= 5)
         let forScript = try rpc.header("\(site.baseURL)/check", ["forScript": true])
-        #expect(Set(forScript.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }) == ["sid=abc123", "pref=dark"])
+        #expect(
+            Set(forScript.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }) == [
+                "sid=abc123", "pref=dark",
+            ])
 
         // A cookie the daemon took from a response must reach curl too.
         try rpc.setCookies("\(site.baseURL)/", ["made=bydaemon; Path=/"])
@@ -578,6 +692,50 @@ struct NetscapeCurlSocketTests {
         let received = try #require(Self.cookieHeaders(site, path: "/check").last)
         let pairs = Set(received.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) })
         #expect(pairs == ["sid=abc123", "tok=xyz", "pref=dark", "made=bydaemon"], "curl sent: \(received)")
+    }
+
+    /// Domain cookies: curl writes `.example.com TRUE`; after the round trip a sibling host gets them.
+    /// `--resolve` keeps every connection on 127.0.0.1 while curl sees real host names.
+    @Test func domainCookiesRoundTripThroughCurl() throws {
+        let site = try FakeHTTPServer { request in
+            guard request.path == "/login" else { return .text("ok") }
+            return .respond(
+                status: 200,
+                headers: [
+                    ("Set-Cookie", "dom=1; Domain=example.com; Path=/"),
+                    ("Set-Cookie", "hostonly=2; Path=/; HttpOnly"),
+                ],
+                body: [])
+        }
+        defer { site.stop() }
+        let scratch = TemporaryDirectory(prefix: "jar")
+        let jar = scratch.file("jar.txt")
+        func resolveTo(_ host: String) -> [String] { ["--resolve", "\(host):\(site.port):127.0.0.1"] }
+        _ = try Self.curl(resolveTo("www.example.com") + ["-c", jar, "http://www.example.com:\(site.port)/login"])
+
+        let rpc = try RPCSession()
+        let jarText = try String(contentsOfFile: jar, encoding: .utf8)
+        #expect(
+            try rpc.result("importCookies", ["format": "netscape", "data": .string(jarText)])["imported"] == .int(2))
+        let cookies = try rpc.list()
+        #expect(CookieResults.named("dom", in: cookies)?["domain"] == "example.com", "\(jarText)")
+        #expect(CookieResults.named("dom", in: cookies)?["hostOnly"] == false)
+        #expect(CookieResults.named("hostonly", in: cookies)?["domain"] == "www.example.com")
+        #expect(CookieResults.named("hostonly", in: cookies)?["hostOnly"] == true)
+        #expect(CookieResults.named("hostonly", in: cookies)?["httpOnly"] == true)
+        #expect(try rpc.header("http://api.example.com/") == "dom=1")
+
+        let exported = try #require(try rpc.result("exportCookies", ["format": "netscape"])["data"]?.stringValue)
+        let exportedPath = scratch.file("exported.txt")
+        try exported.write(toFile: exportedPath, atomically: true, encoding: .utf8)
+        _ = try Self.curl(resolveTo("api.example.com") + ["-b", exportedPath, "http://api.example.com:\(site.port)/a"])
+        _ = try Self.curl(resolveTo("www.example.com") + ["-b", exportedPath, "http://www.example.com:\(site.port)/b"])
+        #expect(Self.cookieHeaders(site, path: "/a") == ["dom=1"], "\(exported)")
+        let www = Set(
+            (Self.cookieHeaders(site, path: "/b").first ?? "").split(separator: ";").map {
+                $0.trimmingCharacters(in: .whitespaces)
+            })
+        #expect(www == ["dom=1", "hostonly=2"], "\(exported)")
     }
 
     @Test func exportedLinesHaveTheSevenNetscapeFieldsAndBadFormatsAreRefused() throws {

@@ -111,9 +111,14 @@ struct CtlEndToEndTests {
         let scratch = TemporaryDirectory(prefix: "ctl")
         let set = try Self.succeed(
             rpc,
-            ["cookie", "set", "https://203.0.113.10/login", "--host", "api.example.com", "sid=abc; Path=/; Secure; HttpOnly"])
+            [
+                "cookie", "set", "https://203.0.113.10/login", "--host", "api.example.com",
+                "sid=abc; Path=/; Secure; HttpOnly",
+            ])
         #expect(set.contains("api.example.com"), "\(set)")
-        #expect(try Self.succeed(rpc, ["cookie", "get", "https://203.0.113.11/app", "--host", "api.example.com"]) == "sid=abc\n")
+        #expect(
+            try Self.succeed(rpc, ["cookie", "get", "https://203.0.113.11/app", "--host", "api.example.com"])
+                == "sid=abc\n")
         #expect(try Self.succeed(rpc, ["cookie", "get", "https://api.example.com/app"]) == "sid=abc\n")
         #expect(try Self.succeed(rpc, ["cookie", "get", "https://api.example.com/app", "--for-script"]) == "\n")
         #expect(try Self.succeed(rpc, ["cookie", "get", "http://api.example.com/app"]) == "\n")
@@ -145,7 +150,10 @@ struct CtlEndToEndTests {
         #expect(try Self.succeed(rpc, ["cookie", "import", file]).contains("2"))
         // Both are back; their order after an import is not the contract's to say.
         let back = try Self.succeed(rpc, ["cookie", "get", "https://api.example.com/"])
-        #expect(Set(back.dropLast().split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }) == ["sid=abc", "lang=en"])
+        #expect(
+            Set(back.dropLast().split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }) == [
+                "sid=abc", "lang=en",
+            ])
         let restored = try #require(try Self.json(rpc, ["cookie", "list"])["cookies"]?.arrayValue)
         #expect(CookieResults.named("sid", in: restored)?["httpOnly"] == true)
         #expect(CookieResults.named("sid", in: restored)?["secure"] == true)
@@ -159,7 +167,9 @@ struct CtlEndToEndTests {
         let line = "www.example.com\tFALSE\t/\tFALSE\t0\tpiped\tyes\n"
         let result = try Self.ctl(rpc, ["--json", "cookie", "import", "-"], stdin: line)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect((try? JSONParser.parse(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))?["imported"] == .int(1))
+        #expect(
+            (try? JSONParser.parse(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))?["imported"]
+                == .int(1))
         #expect(try Self.succeed(rpc, ["cookie", "get", "https://www.example.com/"]) == "piped=yes\n")
     }
 
@@ -170,7 +180,8 @@ struct CtlEndToEndTests {
         Self.expectOneLineError(try Self.ctl(rpc, ["resolve", "bad..host"]), status: 1, "invalid host")
         Self.expectOneLineError(try Self.ctl(rpc, ["cookie", "get", "not-a-url"]), status: 1, "invalid url")
         Self.expectOneLineError(try Self.ctl(rpc, ["call", "noSuchMethod"]), status: 1, "unknown method")
-        Self.expectOneLineError(try Self.ctl(rpc, ["--json", "resolve", "bad..host"]), status: 1, "invalid host, --json")
+        Self.expectOneLineError(
+            try Self.ctl(rpc, ["--json", "resolve", "bad..host"]), status: 1, "invalid host, --json")
     }
 
     @Test func nothingListeningExits69() throws {
@@ -179,7 +190,8 @@ struct CtlEndToEndTests {
         Self.expectOneLineError(try Self.ctl(["--socket", nowhere, "status"]), status: 69, "missing socket")
         // A socket file that nobody listens on.
         try "".write(toFile: scratch.file("plain"), atomically: true, encoding: .utf8)
-        Self.expectOneLineError(try Self.ctl(["--socket", scratch.file("plain"), "status"]), status: 69, "not a socket")
+        Self.expectOneLineError(
+            try Self.ctl(["--socket", scratch.file("plain"), "status"]), status: 69, "not a socket")
     }
 
     @Test func usageErrorsExit64() throws {
@@ -219,10 +231,12 @@ struct CtlEndToEndTests {
         // The per-user socket is used when it exists and HTTPDNSD_SOCKET is not set.
         let runtime = scratch.file("run")
         try FileManager.default.createDirectory(atPath: runtime + "/httpdnsd", withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: runtime + "/httpdnsd/httpdnsd.sock", withDestinationPath: socket)
+        try FileManager.default.createSymbolicLink(
+            atPath: runtime + "/httpdnsd/httpdnsd.sock", withDestinationPath: socket)
         let perUser = try Self.ctl(["status"], environment: ["XDG_RUNTIME_DIR": runtime])
         #expect(perUser.status == 0, "\(perUser.stderr)")
-        let environmentWins = try Self.ctl(["status"], environment: ["XDG_RUNTIME_DIR": runtime, "HTTPDNSD_SOCKET": nowhere])
+        let environmentWins = try Self.ctl(
+            ["status"], environment: ["XDG_RUNTIME_DIR": runtime, "HTTPDNSD_SOCKET": nowhere])
         #expect(environmentWins.status == 69)
     }
 }

@@ -35,7 +35,8 @@ struct UserIsolationTests {
         let result = try runCommand(
             OtherUser.setpriv,
             [
-                "--reuid=\(OtherUser.uid)", "--regid=\(OtherUser.uid)", "--clear-groups", OtherUser.socat, "-t", "10", "-",
+                "--reuid=\(OtherUser.uid)", "--regid=\(OtherUser.uid)", "--clear-groups", OtherUser.socat, "-t", "10",
+                "-",
                 "UNIX-CONNECT:\(rpc.daemon.socketPath)",
             ],
             stdin: request.encodedString + "\n")
@@ -63,7 +64,8 @@ struct UserIsolationTests {
             #expect(deleted == .int(0), "\(target.encodedString) as uid 65534 deleted \(deleted?.encodedString ?? "?")")
         }
         // Overwriting by name from the other uid lands in its own jar, not root's.
-        _ = try Self.asOther(rpc, "handleSetCookie", ["url": "https://www.example.com/", "setCookie": ["rootsid=hijacked"]])
+        _ = try Self.asOther(
+            rpc, "handleSetCookie", ["url": "https://www.example.com/", "setCookie": ["rootsid=hijacked"]])
 
         #expect(try rpc.header("https://www.example.com/") == "rootsid=1; rootlang=en")
         #expect(CookieResults.names(try rpc.list()) == ["rootlang", "rootsid"])
