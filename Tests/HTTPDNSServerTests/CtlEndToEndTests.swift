@@ -1,0 +1,242 @@
+import Foundation
+import HTTPDNSProtocol
+import HTTPDNSTestSupport
+import Testing
+
+/// httpdnsctl (the built executable) against the real daemon: output, exit statuses, socket choice.
+@Suite(.serialized)
+struct CtlEndToEndTests {
+    /// The environment without anything that could pick a socket for httpdnsctl behind the test's back.
+    static func cleanEnvironment(_ extra: [String: String] = [:]) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["HTTPDNSD_SOCKET"] = nil
+        environment["XDG_RUNTIME_DIR"] = nil
+        for (key, value) in extra { environment[key] = value }
+        return environment
+    }
+
+    /// Runs httpdnsctl with `arguments` as given (no `--socket` added).
+    static func ctl(_ arguments: [String], environment: [String: String] = [:], stdin: String? = nil) throws
+        -> CommandResult
+    {
+        try runCommand(
+            BuiltProducts.path("httpdnsctl"), arguments, environment: cleanEnvironment(environment), stdin: stdin)
+    }
+
+    /// Runs httpdnsctl against `rpc`'s daemon.
+    static func ctl(_ rpc: RPCSession, _ arguments: [String], stdin: String? = nil) throws -> CommandResult {
+        try ctl(["--socket", rpc.daemon.socketPath] + arguments, stdin: stdin)
+    }
+
+    /// Runs and expects exit 0 with nothing on standard error.
+    static func succeed(_ rpc: RPCSession, _ arguments: [String], stdin: String? = nil) throws -> String {
+        let result = try ctl(rpc, arguments, stdin: stdin)
+        #expect(result.status == 0, "httpdnsctl \(arguments): \(result.status) \(result.stderr)")
+        #expect(result.stderr.isEmpty, "httpdnsctl \(arguments) wrote to stderr: \(result.stderr)")
+        return result.stdout
+    }
+
+    /// `--json` output: exactly one line holding one JSON value.
+    static func json(_ rpc: RPCSession, _ arguments: [String]) throws -> JSON {
+        let output = try succeed(rpc, ["--json"] + arguments)
+        #expect(output.hasSuffix("\n") && output.dropLast().firstIndex(of: "\n") == nil, "not one line: \(output)")
+        return try JSONParser.parse(String(output.dropLast()))
+    }
+
+    /// An error message on exactly one line, nothing on standard output.
+    static func expectOneLineError(_ result: CommandResult, status: Int32, _ what: String) {
+        #expect(result.status == status, "\(what): exit \(result.status), stderr \(result.stderr)")
+        #expect(result.stdout.isEmpty, "\(what): stdout \(result.stdout)")
+        let lines = result.stderr.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count == 2 && !lines[0].isEmpty && lines[1].isEmpty, "\(what): stderr \(result.stderr)")
+    }
+
+    // MARK: resolve, status, flush, call
+
+    @Test func resolveLocalhostAsTextAndJSON() throws {
+        let rpc = try RPCSession()
+        let text = try Self.succeed(rpc, ["resolve", "localhost", "--family", "ipv4"])
+        let first = text.split(separator: "\n").first.map(String.init) ?? ""
+        #expect(first.hasPrefix("localhost: "), "\(text)")
+        #expect(first.split(separator: " ").contains("127.0.0.1"), "\(text)")
+
+        let json = try Self.json(rpc, ["resolve", "localhost", "--family", "ipv4"])
+        #expect(json["host"] == "localhost")
+        #expect(json["ipv4"]?.arrayValue?.contains("127.0.0.1") == true, "\(json.encodedString)")
+        #expect(json["ipv6"]?.arrayValue?.isEmpty == true)
+        #expect(json["ttl"]?.numberValue != nil)
+        #expect(json["stale"]?.boolValue != nil)
+        let sources: Set<String> = ["cache", "upstream", "system", "literal", "static"]
+        #expect(sources.contains(json["source"]?.stringValue ?? ""), "\(json.encodedString)")
+
+        let literal = try Self.json(rpc, ["resolve", "192.0.2.1"])
+        #expect(literal["ipv4"] == ["192.0.2.1"])
+        #expect(literal["source"] == "literal")
+    }
+
+    @Test func statusFlushAndCall() throws {
+        let rpc = try RPCSession()
+        #expect(try Self.succeed(rpc, ["status"]).contains("httpdnsd"))
+        let status = try Self.json(rpc, ["status"])
+        #expect(status["version"]?.stringValue?.isEmpty == false)
+        #expect(status["uptime"]?.numberValue != nil)
+        for key in ["entries", "hits", "misses", "staleServed"] {
+            #expect(status["cache"]?[key]?.numberValue != nil, "cache.\(key) in \(status.encodedString)")
+        }
+        #expect(status["cookies"]?["count"]?.numberValue != nil)
+        #expect(status["upstreams"]?.arrayValue != nil)
+
+        _ = try Self.succeed(rpc, ["resolve", "localhost", "--family", "ipv4"])
+        let flushedHost = try Self.json(rpc, ["flush", "localhost"])
+        #expect(flushedHost["flushed"]?.numberValue?.int64Value ?? 0 >= 1, "\(flushedHost.encodedString)")
+        _ = try Self.succeed(rpc, ["resolve", "localhost", "--family", "ipv4"])
+        #expect(try Self.succeed(rpc, ["flush"]).contains("flushed"))
+        #expect(try Self.json(rpc, ["flush"])["flushed"] == .int(0))
+
+        let called = try JSONParser.parse(
+            try Self.succeed(rpc, ["call", "resolve", #"{"host":"localhost","family":"ipv4"}"#])
+                .trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(called["ipv4"]?.arrayValue?.contains("127.0.0.1") == true, "\(called.encodedString)")
+        let noParams = try Self.json(rpc, ["call", "status"])
+        #expect(noParams["version"] == status["version"])
+        let header = try Self.json(rpc, ["call", "getCookieHeader", #"{"url":"https://x.test/"}"#])
+        #expect(header["header"] == "")
+        #expect(header["count"] == .int(0))
+    }
+
+    // MARK: cookies
+
+    @Test func cookieSetGetListDeleteExportImport() throws {
+        let rpc = try RPCSession()
+        let scratch = TemporaryDirectory(prefix: "ctl")
+        let set = try Self.succeed(
+            rpc,
+            [
+                "cookie", "set", "https://203.0.113.10/login", "--host", "api.example.com",
+                "sid=abc; Path=/; Secure; HttpOnly",
+            ])
+        #expect(set.contains("api.example.com"), "\(set)")
+        #expect(
+            try Self.succeed(rpc, ["cookie", "get", "https://203.0.113.11/app", "--host", "api.example.com"])
+                == "sid=abc\n")
+        #expect(try Self.succeed(rpc, ["cookie", "get", "https://api.example.com/app"]) == "sid=abc\n")
+        #expect(try Self.succeed(rpc, ["cookie", "get", "https://api.example.com/app", "--for-script"]) == "\n")
+        #expect(try Self.succeed(rpc, ["cookie", "get", "http://api.example.com/app"]) == "\n")
+
+        let setJSON = try Self.json(
+            rpc, ["cookie", "set", "https://api.example.com/", "lang=en; Path=/", "bad=1; Domain=other.test"])
+        #expect(setJSON["host"] == "api.example.com")
+        #expect(setJSON["stored"] == .int(1))
+        #expect(CookieResults.rejections(setJSON) == [1: "domain-mismatch"], "\(setJSON.encodedString)")
+
+        let table = try Self.succeed(rpc, ["cookie", "list"])
+        #expect(table.contains("api.example.com") && table.contains("sid") && table.contains("lang"), "\(table)")
+        let listed = try #require(try Self.json(rpc, ["cookie", "list"])["cookies"]?.arrayValue)
+        #expect(CookieResults.names(listed) == ["lang", "sid"])
+        #expect(try Self.json(rpc, ["cookie", "list", "--domain", "other.test"])["cookies"] == [])
+
+        let file = scratch.file("cookies.txt")
+        #expect(try Self.succeed(rpc, ["cookie", "export", file]).isEmpty)
+        let exported = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(try Self.succeed(rpc, ["cookie", "export"]) == exported)
+        let sidLine = exported.split(separator: "\n").first { $0.hasSuffix("\tsid\tabc") }
+        let fields = (sidLine ?? "").split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+        #expect(fields.count == 7, "\(exported)")
+        #expect(fields.first == "#HttpOnly_api.example.com", "\(exported)")
+        #expect(fields.count > 3 && fields[3] == "TRUE", "the Secure column of \(exported)")
+
+        #expect(try Self.json(rpc, ["cookie", "delete", "--all"])["deleted"] == .int(2))
+        #expect(try Self.succeed(rpc, ["cookie", "get", "https://api.example.com/"]) == "\n")
+        #expect(try Self.succeed(rpc, ["cookie", "import", file]).contains("2"))
+        // Both are back; their order after an import is not the contract's to say.
+        let back = try Self.succeed(rpc, ["cookie", "get", "https://api.example.com/"])
+        #expect(
+            Set(back.dropLast().split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }) == [
+                "sid=abc", "lang=en",
+            ])
+        let restored = try #require(try Self.json(rpc, ["cookie", "list"])["cookies"]?.arrayValue)
+        #expect(CookieResults.named("sid", in: restored)?["httpOnly"] == true)
+        #expect(CookieResults.named("sid", in: restored)?["secure"] == true)
+
+        #expect(try Self.succeed(rpc, ["cookie", "delete", "--domain", "example.com", "--name", "sid"]).contains("1"))
+        #expect(try Self.json(rpc, ["cookie", "delete", "--url", "https://api.example.com/x"])["deleted"] == .int(1))
+    }
+
+    @Test func importFromStandardInput() throws {
+        let rpc = try RPCSession()
+        let line = "www.example.com\tFALSE\t/\tFALSE\t0\tpiped\tyes\n"
+        let result = try Self.ctl(rpc, ["--json", "cookie", "import", "-"], stdin: line)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(
+            (try? JSONParser.parse(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))?["imported"]
+                == .int(1))
+        #expect(try Self.succeed(rpc, ["cookie", "get", "https://www.example.com/"]) == "piped=yes\n")
+    }
+
+    // MARK: exit statuses
+
+    @Test func errorRepliesExitOneWithOneLine() throws {
+        let rpc = try RPCSession()
+        Self.expectOneLineError(try Self.ctl(rpc, ["resolve", "bad..host"]), status: 1, "invalid host")
+        Self.expectOneLineError(try Self.ctl(rpc, ["cookie", "get", "not-a-url"]), status: 1, "invalid url")
+        Self.expectOneLineError(try Self.ctl(rpc, ["call", "noSuchMethod"]), status: 1, "unknown method")
+        Self.expectOneLineError(
+            try Self.ctl(rpc, ["--json", "resolve", "bad..host"]), status: 1, "invalid host, --json")
+    }
+
+    @Test func nothingListeningExits69() throws {
+        let scratch = TemporaryDirectory(prefix: "ctl")
+        let nowhere = scratch.file("none.sock")
+        Self.expectOneLineError(try Self.ctl(["--socket", nowhere, "status"]), status: 69, "missing socket")
+        // A socket file that nobody listens on.
+        try "".write(toFile: scratch.file("plain"), atomically: true, encoding: .utf8)
+        Self.expectOneLineError(
+            try Self.ctl(["--socket", scratch.file("plain"), "status"]), status: 69, "not a socket")
+    }
+
+    @Test func usageErrorsExit64() throws {
+        let rpc = try RPCSession()
+        let cases: [[String]] = [
+            [], ["bogus"], ["cookie"], ["cookie", "bake"], ["resolve"], ["resolve", "a", "b"],
+            ["resolve", "a", "--family", "ipv5"], ["resolve", "a", "--timeout", "soon"], ["status", "--nope"],
+            ["call"], ["call", "status", "{bad"], ["call", "status", "[1]"], ["cookie", "delete"],
+            ["cookie", "delete", "--all", "--domain", "example.com"], ["cookie", "set", "https://x.test/"],
+            ["cookie", "get"], ["--socket"],
+        ]
+        for arguments in cases {
+            let result = try Self.ctl(rpc, arguments)
+            #expect(result.status == 64, "\(arguments): exit \(result.status) \(result.stderr)")
+            #expect(!result.stderr.isEmpty, "\(arguments)")
+            #expect(result.stdout.isEmpty, "\(arguments): \(result.stdout)")
+        }
+        // Nothing reached the daemon's jar.
+        #expect(try rpc.list().isEmpty)
+    }
+
+    // MARK: choosing the socket
+
+    @Test func socketFromEnvironmentAndFlag() throws {
+        let rpc = try RPCSession()
+        let socket = rpc.daemon.socketPath
+        let scratch = TemporaryDirectory(prefix: "ctl")
+        let nowhere = scratch.file("none.sock")
+
+        let fromEnvironment = try Self.ctl(["status"], environment: ["HTTPDNSD_SOCKET": socket])
+        #expect(fromEnvironment.status == 0, "\(fromEnvironment.stderr)")
+        let deadEnvironment = try Self.ctl(["status"], environment: ["HTTPDNSD_SOCKET": nowhere])
+        #expect(deadEnvironment.status == 69, "HTTPDNSD_SOCKET ignored? \(deadEnvironment.stdout)")
+        let flagWins = try Self.ctl(["--socket", socket, "status"], environment: ["HTTPDNSD_SOCKET": nowhere])
+        #expect(flagWins.status == 0, "\(flagWins.stderr)")
+
+        // The per-user socket is used when it exists and HTTPDNSD_SOCKET is not set.
+        let runtime = scratch.file("run")
+        try FileManager.default.createDirectory(atPath: runtime + "/httpdnsd", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(
+            atPath: runtime + "/httpdnsd/httpdnsd.sock", withDestinationPath: socket)
+        let perUser = try Self.ctl(["status"], environment: ["XDG_RUNTIME_DIR": runtime])
+        #expect(perUser.status == 0, "\(perUser.stderr)")
+        let environmentWins = try Self.ctl(
+            ["status"], environment: ["XDG_RUNTIME_DIR": runtime, "HTTPDNSD_SOCKET": nowhere])
+        #expect(environmentWins.status == 69)
+    }
+}
