@@ -196,8 +196,18 @@ public final class DaemonHarness {
         while !FileManager.default.fileExists(atPath: socketPath) && Date() < deadline { usleep(5_000) }
     }
 
-    /// A fresh connection (which starts the daemon on first use).
-    public func connect() throws -> LineClient { try LineClient(path: socketPath) }
+    /// A fresh connection (which starts the daemon on first use). The socket path appears at
+    /// bind(), a moment before systemd-socket-activate listens: refused connects are retried.
+    public func connect(timeout: Double = 10) throws -> LineClient {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            do {
+                return try LineClient(path: socketPath)
+            } catch let error as SystemError where error.errno == ECONNREFUSED && Date() < deadline && process.isRunning {
+                usleep(5_000)
+            }
+        }
+    }
 
     /// Connects and waits for READY=1.
     public func connectReady(timeout: Double = 20) throws -> LineClient {

@@ -12,7 +12,7 @@ final class RPCSession {
 
     init(config: String = "") throws {
         daemon = try DaemonHarness(config: config)
-        client = try daemon.connectReadyOnceListening()
+        client = try daemon.connectReady()
     }
 
     /// The whole response to one call.
@@ -71,22 +71,6 @@ final class RPCSession {
 
     func deleted(_ params: JSON) throws -> Int64? {
         try result("deleteCookies", params)["deleted"]?.numberValue?.int64Value
-    }
-}
-
-extension DaemonHarness {
-    /// `connectReady()`, retried while the socket file exists but nobody listens on it yet:
-    /// `DaemonHarness.init` returns once the path appears, which is between systemd-socket-activate's
-    /// bind() and listen(), and a connect in that window is refused.
-    func connectReadyOnceListening(timeout: Double = 10) throws -> LineClient {
-        let deadline = Date().addingTimeInterval(timeout)
-        while true {
-            do {
-                return try connectReady()
-            } catch  where Date() < deadline && process.isRunning && !(error is HarnessError) {
-                usleep(5_000)
-            }
-        }
     }
 }
 
