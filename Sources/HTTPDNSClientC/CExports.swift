@@ -3,7 +3,7 @@ import HTTPDNSClient
 import HTTPDNSProtocol
 
 // The C ABI of include/httpdns.h. Each function here has a declaration there, and
-// tests/check_exports.sh checks that the two lists agree. Memory returned to C is always
+// Tests/check_exports.sh checks that the two lists agree. Memory returned to C is always
 // malloc'd (strdup), never Swift-owned.
 
 @_cdecl("httpdns_open")

@@ -1,6 +1,6 @@
 /*
  * End-to-end test of libhttpdns.so through its public header, against a running daemon.
- * HTTPDNSD_SOCKET names the daemon's socket. Build and run with tests/c/run.sh.
+ * HTTPDNSD_SOCKET names the daemon's socket. Build and run with Tests/c/run.sh.
  */
 #include <errno.h>
 #include <stdio.h>
