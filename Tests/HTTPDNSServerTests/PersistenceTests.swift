@@ -148,6 +148,52 @@ struct PersistenceTests {
     }
 }
 
+/// A full disk fails the write with an error to the client (-32603) and loses nothing acknowledged.
+@Suite(.serialized)
+struct DiskFullSocketTests {
+    @Test(.enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
+    func aFullDiskFailsTheWriteAndKeepsWhatWasAcknowledged() throws {
+        let dir = TemporaryDirectory()
+        let state = dir.file("state")
+        #expect(mkdir(state, 0o700) == 0)
+        try #require(mount("tmpfs", state, "tmpfs", 0, "size=1m,mode=0700") == 0, "mount: errno \(errno)")
+        defer { umount2(state, Int32(MNT_DETACH)) }
+        let daemon = try DaemonHarness(directory: dir)
+        let client = try daemon.connectReady()
+        let kept = try PersistenceTests.setCookie(client, "kept=1; Max-Age=3600")
+        #expect(kept["result"]?["stored"] == 1)
+
+        // Fill the file system to the last byte.
+        let filler = state + "/filler"
+        let fd = open(filler, O_WRONLY | O_CREAT, 0o600)
+        let block = [UInt8](repeating: 7, count: 4096)
+        while block.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
+        close(fd)
+
+        var failure: JSON?
+        for i in 0..<50 where failure == nil {
+            // Large values so the WAL must grow.
+            let big = String(repeating: "v", count: 3000)
+            let response = try PersistenceTests.setCookie(client, "big\(i)=\(big); Max-Age=3600", id: 10 + i)
+            if response["error"] != nil { failure = response }
+        }
+        let error = try #require(failure, "no write failed on a full disk")
+        #expect(error["error"]?["code"] == .int(-32603), "\(error.encodedString)")
+        #expect(error["error"]?["data"]?["name"] == "InternalError")
+        #expect(try PersistenceTests.names(client).contains("kept"))
+
+        unlink(filler)
+        let after = try PersistenceTests.setCookie(client, "after=1; Max-Age=3600", id: 99)
+        #expect(after["result"]?["stored"] == 1, "\(after.encodedString)")
+        daemon.stop()
+        #expect(daemon.waitForExit() == 0)
+        let restarted = try DaemonHarness(directory: dir)
+        let names = try PersistenceTests.names(try restarted.connectReady())
+        #expect(names.contains("kept") && names.contains("after"))
+        restarted.stop()
+    }
+}
+
 /// Exit on idle, then activation by the next connection, with nothing lost.
 @Suite(.serialized)
 struct IdleExitActivationTests {
