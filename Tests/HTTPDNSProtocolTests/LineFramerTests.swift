@@ -1,0 +1,189 @@
+import HTTPDNSProtocol
+import Testing
+
+/// What a framer handed out, copied (its line buffers are only valid during the callback).
+enum FramedEvent: Equatable, CustomStringConvertible {
+    case line([UInt8])
+    case tooLong
+
+    static func text(_ s: String) -> FramedEvent { .line(Array(s.utf8)) }
+
+    var description: String {
+        switch self {
+        case .line(let bytes): return "line(\(String(decoding: bytes, as: UTF8.self).debugDescription))"
+        case .tooLong: return "tooLong"
+        }
+    }
+}
+
+extension LineFramer {
+    mutating func drainAll() -> [FramedEvent] {
+        var events: [FramedEvent] = []
+        drain { event in
+            switch event {
+            case .line(let buffer): events.append(.line(Array(buffer)))
+            case .tooLong: events.append(.tooLong)
+            }
+        }
+        return events
+    }
+
+    /// Appends each chunk and drains after it, as a connection does after each read.
+    mutating func feed(_ chunks: [[UInt8]]) -> [FramedEvent] {
+        var events: [FramedEvent] = []
+        for chunk in chunks {
+            append(chunk)
+            events += drainAll()
+        }
+        return events
+    }
+}
+
+/// API.md Framing: one message per `\n`-terminated line, blank lines ignored, over-long lines refused.
+struct LineFramerTests {
+    static let stream = Array("{\"a\":1}\n[2]\r\n\n   \n\t\r\n \r\nx\ry\nlast\n".utf8)
+    static let expected: [FramedEvent] = [.text("{\"a\":1}"), .text("[2]"), .text("x\ry"), .text("last")]
+
+    @Test func oneAppend() {
+        var framer = LineFramer(maxLineLength: 64)
+        #expect(framer.feed([Self.stream]) == Self.expected)
+        #expect(framer.pendingByteCount == 0)
+    }
+
+    @Test func splitAtEveryByteBoundary() {
+        for cut in 0...Self.stream.count {
+            var framer = LineFramer(maxLineLength: 64)
+            let events = framer.feed([Array(Self.stream[..<cut]), Array(Self.stream[cut...])])
+            #expect(events == Self.expected, "cut at \(cut)")
+        }
+    }
+
+    @Test func splitAtEveryPairOfByteBoundaries() {
+        let count = Self.stream.count
+        for first in 0...count {
+            for second in first...count {
+                var framer = LineFramer(maxLineLength: 64)
+                let chunks = [
+                    Array(Self.stream[..<first]), Array(Self.stream[first..<second]), Array(Self.stream[second...]),
+                ]
+                #expect(framer.feed(chunks) == Self.expected, "cuts at \(first), \(second)")
+            }
+        }
+    }
+
+    @Test func oneByteAtATime() {
+        var framer = LineFramer(maxLineLength: 64)
+        #expect(framer.feed(Self.stream.map { [$0] }) == Self.expected)
+    }
+
+    @Test func rawBufferAppend() {
+        var framer = LineFramer(maxLineLength: 64)
+        Self.stream.withUnsafeBytes { framer.append($0) }
+        #expect(framer.drainAll() == Self.expected)
+    }
+
+    @Test func partialLineIsHeldUntilItsNewline() {
+        var framer = LineFramer(maxLineLength: 64)
+        #expect(framer.feed([Array("abc".utf8)]) == [])
+        #expect(framer.pendingByteCount == 3)
+        #expect(framer.feed([Array("def".utf8)]) == [])
+        #expect(framer.feed([Array("\n".utf8)]) == [.text("abcdef")])
+        #expect(framer.pendingByteCount == 0)
+    }
+
+    @Test(arguments: ["\n", "\r\n", " \n", "\t\n", "  \t \r\n", "\n\n\n"])
+    func blankLinesAreSkipped(_ blank: String) {
+        var framer = LineFramer(maxLineLength: 64)
+        #expect(framer.feed([Array("\(blank)a\n\(blank)b\n\(blank)".utf8)]) == [.text("a"), .text("b")])
+    }
+
+    @Test func crlfTerminatorIsRemovedButInnerSpacesKept() {
+        var framer = LineFramer(maxLineLength: 64)
+        #expect(framer.feed([Array(" a b \r\n".utf8)]) == [.text(" a b ")])
+    }
+
+    @Test func manyLinesInOneAppend() {
+        let lines = (0..<1000).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"status"}"# }
+        var framer = LineFramer(maxLineLength: 128)
+        let events = framer.feed([Array((lines.joined(separator: "\n") + "\n").utf8)])
+        #expect(events == lines.map(FramedEvent.text))
+    }
+
+    /// More than 64 KiB through the framer in odd-sized reads, so its buffer compacts with a partial line pending.
+    @Test func longStreamInOddChunks() {
+        let lines = (0..<300).map { i in
+            String(repeating: Character(Unicode.Scalar(UInt8(65 + i % 26))), count: 700 + i)
+        }
+        let stream = Array((lines.joined(separator: "\r\n") + "\r\n").utf8)
+        var framer = LineFramer(maxLineLength: 4096)
+        var chunks: [[UInt8]] = []
+        var offset = 0
+        while offset < stream.count {
+            let end = min(stream.count, offset + 777)
+            chunks.append(Array(stream[offset..<end]))
+            offset = end
+        }
+        #expect(framer.feed(chunks) == lines.map(FramedEvent.text))
+        #expect(framer.pendingByteCount == 0)
+    }
+
+    @Test func lineExactlyAtTheCapIsAccepted() {
+        var framer = LineFramer(maxLineLength: 8)
+        #expect(framer.feed([Array("12345678".utf8)]) == [], "no early overflow at exactly the cap")
+        #expect(framer.feed([Array("\n".utf8)]) == [.text("12345678")])
+        #expect(!framer.overflowed)
+        #expect(framer.feed([Array("abcdefgh\n".utf8)]) == [.text("abcdefgh")])
+    }
+
+    @Test func lineOneByteOverTheCapIsRejected() {
+        var framer = LineFramer(maxLineLength: 8)
+        #expect(framer.feed([Array("ok\n123456789\n".utf8)]) == [.text("ok"), .tooLong])
+        #expect(framer.overflowed)
+    }
+
+    @Test func overflowIsReportedBeforeTheNewlineArrives() {
+        var framer = LineFramer(maxLineLength: 8)
+        #expect(framer.feed([Array("1234".utf8)]) == [])
+        #expect(framer.feed([Array("56789".utf8)]) == [.tooLong])
+        #expect(framer.overflowed)
+    }
+
+    @Test func nothingIsReportedAfterAnOverflow() {
+        var framer = LineFramer(maxLineLength: 8)
+        #expect(framer.feed([Array("123456789".utf8)]) == [.tooLong])
+        #expect(framer.feed([Array("\nok\n".utf8)]) == [], "the connection is to be closed, not resynchronised")
+        #expect(framer.drainAll() == [])
+        #expect(framer.overflowed)
+    }
+
+    /// The cap is on the line's content; `\r\n` is the terminator, so it does not count, whichever way the
+    /// bytes are split across reads.
+    @Test func lineAtTheCapWithCRLFIsAcceptedTogether() {
+        var framer = LineFramer(maxLineLength: 8)
+        #expect(framer.feed([Array("12345678\r\n".utf8)]) == [.text("12345678")])
+    }
+
+    @Test(.bug(id: "PROTO-1", "a line at the cap + \\r\\n is refused when \\r and \\n arrive in different reads"))
+    func lineAtTheCapWithCRLFIsAcceptedAtEverySplit() {
+        let bytes = Array("12345678\r\nnext\n".utf8)
+        for cut in 0...bytes.count {
+            var framer = LineFramer(maxLineLength: 8)
+            let events = framer.feed([Array(bytes[..<cut]), Array(bytes[cut...])])
+            if cut == 9 {
+                // "12345678\r" then "\n": the pending \r is counted against the cap before the newline is seen.
+                withKnownIssue("pending \\r counted as content") {
+                    #expect(events == [.text("12345678"), .text("next")], "cut at \(cut)")
+                }
+            } else {
+                #expect(events == [.text("12345678"), .text("next")], "cut at \(cut)")
+            }
+        }
+    }
+
+    @Test func linesNeverContainTheNewline() {
+        var framer = LineFramer(maxLineLength: 64)
+        for event in framer.feed([Array("a\nb\r\n\r\n\nc\n".utf8)]) {
+            if case .line(let bytes) = event { #expect(!bytes.contains(0x0A)) }
+        }
+    }
+}
