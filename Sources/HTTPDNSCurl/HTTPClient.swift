@@ -5,6 +5,9 @@ import CCurl
 /// Not thread-safe: each worker thread owns one, and because the handle lives across requests,
 /// libcurl reuses connections (and TLS sessions) to the same upstream.
 public final class HTTPClient {
+    /// Debian's hashed CA directory (what libcurl trusts by default besides its bundle).
+    static let systemCertificateDirectory = "/etc/ssl/certs"
+
     private let handle: UnsafeMutableRawPointer
     private let errorBuffer: UnsafeMutablePointer<CChar>
 
@@ -67,7 +70,11 @@ public final class HTTPClient {
         // An empty proxy disables http_proxy/https_proxy from the environment.
         set(ccurl_setopt_string(handle, CURLOPT_PROXY, request.proxy ?? ""))
         set(ccurl_setopt_long(handle, CURLOPT_MAXFILESIZE, request.maxBodyBytes))
-        if let caFile = request.caFile { set(ccurl_setopt_string(handle, CURLOPT_CAINFO, caFile)) }
+        if let caFile = request.caFile {
+            // CAFile= adds to the system CAs: the hashed system directory stays trusted beside it.
+            set(ccurl_setopt_string(handle, CURLOPT_CAINFO, caFile))
+            set(ccurl_setopt_string(handle, CURLOPT_CAPATH, Self.systemCertificateDirectory))
+        }
         if let connectTo { set(ccurl_setopt_slist(handle, CURLOPT_CONNECT_TO, connectTo)) }
         if let headerList { set(ccurl_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList)) }
         switch request.method {

@@ -57,11 +57,12 @@ public struct JSONObject: Sendable, Equatable, Sequence, ExpressibleByDictionary
 
     public subscript(key: String) -> JSON? {
         get {
-            for member in members.reversed() where member.key == key { return member.value }
+            // Names compare code unit by code unit (RFC 8259 §8.3), not by Unicode equivalence.
+            for member in members.reversed() where member.key.utf8.elementsEqual(key.utf8) { return member.value }
             return nil
         }
         set {
-            members.removeAll { $0.key == key }
+            members.removeAll { $0.key.utf8.elementsEqual(key.utf8) }
             if let newValue { members.append((key, newValue)) }
         }
     }

@@ -204,7 +204,10 @@ private struct Cursor {
     }
 
     mutating func parseEscape(into scratch: inout [UInt8]) throws(JSONParseError) {
-        guard index < bytes.count else { throw error("unterminated escape") }
+        // Errors point at the backslash, not past the escape already consumed.
+        let escapeStart = index - 1
+        func failure(_ reason: String) -> JSONParseError { JSONParseError(offset: escapeStart, reason: reason) }
+        guard index < bytes.count else { throw failure("unterminated escape") }
         let byte = bytes[index]
         index += 1
         switch byte {
@@ -220,17 +223,17 @@ private struct Cursor {
             var scalar = try parseHex4()
             if (0xD800..<0xDC00).contains(scalar) {
                 guard bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
-                else { throw error("lone surrogate in \\u escape") }
+                else { throw failure("lone surrogate in \\u escape") }
                 index += 2
                 let low = try parseHex4()
-                guard (0xDC00..<0xE000).contains(low) else { throw error("lone surrogate in \\u escape") }
+                guard (0xDC00..<0xE000).contains(low) else { throw failure("lone surrogate in \\u escape") }
                 scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
             } else if (0xDC00..<0xE000).contains(scalar) {
-                throw error("lone surrogate in \\u escape")
+                throw failure("lone surrogate in \\u escape")
             }
             appendUTF8(UInt32(scalar), to: &scratch)
         default:
-            throw error("invalid escape")
+            throw failure("invalid escape")
         }
     }
 

@@ -54,7 +54,9 @@ public struct LineFramer {
             }
             guard let lineEnd = newline else {
                 scanned = end
-                if end - start > maxLineLength {
+                // A trailing \r may be the first half of this line's \r\n: it is not content.
+                let pending = end - start - (end > start && buffer[end - 1] == 0x0D ? 1 : 0)
+                if pending > maxLineLength {
                     overflowed = true
                     body(.tooLong)
                 }

@@ -264,7 +264,8 @@ public struct DeleteCookiesParams: Sendable, Equatable {
         case (nil, nil, _):
             throw .invalidParams(field: "url", "exactly one of url, domain or all: true is required")
         default:
-            throw .invalidParams(field: url != nil ? "domain" : "all", "only one of url, domain or all may be given")
+            // Name a member the caller actually sent: the second of the ones that clash.
+            throw .invalidParams(field: url != nil && domain != nil ? "domain" : "all", "only one of url, domain or all may be given")
         }
     }
 

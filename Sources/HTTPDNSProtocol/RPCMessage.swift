@@ -53,7 +53,8 @@ public struct RPCRequest: Sendable {
 /// What one element of a line turned out to be.
 public enum RPCInbound: Sendable {
     case request(RPCRequest)
-    /// A malformed element: answered with this error and `id` (null when none could be read).
+    /// A malformed element, answered with this error and `id`; a nil `id` marks a well-formed
+    /// notification the server cannot run, which JSON-RPC 2.0 §4.1 forbids answering.
     case invalid(RPCID?, RPCError)
 }
 
@@ -112,8 +113,8 @@ public enum RPCDecoder {
         case .object(let p)?:
             params = p
         case .array?:
-            return .invalid(
-                id ?? .null, .invalidParams(field: "params", "params are passed by name, as an object"))
+            // A notification is never answered, not even with an error (§4.1).
+            return .invalid(id, .invalidParams(field: "params", "params are passed by name, as an object"))
         case let other?:
             return .invalid(id ?? .null, .invalidRequest("params must be an object, not \(other.typeName)"))
         }

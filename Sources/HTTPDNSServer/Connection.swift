@@ -125,8 +125,10 @@ final class Connection: EventHandler {
         switch RPCDecoder.decode(line: line, maxBatch: owner.limits.maxBatch) {
         case .failure(let error):
             write { RPCEncoder.writeError(error, id: .null, to: &$0) }
-        case .single(.invalid(let id, let error)):
-            write { RPCEncoder.writeError(error, id: id ?? .null, to: &$0) }
+        case .single(.invalid(nil, _)):
+            break
+        case .single(.invalid(let id?, let error)):
+            write { RPCEncoder.writeError(error, id: id, to: &$0) }
         case .single(.request(let request)):
             run(request) { [weak self] bytes in
                 guard let self, let bytes else { return }
@@ -138,9 +140,11 @@ final class Connection: EventHandler {
             }
             for (index, element) in elements.enumerated() {
                 switch element {
-                case .invalid(let id, let error):
+                case .invalid(nil, _):
+                    batch.fill(index, nil)
+                case .invalid(let id?, let error):
                     var out: [UInt8] = []
-                    RPCEncoder.writeError(error, id: id ?? .null, to: &out)
+                    RPCEncoder.writeError(error, id: id, to: &out)
                     batch.fill(index, out)
                 case .request(let request):
                     run(request) { batch.fill(index, $0) }

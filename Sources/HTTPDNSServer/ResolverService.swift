@@ -41,7 +41,7 @@ final class ResolverService {
         healths = Array(repeating: UpstreamHealth(), count: endpoints.count)
         settings = UpstreamSettings(
             secretKey: configuration.resolver.secretKey?.revealed, caFile: configuration.resolver.caFile,
-            tlsName: configuration.resolver.tlsName)
+            tlsName: configuration.resolver.tlsName, dohPost: configuration.resolver.dohPost)
         var statics: [String: (ipv4: [String], ipv6: [String])] = [:]
         for answer in configuration.resolver.staticAnswers {
             let host = rules.canonicalHost(answer.host) ?? answer.host
@@ -129,7 +129,8 @@ final class ResolverService {
                         done(self.fallback(host, family: family, allowStale: allowStale, reason: "uncacheable answer"))
                     }
                 case .failure(let error):
-                    done(self.fallback(host, family: family, allowStale: allowStale, reason: error.message))
+                    let reason = error.data["reason"]?.stringValue ?? error.message
+                    done(self.fallback(host, family: family, allowStale: allowStale, reason: reason))
                 }
             }
         }

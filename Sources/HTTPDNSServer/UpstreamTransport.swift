@@ -17,6 +17,7 @@ struct UpstreamSettings: Sendable {
     var secretKey: String?
     var caFile: String?
     var tlsName: String?
+    var dohPost: Bool
 }
 
 /// The outcome of one attempt against one upstream.
@@ -34,11 +35,15 @@ final class UpstreamWorker {
     /// never past the deadline. Returns every attempt, for health bookkeeping on the loop.
     func run(_ query: UpstreamQuery) -> [UpstreamAttempt] {
         var attempts: [UpstreamAttempt] = []
-        for candidate in query.candidates {
+        for (position, candidate) in query.candidates.enumerated() {
             let remainingMs = (query.deadlineNanoseconds - MonotonicClock.nowNanoseconds()) / 1_000_000
             guard remainingMs >= 1 else { break }
+            // A hanging upstream may use only its share of the budget, so failover happens within
+            // Timeout=; the last one gets whatever is left.
+            let share = remainingMs / Int64(query.candidates.count - position)
             let started = MonotonicClock.nowNanoseconds()
-            let result = resolve(query.host, family: query.family, via: candidate.endpoint, timeoutMs: Int(remainingMs),
+            let result = resolve(
+                query.host, family: query.family, via: candidate.endpoint, timeoutMs: Int(max(share, 1)),
                 settings: query.settings)
             let latency = Int((MonotonicClock.nowNanoseconds() - started) / 1_000_000)
             attempts.append(UpstreamAttempt(index: candidate.index, result: result, latencyMs: latency))
@@ -84,7 +89,7 @@ final class UpstreamWorker {
                 }
             }
         case .doh:
-            let codec = DoHWire(baseURL: url)
+            let codec = DoHWire(baseURL: url, method: settings.dohPost ? .post : .get)
             return perType(family, deadlineMs: timeoutMs) { type, remaining in
                 guard let request = codec.request(host: host, type: type) else {
                     return .failure(UpstreamError(.malformed("cannot encode a DNS query for this name")))

@@ -36,12 +36,10 @@ struct JSONParserValueTests {
 
     /// RFC 8259 section 8.3: names are compared code unit by code unit. U+212A KELVIN SIGN is canonically
     /// equivalent to "K" (U+004B), so a String `==` lookup would confuse two distinct member names.
-    @Test(.bug(id: "PROTO-3", "JSONObject lookup uses String canonical equivalence, not code units"))
+    @Test
     func memberLookupComparesCodeUnits() throws {
         let object = try #require(parsed(#"{"\u212A":1}"#)?.objectValue)
-        withKnownIssue("JSONObject subscript compares names with String ==") {
-            #expect(object["K"] == nil)
-        }
+        #expect(object["K"] == nil)
         #expect(object["\u{212A}"] == .int(1))
     }
 
@@ -302,16 +300,14 @@ struct JSONParserErrorOffsetTests {
     }
 
     /// An invalid escape or a lone surrogate must be reported within the escape sequence, not after it.
-    @Test(.bug(id: "PROTO-2", "escape and surrogate errors are reported one byte past the escape"))
+    @Test
     func escapeErrorOffsetIsInsideTheEscape() throws {
         // "ab\x" — the escape is bytes 3...4; "ab\uDC00" — bytes 3...8.
         let badEscape = try #require(parseError(#""ab\x""#))
         let loneLow = try #require(parseError(#""ab\uDC00""#))
         let badPair = try #require(parseError(#""\uD800\u0041""#))
-        withKnownIssue("offset is taken after the escape has been consumed") {
-            #expect((3...4).contains(badEscape.offset), "\(badEscape)")
-            #expect((3...8).contains(loneLow.offset), "\(loneLow)")
-            #expect((1...12).contains(badPair.offset), "\(badPair)")
-        }
+        #expect((3...4).contains(badEscape.offset), "\(badEscape)")
+        #expect((3...8).contains(loneLow.offset), "\(loneLow)")
+        #expect((1...12).contains(badPair.offset), "\(badPair)")
     }
 }

@@ -230,14 +230,12 @@ struct DeleteCookiesParamsTests {
     }
 
     /// `data.field` names the offending member; for url + all it must not name `domain`, which was not sent.
-    @Test(.bug(id: "PROTO-4", "deleteCookies with url and all:true reports data.field \"domain\""))
+    @Test
     func urlAndAllNamesAMemberThatWasSent() {
         let error = rejection(#"{"url":"u","all":true}"#, DeleteCookiesParams.init)
         #expect(error?.code == .invalidParams)
-        withKnownIssue("the field is chosen as url != nil ? \"domain\" : \"all\"") {
-            let field = error?.data["field"]?.stringValue ?? ""
-            #expect(["url", "all"].contains(field), "\(String(describing: error))")
-        }
+        let field = error?.data["field"]?.stringValue ?? ""
+        #expect(["url", "all"].contains(field), "\(String(describing: error))")
     }
 
     @Test func wrongTypesNameTheirField() {

@@ -105,7 +105,7 @@ struct RPCDecoderRequestTests {
     /// Section 4.1: "The Server MUST NOT reply to a Notification", and names "Invalid params" as an error the
     /// client of a notification never learns about. Positional params make a well-formed notification that the
     /// contract cannot serve, so it must be dropped; today it decodes to an error the server answers (id null).
-    @Test(.bug(id: "PROTO-5", "a notification with positional params is answered with -32602"))
+    @Test
     func notificationWithPositionalParamsIsNotAnswered() throws {
         let inbound = try #require(decode(#"{"jsonrpc":"2.0","method":"flushCache","params":[]}"#).single)
         let answered: Bool
@@ -113,9 +113,7 @@ struct RPCDecoderRequestTests {
         case .request(let request): answered = !request.isNotification
         case .invalid(let id, _): answered = id != nil
         }
-        withKnownIssue("decodeElement returns .invalid(id ?? .null, …) before looking at whether id was present") {
-            #expect(!answered)
-        }
+        #expect(!answered)
     }
 
     /// Section 4: params, when present, must be a structured value.

@@ -25,7 +25,7 @@ struct ConfigurationParser {
     static let knownKeys: [String: [String]] = [
         "Resolver": [
             "Upstream", "SecretKey", "SecretKeyFile", "Timeout", "ServeStale", "MinTTL", "MaxTTL", "MaxStale",
-            "NegativeTTL", "CacheSize", "Prefetch", "CAFile", "TLSName", "Static",
+            "NegativeTTL", "CacheSize", "Prefetch", "CAFile", "TLSName", "Static", "DoHMethod",
         ],
         "Cookies": ["MaxPerDomain", "MaxTotal"],
         "Server": [
@@ -149,6 +149,12 @@ struct ConfigurationParser {
             }
         case "TLSName":
             configuration.resolver.tlsName = value.isEmpty ? nil : try hostName(value, assignment)
+        case "DoHMethod":
+            switch value.uppercased() {
+            case "", "GET": configuration.resolver.dohPost = false
+            case "POST": configuration.resolver.dohPost = true
+            default: throw error(assignment, "expected GET or POST, not \"\(value)\"")
+            }
         case "Static":
             if value.isEmpty {
                 configuration.resolver.staticAnswers = []

@@ -40,6 +40,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var caFile: String?
         /// `TLSName=`: the certificate name of IP-addressed HTTPS upstreams.
         public var tlsName: String?
+        /// `DoHMethod=GET|POST`: how `doh` upstreams send RFC 8484 queries (GET, cache-friendly, by default).
+        public var dohPost = false
         /// `Static=`: fixed answers.
         public var staticAnswers: [StaticAnswer] = []
 
