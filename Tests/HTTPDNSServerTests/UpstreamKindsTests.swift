@@ -133,6 +133,7 @@ struct UpstreamKindsTests {
             FakeDNSRecord("edge.cdn.example.net", ttl: 600, .other(type: 16, rdata: Array("\u{5}hello".utf8))),
         ]
         let upstream = try FakeHTTPServer.doh(zone: zone) { _, question in
+            if question.name == "loop.example.com" { return .dnsMessage(Self.pointerLoop(answering: question)) }
             let (rcode, answers) = zone.answer(name: question.name, type: question.type)
             guard question.name == "www.example.com" else { return nil }
             return .dnsMessage(FakeDNSWire.response(to: question, rcode: rcode, answers: answers + strays))
@@ -175,6 +176,10 @@ struct UpstreamKindsTests {
 
         let gone = try response(client, ["host": "gone.example.com", "family": "ipv6"], id: 3)
         #expect(gone["error"]?["code"] == .int(-32001), "\(gone.encodedString)")
+
+        // A compression pointer that points at itself must not hang or crash the daemon.
+        let loop = try response(client, ["host": "loop.example.com", "family": "ipv4"], id: 4)
+        #expect(loop["error"]?["code"] == .int(-32002), "\(loop.encodedString)")
 
         // The fake really compressed: the first answer's owner is a pointer to the question (0xC00C).
         let question = FakeDNSQuestion(id: 0, flags: 0x0100, name: "www.example.com", type: 1, qclass: 1)
@@ -358,6 +363,7 @@ struct UpstreamKindsTests {
         #expect(status[0]["healthy"] == false)
         #expect(status[0]["lastError"]?.stringValue?.isEmpty == false)
         #expect(status[1]["healthy"] == true)
+        #expect(status[1]["latencyMs"]?.numberValue != nil, "\(status[1].encodedString)")
 
         // The first backoff is short: after it, the upstream gets another chance.
         usleep(1_300_000)
@@ -374,6 +380,15 @@ struct UpstreamKindsTests {
     func result(_ client: LineClient, _ params: JSON, id: Int = 1) throws -> JSON {
         let response = try response(client, params, id: id)
         return try #require(response["result"], "\(response.encodedString)")
+    }
+
+    /// A response with one A record whose owner name is a compression pointer to itself.
+    static func pointerLoop(answering question: FakeDNSQuestion) -> [UInt8] {
+        var message = FakeDNSWire.response(to: question, rcode: 0, answers: [])
+        message[7] = 1  // ANCOUNT
+        let offset = message.count
+        message += [0xC0 | UInt8(offset >> 8), UInt8(offset & 0xff), 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 203, 0, 113, 1]
+        return message
     }
 
     /// A query parameter exactly as sent (not percent-decoded).
