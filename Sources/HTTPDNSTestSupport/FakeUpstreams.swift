@@ -315,7 +315,8 @@ extension FakeHTTPServer {
         override: (@Sendable (FakeHTTPRequest, FakeDNSQuestion) -> FakeHTTPAction?)? = nil
     ) throws(SystemError) -> FakeHTTPServer {
         try FakeHTTPServer { request in
-            let queryBytes = request.method == "POST" ? request.body : request.queryValue("dns").flatMap(FakeBase64URL.decode)
+            let queryBytes =
+                request.method == "POST" ? request.body : request.queryValue("dns").flatMap(FakeBase64URL.decode)
             guard let queryBytes, let question = FakeDNSWire.parseQuery(queryBytes) else {
                 return .respond(status: 400, headers: [], body: [])
             }

@@ -183,7 +183,8 @@ struct UpstreamKindsTests {
 
         // The fake really compressed: the first answer's owner is a pointer to the question (0xC00C).
         let question = FakeDNSQuestion(id: 0, flags: 0x0100, name: "www.example.com", type: 1, qclass: 1)
-        let sample = FakeDNSWire.response(to: question, rcode: 0, answers: zone.answer(name: "www.example.com", type: 1).answers)
+        let chain = zone.answer(name: "www.example.com", type: 1).answers
+        let sample = FakeDNSWire.response(to: question, rcode: 0, answers: chain)
         #expect(sample[33...34].elementsEqual([0xC0, 0x0C]))
     }
 

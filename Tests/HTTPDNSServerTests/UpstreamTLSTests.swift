@@ -9,8 +9,14 @@ import Testing
 /// `openssl` CLI and a Python TLS server on 127.0.0.1 answers Alibaba-style JSON.
 @Suite(.serialized, .enabled(if: TestPKI.toolsPresent, "needs /usr/bin/openssl and /usr/bin/python3"))
 struct UpstreamTLSTests {
+    /// Made afresh for each test (a few milliseconds of openssl) and removed with it.
+    let pki: TestPKI
+
+    init() throws {
+        pki = try TestPKI()
+    }
+
     @Test func caFileMakesTheResolverTrusted() throws {
-        let pki = try TestPKI.shared.get()
         let server = try TLSFakeResolver(certificate: pki.ipCertificate, key: pki.ipKey)
         let daemon = try DaemonHarness(
             config: "[Resolver]\nUpstream=alibaba https://127.0.0.1:\(server.port)/100000\nCAFile=\(pki.caCertificate)\n")
@@ -22,7 +28,6 @@ struct UpstreamTLSTests {
     }
 
     @Test func systemCAsDoNotTrustTheThrowawayCA() throws {
-        let pki = try TestPKI.shared.get()
         let server = try TLSFakeResolver(certificate: pki.ipCertificate, key: pki.ipKey)
         let daemon = try DaemonHarness(
             config: "[Resolver]\nUpstream=alibaba https://127.0.0.1:\(server.port)/100000\nTimeout=2s\n")
@@ -35,7 +40,6 @@ struct UpstreamTLSTests {
     }
 
     @Test func tlsNameVerifiesAnIPAddressedResolverByName() throws {
-        let pki = try TestPKI.shared.get()
         let server = try TLSFakeResolver(certificate: pki.nameCertificate, key: pki.nameKey)
         let daemon = try DaemonHarness(
             config: "[Resolver]\nUpstream=alibaba https://127.0.0.1:\(server.port)/100000\nCAFile=\(pki.caCertificate)\n"
@@ -48,7 +52,6 @@ struct UpstreamTLSTests {
     }
 
     @Test func withoutTLSNameANameCertificateDoesNotMatchTheIP() throws {
-        let pki = try TestPKI.shared.get()
         let server = try TLSFakeResolver(certificate: pki.nameCertificate, key: pki.nameKey)
         let daemon = try DaemonHarness(
             config: "[Resolver]\nUpstream=alibaba https://127.0.0.1:\(server.port)/100000\nCAFile=\(pki.caCertificate)\n"
@@ -61,15 +64,13 @@ struct UpstreamTLSTests {
 }
 
 /// A throwaway CA and two server certificates signed by it: one for `DNS:resolver.test`, one for
-/// `IP:127.0.0.1`. Made once per test run.
+/// `IP:127.0.0.1`, in a temporary directory removed with the value.
 struct TestPKI: Sendable {
     static let openssl = "/usr/bin/openssl"
     static let python = "/usr/bin/python3"
     static var toolsPresent: Bool {
         FileManager.default.isExecutableFile(atPath: openssl) && FileManager.default.isExecutableFile(atPath: python)
     }
-
-    static let shared: Result<TestPKI, HarnessError> = Result { () throws(HarnessError) in try TestPKI() }
 
     let directory: TemporaryDirectory
     var caCertificate: String { directory.file("ca.pem") }
@@ -78,7 +79,7 @@ struct TestPKI: Sendable {
     var ipCertificate: String { directory.file("ip.pem") }
     var ipKey: String { directory.file("ip.key") }
 
-    private init() throws(HarnessError) {
+    init() throws(HarnessError) {
         directory = TemporaryDirectory(prefix: "pki")
         let dir = directory.path
         try Self.run([
@@ -94,9 +95,10 @@ struct TestPKI: Sendable {
             } catch {
                 throw HarnessError("cannot write \(name).ext: \(error)")
             }
+            let commonName = altName.split(separator: ":").last ?? ""
             try Self.run([
                 "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                "-keyout", "\(dir)/\(name).key", "-out", "\(dir)/\(name).csr", "-subj", "/CN=\(altName.split(separator: ":").last ?? "")",
+                "-keyout", "\(dir)/\(name).key", "-out", "\(dir)/\(name).csr", "-subj", "/CN=\(commonName)",
             ])
             try Self.run([
                 "x509", "-req", "-in", "\(dir)/\(name).csr", "-CA", "\(dir)/ca.pem", "-CAkey", "\(dir)/ca.key",
@@ -112,7 +114,9 @@ struct TestPKI: Sendable {
         } catch {
             throw HarnessError("openssl \(arguments.first ?? ""): \(error)")
         }
-        guard result.status == 0 else { throw HarnessError("openssl \(arguments.joined(separator: " ")): \(result.stderr)") }
+        guard result.status == 0 else {
+            throw HarnessError("openssl \(arguments.joined(separator: " ")): \(result.stderr)")
+        }
     }
 }
 
