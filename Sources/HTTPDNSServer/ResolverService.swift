@@ -305,10 +305,15 @@ final class ResolverService {
             }
             // Names the batch did not answer go through the normal path (with failover).
             for host in missing { self.prefetch(host) }
-            let answered = hosts.filter { !missing.contains($0) }
-            guard !answered.isEmpty else { return }
-            self.scheduleRefresh(after: self.secondsToExpiry(of: answered)) { [unowned self] in
-                self.prefetchBatch(answered, upstream: index)
+            // Each name is refreshed when its own answer nears expiry; names due together share a batch.
+            var due: [Int: [String]] = [:]
+            for host in hosts where !missing.contains(host) {
+                due[Int(self.refreshDelay(after: self.secondsToExpiry(of: [host]))), default: []].append(host)
+            }
+            for (seconds, group) in due {
+                self.loop.schedule(afterMilliseconds: Int64(seconds) * 1000) { [unowned self] in
+                    self.prefetchBatch(group, upstream: index)
+                }
             }
         }
         let poster = loop.poster
@@ -327,9 +332,11 @@ final class ResolverService {
 
     /// Refreshes before expiry; without an answer, retries after the negative TTL.
     private func scheduleRefresh(after seconds: Double?, _ refresh: @escaping () -> Void) {
-        let delay = seconds.map { max(1, $0 * Self.prefetchRefreshFraction) }
-            ?? Double(max(1, configuration.negativeTTLMs / 1000))
-        loop.schedule(afterMilliseconds: Int64(delay * 1000), refresh)
+        loop.schedule(afterMilliseconds: Int64(refreshDelay(after: seconds) * 1000), refresh)
+    }
+
+    private func refreshDelay(after seconds: Double?) -> Double {
+        seconds.map { max(1, $0 * Self.prefetchRefreshFraction) } ?? Double(max(1, configuration.negativeTTLMs / 1000))
     }
 
     // MARK: status

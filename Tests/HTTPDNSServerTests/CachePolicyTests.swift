@@ -16,7 +16,7 @@ struct CachePolicyTests {
         ])
         let daemon = try DaemonHarness(
             config: "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\nMinTTL=30s\nMaxTTL=100s\n")
-        let client = try daemon.connectReadyRetrying()
+        let client = try daemon.connectReady()
 
         let short = try result(client, ["host": "short.example.com", "family": "ipv4"])
         #expect((29...30).contains(short["ttl"]?.numberValue?.int64Value ?? -1), "\(short.encodedString)")
@@ -40,7 +40,7 @@ struct CachePolicyTests {
         ])
         let daemon = try DaemonHarness(
             config: "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\nCacheSize=2\n")
-        let client = try daemon.connectReadyRetrying()
+        let client = try daemon.connectReady()
         // One family per name: one cache entry each.
         for (index, host) in ["c1.example.com", "c2.example.com", "c3.example.com"].enumerated() {
             _ = try result(client, ["host": .string(host), "family": "ipv4"], id: index)
@@ -63,7 +63,7 @@ struct CachePolicyTests {
         let upstream = try FakeHTTPServer.dohJSON(zone: zone)
         let daemon = try DaemonHarness(
             config: "[Resolver]\nUpstream=doh-json \(upstream.baseURL)/resolve\nNegativeTTL=1s\n")
-        let client = try daemon.connectReadyRetrying()
+        let client = try daemon.connectReady()
         let first = try response(client, ["host": "nx.example.com", "family": "ipv4"])
         #expect(first["error"]?["code"] == .int(-32001), "\(first.encodedString)")
         #expect(upstream.requestCount == 1)
@@ -81,7 +81,7 @@ struct CachePolicyTests {
         let upstream = try FakeHTTPServer.alibaba(answers: ["s.example.com": (["203.0.113.21"], [], 1)])
         let daemon = try DaemonHarness(
             config: "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\nServeStale=no\nTimeout=1s\n")
-        let client = try daemon.connectReadyRetrying()
+        let client = try daemon.connectReady()
         _ = try result(client, ["host": "s.example.com", "family": "ipv4"])
         usleep(1_200_000)
         // allowStale defaults to true, but the configuration forbids stale answers: a fresh one is fetched.
@@ -100,7 +100,7 @@ struct CachePolicyTests {
         let upstream = try FakeHTTPServer.alibaba(answers: ["s.example.com": (["203.0.113.22"], [], 1)])
         let daemon = try DaemonHarness(
             config: "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\nMaxStale=1s\nTimeout=1s\n")
-        let client = try daemon.connectReadyRetrying()
+        let client = try daemon.connectReady()
         let started = Date()
         _ = try result(client, ["host": "s.example.com", "family": "ipv4"])
         upstream.stop()
@@ -136,7 +136,7 @@ struct CachePolicyTests {
         let daemon = try DaemonHarness(
             config: "[Resolver]\nUpstream=alibaba \(upstream.baseURL)/100000\nPrefetch=p1.example.com p2.example.com\n")
         // Connecting starts the daemon (socket activation) but sends no request.
-        let client = try daemon.connectReadyRetrying()
+        let client = try daemon.connectReady()
         #expect(log.waitFor(timeout: 5) { entries in
             entries.contains { $0.host == "p1.example.com" } && entries.contains { $0.host == "p2.example.com" }
         })
@@ -164,7 +164,7 @@ struct CachePolicyTests {
         let upstream = try FakeHTTPServer.alibaba(answers: answers)
         let daemon = try DaemonHarness(
             config: "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\nPrefetch=\(hosts.joined(separator: " "))\n")
-        _ = try daemon.connectReadyRetrying()
+        _ = try daemon.connectReady()
         let deadline = Date().addingTimeInterval(5)
         func asked() -> Set<String> {
             Set(upstream.requests.flatMap { ($0.queryValue("host") ?? "").split(separator: ",").map(String.init) })
@@ -172,11 +172,9 @@ struct CachePolicyTests {
         while asked().count < hosts.count && Date() < deadline { usleep(20_000) }
         #expect(asked() == Set(hosts))
         // Issue 4: "batch /resolve?host=a,b (at most 5 hosts a request) used for prefetch".
-        withKnownIssue("prefetch sends one /d request per host instead of /resolve batches") {
-            let paths = upstream.requests.map(\.path)
-            #expect(paths.allSatisfy { $0.hasSuffix("/resolve") }, "\(paths)")
-            #expect(upstream.requestCount == 2)
-        }
+        let paths = upstream.requests.map(\.path)
+        #expect(paths.allSatisfy { $0.hasSuffix("/resolve") }, "\(paths)")
+        #expect(upstream.requestCount == 2)
         for request in upstream.requests {
             #expect((request.queryValue("host") ?? "").split(separator: ",").count <= 5)
         }

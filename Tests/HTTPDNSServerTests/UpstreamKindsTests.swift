@@ -25,7 +25,7 @@ struct UpstreamKindsTests {
             }
         }
         let daemon = try DaemonHarness(config: "[Resolver]\nUpstream=tencent \(upstream.baseURL)\n")
-        let client = try daemon.connectReadyRetrying()
+        let client = try daemon.connectReady()
 
         let v4 = try result(client, ["host": "t.example.com", "family": "ipv4"])
         #expect(v4["ipv4"] == ["203.0.113.30", "203.0.113.31"])
@@ -87,7 +87,7 @@ struct UpstreamKindsTests {
             request.queryValue("name") == "servfail.example.org" ? .json(#"{"Status":2,"TC":false}"#) : nil
         }
         let daemon = try DaemonHarness(config: "[Resolver]\nUpstream=doh-json \(upstream.baseURL)/resolve\n")
-        let client = try daemon.connectReadyRetrying()
+        let client = try daemon.connectReady()
 
         let answer = try result(client, ["host": "www.example.org"])
         #expect(answer["host"] == "www.example.org")
@@ -139,7 +139,7 @@ struct UpstreamKindsTests {
             return .dnsMessage(FakeDNSWire.response(to: question, rcode: rcode, answers: answers + strays))
         }
         let daemon = try DaemonHarness(config: "[Resolver]\nUpstream=doh \(upstream.baseURL)/dns-query\n")
-        let client = try daemon.connectReadyRetrying()
+        let client = try daemon.connectReady()
 
         let answer = try result(client, ["host": "www.example.com"])
         #expect(answer["ipv4"] == ["203.0.113.60", "203.0.113.61"])
@@ -188,9 +188,27 @@ struct UpstreamKindsTests {
         #expect(sample[33...34].elementsEqual([0xC0, 0x0C]))
     }
 
+    /// RFC 8484 section 4.1: POST carries the query as the body, typed application/dns-message.
+    @Test func dohWireOverPOST() throws {
+        let zone = FakeDNSZone(records: [FakeDNSRecord("post.example.com", ttl: 120, .a("203.0.113.80"))])
+        let upstream = try FakeHTTPServer.doh(zone: zone)
+        let daemon = try DaemonHarness(
+            config: "[Resolver]\nUpstream=doh \(upstream.baseURL)/dns-query\nDoHMethod=POST\n")
+        let client = try daemon.connectReady()
+        let answer = try result(client, ["host": "post.example.com", "family": "ipv4"])
+        #expect(answer["ipv4"] == ["203.0.113.80"])
+        let request = try #require(upstream.requests.first)
+        #expect(request.method == "POST")
+        #expect(request.header("Content-Type")?.contains("application/dns-message") == true)
+        #expect(!request.target.contains("dns="))
+        let question = try #require(FakeDNSWire.parseQuery(request.body))
+        #expect(question.name.lowercased() == "post.example.com")
+        #expect(question.type == 1)
+    }
+
     @Test func systemKindAndLocalhostNeverLeaveTheMachine() throws {
         let system = try DaemonHarness(config: "[Resolver]\nUpstream=system\n")
-        let client = try system.connectReadyRetrying()
+        let client = try system.connectReady()
         let local = try result(client, ["host": "localhost", "family": "ipv4"])
         #expect(local["ipv4"] == ["127.0.0.1"], "\(local.encodedString)")
         #expect(local["source"] == "system")
@@ -201,7 +219,7 @@ struct UpstreamKindsTests {
         // With an HTTP upstream configured, localhost still goes to the system resolver (RFC 6761).
         let upstream = try FakeHTTPServer.alibaba(answers: ["localhost": (["203.0.113.99"], [], 60)])
         let daemon = try DaemonHarness(config: "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\n")
-        let other = try daemon.connectReadyRetrying()
+        let other = try daemon.connectReady()
         let answer = try result(other, ["host": "localhost", "family": "ipv4"])
         #expect(answer["ipv4"] == ["127.0.0.1"])
         #expect(answer["source"] == "system")
@@ -216,7 +234,7 @@ struct UpstreamKindsTests {
     func failureModes(_ fixture: KindFixture) throws {
         let upstream = try FakeHTTPServer { fixture.action(for: $0) }
         let daemon = try DaemonHarness(config: "[Resolver]\n\(fixture.upstreamLine(upstream))\nTimeout=1s\n")
-        let client = try daemon.connectReadyRetrying()
+        let client = try daemon.connectReady()
         let kind = fixture.kind
 
         let good = try response(client, ["host": "ok.example.com"])
@@ -256,7 +274,7 @@ struct UpstreamKindsTests {
         let lenient = try FakeHTTPServer { _ in .json(#"{"code":"InvalidAccount"}"#) }
         let daemon = try DaemonHarness(
             config: "[Resolver]\nUpstream=alibaba \(upstream.baseURL)/999999\nTimeout=1s\n")
-        let client = try daemon.connectReadyRetrying()
+        let client = try daemon.connectReady()
         let wrongAccount = try response(client, ["host": "a.example.com"])
         #expect(wrongAccount["error"]?["code"] == .int(-32002), "\(wrongAccount.encodedString)")
         #expect(upstream.requestCount == 1)
@@ -264,7 +282,7 @@ struct UpstreamKindsTests {
         #expect(status.first?["lastError"]?.stringValue?.contains("InvalidAccount") == true, "\(status)")
 
         let second = try DaemonHarness(config: "[Resolver]\nUpstream=alibaba \(lenient.baseURL)/100000\n")
-        let other = try second.connectReadyRetrying()
+        let other = try second.connectReady()
         let ok200 = try response(other, ["host": "a.example.com"])
         #expect(ok200["error"]?["code"] == .int(-32002), "\(ok200.encodedString)")
     }
@@ -276,7 +294,7 @@ struct UpstreamKindsTests {
         }
         let daemon = try DaemonHarness(
             config: "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\nSecretKey=\(secret)\nTimeout=1s\n")
-        let client = try daemon.connectReadyRetrying()
+        let client = try daemon.connectReady()
         let rejected = try response(client, ["host": "a.example.com"])
         #expect(rejected["error"]?["code"] == .int(-32002), "\(rejected.encodedString)")
         #expect(upstream.requests.first?.path.hasSuffix("/sign_d") == true)
@@ -299,7 +317,7 @@ struct UpstreamKindsTests {
         }
         let daemon = try DaemonHarness(
             config: "[Resolver]\nUpstream=alibaba \(upstream.baseURL)/100000\nSecretKey=\(secret)\nTimeout=1s\n")
-        let client = try daemon.connectReadyRetrying()
+        let client = try daemon.connectReady()
         for (index, host) in ["close.example.com", "hang.example.com"].enumerated() {
             let failed = try response(client, ["host": .string(host)], id: index)
             #expect(failed["error"]?["code"] == .int(-32002), "\(failed.encodedString)")
@@ -326,19 +344,16 @@ struct UpstreamKindsTests {
         let daemon = try DaemonHarness(
             config: "[Resolver]\nUpstream=tencent \(hanging.baseURL)\nUpstream=doh-json \(working.baseURL)/resolve\n"
                 + "Timeout=2s\n")
-        let client = try daemon.connectReadyRetrying()
+        let client = try daemon.connectReady()
         let started = Date()
         let answer = try response(client, ["host": "a.example.com", "family": "ipv4"])
         let elapsed = Date().timeIntervalSince(started)
         #expect(hanging.requestCount == 1)
         #expect(elapsed < 2.6, "answered after \(elapsed) s with Timeout=2s")
-        // Issue 4: "Upstreams are tried in order with failover inside Timeout=". The daemon gives the
-        // first upstream the whole budget, so a hanging one leaves nothing for the second.
-        withKnownIssue("a hanging first upstream uses the whole Timeout=; the second is never tried") {
-            #expect(answer["result"]?["ipv4"] == ["203.0.113.70"], "\(answer.encodedString)")
-            #expect(answer["result"]?["upstream"] == "doh-json")
-            #expect(working.requestCount == 1)
-        }
+        // Issue 4: "Upstreams are tried in order with failover inside Timeout=".
+        #expect(answer["result"]?["ipv4"] == ["203.0.113.70"], "\(answer.encodedString)")
+        #expect(answer["result"]?["upstream"] == "doh-json")
+        #expect(working.requestCount == 1)
     }
 
     @Test func aFailedUpstreamIsSkippedDuringItsBackoff() throws {
@@ -350,7 +365,7 @@ struct UpstreamKindsTests {
         let daemon = try DaemonHarness(
             config: "[Resolver]\nUpstream=doh \(broken.baseURL)/dns-query\nUpstream=tencent \(working.baseURL)\n"
                 + "Timeout=2s\n")
-        let client = try daemon.connectReadyRetrying()
+        let client = try daemon.connectReady()
         let first = try result(client, ["host": "a.example.com", "family": "ipv4"])
         #expect(first["upstream"] == "tencent")
         let brokenAfterFirst = broken.requestCount
@@ -505,22 +520,6 @@ struct KindFixture: Sendable, CustomTestStringConvertible {
             let full = FakeDNSWire.response(
                 to: question, rcode: 0, answers: [FakeDNSRecord(question.name, ttl: 60, .a("203.0.113.1"))])
             return .dnsMessage(Array(full.dropLast(3)))
-        }
-    }
-}
-
-extension DaemonHarness {
-    /// `connectReady`, retried briefly: the harness waits for the socket file, which bind() creates
-    /// a moment before systemd-socket-activate calls listen(), so an early connect can be refused.
-    func connectReadyRetrying(attempts: Int = 50) throws -> LineClient {
-        var attempt = 1
-        while true {
-            do {
-                return try connectReady()
-            } catch where "\(error)".contains("Connection refused") && attempt < attempts {
-                attempt += 1
-                usleep(20_000)
-            }
         }
     }
 }

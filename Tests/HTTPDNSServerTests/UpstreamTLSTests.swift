@@ -20,7 +20,7 @@ struct UpstreamTLSTests {
         let server = try TLSFakeResolver(certificate: pki.ipCertificate, key: pki.ipKey)
         let daemon = try DaemonHarness(
             config: "[Resolver]\nUpstream=alibaba https://127.0.0.1:\(server.port)/100000\nCAFile=\(pki.caCertificate)\n")
-        let client = try daemon.connectReadyRetrying()
+        let client = try daemon.connectReady()
         let answer = try #require(try client.call("resolve", ["host": "a.example.com", "family": "ipv4"]))
         #expect(answer["result"]?["ipv4"] == ["203.0.113.80"], "\(answer.encodedString)\n\(daemon.log)")
         #expect(answer["result"]?["upstream"] == "alibaba")
@@ -31,7 +31,7 @@ struct UpstreamTLSTests {
         let server = try TLSFakeResolver(certificate: pki.ipCertificate, key: pki.ipKey)
         let daemon = try DaemonHarness(
             config: "[Resolver]\nUpstream=alibaba https://127.0.0.1:\(server.port)/100000\nTimeout=2s\n")
-        let client = try daemon.connectReadyRetrying()
+        let client = try daemon.connectReady()
         let answer = try #require(try client.call("resolve", ["host": "a.example.com", "family": "ipv4"]))
         #expect(answer["error"]?["code"] == .int(-32002), "\(answer.encodedString)")
         #expect(server.requestLines.isEmpty, "a request went over an untrusted connection")
@@ -44,7 +44,7 @@ struct UpstreamTLSTests {
         let daemon = try DaemonHarness(
             config: "[Resolver]\nUpstream=alibaba https://127.0.0.1:\(server.port)/100000\nCAFile=\(pki.caCertificate)\n"
                 + "TLSName=resolver.test\n")
-        let client = try daemon.connectReadyRetrying()
+        let client = try daemon.connectReady()
         let answer = try #require(try client.call("resolve", ["host": "a.example.com", "family": "ipv4"]))
         #expect(answer["result"]?["ipv4"] == ["203.0.113.80"], "\(answer.encodedString)\n\(daemon.log)")
         // The connection went to 127.0.0.1 itself: the fake saw the request.
@@ -56,7 +56,7 @@ struct UpstreamTLSTests {
         let daemon = try DaemonHarness(
             config: "[Resolver]\nUpstream=alibaba https://127.0.0.1:\(server.port)/100000\nCAFile=\(pki.caCertificate)\n"
                 + "Timeout=2s\n")
-        let client = try daemon.connectReadyRetrying()
+        let client = try daemon.connectReady()
         let answer = try #require(try client.call("resolve", ["host": "a.example.com", "family": "ipv4"]))
         #expect(answer["error"]?["code"] == .int(-32002), "\(answer.encodedString)")
         #expect(server.requestLines.isEmpty)
