@@ -132,7 +132,7 @@ final class CookieService {
         let jar = jar(for: uid)
         let result = jar.importNetscape(data, now: WallClock.nowSeconds())
         persist(uid: uid, jar: jar) {
-            done($0.map { _ in .object(["imported": .int(result.imported), "skipped": .int(result.skipped)]) })
+            done($0.map { _ in .object(["imported": .int(result.imported)]) })
         }
     }
 
