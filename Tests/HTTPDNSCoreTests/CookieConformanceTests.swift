@@ -47,7 +47,7 @@ struct CookieConformanceTests {
         }
         let passed = cases.count - failures.count
         print("http-state corpus (rfc6265bis profile) in-process: \(passed) of \(passed + failures.count) cases pass")
-        for failure in failures { print("  FAIL \(failure)") }
+        for failure in failures { print("  not passing (README \"Cookie conformance\" says why): \(failure)") }
         #expect(failures.count <= Self.maxFailures, "\(failures.joined(separator: "\n"))")
     }
 
