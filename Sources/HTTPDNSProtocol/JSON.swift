@@ -58,12 +58,26 @@ public struct JSONObject: Sendable, Equatable, Sequence, ExpressibleByDictionary
     public subscript(key: String) -> JSON? {
         get {
             // Names compare code unit by code unit (RFC 8259 §8.3), not by Unicode equivalence.
-            for member in members.reversed() where member.key.utf8.elementsEqual(key.utf8) { return member.value }
+            for member in members.reversed() where Self.sameName(member.key, key) { return member.value }
             return nil
         }
         set {
-            members.removeAll { $0.key.utf8.elementsEqual(key.utf8) }
+            members.removeAll { Self.sameName($0.key, key) }
             if let newValue { members.append((key, newValue)) }
+        }
+    }
+
+    /// Equal UTF-8 bytes, compared over contiguous storage (the generic `elementsEqual` showed in profiles).
+    @inline(__always)
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        var a = a
+        var b = b
+        guard a.utf8.count == b.utf8.count else { return false }
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                for i in 0..<x.count where x[i] != y[i] { return false }
+                return true
+            }
         }
     }
 
