@@ -100,11 +100,13 @@ final class ResolverService {
         let allowStale = params.allowStale && configuration.serveStale
         switch answerFromCache(host, family: family, allowStale: allowStale) {
         case .answer(let result):
+            rememberOwner(of: result)
             done(.result(result.json))
         case .notFound:
             done(.failure(.hostNotFound(host)))
         case .stale(let result):
             cache.noteStaleServed()
+            rememberOwner(of: result)
             done(.result(result.json))
             startFlight(host: host, family: family, timeoutMs: configuration.timeoutMs) { _ in }
         case .missing:
@@ -134,6 +136,12 @@ final class ResolverService {
                 }
             }
         }
+    }
+
+    /// Cookie normalization keys an IP by the name this daemon most recently handed it out for,
+    /// whether that answer came from upstream or from the cache.
+    private func rememberOwner(of result: ResolveResult) {
+        owners.record(host: result.host, addresses: result.ipv4 + result.ipv6, ttl: result.ttl, now: Self.now())
     }
 
     private enum CacheAnswer {
@@ -188,6 +196,7 @@ final class ResolverService {
     private func fallback(_ host: String, family: ResolveFamily, allowStale: Bool, reason: String) -> MethodOutcome {
         if allowStale, case .stale(let result) = answerFromCache(host, family: family, allowStale: true) {
             cache.noteStaleServed()
+            rememberOwner(of: result)
             return .result(result.json)
         }
         return .failure(.resolutionUnavailable(host, reason: reason))

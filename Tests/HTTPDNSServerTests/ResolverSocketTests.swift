@@ -239,4 +239,20 @@ struct ResolverSocketTests {
         usleep(1_600_000)
         #expect(upstream.requests.filter { $0.target.contains("short.example.com") }.count >= 2)
     }
+
+    /// "The one host name that this daemon most recently resolved to that IP": a cache hit counts.
+    @Test func aCacheHitMakesItsNameTheMostRecentOwnerOfTheIP() throws {
+        let upstream = try FakeHTTPServer.alibaba(answers: [
+            "one.example.com": (["203.0.113.90"], [], 300), "two.example.com": (["203.0.113.90"], [], 300),
+        ])
+        let daemon = try DaemonHarness(config: "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\n")
+        let client = try daemon.connectReady()
+        _ = try resolve(client, ["host": "one.example.com"], id: 1)
+        _ = try resolve(client, ["host": "two.example.com"], id: 2)
+        let again = try resolve(client, ["host": "one.example.com"], id: 3)
+        #expect(again["result"]?["source"] == "cache")
+        let stored = try #require(
+            try client.call("handleSetCookie", ["url": "https://203.0.113.90/", "setCookie": ["k=v"]], id: 4))
+        #expect(stored["result"]?["host"] == "one.example.com", "\(stored.encodedString)")
+    }
 }
