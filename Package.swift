@@ -54,8 +54,12 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
-        .testTarget(name: "HTTPDNSProtocolTests", dependencies: ["HTTPDNSProtocol"], swiftSettings: strictSettings),
-        .testTarget(name: "HTTPDNSCoreTests", dependencies: ["HTTPDNSCore", "HTTPDNSPSL"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "HTTPDNSProtocolTests", dependencies: ["HTTPDNSProtocol", "HTTPDNSTestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "HTTPDNSCoreTests", dependencies: ["HTTPDNSCore", "HTTPDNSPSL", "HTTPDNSProtocol", "HTTPDNSTestSupport"],
+            swiftSettings: strictSettings),
         .testTarget(name: "HTTPDNSCurlTests", dependencies: ["HTTPDNSCurl", "HTTPDNSTestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "HTTPDNSSQLiteTests", dependencies: ["HTTPDNSSQLite", "HTTPDNSCore"], swiftSettings: strictSettings),
         .testTarget(

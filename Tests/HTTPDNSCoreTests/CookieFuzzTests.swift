@@ -1,21 +1,10 @@
 import HTTPDNSCore
+import HTTPDNSTestSupport
 import Testing
 
 /// Random input into every parser: no trap, and never a Cookie header with a control
 /// character (CR/LF would let a server inject request headers).
 struct CookieFuzzTests {
-    /// SplitMix64: small, seeded, reproducible.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// Bytes that matter to the parsers, plus arbitrary ones.
     static let interesting: [UInt8] = Array(";=,. \t\r\n\0:/[]%@?#\"-_".utf8) + Array("aAzZ09".utf8) + [0x7F, 0xC3, 0xBC, 0xFF]
     static let fragments = [

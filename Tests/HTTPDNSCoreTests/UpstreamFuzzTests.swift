@@ -1,17 +1,6 @@
 import HTTPDNSCore
+import HTTPDNSTestSupport
 import Testing
-
-/// SplitMix64: a tiny seeded generator, so a failing input can be reproduced from the seed.
-private struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9e37_79b9_7f4a_7c15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-        return z ^ (z >> 31)
-    }
-}
 
 /// Every parser, fed random and mutated input: none may trap, and whatever they accept must hold
 /// only addresses of the right family.

@@ -1,3 +1,4 @@
+import HTTPDNSTestSupport
 import HTTPDNSProtocol
 
 /// Random JSON values for round-trip properties: every kind of value, strings with the characters

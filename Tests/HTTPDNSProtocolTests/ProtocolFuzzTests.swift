@@ -1,3 +1,4 @@
+import HTTPDNSTestSupport
 import HTTPDNSProtocol
 import Testing
 

@@ -123,11 +123,13 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
         }
         guard !hostBytes.isEmpty else { return nil }
         if hostBytes.first == UInt8(ascii: "[") {
-            guard let v6 = IPLiteral.parseIPv6(hostBytes.dropFirst().dropLast()) else { return nil }
-            return (IPLiteral.formatIPv6(v6), port)
+            guard hostBytes.last == UInt8(ascii: "]"),
+                let v6 = IPAddress(ipv6: String(decoding: hostBytes.dropFirst().dropLast(), as: UTF8.self))
+            else { return nil }
+            return (v6.description, port)
         }
-        if let v4 = IPLiteral.parseIPv4(hostBytes) {
-            return (IPLiteral.formatIPv4(v4), port)
+        if let v4 = IPAddress(ipv4: String(decoding: hostBytes, as: UTF8.self)) {
+            return (v4.description, port)
         }
         guard hostBytes.allSatisfy(isHostByte) else { return nil }
         let lowered = hostBytes.map(asciiLowercased)
