@@ -30,7 +30,9 @@ let package = Package(
         .target(name: "HTTPDNSSystemd", dependencies: ["CSystemd", "HTTPDNSSystem"], swiftSettings: strictSettings),
         .target(name: "HTTPDNSPSL", dependencies: ["CPSL", "CIDN2", "HTTPDNSCore"], swiftSettings: strictSettings),
         .target(name: "HTTPDNSCurl", dependencies: ["CCurl", "HTTPDNSSystem"], swiftSettings: strictSettings),
-        .target(name: "HTTPDNSSQLite", dependencies: ["CSQLite", "HTTPDNSCore", "HTTPDNSSystem"], swiftSettings: strictSettings),
+        .target(
+            name: "HTTPDNSSQLite", dependencies: ["CSQLite", "HTTPDNSCore", "HTTPDNSSystem"],
+            swiftSettings: strictSettings),
         .target(
             name: "HTTPDNSServer",
             dependencies: [
@@ -40,7 +42,8 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .executableTarget(name: "httpdnsd", dependencies: ["HTTPDNSServer"], swiftSettings: strictSettings),
-        .target(name: "HTTPDNSClient", dependencies: ["HTTPDNSProtocol", "HTTPDNSSystem"], swiftSettings: strictSettings),
+        .target(
+            name: "HTTPDNSClient", dependencies: ["HTTPDNSProtocol", "HTTPDNSSystem"], swiftSettings: strictSettings),
         .executableTarget(name: "httpdnsctl", dependencies: ["HTTPDNSClient"], swiftSettings: strictSettings),
         .target(
             name: "HTTPDNSClientC",
@@ -58,10 +61,14 @@ let package = Package(
             name: "HTTPDNSProtocolTests", dependencies: ["HTTPDNSProtocol", "HTTPDNSTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "HTTPDNSCoreTests", dependencies: ["HTTPDNSCore", "HTTPDNSPSL", "HTTPDNSProtocol", "HTTPDNSTestSupport"],
+            name: "HTTPDNSCoreTests",
+            dependencies: ["HTTPDNSCore", "HTTPDNSPSL", "HTTPDNSProtocol", "HTTPDNSTestSupport"],
             swiftSettings: strictSettings),
-        .testTarget(name: "HTTPDNSCurlTests", dependencies: ["HTTPDNSCurl", "HTTPDNSTestSupport"], swiftSettings: strictSettings),
-        .testTarget(name: "HTTPDNSSQLiteTests", dependencies: ["HTTPDNSSQLite", "HTTPDNSCore"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "HTTPDNSCurlTests", dependencies: ["HTTPDNSCurl", "HTTPDNSTestSupport"], swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "HTTPDNSSQLiteTests", dependencies: ["HTTPDNSSQLite", "HTTPDNSCore"], swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPDNSClientTests",
             dependencies: ["HTTPDNSClient", "HTTPDNSProtocol", "HTTPDNSTestSupport", "httpdnsctl"],

@@ -87,9 +87,11 @@ public final class HTTPClient {
             if request.body.isEmpty {
                 set(ccurl_setopt_string(handle, CURLOPT_COPYPOSTFIELDS, ""))
             } else {
-                set(request.body.withUnsafeBytes {
-                    ccurl_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress))
-                })
+                set(
+                    request.body.withUnsafeBytes {
+                        ccurl_setopt_pointer(
+                            handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress))
+                    })
             }
         }
         set(ccurl_setopt_callback(handle, CURLOPT_WRITEFUNCTION, writeCallback))

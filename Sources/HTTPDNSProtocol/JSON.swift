@@ -151,5 +151,7 @@ extension JSON: ExpressibleByStringLiteral, ExpressibleByBooleanLiteral, Express
     public init(integerLiteral value: Int) { self = .int(value) }
     public init(nilLiteral: ()) { self = .null }
     public init(arrayLiteral elements: JSON...) { self = .array(elements) }
-    public init(dictionaryLiteral elements: (String, JSON)...) { self = .object(JSONObject(elements.map { ($0.0, $0.1) })) }
+    public init(dictionaryLiteral elements: (String, JSON)...) {
+        self = .object(JSONObject(elements.map { ($0.0, $0.1) }))
+    }
 }

@@ -17,7 +17,9 @@ public struct JSONParser {
 
     public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(JSONParseError) -> JSON {
         let result: Result<JSON, JSONParseError> = bytes.withUnsafeBufferPointer { buffer in
-            do throws(JSONParseError) { return .success(try parse(buffer: buffer, maxDepth: maxDepth)) } catch { return .failure(error) }
+            do throws(JSONParseError) { return .success(try parse(buffer: buffer, maxDepth: maxDepth)) } catch {
+                return .failure(error)
+            }
         }
         return try result.get()
     }
@@ -26,7 +28,9 @@ public struct JSONParser {
         try parse(Array(text.utf8), maxDepth: maxDepth)
     }
 
-    public static func parse(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int = defaultMaxDepth) throws(JSONParseError) -> JSON {
+    public static func parse(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int = defaultMaxDepth) throws(JSONParseError)
+        -> JSON
+    {
         var parser = Cursor(bytes: buffer, maxDepth: maxDepth)
         parser.skipWhitespace()
         let value = try parser.parseValue(depth: 0)
@@ -222,7 +226,8 @@ private struct Cursor {
         case UInt8(ascii: "u"):
             var scalar = try parseHex4()
             if (0xD800..<0xDC00).contains(scalar) {
-                guard bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+                guard bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"),
+                    bytes[index + 1] == UInt8(ascii: "u")
                 else { throw failure("lone surrogate in \\u escape") }
                 index += 2
                 let low = try parseHex4()

@@ -265,7 +265,8 @@ public struct DeleteCookiesParams: Sendable, Equatable {
             throw .invalidParams(field: "url", "exactly one of url, domain or all: true is required")
         default:
             // Name a member the caller actually sent: the second of the ones that clash.
-            throw .invalidParams(field: url != nil && domain != nil ? "domain" : "all", "only one of url, domain or all may be given")
+            throw .invalidParams(
+                field: url != nil && domain != nil ? "domain" : "all", "only one of url, domain or all may be given")
         }
     }
 

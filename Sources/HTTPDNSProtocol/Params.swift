@@ -7,19 +7,25 @@ public struct Params {
 
     public func requiredString(_ field: String) throws(RPCError) -> String {
         guard let value = object[field], !value.isNull else { throw .invalidParams(field: field, "is required") }
-        guard let s = value.stringValue else { throw .invalidParams(field: field, "must be a string, not \(value.typeName)") }
+        guard let s = value.stringValue else {
+            throw .invalidParams(field: field, "must be a string, not \(value.typeName)")
+        }
         return s
     }
 
     public func optionalString(_ field: String) throws(RPCError) -> String? {
         guard let value = object[field], !value.isNull else { return nil }
-        guard let s = value.stringValue else { throw .invalidParams(field: field, "must be a string, not \(value.typeName)") }
+        guard let s = value.stringValue else {
+            throw .invalidParams(field: field, "must be a string, not \(value.typeName)")
+        }
         return s
     }
 
     public func optionalBool(_ field: String) throws(RPCError) -> Bool? {
         guard let value = object[field], !value.isNull else { return nil }
-        guard let b = value.boolValue else { throw .invalidParams(field: field, "must be a boolean, not \(value.typeName)") }
+        guard let b = value.boolValue else {
+            throw .invalidParams(field: field, "must be a boolean, not \(value.typeName)")
+        }
         return b
     }
 

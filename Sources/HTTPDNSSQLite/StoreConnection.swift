@@ -22,7 +22,7 @@ final class StoreConnection {
             return StoreConnection(
                 path: path, database: try openChecked(path, synchronousFull: synchronousFull),
                 synchronousFull: synchronousFull)
-        } catch where error.code == .corrupt && resetOnCorruption {
+        } catch  where error.code == .corrupt && resetOnCorruption {
             try moveAside(path, after: error, log: log)
             return StoreConnection(
                 path: path, database: try openChecked(path, synchronousFull: synchronousFull),
@@ -76,7 +76,8 @@ final class StoreConnection {
         }
         guard problems == ["ok"] else {
             throw corruptionAdvice(
-                StoreError(.corrupt, "\(path): database disk image is malformed (quick_check: \(problems.first ?? ""))"))
+                StoreError(.corrupt, "\(path): database disk image is malformed (quick_check: \(problems.first ?? ""))")
+            )
         }
         let fileMode = try journalMode(database, path: path)
         guard fileMode == "wal" else {
@@ -132,7 +133,8 @@ final class StoreConnection {
     }
 
     /// Applies one batch of changes, in order.
-    func apply(_ changes: [(uid: UInt32, change: CookieChange)], statements: inout WriteStatements) throws(SQLiteError) {
+    func apply(_ changes: [(uid: UInt32, change: CookieChange)], statements: inout WriteStatements) throws(SQLiteError)
+    {
         for (uid, change) in changes {
             switch change {
             case .upsert(let cookie):

@@ -113,7 +113,9 @@ final class Connection: EventHandler {
                 guard !readClosed else { return }
                 handleLine(line)
             case .tooLong:
-                write { out in RPCEncoder.writeError(.lineTooLong(limit: owner.limits.maxLineLength), id: .null, to: &out) }
+                write { out in
+                    RPCEncoder.writeError(.lineTooLong(limit: owner.limits.maxLineLength), id: .null, to: &out)
+                }
                 readClosed = true
             }
         }

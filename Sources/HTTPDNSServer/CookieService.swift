@@ -5,7 +5,8 @@ import HTTPDNSSystem
 /// Where acknowledged cookie changes go before the client hears "done".
 protocol CookiePersistence: AnyObject {
     /// Makes `changes` durable, then calls `completion` on the loop thread.
-    func commit(_ changes: [(uid: UInt32, change: CookieChange)], completion: @escaping (Result<Void, RPCError>) -> Void)
+    func commit(
+        _ changes: [(uid: UInt32, change: CookieChange)], completion: @escaping (Result<Void, RPCError>) -> Void)
     /// The jar of `uid` as last committed (after a failed commit, memory is rolled back to it).
     func committedCookies(uid: UInt32, now: Int64) -> [Cookie]?
 }
@@ -77,7 +78,8 @@ final class CookieService {
 
     func cookieHeader(_ params: GetCookieHeaderParams, uid: UInt32) throws(RPCError) -> JSON {
         let url = try Self.parseURL(params.url, field: "url")
-        let site = try params.siteForCookies.map { (s) throws(RPCError) in try Self.parseURL(s, field: "siteForCookies") }
+        let site = try params.siteForCookies.map { (s) throws(RPCError) in try Self.parseURL(s, field: "siteForCookies")
+        }
         let normalized = try normalizedHost(for: url, host: params.host)
         let header = try mapHostError { () throws(CookieHostError) in
             try jar(for: uid).cookieHeader(
@@ -119,12 +121,16 @@ final class CookieService {
             scope = .all
         }
         let jar = jar(for: uid)
-        let deleted = try mapHostError { () throws(CookieHostError) in try jar.delete(scope, name: params.name, now: WallClock.nowSeconds()) }
+        let deleted = try mapHostError { () throws(CookieHostError) in
+            try jar.delete(scope, name: params.name, now: WallClock.nowSeconds())
+        }
         persist(uid: uid, jar: jar) { done($0.map { _ in .object(["deleted": .int(deleted)]) }) }
     }
 
     func listCookies(domain: String?, uid: UInt32) throws(RPCError) -> JSON {
-        let cookies = try mapHostError { () throws(CookieHostError) in try jar(for: uid).list(domain: domain, now: WallClock.nowSeconds()) }
+        let cookies = try mapHostError { () throws(CookieHostError) in
+            try jar(for: uid).list(domain: domain, now: WallClock.nowSeconds())
+        }
         return .object(["cookies": .array(cookies.map { Self.record($0).json })])
     }
 
@@ -146,7 +152,9 @@ final class CookieService {
             return
         }
         persistence.commit(changes.map { (uid, $0) }) { [weak self] result in
-            if case .failure = result, let self, let committed = persistence.committedCookies(uid: uid, now: WallClock.nowSeconds()) {
+            if case .failure = result, let self,
+                let committed = persistence.committedCookies(uid: uid, now: WallClock.nowSeconds())
+            {
                 let restored = CookieJar(rules: self.rules, limits: self.limits)
                 restored.load(committed, now: WallClock.nowSeconds())
                 self.jars[uid] = restored

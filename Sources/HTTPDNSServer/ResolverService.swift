@@ -47,7 +47,11 @@ final class ResolverService {
             let host = rules.canonicalHost(answer.host) ?? answer.host
             var entry = statics[host] ?? ([], [])
             for address in answer.addresses.compactMap({ IPAddress($0) }) {
-                if address.family == .v4 { entry.ipv4.append(address.description) } else { entry.ipv6.append(address.description) }
+                if address.family == .v4 {
+                    entry.ipv4.append(address.description)
+                } else {
+                    entry.ipv6.append(address.description)
+                }
             }
             statics[host] = entry
         }
@@ -115,7 +119,9 @@ final class ResolverService {
             let timer = loop.schedule(afterMilliseconds: Int64(timeoutMs)) { [unowned self] in
                 guard !answered else { return }
                 answered = true
-                done(self.fallback(host, family: family, allowStale: allowStale, reason: "timed out after \(timeoutMs) ms"))
+                done(
+                    self.fallback(
+                        host, family: family, allowStale: allowStale, reason: "timed out after \(timeoutMs) ms"))
             }
             startFlight(host: host, family: family, timeoutMs: timeoutMs) { [unowned self] outcome in
                 guard !answered else { return }
@@ -187,7 +193,8 @@ final class ResolverService {
         if entry.family == .ipv4 { result.ipv4 = entry.addresses } else { result.ipv6 = entry.addresses }
         if let upstream = entry.upstream {
             result.upstream = upstream
-            let kind = endpoints.first(where: { $0.name == upstream })?.kind ?? UpstreamEndpoint.Kind(rawValue: upstream)
+            let kind =
+                endpoints.first(where: { $0.name == upstream })?.kind ?? UpstreamEndpoint.Kind(rawValue: upstream)
             if result.source == .upstream, kind == .system { result.source = .system }
         }
     }
@@ -263,7 +270,8 @@ final class ResolverService {
                 continue
             }
             let addresses = (family == .ipv4 ? answer.ipv4 : answer.ipv6).map(\.description)
-            cache.insert(host: key.host, family: family, addresses: addresses, ttl: answer.ttl, upstream: upstream, now: now)
+            cache.insert(
+                host: key.host, family: family, addresses: addresses, ttl: answer.ttl, upstream: upstream, now: now)
         }
     }
 
@@ -298,7 +306,8 @@ final class ResolverService {
         let endpoint = endpoints[index]
         let settings = self.settings
         let timeoutMs = configuration.timeoutMs
-        let token = loop.expectCompletion(Result<[String: UpstreamAnswer], UpstreamError>.self) { [unowned self] result in
+        let token = loop.expectCompletion(Result<[String: UpstreamAnswer], UpstreamError>.self) {
+            [unowned self] result in
             let now = Self.now()
             var missing = hosts
             switch result {
@@ -327,15 +336,18 @@ final class ResolverService {
         }
         let poster = loop.poster
         pool.submit { worker in
-            poster.post(token: token, value: worker.batch(hosts, via: endpoint, timeoutMs: timeoutMs, settings: settings))
+            poster.post(
+                token: token, value: worker.batch(hosts, via: endpoint, timeoutMs: timeoutMs, settings: settings))
         }
     }
 
     /// Seconds until the first of these names' cached answers expires (nil when none is cached).
     private func secondsToExpiry(of hosts: [String]) -> Double? {
         let now = Self.now()
-        let remaining = hosts.flatMap { host in Self.families(.both).compactMap { self.cache.peek(host: host, family: $0) } }
-            .filter { !$0.negative }.map { Double($0.expiresAt.nanoseconds(since: now)) / 1e9 }
+        let remaining = hosts.flatMap { host in
+            Self.families(.both).compactMap { self.cache.peek(host: host, family: $0) }
+        }
+        .filter { !$0.negative }.map { Double($0.expiresAt.nanoseconds(since: now)) / 1e9 }
         return remaining.min()
     }
 
@@ -384,7 +396,8 @@ final class ResolverService {
             stale: false, source: .literal)
     }
 
-    private func staticResult(_ host: String, _ fixed: (ipv4: [String], ipv6: [String]), family: AddressFamily) -> JSON {
+    private func staticResult(_ host: String, _ fixed: (ipv4: [String], ipv6: [String]), family: AddressFamily) -> JSON
+    {
         let result = ResolveResult(
             host: host, ipv4: family == .ipv6 ? [] : fixed.ipv4, ipv6: family == .ipv4 ? [] : fixed.ipv6,
             ttl: configuration.maxTTLMs / 1000, stale: false, source: .static)

@@ -37,7 +37,8 @@ final class Services {
 
     func registerMethods(on server: RPCServer) {
         server.register(.discover) { _, _, done in done(.rawResult(Array(OpenRPCDocument.text.utf8))) }
-        server.register(.status) { [unowned self] _, context, done in done(.result(self.status(uid: context.peer.uid))) }
+        server.register(.status) { [unowned self] _, context, done in done(.result(self.status(uid: context.peer.uid)))
+        }
         resolver.registerMethods(on: server)
         cookies.registerMethods(on: server)
     }

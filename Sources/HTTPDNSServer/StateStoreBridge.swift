@@ -70,7 +70,8 @@ final class StateStoreBridge: CookiePersistence {
         let token = loop.expectCompletion(Result<Void, StoreError>.self) { [unowned self] result in
             self.pendingWrites -= 1
             if case .failure(let error) = result { self.logger.error("Failed to store cookie changes: \(error)") }
-            completion(result.mapError { .internalError("the change could not be stored (\($0.code)); nothing was changed") })
+            completion(
+                result.mapError { .internalError("the change could not be stored (\($0.code)); nothing was changed") })
         }
         let poster = loop.poster
         store.commit(changes) { result in poster.post(token: token, value: result) }

@@ -64,7 +64,8 @@ final class UpstreamWorker {
     }
 
     private func resolve(
-        _ host: String, family: ResolveFamily, via endpoint: UpstreamEndpoint, timeoutMs: Int, settings: UpstreamSettings
+        _ host: String, family: ResolveFamily, via endpoint: UpstreamEndpoint, timeoutMs: Int,
+        settings: UpstreamSettings
     ) -> Result<UpstreamAnswer, UpstreamError> {
         let url = endpoint.url ?? ""
         switch endpoint.kind {
@@ -143,7 +144,8 @@ final class UpstreamWorker {
         case .success(let addresses):
             return .success(
                 UpstreamAnswer(
-                    ipv4: addresses.ipv4.compactMap { IPAddress($0) }, ipv6: addresses.ipv6.compactMap { IPAddress($0) },
+                    ipv4: addresses.ipv4.compactMap { IPAddress($0) },
+                    ipv6: addresses.ipv6.compactMap { IPAddress($0) },
                     ttl: UpstreamAnswer.defaultTTL))
         case .failure(.noSuchHost):
             return .success(UpstreamAnswer(ttl: UpstreamAnswer.defaultTTL, nameExists: false))

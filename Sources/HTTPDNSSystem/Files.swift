@@ -10,7 +10,9 @@ public enum Files {
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             let count = chunk.withUnsafeMutableBytes { raw in
-                Result { () throws(SystemError) in try syscall("read \(path)") { Glibc.read(fd.rawValue, raw.baseAddress, raw.count) } }
+                Result { () throws(SystemError) in
+                    try syscall("read \(path)") { Glibc.read(fd.rawValue, raw.baseAddress, raw.count) }
+                }
             }
             let n = try count.get()
             if n == 0 { return contents }

@@ -61,7 +61,8 @@ public func syscall<T: FixedWidthInteger>(_ name: String, _ body: () -> T) throw
 
 /// Like `syscall`, but EAGAIN/EWOULDBLOCK come back as `.wouldBlock`.
 @inline(__always)
-public func nonBlockingSyscall<T: FixedWidthInteger>(_ name: String, _ body: () -> T) throws(SystemError) -> IOResult<T> {
+public func nonBlockingSyscall<T: FixedWidthInteger>(_ name: String, _ body: () -> T) throws(SystemError) -> IOResult<T>
+{
     while true {
         let result = body()
         if result != -1 { return .done(result) }

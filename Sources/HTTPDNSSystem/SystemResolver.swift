@@ -46,7 +46,9 @@ public enum SystemResolver {
             guard let address = current.pointee.ai_addr else { continue }
             if address.pointee.sa_family == sa_family_t(AF_INET) {
                 let text = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { sin in
-                    withUnsafePointer(to: sin.pointee.sin_addr) { format(family: AF_INET, $0, length: Int(INET_ADDRSTRLEN)) }
+                    withUnsafePointer(to: sin.pointee.sin_addr) {
+                        format(family: AF_INET, $0, length: Int(INET_ADDRSTRLEN))
+                    }
                 }
                 if ipv4, let text, !result.ipv4.contains(text) { result.ipv4.append(text) }
             } else if address.pointee.sa_family == sa_family_t(AF_INET6) {

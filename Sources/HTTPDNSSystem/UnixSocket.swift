@@ -42,7 +42,9 @@ public enum UnixSocket {
         let fd = try makeSocket(nonBlocking: nonBlocking)
         do {
             let result = try withAddress(path) { address, length in
-                Result { () throws(SystemError) in try syscall("connect") { Glibc.connect(fd.rawValue, address, length) } }
+                Result { () throws(SystemError) in
+                    try syscall("connect") { Glibc.connect(fd.rawValue, address, length) }
+                }
             }
             _ = try result.get()
         } catch {
@@ -75,7 +77,9 @@ public enum UnixSocket {
             // The mode is set through umask around bind so the socket never exists with wider access.
             let previous = umask(~mode & 0o777)
             let bound = try withAddress(path) { address, length in
-                Result { () throws(SystemError) in try syscall("bind \(path)") { Glibc.bind(fd.rawValue, address, length) } }
+                Result { () throws(SystemError) in
+                    try syscall("bind \(path)") { Glibc.bind(fd.rawValue, address, length) }
+                }
             }
             umask(previous)
             _ = try bound.get()
@@ -131,7 +135,9 @@ public enum UnixSocket {
             })
         do {
             let result = try withAddress(path) { address, length in
-                Result { () throws(SystemError) in try syscall("bind \(path)") { Glibc.bind(fd.rawValue, address, length) } }
+                Result { () throws(SystemError) in
+                    try syscall("bind \(path)") { Glibc.bind(fd.rawValue, address, length) }
+                }
             }
             _ = try result.get()
         } catch {

@@ -7,10 +7,13 @@ import HTTPDNSSystem
 public enum BuiltProducts {
     public static var directory: String {
         if let override = ProcessInfo.processInfo.environment["HTTPDNS_BUILD_DIR"] { return override }
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let exe =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         var dir = (exe as NSString).deletingLastPathComponent
         // The XCTest runner lives inside the .xctest bundle on some layouts.
-        while dir.hasSuffix(".xctest") || dir.hasSuffix("/Contents/MacOS") { dir = (dir as NSString).deletingLastPathComponent }
+        while dir.hasSuffix(".xctest") || dir.hasSuffix("/Contents/MacOS") {
+            dir = (dir as NSString).deletingLastPathComponent
+        }
         return dir
     }
 
@@ -66,7 +69,9 @@ public final class NotifyListener: @unchecked Sendable {
     private func drain() {
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            let n = buffer.withUnsafeMutableBytes { raw in recv(fd.rawValue, raw.baseAddress, raw.count, Int32(MSG_DONTWAIT)) }
+            let n = buffer.withUnsafeMutableBytes { raw in
+                recv(fd.rawValue, raw.baseAddress, raw.count, Int32(MSG_DONTWAIT))
+            }
             if n <= 0 { return }
             let text = String(decoding: buffer[0..<n], as: UTF8.self)
             lock.withLock { messages.append(text) }
@@ -203,7 +208,8 @@ public final class DaemonHarness {
         while true {
             do {
                 return try LineClient(path: socketPath)
-            } catch let error as SystemError where error.errno == ECONNREFUSED && Date() < deadline && process.isRunning {
+            } catch let error as SystemError where error.errno == ECONNREFUSED && Date() < deadline && process.isRunning
+            {
                 usleep(5_000)
             }
         }
@@ -261,10 +267,12 @@ public func runCommand(
     let child = try ChildProcess(
         executable, arguments, environment: environment, stdin: inPath, stdout: scratch.file("out"),
         stderr: scratch.file("err"))
-    let status = child.wait(timeout: timeout) ?? {
-        child.signal(SIGKILL)
-        return child.wait(timeout: 5) ?? 137
-    }()
+    let status =
+        child.wait(timeout: timeout)
+        ?? {
+            child.signal(SIGKILL)
+            return child.wait(timeout: 5) ?? 137
+        }()
     let stdout = (try? String(contentsOfFile: scratch.file("out"), encoding: .utf8)) ?? ""
     let stderr = (try? String(contentsOfFile: scratch.file("err"), encoding: .utf8)) ?? ""
     return CommandResult(status: status, stdout: stdout, stderr: stderr)
@@ -393,7 +401,9 @@ public final class SocketActivator: @unchecked Sendable {
             guard
                 let child = try? ChildProcess(
                     "/bin/sh", arguments,
-                    environment: ["NOTIFY_SOCKET": notify.path, "SWIFT_BACKTRACE": "enable=no", "PATH": "/usr/bin:/bin"],
+                    environment: [
+                        "NOTIFY_SOCKET": notify.path, "SWIFT_BACKTRACE": "enable=no", "PATH": "/usr/bin:/bin",
+                    ],
                     stdout: logPath, stderr: logPath, inheriting: listener.rawValue, as: 3)
             else { return }
             lock.withLock { children.append(child) }

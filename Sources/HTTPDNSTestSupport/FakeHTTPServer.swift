@@ -208,7 +208,9 @@ public final class FakeHTTPServer: Sendable {
         /// Waits (in stop-checking slices) for bytes; false at end of file, on error or on stop.
         private func readMore(_ fd: FileDescriptor, into buffer: inout [UInt8]) -> Bool {
             while !stopping {
-                guard let readable = try? TCPSocket.waitReadable(fd, timeoutMs: Core.pollIntervalMs) else { return false }
+                guard let readable = try? TCPSocket.waitReadable(fd, timeoutMs: Core.pollIntervalMs) else {
+                    return false
+                }
                 guard readable else { continue }
                 var chunk = [UInt8](repeating: 0, count: 16384)
                 let result = chunk.withUnsafeMutableBytes { raw in
@@ -313,7 +315,8 @@ private enum RequestParser {
 
     private static func firstIndex(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
         guard haystack.count >= needle.count else { return nil }
-        for start in 0...(haystack.count - needle.count) where haystack[start..<(start + needle.count)].elementsEqual(needle) {
+        for start in 0...(haystack.count - needle.count)
+        where haystack[start..<(start + needle.count)].elementsEqual(needle) {
             return start
         }
         return nil

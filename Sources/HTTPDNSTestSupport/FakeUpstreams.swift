@@ -64,7 +64,8 @@ public struct FakeDNSZone: Sendable {
         if nonexistent.contains(current) { return (3, []) }
         var answers: [FakeDNSRecord] = []
         var steps = 0
-        while steps < 16, let alias = records.first(where: { FakeDNSZone.normalized($0.name) == current && $0.type == 5 }),
+        while steps < 16,
+            let alias = records.first(where: { FakeDNSZone.normalized($0.name) == current && $0.type == 5 }),
             case .cname(let target) = alias.data
         {
             answers.append(alias)
@@ -299,7 +300,8 @@ extension FakeHTTPServer {
     ) throws(SystemError) -> FakeHTTPServer {
         try FakeHTTPServer { request in
             if let action = override?(request) { return action }
-            guard let name = request.queryValue("name"), let type = request.queryValue("type").flatMap({ Int($0) }) else {
+            guard let name = request.queryValue("name"), let type = request.queryValue("type").flatMap({ Int($0) })
+            else {
                 return .json(#"{"Status":1}"#, status: 400)
             }
             let (rcode, answers) = zone.answer(name: name, type: UInt16(clamping: type))

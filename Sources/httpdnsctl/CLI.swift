@@ -97,7 +97,9 @@ enum CLI {
             return try type.init(Array(arguments.dropFirst(type.words.count)))
         }
         if arguments[0] == "cookie" {
-            guard arguments.count > 1 else { throw UsageError("missing a cookie subcommand (get, set, delete, list, import, export)") }
+            guard arguments.count > 1 else {
+                throw UsageError("missing a cookie subcommand (get, set, delete, list, import, export)")
+            }
             throw UsageError("unknown cookie subcommand \(arguments[1])")
         }
         if arguments[0].hasPrefix("-") { throw UsageError("unknown option \(arguments[0])") }

@@ -53,7 +53,8 @@ struct ResolveCommand: SingleCallCommand {
     let resolveParams: ResolveParams
 
     init(_ arguments: [String]) throws(UsageError) {
-        let parsed = try ParsedArguments(arguments, spec: OptionSpec(flags: ["--no-stale"], valued: ["--family", "--timeout"]))
+        let parsed = try ParsedArguments(
+            arguments, spec: OptionSpec(flags: ["--no-stale"], valued: ["--family", "--timeout"]))
         let host = try parsed.positionals("HOST")[0]
         var family = AddressFamily.both
         if let raw = parsed.values["--family"] {
@@ -65,7 +66,8 @@ struct ResolveCommand: SingleCallCommand {
         var timeout: Int?
         if let raw = parsed.values["--timeout"] {
             guard let ms = Int64(raw), (1...ResolveParams.maxTimeoutMs).contains(ms) else {
-                throw UsageError("--timeout must be milliseconds between 1 and \(ResolveParams.maxTimeoutMs), not \(raw)")
+                throw UsageError(
+                    "--timeout must be milliseconds between 1 and \(ResolveParams.maxTimeoutMs), not \(raw)")
             }
             timeout = Int(ms)
         }
@@ -180,7 +182,9 @@ struct CookieListCommand: SingleCallCommand {
 
     var method: Method { .listCookies }
     var params: JSONObject { request.json }
-    func human(_ result: JSON) -> String? { ListCookiesResult(json: result).map { HumanFormat.cookieTable($0.cookies) } }
+    func human(_ result: JSON) -> String? {
+        ListCookiesResult(json: result).map { HumanFormat.cookieTable($0.cookies) }
+    }
 }
 
 struct CookieImportCommand: Subcommand {

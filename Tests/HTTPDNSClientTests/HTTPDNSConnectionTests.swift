@@ -155,7 +155,9 @@ struct HTTPDNSConnectionTests {
 
     @Test func anErrorWithNullIdFailsTheCall() throws {
         let server = try FakeRPCServer { _, _ in
-            .rawLine(#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error","data":{"name":"ParseError"}}}"#)
+            .rawLine(
+                #"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error","data":{"name":"ParseError"}}}"#
+            )
         }
         defer { server.stop() }
         #expect {
@@ -197,7 +199,8 @@ struct HTTPDNSConnectionTests {
         defer { server.stop() }
         let connection = HTTPDNSConnection(socketPath: server.socketPath)
         #expect(try connection.cookieHeader(url: "https://203.0.113.1/", host: "a.example.com").header == "sid=abc")
-        let stored = try connection.handleSetCookie(url: "https://a.example.com/", setCookie: ["a=1", "b=2; Domain=com"])
+        let stored = try connection.handleSetCookie(
+            url: "https://a.example.com/", setCookie: ["a=1", "b=2; Domain=com"])
         #expect(stored.rejected == [.init(index: 1, reason: "public-suffix")])
         #expect(try connection.deleteCookies(DeleteCookiesParams(target: .all, name: "sid")) == 4)
         #expect(try connection.listCookies(domain: "example.com").isEmpty)

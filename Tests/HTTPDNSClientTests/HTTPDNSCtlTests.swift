@@ -55,9 +55,10 @@ struct HTTPDNSCtlProcessTests {
         for flag in ["--help", "-h"] {
             let run = try CommandRun([flag])
             #expect(run.status == 0)
-            for word in ["resolve HOST", "cookie get URL", "cookie set URL", "cookie delete", "cookie list", "cookie import",
-                "cookie export", "status", "flush", "call METHOD", "--socket PATH", "--json", "64", "69", "70"]
-            {
+            for word in [
+                "resolve HOST", "cookie get URL", "cookie set URL", "cookie delete", "cookie list", "cookie import",
+                "cookie export", "status", "flush", "call METHOD", "--socket PATH", "--json", "64", "69", "70",
+            ] {
                 #expect(run.standardOutput.contains(word), "help lacks \(word)")
             }
         }
@@ -83,7 +84,8 @@ struct HTTPDNSCtlProcessTests {
     }
 
     @Test func daemonErrorExits1WithMessageAndName() throws {
-        let server = try FakeRPCServer { request, _ in .error(.hostNotFound(request.params["host"]?.stringValue ?? "")) }
+        let server = try FakeRPCServer { request, _ in .error(.hostNotFound(request.params["host"]?.stringValue ?? ""))
+        }
         defer { server.stop() }
         let run = try CommandRun(["resolve", "nx.example", "--socket", server.socketPath])
         #expect(run.status == 1)
@@ -110,7 +112,9 @@ struct HTTPDNSCtlProcessTests {
         #expect(
             human.standardOutput
                 == "api.example.com: 203.0.113.10 203.0.113.11 2001:db8::1\n-- ttl 57s, from upstream alibaba\n")
-        let json = try CommandRun(["resolve", "api.example.com", "--family=ipv4", "--json", "--socket", server.socketPath])
+        let json = try CommandRun([
+            "resolve", "api.example.com", "--family=ipv4", "--json", "--socket", server.socketPath,
+        ])
         #expect(json.status == 0)
         #expect(json.standardOutput == answer.json.encodedString + "\n")
         let sent = server.receivedRequests.map(\.params)
@@ -120,11 +124,14 @@ struct HTTPDNSCtlProcessTests {
 
     @Test func cookieSetReportsStoredAndRejected() throws {
         let server = try FakeRPCServer { _, _ in
-            .result(SetCookieResult(host: "a.example.com", stored: 1, rejected: [.init(index: 1, reason: "public-suffix")]).json)
+            .result(
+                SetCookieResult(host: "a.example.com", stored: 1, rejected: [.init(index: 1, reason: "public-suffix")])
+                    .json)
         }
         defer { server.stop() }
         let run = try CommandRun([
-            "--socket", server.socketPath, "cookie", "set", "https://203.0.113.10/", "sid=abc; Secure", "x=1; Domain=com",
+            "--socket", server.socketPath, "cookie", "set", "https://203.0.113.10/", "sid=abc; Secure",
+            "x=1; Domain=com",
             "--host", "a.example.com",
         ])
         #expect(run.status == 0)
@@ -137,7 +144,9 @@ struct HTTPDNSCtlProcessTests {
     @Test func cookieGetPrintsTheHeaderValue() throws {
         let server = try FakeRPCServer { _, _ in .result(["header": "sid=abc; lang=en", "count": 2]) }
         defer { server.stop() }
-        let run = try CommandRun(["--socket", server.socketPath, "cookie", "get", "https://a.example.com/", "--for-script"])
+        let run = try CommandRun([
+            "--socket", server.socketPath, "cookie", "get", "https://a.example.com/", "--for-script",
+        ])
         #expect(run.standardOutput == "sid=abc; lang=en\n")
         #expect(server.receivedRequests.first?.params["forScript"] == true)
     }
@@ -170,7 +179,9 @@ struct HTTPDNSCtlUnitTests {
 
     @Test func resolveOptionsBecomeParams() throws {
         let command = try ResolveCommand(["a.example", "--family", "ipv6", "--no-stale", "--timeout", "1500"])
-        #expect(command.resolveParams == ResolveParams(host: "a.example", family: .ipv6, allowStale: false, timeoutMs: 1500))
+        #expect(
+            command.resolveParams == ResolveParams(host: "a.example", family: .ipv6, allowStale: false, timeoutMs: 1500)
+        )
     }
 
     @Test func exportDashMeansStandardOutput() throws {

@@ -42,7 +42,13 @@ struct OpenRPCDocumentTests {
         for byte in source {
             if inString {
                 stripped.append(byte)
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == 0x22 { inString = false }
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == 0x22 {
+                    inString = false
+                }
             } else if byte == 0x22 {
                 inString = true
                 stripped.append(byte)

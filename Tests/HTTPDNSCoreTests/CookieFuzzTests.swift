@@ -6,7 +6,8 @@ import Testing
 /// character (CR/LF would let a server inject request headers).
 struct CookieFuzzTests {
     /// Bytes that matter to the parsers, plus arbitrary ones.
-    static let interesting: [UInt8] = Array(";=,. \t\r\n\0:/[]%@?#\"-_".utf8) + Array("aAzZ09".utf8) + [0x7F, 0xC3, 0xBC, 0xFF]
+    static let interesting: [UInt8] =
+        Array(";=,. \t\r\n\0:/[]%@?#\"-_".utf8) + Array("aAzZ09".utf8) + [0x7F, 0xC3, 0xBC, 0xFF]
     static let fragments = [
         "Domain=", "Path=/", "Secure", "HttpOnly", "SameSite=None", "Max-Age=", "Expires=", "__Host-", "__Secure-",
         "example.com", "192.0.2.1", "http://", "https://", "[::1]", "Sun, 06 Nov 1994 08:49:37 GMT", "\t", "\r\n",
@@ -54,7 +55,9 @@ struct CookieFuzzTests {
             if Bool.random(using: &rng) { line = "example.com\tFALSE\t/\tFALSE\t0\t" + line }
             _ = jar.importNetscape(line + "\n" + Self.randomString(&rng), now: 1_800_000_000)
         }
-        let header = (try? jar.cookieHeader(url: RequestURL("http://example.com/")!, normalizedHost: nil, now: 1_800_000_000).header) ?? ""
+        let header =
+            (try? jar.cookieHeader(url: RequestURL("http://example.com/")!, normalizedHost: nil, now: 1_800_000_000)
+                .header) ?? ""
         #expect(!header.utf8.contains(where: SetCookieParser.isForbiddenControl))
     }
 }

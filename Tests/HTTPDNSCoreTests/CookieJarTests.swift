@@ -190,8 +190,9 @@ struct CookieStorageTests {
         #expect(try h.set("a=3; Path=/login", url: "http://example.com/").reasons == [.secureRequired])
         #expect(try h.set("a=4; Path=/login/en", url: "http://example.com/").reasons == [.secureRequired])
         // Domain-matching in either direction counts.
-        #expect(try h.set("a=5; Path=/login; Domain=example.com", url: "http://www.example.com/").reasons
-            == [.secureRequired])
+        #expect(
+            try h.set("a=5; Path=/login; Domain=example.com", url: "http://www.example.com/").reasons
+                == [.secureRequired])
         // Another name is fine; so is the same name from a secure origin.
         #expect(try h.set("b=1; Path=/login", url: "http://example.com/").stored == 1)
         #expect(try h.set("a=6; Path=/login", url: "https://example.com/").stored == 1)
@@ -210,7 +211,8 @@ struct CookieStorageTests {
         #expect(try h.set("__secure-b=1", url: "https://example.com/").reasons == [.prefix])
         #expect(try h.set("__SECURE-c=1; Domain=example.com", url: "https://example.com/").reasons == [.prefix])
         #expect(try h.set("__Secure-d=1; Secure", url: "http://example.com/").reasons == [.secureRequired])
-        #expect(try h.set("__Secure-e=1; Secure; Domain=example.com; Path=/x", url: "https://w.example.com/").stored == 1)
+        #expect(
+            try h.set("__Secure-e=1; Secure; Domain=example.com; Path=/x", url: "https://w.example.com/").stored == 1)
     }
 
     @Test func hostPrefix() throws {
@@ -236,9 +238,13 @@ struct CookieStorageTests {
     @Test func controlCharactersAndSizeAreReported() throws {
         let h = JarHarness()
         let outcome = try h.set(
-            "a=b\r\nSet-Cookie: evil=1", "x=" + String(repeating: "v", count: 4095), "y=" + String(repeating: "v", count: 4096),
+            "a=b\r\nSet-Cookie: evil=1", "x=" + String(repeating: "v", count: 4095),
+            "y=" + String(repeating: "v", count: 4096),
             url: "http://example.com/")
-        #expect(outcome.rejected == [RejectedCookie(index: 0, reason: .syntax), RejectedCookie(index: 2, reason: .tooLarge)])
+        #expect(
+            outcome.rejected == [
+                RejectedCookie(index: 0, reason: .syntax), RejectedCookie(index: 2, reason: .tooLarge),
+            ])
         #expect(outcome.stored == 1)
     }
 
@@ -267,7 +273,8 @@ struct CookieRetrievalTests {
     @Test func orderIsLongerPathThenEarlierCreation() throws {
         let h = JarHarness()
         // All in one second: the creation sequence breaks the tie.
-        try h.set("short=1; Path=/", "long=2; Path=/a/b", "mid1=3; Path=/a", "mid2=4; Path=/a", url: "http://example.com/")
+        try h.set(
+            "short=1; Path=/", "long=2; Path=/a/b", "mid1=3; Path=/a", "mid2=4; Path=/a", url: "http://example.com/")
         try h.set("long0=5; Path=/a/b", url: "http://example.com/")
         #expect(try h.header("http://example.com/a/b/c") == "long=2; long0=5; mid1=3; mid2=4; short=1")
     }
@@ -454,7 +461,9 @@ struct CookieEvictionTests {
 struct CookieManagementTests {
     @Test func deleteByURL() throws {
         let h = JarHarness()
-        try h.set("a=1; HttpOnly; SameSite=Strict", "b=2; Path=/x", "c=3; Domain=example.com", url: "https://www.example.com/")
+        try h.set(
+            "a=1; HttpOnly; SameSite=Strict", "b=2; Path=/x", "c=3; Domain=example.com", url: "https://www.example.com/"
+        )
         try h.set("d=4", url: "https://other.example.com/")
         let url = try #require(RequestURL("https://www.example.com/"))
         #expect(try h.jar.delete(.url(url, normalizedHost: nil), name: "c", now: JarHarness.now) == 1)

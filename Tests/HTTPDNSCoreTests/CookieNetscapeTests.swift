@@ -13,10 +13,11 @@ struct CookieNetscapeTests {
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         #expect(lines.first == "# Netscape HTTP Cookie File")
         let records = lines.filter { !$0.isEmpty && (!$0.hasPrefix("#") || $0.hasPrefix("#HttpOnly_")) }
-        #expect(records == [
-            ".example.com\tTRUE\t/docs\tFALSE\t0\tlang\ten",
-            "#HttpOnly_www.example.com\tFALSE\t/\tTRUE\t\(Self.now + 3600)\tsid\tabc",
-        ])
+        #expect(
+            records == [
+                ".example.com\tTRUE\t/docs\tFALSE\t0\tlang\ten",
+                "#HttpOnly_www.example.com\tFALSE\t/\tTRUE\t\(Self.now + 3600)\tsid\tabc",
+            ])
         #expect(text.hasSuffix("\n"))
     }
 
@@ -31,7 +32,9 @@ struct CookieNetscapeTests {
         let result = copy.jar.importNetscape(exported, now: Self.now)
         #expect(result == NetscapeImportResult(imported: 5))
         func fields(_ cookies: [Cookie]) -> [String] {
-            cookies.map { "\($0.name)=\($0.value) \($0.domain) \($0.hostOnly) \($0.path) \($0.expires ?? -1) \($0.secure) \($0.httpOnly)" }
+            cookies.map {
+                "\($0.name)=\($0.value) \($0.domain) \($0.hostOnly) \($0.path) \($0.expires ?? -1) \($0.secure) \($0.httpOnly)"
+            }
         }
         #expect(fields(try copy.jar.list(now: Self.now)) == fields(try h.jar.list(now: Self.now)))
     }

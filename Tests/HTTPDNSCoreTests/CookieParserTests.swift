@@ -68,7 +68,8 @@ struct CookieParserTests {
     }
 
     @Test func attributeNamesAreCaseInsensitive() throws {
-        let cookie = try parse("a=b; SECURE; hTTpOnLy; pAtH=/x; DOMAIN=Example.COM; max-AGE=5; samesite=LAX; PARTITIONED")
+        let cookie = try parse(
+            "a=b; SECURE; hTTpOnLy; pAtH=/x; DOMAIN=Example.COM; max-AGE=5; samesite=LAX; PARTITIONED")
         #expect(cookie.secure)
         #expect(cookie.httpOnly)
         #expect(cookie.path == "/x")

@@ -11,8 +11,12 @@ struct AlibabaV1Tests {
         let request = codec.resolveRequest(host: "www.aliyun.com", family: .both, now: 1_700_000_000)
         #expect(request.method == .get)
         #expect(request.url == "http://203.107.1.1/100000/d?host=www.aliyun.com&query=4,6")
-        #expect(codec.resolveRequest(host: "a.com", family: .ipv4, now: 0).url == "http://203.107.1.1/100000/d?host=a.com&query=4")
-        #expect(codec.resolveRequest(host: "a.com", family: .ipv6, now: 0).url == "http://203.107.1.1/100000/d?host=a.com&query=6")
+        #expect(
+            codec.resolveRequest(host: "a.com", family: .ipv4, now: 0).url
+                == "http://203.107.1.1/100000/d?host=a.com&query=4")
+        #expect(
+            codec.resolveRequest(host: "a.com", family: .ipv6, now: 0).url
+                == "http://203.107.1.1/100000/d?host=a.com&query=6")
     }
 
     /// s = md5("www.aliyun.com-s3cr3t-1700001800"), computed with `printf ... | md5sum`.
@@ -25,8 +29,9 @@ struct AlibabaV1Tests {
                 == "http://203.107.1.1/100000/sign_d?host=www.aliyun.com&query=4,6&t=1700001800"
                 + "&s=ddfd6c90a1eb1c60b10089aa27545e14")
         #expect(!request.url.contains("s3cr3t"))
-        #expect(AlibabaV1.signature(of: "www.aliyun.com", secret: "s3cr3t", expiry: 1_700_001_800)
-            == "ddfd6c90a1eb1c60b10089aa27545e14")
+        #expect(
+            AlibabaV1.signature(of: "www.aliyun.com", secret: "s3cr3t", expiry: 1_700_001_800)
+                == "ddfd6c90a1eb1c60b10089aa27545e14")
     }
 
     @Test func printingNeverShowsTheSecret() {
@@ -65,26 +70,33 @@ struct AlibabaV1Tests {
 
     /// The documented success body (with the doc's masked "XX" octets filled in).
     @Test func parsesDocumentedSingleAnswer() {
-        let body = #"{"host":"www.aliyun.com","ips":["192.168.1.234"],"ipsv6":["2400:3200:1300:0:0:0:1:1"],"ttl":57,"origin_ttl":120}"#
+        let body =
+            #"{"host":"www.aliyun.com","ips":["192.168.1.234"],"ipsv6":["2400:3200:1300:0:0:0:1:1"],"ttl":57,"origin_ttl":120}"#
         let result = AlibabaV1.parseResolve(status: 200, body: bytes(body), family: .both)
-        #expect(result == .success(UpstreamAnswer(
-            ipv4: addresses(["192.168.1.234"]), ipv6: addresses(["2400:3200:1300::1:1"]), ttl: 57)))
+        #expect(
+            result
+                == .success(
+                    UpstreamAnswer(
+                        ipv4: addresses(["192.168.1.234"]), ipv6: addresses(["2400:3200:1300::1:1"]), ttl: 57)))
     }
 
     @Test func takesOnlyTheFamiliesAskedFor() {
         let body = #"{"host":"a.com","ips":["1.2.3.4"],"ipsv6":["2001:db8::1"],"ttl":30}"#
-        #expect(AlibabaV1.parseResolve(status: 200, body: bytes(body), family: .ipv4)
-            == .success(UpstreamAnswer(ipv4: addresses(["1.2.3.4"]), ttl: 30)))
-        #expect(AlibabaV1.parseResolve(status: 200, body: bytes(body), family: .ipv6)
-            == .success(UpstreamAnswer(ipv6: addresses(["2001:db8::1"]), ttl: 30)))
+        #expect(
+            AlibabaV1.parseResolve(status: 200, body: bytes(body), family: .ipv4)
+                == .success(UpstreamAnswer(ipv4: addresses(["1.2.3.4"]), ttl: 30)))
+        #expect(
+            AlibabaV1.parseResolve(status: 200, body: bytes(body), family: .ipv6)
+                == .success(UpstreamAnswer(ipv6: addresses(["2001:db8::1"]), ttl: 30)))
     }
 
     @Test func ttlFallsBackToOriginTTLThenDefault() throws {
         let origin = #"{"host":"a.com","ips":["1.2.3.4"],"origin_ttl":120}"#
         #expect(try AlibabaV1.parseResolve(status: 200, body: bytes(origin), family: .ipv4).get().ttl == 120)
         let none = #"{"host":"a.com","ips":["1.2.3.4"]}"#
-        #expect(try AlibabaV1.parseResolve(status: 200, body: bytes(none), family: .ipv4).get().ttl
-            == UpstreamAnswer.defaultTTL)
+        #expect(
+            try AlibabaV1.parseResolve(status: 200, body: bytes(none), family: .ipv4).get().ttl
+                == UpstreamAnswer.defaultTTL)
     }
 
     @Test func emptyListMeansNoAddress() throws {
@@ -96,8 +108,9 @@ struct AlibabaV1Tests {
 
     @Test func dropsJunkButKeepsValidAddresses() {
         let body = #"{"host":"a.com","ips":["1.2.3.4","evil.example","1.2.3.999",5,"2001:db8::1"," 5.6.7.8"],"ttl":9}"#
-        #expect(AlibabaV1.parseResolve(status: 200, body: bytes(body), family: .ipv4)
-            == .success(UpstreamAnswer(ipv4: addresses(["1.2.3.4", "5.6.7.8"]), ttl: 9)))
+        #expect(
+            AlibabaV1.parseResolve(status: 200, body: bytes(body), family: .ipv4)
+                == .success(UpstreamAnswer(ipv4: addresses(["1.2.3.4", "5.6.7.8"]), ttl: 9)))
     }
 
     @Test func allJunkIsMalformedNotEmpty() {
@@ -118,8 +131,9 @@ struct AlibabaV1Tests {
         (500, #"{"code":"InternalError"}"#, "InternalError"),
     ])
     func errorBodiesAreErrors(status: Int, body: String, code: String) {
-        #expect(AlibabaV1.parseResolve(status: status, body: bytes(body), family: .both)
-            == .failure(UpstreamError(.serviceError(code: code))))
+        #expect(
+            AlibabaV1.parseResolve(status: status, body: bytes(body), family: .both)
+                == .failure(UpstreamError(.serviceError(code: code))))
     }
 
     @Test func configurationErrorsAreFlagged() {
@@ -130,8 +144,9 @@ struct AlibabaV1Tests {
     }
 
     @Test func nonJSONBodies() {
-        #expect(AlibabaV1.parseResolve(status: 502, body: bytes("<html>bad gateway</html>"), family: .both)
-            == .failure(UpstreamError(.httpStatus(502))))
+        #expect(
+            AlibabaV1.parseResolve(status: 502, body: bytes("<html>bad gateway</html>"), family: .both)
+                == .failure(UpstreamError(.httpStatus(502))))
         for body in ["not json", "[1,2]", "", #""ips""#] {
             guard case .failure(let error) = AlibabaV1.parseResolve(status: 200, body: bytes(body), family: .both),
                 case .malformed = error.code
@@ -171,14 +186,16 @@ struct AlibabaV1Tests {
         #expect(answers.count == 3)
         #expect(answers["www.aliyun.com"] == UpstreamAnswer(ipv4: addresses(["106.11.91.1"]), ttl: 106))
         #expect(answers["www.taobao.com"] == UpstreamAnswer(ipv4: addresses(["2.2.2.2", "2.2.2.3"]), ttl: 50))
-        #expect(answers["www.tmall.com"]
-            == UpstreamAnswer(ipv4: addresses(["3.3.3.3"]), ipv6: addresses(["2001:db8::5"]), ttl: 40))
+        #expect(
+            answers["www.tmall.com"]
+                == UpstreamAnswer(ipv4: addresses(["3.3.3.3"]), ipv6: addresses(["2001:db8::5"]), ttl: 40))
         #expect(answers["bad.com"] == nil)
     }
 
     @Test func batchErrors() {
-        #expect(AlibabaV1.parseBatch(status: 403, body: bytes(#"{"code":"InvalidAccount"}"#))
-            == .failure(UpstreamError(.serviceError(code: "InvalidAccount"))))
+        #expect(
+            AlibabaV1.parseBatch(status: 403, body: bytes(#"{"code":"InvalidAccount"}"#))
+                == .failure(UpstreamError(.serviceError(code: "InvalidAccount"))))
         guard case .failure(let error) = AlibabaV1.parseBatch(status: 200, body: bytes(#"{"host":"a.com"}"#)),
             case .malformed = error.code
         else {

@@ -68,14 +68,17 @@ struct DNSWireTests {
 
     /// RFC 4648 section 10 vectors, in the URL alphabet and without padding.
     @Test func base64URL() {
-        let vectors = [("", ""), ("f", "Zg"), ("fo", "Zm8"), ("foo", "Zm9v"), ("foob", "Zm9vYg"), ("fooba", "Zm9vYmE"),
-            ("foobar", "Zm9vYmFy")]
+        let vectors = [
+            ("", ""), ("f", "Zg"), ("fo", "Zm8"), ("foo", "Zm9v"), ("foob", "Zm9vYg"), ("fooba", "Zm9vYmE"),
+            ("foobar", "Zm9vYmFy"),
+        ]
         for (plain, encoded) in vectors { #expect(Base64URL.encode(Array(plain.utf8)) == encoded) }
         #expect(Base64URL.encode([0xfb, 0xff, 0xfe]) == "-__-")
     }
 
     @Test func getAndPostRequests() throws {
-        let get = try #require(DoHWire(baseURL: "https://dns.example/dns-query").request(host: "www.example.com", type: .a))
+        let get = try #require(
+            DoHWire(baseURL: "https://dns.example/dns-query").request(host: "www.example.com", type: .a))
         #expect(get.method == .get)
         #expect(get.url == "https://dns.example/dns-query?dns=AAABAAABAAAAAAAAA3d3dwdleGFtcGxlA2NvbQAAAQAB")
         #expect(get.headers.contains(UpstreamHeader("Accept", "application/dns-message")))
@@ -94,8 +97,9 @@ struct DNSWireTests {
         m.record(type: 1, ttl: 300, rdata: [93, 184, 216, 34])
         m.pointer(12)
         m.record(type: 1, ttl: 120, rdata: [93, 184, 216, 35])
-        #expect(DNSWire.parseResponse(m.bytes, host: "www.example.com", type: .a)
-            == .success(UpstreamAnswer(ipv4: addresses(["93.184.216.34", "93.184.216.35"]), ttl: 120)))
+        #expect(
+            DNSWire.parseResponse(m.bytes, host: "www.example.com", type: .a)
+                == .success(UpstreamAnswer(ipv4: addresses(["93.184.216.34", "93.184.216.35"]), ttl: 120)))
     }
 
     /// www.example.com CNAME cdn.example.net (compressed into the question) CNAME edge.example.net AAAA.
@@ -121,8 +125,9 @@ struct DNSWireTests {
         m.record(type: 28, ttl: 999, rdata: Array(repeating: 0xff, count: 16))  // AAAA of the middle name: skipped
         m.name("EDGE", pointer: cdnRData + 4)
         m.record(type: 28, ttl: 80, rdata: [0x20, 0x01, 0x0d, 0xb8] + Array(repeating: 0, count: 11) + [1])
-        #expect(DNSWire.parseResponse(m.bytes, host: "WWW.example.com", type: .aaaa)
-            == .success(UpstreamAnswer(ipv6: addresses(["2001:db8::1"]), ttl: 50)))
+        #expect(
+            DNSWire.parseResponse(m.bytes, host: "WWW.example.com", type: .aaaa)
+                == .success(UpstreamAnswer(ipv6: addresses(["2001:db8::1"]), ttl: 50)))
     }
 
     @Test func nxdomainUsesSOAMinimum() {
@@ -136,8 +141,9 @@ struct DNSWireTests {
         for value: UInt32 in [2024010101, 7200, 3600, 1209600] { soa.u32(value) }
         soa.u32(300)  // MINIMUM
         m.record(type: 6, ttl: 3600, rdata: soa.bytes)
-        #expect(DNSWire.parseResponse(m.bytes, host: "nope.example.com", type: .a)
-            == .success(UpstreamAnswer(ttl: 300, nameExists: false)))
+        #expect(
+            DNSWire.parseResponse(m.bytes, host: "nope.example.com", type: .a)
+                == .success(UpstreamAnswer(ttl: 300, nameExists: false)))
     }
 
     @Test func nodataIsAnEmptyAnswer() throws {
@@ -154,12 +160,14 @@ struct DNSWireTests {
         #expect(DNSWire.parseResponse(tc.bytes, host: "a.com", type: .a) == .failure(UpstreamError(.truncated)))
         var servfail = WireBuilder(flags: 0x8182)
         servfail.question("a.com", type: 1)
-        #expect(DNSWire.parseResponse(servfail.bytes, host: "a.com", type: .a)
-            == .failure(UpstreamError(.dnsStatus(2))))
+        #expect(
+            DNSWire.parseResponse(servfail.bytes, host: "a.com", type: .a)
+                == .failure(UpstreamError(.dnsStatus(2))))
         var refused = WireBuilder(flags: 0x8185)
         refused.question("a.com", type: 1)
-        #expect(DNSWire.parseResponse(refused.bytes, host: "a.com", type: .a)
-            == .failure(UpstreamError(.dnsStatus(5))))
+        #expect(
+            DNSWire.parseResponse(refused.bytes, host: "a.com", type: .a)
+                == .failure(UpstreamError(.dnsStatus(5))))
     }
 
     @Test func rejectsQueriesAndMismatchedQuestions() {
@@ -244,8 +252,9 @@ struct DNSWireTests {
         highBit.question("a.com", type: 1)
         highBit.pointer(12)
         highBit.record(type: 1, ttl: 0x8000_0001, rdata: [1, 2, 3, 4])
-        #expect(DNSWire.parseResponse(highBit.bytes, host: "a.com", type: .a)
-            == .success(UpstreamAnswer(ipv4: addresses(["1.2.3.4"]), ttl: 0)))
+        #expect(
+            DNSWire.parseResponse(highBit.bytes, host: "a.com", type: .a)
+                == .success(UpstreamAnswer(ipv4: addresses(["1.2.3.4"]), ttl: 0)))
 
         // Class CH records are not Internet addresses.
         var chaos = WireBuilder(an: 1)
@@ -256,6 +265,7 @@ struct DNSWireTests {
     }
 
     @Test func httpStatusComesFirst() {
-        #expect(DoHWire.parse(status: 415, body: [], host: "a.com", type: .a) == .failure(UpstreamError(.httpStatus(415))))
+        #expect(
+            DoHWire.parse(status: 415, body: [], host: "a.com", type: .a) == .failure(UpstreamError(.httpStatus(415))))
     }
 }

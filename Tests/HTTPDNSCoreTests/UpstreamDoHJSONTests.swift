@@ -28,8 +28,9 @@ struct DoHJSONTests {
              "Question":[{"name":"example.com.","type":28}],
              "Answer":[{"name":"example.com.","type":28,"TTL":1726,"data":"2606:2800:220:1:248:1893:25c8:1946"}]}
             """
-        #expect(DoHJSON.parse(status: 200, body: bytes(body), type: .aaaa)
-            == .success(UpstreamAnswer(ipv6: addresses(["2606:2800:220:1:248:1893:25c8:1946"]), ttl: 1726)))
+        #expect(
+            DoHJSON.parse(status: 200, body: bytes(body), type: .aaaa)
+                == .success(UpstreamAnswer(ipv6: addresses(["2606:2800:220:1:248:1893:25c8:1946"]), ttl: 1726)))
     }
 
     @Test func skipsCNAMERowsAndTakesMinimumTTL() {
@@ -40,20 +41,25 @@ struct DoHJSONTests {
              {"name":"cdn.example.net.","type":1,"TTL":200,"data":"192.0.2.2"},
              {"name":"cdn.example.net.","type":28,"TTL":5,"data":"2001:db8::1"}]}
             """
-        #expect(DoHJSON.parse(status: 200, body: bytes(body), type: .a)
-            == .success(UpstreamAnswer(ipv4: addresses(["192.0.2.1", "192.0.2.2"]), ttl: 200)))
+        #expect(
+            DoHJSON.parse(status: 200, body: bytes(body), type: .a)
+                == .success(UpstreamAnswer(ipv4: addresses(["192.0.2.1", "192.0.2.2"]), ttl: 200)))
     }
 
     @Test func nxdomainAndErrors() {
         let nx = #"{"Status":3,"Authority":[{"name":"com.","type":6,"TTL":900,"data":"a.gtld-servers.net. ..."}]}"#
-        #expect(DoHJSON.parse(status: 200, body: bytes(nx), type: .a)
-            == .success(UpstreamAnswer(ttl: 900, nameExists: false)))
-        #expect(DoHJSON.parse(status: 200, body: bytes(#"{"Status":2}"#), type: .a)
-            == .failure(UpstreamError(.dnsStatus(2))))
-        #expect(DoHJSON.parse(status: 400, body: bytes(#"{"Status":0}"#), type: .a)
-            == .failure(UpstreamError(.httpStatus(400))))
-        #expect(DoHJSON.parse(status: 200, body: bytes(#"{"Status":0,"TC":true}"#), type: .a)
-            == .failure(UpstreamError(.truncated)))
+        #expect(
+            DoHJSON.parse(status: 200, body: bytes(nx), type: .a)
+                == .success(UpstreamAnswer(ttl: 900, nameExists: false)))
+        #expect(
+            DoHJSON.parse(status: 200, body: bytes(#"{"Status":2}"#), type: .a)
+                == .failure(UpstreamError(.dnsStatus(2))))
+        #expect(
+            DoHJSON.parse(status: 400, body: bytes(#"{"Status":0}"#), type: .a)
+                == .failure(UpstreamError(.httpStatus(400))))
+        #expect(
+            DoHJSON.parse(status: 200, body: bytes(#"{"Status":0,"TC":true}"#), type: .a)
+                == .failure(UpstreamError(.truncated)))
     }
 
     @Test func noAnswerIsNodata() throws {
@@ -63,10 +69,11 @@ struct DoHJSONTests {
     }
 
     @Test func malformedBodies() {
-        for body in ["", "nope", #"{"Answer":[]}"#, #"{"Status":"0"}"#, #"{"Status":0,"Answer":{}}"#,
+        for body in [
+            "", "nope", #"{"Answer":[]}"#, #"{"Status":"0"}"#, #"{"Status":0,"Answer":{}}"#,
             #"{"Status":0,"Answer":[{"type":1,"TTL":5,"data":"not-an-ip"}]}"#,
-            #"{"Status":0,"Answer":[{"type":1,"TTL":5,"data":"2001:db8::1"}]}"#]
-        {
+            #"{"Status":0,"Answer":[{"type":1,"TTL":5,"data":"2001:db8::1"}]}"#,
+        ] {
             guard case .failure(let error) = DoHJSON.parse(status: 200, body: bytes(body), type: .a),
                 case .malformed = error.code
             else {
@@ -79,8 +86,9 @@ struct DoHJSONTests {
     @Test func combiningTwoFamilies() {
         let v4 = UpstreamAnswer(ipv4: addresses(["192.0.2.1"]), ttl: 300)
         let v6 = UpstreamAnswer(ipv6: addresses(["2001:db8::1"]), ttl: 60)
-        #expect(UpstreamAnswer.combining(v4, v6)
-            == UpstreamAnswer(ipv4: addresses(["192.0.2.1"]), ipv6: addresses(["2001:db8::1"]), ttl: 60))
+        #expect(
+            UpstreamAnswer.combining(v4, v6)
+                == UpstreamAnswer(ipv4: addresses(["192.0.2.1"]), ipv6: addresses(["2001:db8::1"]), ttl: 60))
         let gone = UpstreamAnswer(ttl: 30, nameExists: false)
         #expect(UpstreamAnswer.combining(gone, gone).nameExists == false)
     }

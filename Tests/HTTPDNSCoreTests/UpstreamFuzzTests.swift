@@ -43,7 +43,9 @@ struct UpstreamFuzzTests {
                     input.removeLast(Int.random(in: 0..<input.count, using: &random))
                 }
             } else {
-                input = (0..<Int.random(in: 0...200, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+                input = (0..<Int.random(in: 0...200, using: &random)).map { _ in
+                    UInt8.random(in: 0...255, using: &random)
+                }
                 if input.count > 3 { input[2] |= 0x80 }  // mostly responses, to get past the header checks
             }
             UpstreamFuzzTests.checkInvariants(DNSWire.parseResponse(input, host: "www.example.com", type: .a))

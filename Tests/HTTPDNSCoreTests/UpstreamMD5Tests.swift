@@ -1,5 +1,6 @@
-@testable import HTTPDNSCore
 import Testing
+
+@testable import HTTPDNSCore
 
 struct MD5Tests {
     /// RFC 1321 appendix A.5 test suite.

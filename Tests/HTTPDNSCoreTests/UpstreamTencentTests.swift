@@ -8,10 +8,12 @@ struct TencentHTTPDNSTests {
     @Test func requestURLs() {
         let codec = TencentHTTPDNS(baseURL: "http://119.29.29.99/")
         #expect(codec.request(host: "www.qq.com", family: .ipv4).url == "http://119.29.29.99/d?dn=www.qq.com&ttl=1")
-        #expect(codec.request(host: "www.qq.com", family: .ipv6).url
-            == "http://119.29.29.99/d?dn=www.qq.com&ttl=1&type=aaaa")
-        #expect(codec.request(host: "www.qq.com", family: .both).url
-            == "http://119.29.29.99/d?dn=www.qq.com&ttl=1&type=addrs")
+        #expect(
+            codec.request(host: "www.qq.com", family: .ipv6).url
+                == "http://119.29.29.99/d?dn=www.qq.com&ttl=1&type=aaaa")
+        #expect(
+            codec.request(host: "www.qq.com", family: .both).url
+                == "http://119.29.29.99/d?dn=www.qq.com&ttl=1&type=addrs")
     }
 
     /// The grammar's documented example: `ip;ip,TTL|clientIP`.
@@ -30,16 +32,22 @@ struct TencentHTTPDNSTests {
         let result = TencentHTTPDNS.parse(
             status: 200, body: bytes("1.2.3.4;1.2.3.5,120-2402:4e00:1020::1;2402:4e00:1020::2,60|1.1.1.1"),
             family: .both)
-        #expect(result == .success(UpstreamAnswer(
-            ipv4: addresses(["1.2.3.4", "1.2.3.5"]), ipv6: addresses(["2402:4e00:1020::1", "2402:4e00:1020::2"]),
-            ttl: 60)))
+        #expect(
+            result
+                == .success(
+                    UpstreamAnswer(
+                        ipv4: addresses(["1.2.3.4", "1.2.3.5"]),
+                        ipv6: addresses(["2402:4e00:1020::1", "2402:4e00:1020::2"]),
+                        ttl: 60)))
     }
 
     @Test func oneFamilyMayBeMissing() {
-        #expect(TencentHTTPDNS.parse(status: 200, body: bytes("1.2.3.4,120-"), family: .both)
-            == .success(UpstreamAnswer(ipv4: addresses(["1.2.3.4"]), ttl: 120)))
-        #expect(TencentHTTPDNS.parse(status: 200, body: bytes("0-2001:db8::1,90"), family: .both)
-            == .success(UpstreamAnswer(ipv6: addresses(["2001:db8::1"]), ttl: 90)))
+        #expect(
+            TencentHTTPDNS.parse(status: 200, body: bytes("1.2.3.4,120-"), family: .both)
+                == .success(UpstreamAnswer(ipv4: addresses(["1.2.3.4"]), ttl: 120)))
+        #expect(
+            TencentHTTPDNS.parse(status: 200, body: bytes("0-2001:db8::1,90"), family: .both)
+                == .success(UpstreamAnswer(ipv6: addresses(["2001:db8::1"]), ttl: 90)))
     }
 
     @Test func emptyBodyIsNoAnswer() throws {
@@ -50,8 +58,9 @@ struct TencentHTTPDNSTests {
     }
 
     @Test func bareAnswerWithoutTTLGetsTheDefault() {
-        #expect(TencentHTTPDNS.parse(status: 200, body: bytes("1.2.3.4;5.6.7.8"), family: .ipv4)
-            == .success(UpstreamAnswer(ipv4: addresses(["1.2.3.4", "5.6.7.8"]), ttl: UpstreamAnswer.defaultTTL)))
+        #expect(
+            TencentHTTPDNS.parse(status: 200, body: bytes("1.2.3.4;5.6.7.8"), family: .ipv4)
+                == .success(UpstreamAnswer(ipv4: addresses(["1.2.3.4", "5.6.7.8"]), ttl: UpstreamAnswer.defaultTTL)))
     }
 
     @Test func junkAndBadTTLAreMalformed() {
@@ -66,12 +75,14 @@ struct TencentHTTPDNSTests {
     }
 
     @Test func wrongFamilyEntriesAreDropped() {
-        #expect(TencentHTTPDNS.parse(status: 200, body: bytes("1.2.3.4;2001:db8::1,30"), family: .ipv4)
-            == .success(UpstreamAnswer(ipv4: addresses(["1.2.3.4"]), ttl: 30)))
+        #expect(
+            TencentHTTPDNS.parse(status: 200, body: bytes("1.2.3.4;2001:db8::1,30"), family: .ipv4)
+                == .success(UpstreamAnswer(ipv4: addresses(["1.2.3.4"]), ttl: 30)))
     }
 
     @Test func httpErrors() {
-        #expect(TencentHTTPDNS.parse(status: 500, body: bytes("1.2.3.4,30"), family: .ipv4)
-            == .failure(UpstreamError(.httpStatus(500))))
+        #expect(
+            TencentHTTPDNS.parse(status: 500, body: bytes("1.2.3.4,30"), family: .ipv4)
+                == .failure(UpstreamError(.httpStatus(500))))
     }
 }

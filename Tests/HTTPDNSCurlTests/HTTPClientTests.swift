@@ -12,9 +12,11 @@ struct HTTPClientTests {
         let server = try FakeHTTPServer { _ in .text("hello", status: 200) }
         defer { server.stop() }
         let client = HTTPClient()
-        let response = try client.perform(HTTPRequest(
-            url: server.baseURL + "/100000/d?host=a.com&query=4,6",
-            headers: [HTTPHeader("Accept", "application/json")])).get()
+        let response = try client.perform(
+            HTTPRequest(
+                url: server.baseURL + "/100000/d?host=a.com&query=4,6",
+                headers: [HTTPHeader("Accept", "application/json")])
+        ).get()
         #expect(response.status == 200)
         #expect(text(response.body) == "hello")
         #expect(response.values(of: "content-type") == ["text/plain"])
@@ -104,11 +106,16 @@ struct HTTPClientTests {
 
     @Test func repeatedHeadersStaySeparate() throws {
         let server = try FakeHTTPServer { _ in
-            .respond(status: 200, headers: [("Set-Cookie", "a=1; Path=/"), ("Set-Cookie", "b=2, c=3; Expires=Wed, 21 Oct 2015 07:28:00 GMT")], body: [])
+            .respond(
+                status: 200,
+                headers: [
+                    ("Set-Cookie", "a=1; Path=/"), ("Set-Cookie", "b=2, c=3; Expires=Wed, 21 Oct 2015 07:28:00 GMT"),
+                ], body: [])
         }
         defer { server.stop() }
         let response = try HTTPClient().perform(HTTPRequest(url: server.baseURL + "/")).get()
-        #expect(response.values(of: "Set-Cookie") == ["a=1; Path=/", "b=2, c=3; Expires=Wed, 21 Oct 2015 07:28:00 GMT"])
+        #expect(
+            response.values(of: "Set-Cookie") == ["a=1; Path=/", "b=2, c=3; Expires=Wed, 21 Oct 2015 07:28:00 GMT"])
     }
 
     @Test func connectionIsReused() throws {
@@ -126,9 +133,11 @@ struct HTTPClientTests {
         let server = try FakeHTTPServer { request in .respond(status: 200, headers: [], body: request.body) }
         defer { server.stop() }
         let body: [UInt8] = [0, 1, 2, 0xff, 0, 42]
-        let response = try HTTPClient().perform(HTTPRequest(
-            url: server.baseURL + "/dns-query", method: .post,
-            headers: [HTTPHeader("Content-Type", "application/dns-message")], body: body)).get()
+        let response = try HTTPClient().perform(
+            HTTPRequest(
+                url: server.baseURL + "/dns-query", method: .post,
+                headers: [HTTPHeader("Content-Type", "application/dns-message")], body: body)
+        ).get()
         #expect(response.body == body)
         let request = try #require(server.requests.first)
         #expect(request.method == "POST")
@@ -168,8 +177,9 @@ struct HTTPClientTests {
     @Test func tlsNameConnectsToTheURLAddress() throws {
         let server = try FakeHTTPServer { _ in .close }
         defer { server.stop() }
-        let result = HTTPClient().perform(HTTPRequest(
-            url: "https://127.0.0.1:\(server.port)/", timeoutMs: 1000, tlsName: "resolvers.invalid"))
+        let result = HTTPClient().perform(
+            HTTPRequest(
+                url: "https://127.0.0.1:\(server.port)/", timeoutMs: 1000, tlsName: "resolvers.invalid"))
         guard case .failure(let error) = result else {
             Issue.record("TLS to a plain HTTP server must fail")
             return
@@ -192,7 +202,8 @@ struct HTTPClientTests {
             return result
         }
         while server.requestCount == 0 { try await Task.sleep(for: .milliseconds(5)) }
-        let fast = try await Task.detached { HTTPClient().perform(HTTPRequest(url: base + "/fast")).map(\.status) }.value.get()
+        let fast = try await Task.detached { HTTPClient().perform(HTTPRequest(url: base + "/fast")).map(\.status) }
+            .value.get()
         #expect(fast == 200)
         #expect(slowFinished.withLock { $0 } == false)
         server.stop()
@@ -202,13 +213,17 @@ struct HTTPClientTests {
 
 struct FakeAlibabaServerTests {
     @Test func answersLikeTheService() throws {
-        let server = try FakeHTTPServer.alibaba(answers: ["www.example.com": (v4: ["192.0.2.1"], v6: ["2001:db8::1"], ttl: 60)])
+        let server = try FakeHTTPServer.alibaba(answers: [
+            "www.example.com": (v4: ["192.0.2.1"], v6: ["2001:db8::1"], ttl: 60)
+        ])
         defer { server.stop() }
         let client = HTTPClient()
         let base = server.alibabaURL()
         let both = try client.perform(HTTPRequest(url: base + "/d?host=www.example.com&query=4,6")).get()
         #expect(both.status == 200)
-        #expect(text(both.body) == #"{"host":"www.example.com","ips":["192.0.2.1"],"ipsv6":["2001:db8::1"],"ttl":60,"origin_ttl":60}"#)
+        #expect(
+            text(both.body)
+                == #"{"host":"www.example.com","ips":["192.0.2.1"],"ipsv6":["2001:db8::1"],"ttl":60,"origin_ttl":60}"#)
         let v4 = try client.perform(HTTPRequest(url: base + "/d?host=www.example.com")).get()
         #expect(text(v4.body) == #"{"host":"www.example.com","ips":["192.0.2.1"],"ttl":60,"origin_ttl":60}"#)
         let unknown = try client.perform(HTTPRequest(url: base + "/d?host=nope.example.com")).get()
@@ -218,7 +233,8 @@ struct FakeAlibabaServerTests {
         #expect(account.status == 403)
         #expect(text(account.body) == #"{"code":"InvalidAccount"}"#)
         let batch = try client.perform(HTTPRequest(url: base + "/resolve?host=www.example.com,nope.example.com")).get()
-        #expect(text(batch.body) == #"{"dns":[{"host":"www.example.com","ips":["192.0.2.1"],"ttl":60,"origin_ttl":60}]}"#)
+        #expect(
+            text(batch.body) == #"{"dns":[{"host":"www.example.com","ips":["192.0.2.1"],"ttl":60,"origin_ttl":60}]}"#)
         #expect(server.requestCount == 5)
     }
 

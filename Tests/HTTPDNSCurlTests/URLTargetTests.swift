@@ -1,5 +1,6 @@
-@testable import HTTPDNSCurl
 import Testing
+
+@testable import HTTPDNSCurl
 
 struct URLTargetTests {
     @Test func splitsAuthority() throws {
@@ -8,7 +9,8 @@ struct URLTargetTests {
         #expect(plain.host == "203.107.1.1")
         #expect(plain.port == nil)
         #expect(plain.rest == "/100000/d?host=a.com")
-        #expect(plain.replacingHost(with: "resolvers.example.com") == "https://resolvers.example.com/100000/d?host=a.com")
+        #expect(
+            plain.replacingHost(with: "resolvers.example.com") == "https://resolvers.example.com/100000/d?host=a.com")
         #expect(plain.connectToEntry(for: "resolvers.example.com") == "resolvers.example.com:443:203.107.1.1:443")
 
         let v6 = try #require(URLTarget("HTTPS://[2401:b180:2000:20::10]:8443?x=1"))
@@ -25,7 +27,10 @@ struct URLTargetTests {
     }
 
     @Test func rejectsBrokenURLs() {
-        for url in ["no-scheme", "https://", "https://[::1", "https://[::1]x/", "https://a:0/", "https://a:99999/", "https://a:b/"] {
+        for url in [
+            "no-scheme", "https://", "https://[::1", "https://[::1]x/", "https://a:0/", "https://a:99999/",
+            "https://a:b/",
+        ] {
             #expect(URLTarget(url) == nil, "\(url)")
         }
     }

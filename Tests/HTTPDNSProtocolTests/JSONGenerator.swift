@@ -1,5 +1,5 @@
-import HTTPDNSTestSupport
 import HTTPDNSProtocol
+import HTTPDNSTestSupport
 
 /// Random JSON values for round-trip properties: every kind of value, strings with the characters
 /// that need escaping and with every UTF-8 length, and number literals of every grammar branch.

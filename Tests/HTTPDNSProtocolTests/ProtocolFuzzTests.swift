@@ -1,5 +1,5 @@
-import HTTPDNSTestSupport
 import HTTPDNSProtocol
+import HTTPDNSTestSupport
 import Testing
 
 /// Seeded, deterministic fuzzing of the parser, the decoder and the framer: no trap, and the
@@ -15,12 +15,16 @@ struct ProtocolFuzzTests {
     ]
 
     /// Tokens that move a mutated input across grammar branches.
-    static let dictionary: [[UInt8]] = [
-        "{", "}", "[", "]", "\"", "\\", ",", ":", " ", "\t", "\r", "\n", "\\u", "\\uD800", "\\uDC00", "\\ud83d\\ude00",
-        "\\n", "null", "true", "false", "0", "-", ".", "e", "E+", "1e999", "-0.0", "01", "\"id\":", "\"params\":",
-        "\"method\":", "\"jsonrpc\":\"2.0\"", "[]", "{}", "[[[[[[[[", "]]]]]]]]",
-    ].map { Array($0.utf8) } + [[0xC0, 0x80], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xC3], [0x80], [0xFF],
-        [0x00], [0x1F], [0x7F], [0xE2, 0x80, 0xA8], [0xF0, 0x9F, 0x98, 0x80]]
+    static let dictionary: [[UInt8]] =
+        [
+            "{", "}", "[", "]", "\"", "\\", ",", ":", " ", "\t", "\r", "\n", "\\u", "\\uD800", "\\uDC00",
+            "\\ud83d\\ude00",
+            "\\n", "null", "true", "false", "0", "-", ".", "e", "E+", "1e999", "-0.0", "01", "\"id\":", "\"params\":",
+            "\"method\":", "\"jsonrpc\":\"2.0\"", "[]", "{}", "[[[[[[[[", "]]]]]]]]",
+        ].map { Array($0.utf8) } + [
+            [0xC0, 0x80], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xC3], [0x80], [0xFF],
+            [0x00], [0x1F], [0x7F], [0xE2, 0x80, 0xA8], [0xF0, 0x9F, 0x98, 0x80],
+        ]
 
     static func randomBytes(_ rng: inout SeededGenerator) -> [UInt8] {
         var bytes: [UInt8] = []

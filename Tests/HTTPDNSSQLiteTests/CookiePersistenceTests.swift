@@ -9,7 +9,8 @@ struct CookiePersistenceTests {
 
     @Test func jarsRoundTripPerUidWithoutMixing() throws {
         let directory = TemporaryDirectory()
-        var full = F.cookie("full", value: "s3cr\u{E9}t", domain: "shop.example", path: "/cart", expires: F.now + 86_400)
+        var full = F.cookie(
+            "full", value: "s3cr\u{E9}t", domain: "shop.example", path: "/cart", expires: F.now + 86_400)
         full.hostOnly = false
         full.secure = true
         full.httpOnly = true

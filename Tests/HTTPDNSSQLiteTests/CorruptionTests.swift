@@ -70,7 +70,8 @@ struct CorruptionTests {
         #expect(target == directory.databasePath + ".corrupt-1234")
         #expect(
             directory.fileNames() == [
-                "httpdnsd.sqlite3.corrupt-1234", "httpdnsd.sqlite3.corrupt-1234-shm", "httpdnsd.sqlite3.corrupt-1234-wal",
+                "httpdnsd.sqlite3.corrupt-1234", "httpdnsd.sqlite3.corrupt-1234-shm",
+                "httpdnsd.sqlite3.corrupt-1234-wal",
             ])
         #expect(RawFile.read(target + "-wal") == Array("-wal".utf8))
     }

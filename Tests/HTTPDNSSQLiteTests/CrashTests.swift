@@ -48,7 +48,8 @@ struct CrashTests {
             while true {
                 let name = "r\(round)-t\(thread)-\(index % 500)"
                 let value = "v\(index)"
-                let cookie = StoreFixtures.cookie(name, value: value, expires: index % 3 == 0 ? nil : StoreFixtures.now + 9_999)
+                let cookie = StoreFixtures.cookie(
+                    name, value: value, expires: index % 3 == 0 ? nil : StoreFixtures.now + 9_999)
                 if case .success = store.commitAndWait([(uid: UInt32(thread), change: .upsert(cookie))]) {
                     let line = Array("\(name) \(value)\n".utf8)  // one write, shorter than PIPE_BUF: atomic
                     _ = line.withUnsafeBytes { write(ackFD, $0.baseAddress, $0.count) }
@@ -73,10 +74,15 @@ struct CrashTests {
         }
         try #require(length > 0)
         let arguments = [
-            String(decoding: executable[0..<length], as: UTF8.self), "--testing-library", "swift-testing", "--filter", "CrashTests/child",
+            String(decoding: executable[0..<length], as: UTF8.self), "--testing-library", "swift-testing", "--filter",
+            "CrashTests/child",
         ]
-        var environment = ["\(directoryVariable)=\(directory)", "\(ackVariable)=\(writeFD)", "HTTPDNS_STORE_CRASH_ROUND=\(round)"]
-        if let path = ProcessEnvironmentForTests.value("LD_LIBRARY_PATH") { environment.append("LD_LIBRARY_PATH=\(path)") }
+        var environment = [
+            "\(directoryVariable)=\(directory)", "\(ackVariable)=\(writeFD)", "HTTPDNS_STORE_CRASH_ROUND=\(round)",
+        ]
+        if let path = ProcessEnvironmentForTests.value("LD_LIBRARY_PATH") {
+            environment.append("LD_LIBRARY_PATH=\(path)")
+        }
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)

@@ -8,7 +8,9 @@ struct DiskFullTests {
     typealias F = StoreFixtures
 
     static func bigCookies(_ prefix: String, count: Int) -> [(uid: UInt32, change: CookieChange)] {
-        (0..<count).map { (uid: 9, change: .upsert(F.cookie("\(prefix)\($0)", value: String(repeating: "x", count: 3_000)))) }
+        (0..<count).map {
+            (uid: 9, change: .upsert(F.cookie("\(prefix)\($0)", value: String(repeating: "x", count: 3_000))))
+        }
     }
 
     /// `PRAGMA max_page_count` makes sqlite report SQLITE_FULL exactly as a full disk does.
@@ -37,7 +39,8 @@ struct DiskFullTests {
 
         let reopened = try F.open(directory)
         defer { reopened.close() }
-        #expect(Set(try reopened.loadCookies(bootID: F.bootA, now: F.now)[9]?.map(\.name) ?? []) == ["before", "after"])
+        #expect(
+            Set(try reopened.loadCookies(bootID: F.bootA, now: F.now)[9]?.map(\.name) ?? []) == ["before", "after"])
     }
 
     /// A real ENOSPC from a small tmpfs (needs root to mount it).

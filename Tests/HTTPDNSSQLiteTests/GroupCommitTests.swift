@@ -48,7 +48,10 @@ struct GroupCommitTests {
             for index in 0..<perThread {
                 let result = store.commitAndWait([
                     (uid: 500, change: .upsert(F.cookie("t\(thread)-\(index)"))),
-                    (uid: 500, change: .delete(CookieKey(domain: "example.com", path: "/", name: "t\(thread)-\(index - 1)"))),
+                    (
+                        uid: 500,
+                        change: .delete(CookieKey(domain: "example.com", path: "/", name: "t\(thread)-\(index - 1)"))
+                    ),
                 ])
                 if case .failure = result {
                     failures.expect(1)

@@ -139,7 +139,8 @@ enum RawFile {
         precondition(fd >= 0, "open \(path)")
         defer { close(fd) }
         let written = bytes.withUnsafeBytes { raw in
-            offset.map { pwrite(fd, raw.baseAddress, raw.count, off_t($0)) } ?? Glibc.write(fd, raw.baseAddress, raw.count)
+            offset.map { pwrite(fd, raw.baseAddress, raw.count, off_t($0)) }
+                ?? Glibc.write(fd, raw.baseAddress, raw.count)
         }
         precondition(written == bytes.count, "write \(path)")
     }

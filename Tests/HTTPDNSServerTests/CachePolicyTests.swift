@@ -137,9 +137,10 @@ struct CachePolicyTests {
             config: "[Resolver]\nUpstream=alibaba \(upstream.baseURL)/100000\nPrefetch=p1.example.com p2.example.com\n")
         // Connecting starts the daemon (socket activation) but sends no request.
         let client = try daemon.connectReady()
-        #expect(log.waitFor(timeout: 5) { entries in
-            entries.contains { $0.host == "p1.example.com" } && entries.contains { $0.host == "p2.example.com" }
-        })
+        #expect(
+            log.waitFor(timeout: 5) { entries in
+                entries.contains { $0.host == "p1.example.com" } && entries.contains { $0.host == "p2.example.com" }
+            })
         let firstP2 = try #require(log.entries.first { $0.host == "p2.example.com" })
 
         // p2's answer lives 2 s: a second request for it must come before that.

@@ -26,7 +26,8 @@ struct DaemonLifecycleTests {
     @Test func badConfigurationIsAClearStartupError() throws {
         let dir = TemporaryDirectory()
         let config = dir.file("bad.conf")
-        try "[Resolver]\nUpstream=system\n\nTimeout=2 parsecs\n".write(toFile: config, atomically: true, encoding: .utf8)
+        try "[Resolver]\nUpstream=system\n\nTimeout=2 parsecs\n".write(
+            toFile: config, atomically: true, encoding: .utf8)
         let result = try runCommand(
             httpdnsd, ["--config", config, "--socket", dir.file("s.sock"), "--state-dir", dir.file("state")])
         #expect(result.status == 1)
@@ -68,7 +69,8 @@ struct DaemonLifecycleTests {
         let connected = try #require(client)
         #expect(try connected.call("status")?["result"] != nil)
 
-        let second = try runCommand(httpdnsd, ["--config", "/dev/null", "--socket", path, "--state-dir", dir.file("s2")])
+        let second = try runCommand(
+            httpdnsd, ["--config", "/dev/null", "--socket", path, "--state-dir", dir.file("s2")])
         #expect(second.status == 1)
         #expect(second.stderr.contains("in use"), "\(second.stderr)")
         #expect(try connected.call("status", id: 2)?["result"] != nil)

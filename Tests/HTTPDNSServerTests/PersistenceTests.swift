@@ -49,7 +49,8 @@ struct PersistenceTests {
         }
         // Pretend the stored jar comes from another boot.
         let database = dir.file("state") + "/httpdnsd.sqlite3"
-        let update = try runCommand("/usr/bin/sqlite3", [database, "UPDATE meta SET value = 'another-boot' WHERE key LIKE '%boot%';"])
+        let update = try runCommand(
+            "/usr/bin/sqlite3", [database, "UPDATE meta SET value = 'another-boot' WHERE key LIKE '%boot%';"])
         #expect(update.status == 0, "\(update.stderr)")
         let check = try runCommand("/usr/bin/sqlite3", [database, "SELECT value FROM meta WHERE key LIKE '%boot%';"])
         #expect(check.stdout.contains("another-boot"))
@@ -75,8 +76,13 @@ struct PersistenceTests {
                     let name = "w\(writer)n\(n)"
                     n += 1
                     // One registrable domain per cookie: the per-domain limit (180) must not evict any.
-                    let params: JSON = ["url": .string("https://\(name).example/"), "setCookie": [.string("\(name)=v; Max-Age=3600")]]
-                    guard (try? client.sendLine(#"{"jsonrpc":"2.0","id":1,"method":"handleSetCookie","params":\#(params.encodedString)}"#)) != nil,
+                    let params: JSON = [
+                        "url": .string("https://\(name).example/"), "setCookie": [.string("\(name)=v; Max-Age=3600")],
+                    ]
+                    guard
+                        (try? client.sendLine(
+                            #"{"jsonrpc":"2.0","id":1,"method":"handleSetCookie","params":\#(params.encodedString)}"#))
+                            != nil,
                         let response = client.readJSON(timeout: 5)
                     else { return }
                     if response["result"]?["stored"] == 1 { acknowledged.withLock { _ = $0.insert(name) } }
@@ -92,7 +98,8 @@ struct PersistenceTests {
         let written = acknowledged.withLock { $0 }
         #expect(written.count > 10, "only \(written.count) writes were acknowledged")
 
-        let integrity = try runCommand("/usr/bin/sqlite3", [dir.file("state") + "/httpdnsd.sqlite3", "PRAGMA integrity_check;"])
+        let integrity = try runCommand(
+            "/usr/bin/sqlite3", [dir.file("state") + "/httpdnsd.sqlite3", "PRAGMA integrity_check;"])
         #expect(integrity.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
         let restarted = try DaemonHarness(directory: dir)
         let client = try restarted.connectReady()

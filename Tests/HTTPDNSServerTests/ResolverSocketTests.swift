@@ -140,9 +140,11 @@ struct ResolverSocketTests {
         }
         let daemon = try DaemonHarness(config: "[Resolver]\nUpstream=alibaba \(upstream.baseURL)/1\nTimeout=5s\n")
         let client = try daemon.connectReady()
-        try client.sendLine(#"{"jsonrpc":"2.0","id":"slow","method":"resolve","params":{"host":"slow.example.com","timeoutMs":1500}}"#)
+        try client.sendLine(
+            #"{"jsonrpc":"2.0","id":"slow","method":"resolve","params":{"host":"slow.example.com","timeoutMs":1500}}"#)
         try client.sendLine(#"{"jsonrpc":"2.0","id":"fast","method":"resolve","params":{"host":"fast.example.com"}}"#)
-        try client.sendLine(#"{"jsonrpc":"2.0","id":"jar","method":"getCookieHeader","params":{"url":"https://a.example.com/"}}"#)
+        try client.sendLine(
+            #"{"jsonrpc":"2.0","id":"jar","method":"getCookieHeader","params":{"url":"https://a.example.com/"}}"#)
         let started = Date()
         let first = try #require(client.readJSON())
         let second = try #require(client.readJSON())
@@ -159,7 +161,8 @@ struct ResolverSocketTests {
         let client = try daemon.connectReady()
         let long = String(repeating: "a.", count: 127) + "com"
         let label = String(repeating: "x", count: 64) + ".example"
-        for (i, host) in ["", "a..b", long, label, "bad_chars!.example", "sp ace.example", "-lead.example"].enumerated() {
+        for (i, host) in ["", "a..b", long, label, "bad_chars!.example", "sp ace.example", "-lead.example"].enumerated()
+        {
             let response = try resolve(client, ["host": .string(host)], id: i)
             #expect(response["error"]?["code"] == .int(-32602), "\(host): \(response.encodedString)")
             #expect(response["error"]?["data"]?["field"] == "host")
@@ -204,7 +207,9 @@ struct ResolverSocketTests {
         let secret = "s3cr3t-key-for-test"
         let upstream = try FakeHTTPServer.alibaba(answers: Self.answers) { signed, t, s in
             // s = md5(host-secret-t), computed here with the system's md5sum, not the daemon's code.
-            guard let result = try? runCommand("/bin/sh", ["-c", "printf '%s' \"$0\" | md5sum", "\(signed)-\(secret)-\(t)"])
+            guard
+                let result = try? runCommand(
+                    "/bin/sh", ["-c", "printf '%s' \"$0\" | md5sum", "\(signed)-\(secret)-\(t)"])
             else { return false }
             return result.stdout.hasPrefix(s)
         }
@@ -232,7 +237,8 @@ struct ResolverSocketTests {
         while upstream.requestCount == 0 && Date() < deadline { usleep(10_000) }
         let target = try #require(upstream.requests.first?.target)
         #expect(target.hasPrefix("/100000/resolve?"), "\(target)")
-        #expect(target.contains("a.example.com,short.example.com") || target.contains("a.example.com%2Cshort.example.com"))
+        #expect(
+            target.contains("a.example.com,short.example.com") || target.contains("a.example.com%2Cshort.example.com"))
         let response = try resolve(client, ["host": "a.example.com"])
         #expect(response["result"]?["source"] == "cache", "\(response.encodedString)")
         // short.example.com has a 1 s TTL: it is refreshed before a client asks again.

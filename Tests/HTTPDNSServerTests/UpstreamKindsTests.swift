@@ -332,7 +332,9 @@ struct UpstreamKindsTests {
         }
         daemon.stop()
         #expect(!daemon.log.contains(secret))
-        for signature in upstream.requests.compactMap({ $0.queryValue("s") }) { #expect(!daemon.log.contains(signature)) }
+        for signature in upstream.requests.compactMap({ $0.queryValue("s") }) {
+            #expect(!daemon.log.contains(signature))
+        }
     }
 
     // MARK: failover and health
@@ -454,7 +456,8 @@ struct KindFixture: Sendable, CustomTestStringConvertible {
         case "fail500": return .text("internal error", status: 500)
         case "hang": return .hang
         case "close": return .close
-        case "garbage": return .respond(status: 200, headers: [], body: [0x3c, 0x68, 0x74, 0x6d, 0x6c, 0xff, 0x00, 0x01])
+        case "garbage":
+            return .respond(status: 200, headers: [], body: [0x3c, 0x68, 0x74, 0x6d, 0x6c, 0xff, 0x00, 0x01])
         case "wrongtypes": return wrongTypes(name: name, request: request, question: question)
         case "mixed": return mixed(name: name, request: request, question: question)
         default: return good(name: name, request: request, question: question)

@@ -19,7 +19,8 @@ struct UpstreamTLSTests {
     @Test func caFileMakesTheResolverTrusted() throws {
         let server = try TLSFakeResolver(certificate: pki.ipCertificate, key: pki.ipKey)
         let daemon = try DaemonHarness(
-            config: "[Resolver]\nUpstream=alibaba https://127.0.0.1:\(server.port)/100000\nCAFile=\(pki.caCertificate)\n")
+            config:
+                "[Resolver]\nUpstream=alibaba https://127.0.0.1:\(server.port)/100000\nCAFile=\(pki.caCertificate)\n")
         let client = try daemon.connectReady()
         let answer = try #require(try client.call("resolve", ["host": "a.example.com", "family": "ipv4"]))
         #expect(answer["result"]?["ipv4"] == ["203.0.113.80"], "\(answer.encodedString)\n\(daemon.log)")
@@ -42,7 +43,8 @@ struct UpstreamTLSTests {
     @Test func tlsNameVerifiesAnIPAddressedResolverByName() throws {
         let server = try TLSFakeResolver(certificate: pki.nameCertificate, key: pki.nameKey)
         let daemon = try DaemonHarness(
-            config: "[Resolver]\nUpstream=alibaba https://127.0.0.1:\(server.port)/100000\nCAFile=\(pki.caCertificate)\n"
+            config:
+                "[Resolver]\nUpstream=alibaba https://127.0.0.1:\(server.port)/100000\nCAFile=\(pki.caCertificate)\n"
                 + "TLSName=resolver.test\n")
         let client = try daemon.connectReady()
         let answer = try #require(try client.call("resolve", ["host": "a.example.com", "family": "ipv4"]))
@@ -54,7 +56,8 @@ struct UpstreamTLSTests {
     @Test func withoutTLSNameANameCertificateDoesNotMatchTheIP() throws {
         let server = try TLSFakeResolver(certificate: pki.nameCertificate, key: pki.nameKey)
         let daemon = try DaemonHarness(
-            config: "[Resolver]\nUpstream=alibaba https://127.0.0.1:\(server.port)/100000\nCAFile=\(pki.caCertificate)\n"
+            config:
+                "[Resolver]\nUpstream=alibaba https://127.0.0.1:\(server.port)/100000\nCAFile=\(pki.caCertificate)\n"
                 + "Timeout=2s\n")
         let client = try daemon.connectReady()
         let answer = try #require(try client.call("resolve", ["host": "a.example.com", "family": "ipv4"]))
@@ -88,7 +91,8 @@ struct TestPKI: Sendable {
             "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
         ])
         for (name, altName) in [("name", "DNS:resolver.test"), ("ip", "IP:127.0.0.1")] {
-            let extensions = "subjectAltName=\(altName)\nbasicConstraints=CA:FALSE\n"
+            let extensions =
+                "subjectAltName=\(altName)\nbasicConstraints=CA:FALSE\n"
                 + "keyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n"
             do {
                 try extensions.write(toFile: "\(dir)/\(name).ext", atomically: true, encoding: .utf8)

@@ -200,7 +200,8 @@ public final class CookieJar {
             for stored in buckets[key] ?? [] {
                 let old = stored.cookie
                 guard old.secure, CookieMatching.same(old.name, cookie.name) else { continue }
-                let related = CookieMatching.domainMatches(old.domain, domain: cookie.domain)
+                let related =
+                    CookieMatching.domainMatches(old.domain, domain: cookie.domain)
                     || CookieMatching.domainMatches(cookie.domain, domain: old.domain)
                 if related && CookieMatching.pathMatches(cookie.path, cookiePath: old.path) { return true }
             }
@@ -502,8 +503,12 @@ public final class CookieJar {
             cookies = buckets.values.flatMap { $0.map(\.cookie) }
         }
         cookies.sort { lhs, rhs in
-            if !CookieMatching.same(lhs.domain, rhs.domain) { return lhs.domain.utf8.lexicographicallyPrecedes(rhs.domain.utf8) }
-            if !CookieMatching.same(lhs.path, rhs.path) { return lhs.path.utf8.lexicographicallyPrecedes(rhs.path.utf8) }
+            if !CookieMatching.same(lhs.domain, rhs.domain) {
+                return lhs.domain.utf8.lexicographicallyPrecedes(rhs.domain.utf8)
+            }
+            if !CookieMatching.same(lhs.path, rhs.path) {
+                return lhs.path.utf8.lexicographicallyPrecedes(rhs.path.utf8)
+            }
             return lhs.creationIndex < rhs.creationIndex
         }
         return cookies
@@ -513,7 +518,9 @@ public final class CookieJar {
     private func canonicalDomainFilter(_ text: String) throws(CookieHostError) -> String {
         var trimmed = Substring(text)
         if trimmed.first == "." { trimmed = trimmed.dropFirst() }
-        guard let canonical = rules.canonicalHost(String(trimmed)) else { throw CookieHostError(field: "domain", host: text) }
+        guard let canonical = rules.canonicalHost(String(trimmed)) else {
+            throw CookieHostError(field: "domain", host: text)
+        }
         return canonical
     }
 

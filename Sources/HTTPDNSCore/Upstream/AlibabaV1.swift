@@ -34,7 +34,8 @@ public struct AlibabaV1: Sendable {
     public func batchRequest(hosts: [String], family: ResolveFamily = .both, now: Int64) -> UpstreamHTTPRequest {
         precondition(!hosts.isEmpty && hosts.count <= AlibabaV1.maxBatchHosts, "batch of \(hosts.count) hosts")
         let joined = hosts.joined(separator: ",")
-        let query = "host=" + hosts.map(URLQuery.encode).joined(separator: ",") + "&query="
+        let query =
+            "host=" + hosts.map(URLQuery.encode).joined(separator: ",") + "&query="
             + AlibabaV1.queryValue(family)
         return UpstreamHTTPRequest(url: url(endpoint: "resolve", query: query, signing: joined, now: now))
     }
@@ -119,13 +120,15 @@ public struct AlibabaV1: Sendable {
     }
 
     /// One answer from the entries for one host: `ips`, `ipsv6`, `ttl` (else `origin_ttl`).
-    private static func parseEntries(_ entries: [JSON], family: ResolveFamily) -> Result<UpstreamAnswer, UpstreamError> {
+    private static func parseEntries(_ entries: [JSON], family: ResolveFamily) -> Result<UpstreamAnswer, UpstreamError>
+    {
         var validator = AddressListValidator()
         var ttl: Int?
         for entry in entries {
-            for (key, addressFamily, wanted) in [("ips", IPAddress.Family.v4, family.wantsIPv4),
-                ("ipsv6", IPAddress.Family.v6, family.wantsIPv6)] where wanted
-            {
+            for (key, addressFamily, wanted) in [
+                ("ips", IPAddress.Family.v4, family.wantsIPv4),
+                ("ipsv6", IPAddress.Family.v6, family.wantsIPv6),
+            ] where wanted {
                 guard let value = entry[key], !value.isNull else { continue }
                 guard let list = value.arrayValue else {
                     return .failure(UpstreamError(.malformed("\"\(key)\" is a \(value.typeName), not an array")))

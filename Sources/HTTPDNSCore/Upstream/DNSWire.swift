@@ -73,7 +73,8 @@ public enum DNSWire {
         var current = queried
         var chainTTL: Int?
         var seen: [[[UInt8]]] = [queried]
-        while let alias = answers.first(where: { $0.type == typeCNAME && $0.rrClass == classIN && $0.owner == current }) {
+        while let alias = answers.first(where: { $0.type == typeCNAME && $0.rrClass == classIN && $0.owner == current })
+        {
             guard let target = reader.readName(inRData: alias) else { return malformed("CNAME target unreadable") }
             guard !seen.contains(target) else { return malformed("CNAME loop") }
             guard seen.count <= maxChainLength else { return malformed("CNAME chain longer than \(maxChainLength)") }
@@ -83,7 +84,8 @@ public enum DNSWire {
         }
         var validator = AddressListValidator()
         var addressTTL: Int?
-        for record in answers where record.type == type.rawValue && record.rrClass == classIN && record.owner == current {
+        for record in answers where record.type == type.rawValue && record.rrClass == classIN && record.owner == current
+        {
             let rdata = message[record.rdata]
             guard let address = IPAddress(bytes: rdata), address.family == type.family else {
                 validator.countRaw()
@@ -299,7 +301,8 @@ public struct DoHWire: Sendable {
 
 /// Base64url without padding (RFC 4648 section 5), as RFC 8484 section 4.1 requires for `dns=`.
 public enum Base64URL {
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".unicodeScalars)
+    private static let alphabet = Array(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".unicodeScalars)
 
     public static func encode(_ bytes: [UInt8]) -> String {
         var out = ""

@@ -19,7 +19,8 @@ public struct TencentHTTPDNS: Sendable {
 
     /// Parses `ip;ip,TTL`, `v4;v4,TTL-v6;v6,TTL` (for `.both`), each optionally followed by `|clientIP`.
     /// An empty body means the service has no address for the name.
-    public static func parse(status: Int, body: [UInt8], family: ResolveFamily) -> Result<UpstreamAnswer, UpstreamError> {
+    public static func parse(status: Int, body: [UInt8], family: ResolveFamily) -> Result<UpstreamAnswer, UpstreamError>
+    {
         guard (200..<300).contains(status) else { return .failure(UpstreamError(.httpStatus(status))) }
         var text = String(decoding: body, as: UTF8.self).trimmingASCIIWhitespace()
         if let bar = text.firstIndex(of: "|") { text = String(text[..<bar]) }
@@ -38,7 +39,8 @@ public struct TencentHTTPDNS: Sendable {
         for (part, addressFamily) in parts {
             var addresses = part
             if let comma = part.lastIndex(of: ",") {
-                guard let value = Int(String(part[part.index(after: comma)...]).trimmingASCIIWhitespace()), value >= 0 else {
+                guard let value = Int(String(part[part.index(after: comma)...]).trimmingASCIIWhitespace()), value >= 0
+                else {
                     return .failure(UpstreamError(.malformed("TTL after ',' is not a number")))
                 }
                 ttl = min(ttl ?? value, value)
