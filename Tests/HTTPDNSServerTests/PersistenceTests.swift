@@ -63,7 +63,8 @@ struct PersistenceTests {
     /// the database is intact.
     @Test func acknowledgedWritesSurviveKillNine() throws {
         let dir = TemporaryDirectory()
-        let daemon = try DaemonHarness(directory: dir)
+        // Room for every write: the jar's own LRU eviction (3000 by default) must not remove any.
+        let daemon = try DaemonHarness(config: "[Cookies]\nMaxTotal=1000000\n", directory: dir)
         _ = try daemon.connectReady()
         let acknowledged = Mutex<Set<String>>([])
         let stop = Atomic<Bool>(false)
@@ -101,7 +102,7 @@ struct PersistenceTests {
         let integrity = try runCommand(
             "/usr/bin/sqlite3", [dir.file("state") + "/httpdnsd.sqlite3", "PRAGMA integrity_check;"])
         #expect(integrity.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
-        let restarted = try DaemonHarness(directory: dir)
+        let restarted = try DaemonHarness(config: "[Cookies]\nMaxTotal=1000000\n", directory: dir)
         let client = try restarted.connectReady()
         let present = try Self.names(client)
         let lost = written.subtracting(present)
