@@ -47,6 +47,7 @@ public final class Daemon {
     public init(options: DaemonOptions, logger: Logger = Logger()) throws {
         self.logger = logger
         SignalSource.ignoreSIGPIPE()
+        ResourceLimits.raiseOpenFileLimit()
         // The loop and its signalfd come first: the signal mask is inherited by every thread
         // started afterwards, so SIGTERM always reaches the loop.
         loop = try EventLoop()

@@ -75,3 +75,20 @@ public enum ProcessEnvironment {
 
     public static var effectiveUserID: UInt32 { geteuid() }
 }
+
+/// Process resource limits.
+public enum ResourceLimits {
+    /// Raises the soft open-file limit to the hard one. systemd starts services with a soft limit
+    /// of 1024 for select()'s sake; an epoll daemon with thousands of clients needs more.
+    @discardableResult
+    public static func raiseOpenFileLimit() -> UInt64 {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { return UInt64(raised.rlim_cur) }
+        }
+        return UInt64(limit.rlim_cur)
+    }
+}

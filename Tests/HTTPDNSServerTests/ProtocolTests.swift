@@ -160,4 +160,34 @@ struct ProtocolTests {
         let expected = document.trimmingCharacters(in: .newlines)
         #expect(line == #"{"jsonrpc":"2.0","id":1,"result":"# + expected + "}")
     }
+
+    @Test func connectionsBeyondTheLimitAreRefusedWithLimitExceeded() throws {
+        let daemon = try DaemonHarness(config: "[Server]\nMaxConnections=3\n")
+        let held = try (0..<3).map { _ in try daemon.connect() }
+        _ = daemon.notify.waitFor("READY=1")
+        for client in held { #expect(try client.call("status")?["result"] != nil) }
+        let refused = try daemon.connect()
+        let response = try #require(refused.readJSON())
+        #expect(response["error"]?["code"] == .int(-32003))
+        #expect(response["error"]?["data"]?["name"] == "LimitExceeded")
+        #expect(response["id"] == .null)
+        #expect(refused.readLine(timeout: 2) == nil && refused.reachedEOF)
+        // Once one closes, a new connection is served again.
+        held[0].shutdownWrite()
+        _ = held[0].readLine(timeout: 2)
+        usleep(100_000)
+        let again = try daemon.connect()
+        #expect(try again.call("status")?["result"] != nil)
+    }
+
+    @Test func oversizedBatchesAreALimitError() throws {
+        let daemon = try DaemonHarness(config: "[Server]\nMaxBatch=4\n")
+        let client = try daemon.connectReady()
+        let element = #"{"jsonrpc":"2.0","id":1,"method":"status"}"#
+        try client.sendLine("[" + Array(repeating: element, count: 5).joined(separator: ",") + "]")
+        let response = try #require(client.readJSON())
+        #expect(response["error"]?["code"] == .int(-32003))
+        try client.sendLine("[" + Array(repeating: element, count: 4).joined(separator: ",") + "]")
+        #expect(client.readJSON()?.arrayValue?.count == 4)
+    }
 }
