@@ -38,7 +38,6 @@ public final class Daemon {
     private var server: RPCServer!
     private var signals: SignalSource?
     private var services: Services!
-    private var exitCode: Int32 = 0
     private var idleTimer: EventLoop.TimerID?
     private var shutdownStarted = false
     /// Whether systemd passed the listening socket (and so will start us again on demand).
@@ -60,7 +59,8 @@ public final class Daemon {
         }
     }
 
-    /// Serves until SIGTERM (or idle exit); returns the process exit status.
+    /// Serves until SIGTERM (or idle exit); returns the process exit status (0: a clean stop;
+    /// failures are thrown).
     public func run() throws -> Int32 {
         let listener: FileDescriptor
         if let passed = try SocketActivation.listeningSocket() {
@@ -86,8 +86,8 @@ public final class Daemon {
         try server.startListening()
         services.start()
 
-        let where_ = activated ? "socket passed by systemd" : paths.socket
-        logger.notice("httpdnsd \(Self.version) serving on \(where_)")
+        let endpoint = activated ? "socket passed by systemd" : paths.socket
+        logger.notice("httpdnsd \(Self.version) serving on \(endpoint)")
         notify { try $0.ready(status: self.statusLine()) }
         startWatchdog()
         if activated { armIdleTimer() }
@@ -96,7 +96,7 @@ public final class Daemon {
         loop.run()
         services.shutdown()
         logger.notice("httpdnsd stopped")
-        return exitCode
+        return 0
     }
 
     // MARK: lifecycle
