@@ -102,6 +102,9 @@ final class Connection: EventHandler {
                 framer.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
                 processLines()
                 if output.count - outputOffset > Self.outputHighWater { return }
+                // A short read drained the socket: skip the read that would only say EAGAIN
+                // (level-triggered epoll reports the connection again when more arrives).
+                if count < buffer.count { return }
             }
         }
     }
