@@ -58,26 +58,12 @@ public struct JSONObject: Sendable, Equatable, Sequence, ExpressibleByDictionary
     public subscript(key: String) -> JSON? {
         get {
             // Names compare code unit by code unit (RFC 8259 §8.3), not by Unicode equivalence.
-            for member in members.reversed() where Self.sameName(member.key, key) { return member.value }
+            for member in members.reversed() where member.key.hasSameBytes(as: key) { return member.value }
             return nil
         }
         set {
-            members.removeAll { Self.sameName($0.key, key) }
+            members.removeAll { $0.key.hasSameBytes(as: key) }
             if let newValue { members.append((key, newValue)) }
-        }
-    }
-
-    /// Equal UTF-8 bytes, compared over contiguous storage (the generic `elementsEqual` showed in profiles).
-    @inline(__always)
-    static func sameName(_ a: String, _ b: String) -> Bool {
-        var a = a
-        var b = b
-        guard a.utf8.count == b.utf8.count else { return false }
-        return a.withUTF8 { x in
-            b.withUTF8 { y in
-                for i in 0..<x.count where x[i] != y[i] { return false }
-                return true
-            }
         }
     }
 
@@ -153,5 +139,23 @@ extension JSON: ExpressibleByStringLiteral, ExpressibleByBooleanLiteral, Express
     public init(arrayLiteral elements: JSON...) { self = .array(elements) }
     public init(dictionaryLiteral elements: (String, JSON)...) {
         self = .object(JSONObject(elements.map { ($0.0, $0.1) }))
+    }
+}
+
+extension String {
+    /// Equal UTF-8 bytes (RFC 8259 §8.3 and RFC 6265bis compare octets; `==` would also equate
+    /// canonically equivalent Unicode). Compared over contiguous storage: the generic
+    /// `elementsEqual` on `UTF8View` showed in profiles.
+    @inlinable
+    public func hasSameBytes(as other: String) -> Bool {
+        guard utf8.count == other.utf8.count else { return false }
+        var lhs = self
+        var rhs = other
+        return lhs.withUTF8 { x in
+            rhs.withUTF8 { y in
+                for i in 0..<x.count where x[i] != y[i] { return false }
+                return true
+            }
+        }
     }
 }

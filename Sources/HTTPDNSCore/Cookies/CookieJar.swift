@@ -410,9 +410,10 @@ public final class CookieJar {
         for request: EffectiveRequest, now: Int64, include: (Cookie) -> Bool
     ) -> [CookieLocation] {
         let host = request.host
+        let hostIsIP = request.url.isIPLiteral
         let path = request.url.cookiePath
         var result: [CookieLocation] = []
-        for bucket in candidateBuckets(forHost: host) {
+        for bucket in candidateBuckets(forHost: host, isIPLiteral: hostIsIP) {
             removeAll(inBucket: bucket) { $0.isExpired(at: now) }
             guard let cookies = buckets[bucket] else { continue }
             for (index, stored) in cookies.enumerated() {
@@ -420,7 +421,7 @@ public final class CookieJar {
                 let domainOK =
                     cookie.hostOnly
                     ? CookieMatching.same(host, cookie.domain)
-                    : CookieMatching.domainMatches(host, domain: cookie.domain)
+                    : CookieMatching.domainMatches(host, domain: cookie.domain, stringIsIPLiteral: hostIsIP)
                 guard domainOK, CookieMatching.pathMatches(path, cookiePath: cookie.path) else { continue }
                 if cookie.secure && !request.url.isSecure { continue }
                 if include(cookie) { result.append(CookieLocation(bucket: bucket, index: index)) }
@@ -431,8 +432,8 @@ public final class CookieJar {
 
     /// The buckets that can hold cookies for `host`: those keyed by the host or one of its
     /// parent domains (a bucket key is a suffix of every domain in it).
-    func candidateBuckets(forHost host: String) -> [String] {
-        if IPLiteral.isIPLiteral(host) { return buckets[host] == nil ? [] : [host] }
+    func candidateBuckets(forHost host: String, isIPLiteral: Bool) -> [String] {
+        if isIPLiteral { return buckets[host] == nil ? [] : [host] }
         var keys: [String] = []
         var candidate = Substring(host)
         while true {

@@ -1,17 +1,25 @@
+import HTTPDNSProtocol
+
 /// The matching rules of RFC 6265bis section 5.1.3 and 5.1.4, on octets (the RFC compares
 /// octet strings; Swift's `==` on `String` would also equate canonically equivalent Unicode).
 public enum CookieMatching {
     /// 5.1.3: `string` domain-matches `domain` when they are identical, or when `domain` is
     /// a suffix of `string` preceded by "." and `string` is a host name, not an IP address.
     public static func domainMatches(_ string: String, domain: String) -> Bool {
-        if string.utf8.elementsEqual(domain.utf8) { return true }
+        domainMatches(string, domain: domain, stringIsIPLiteral: IPLiteral.isIPLiteral(string))
+    }
+
+    /// `domainMatches` when the caller already knows whether `string` is an IP literal (the
+    /// retrieval loop asks once per request, not once per cookie).
+    static func domainMatches(_ string: String, domain: String, stringIsIPLiteral: Bool) -> Bool {
+        if string.hasSameBytes(as: domain) { return true }
         let host = string.utf8
         let suffix = domain.utf8
         guard !suffix.isEmpty, host.count > suffix.count, host.reversed().starts(with: suffix.reversed()) else {
             return false
         }
         let dot = host.index(host.endIndex, offsetBy: -suffix.count - 1)
-        return host[dot] == UInt8(ascii: ".") && !IPLiteral.isIPLiteral(string)
+        return host[dot] == UInt8(ascii: ".") && !stringIsIPLiteral
     }
 
     /// 5.1.4: the default-path of a request path.
@@ -34,7 +42,7 @@ public enum CookieMatching {
 
     /// Octet equality.
     static func same(_ lhs: String, _ rhs: String) -> Bool {
-        lhs.utf8.elementsEqual(rhs.utf8)
+        lhs.hasSameBytes(as: rhs)
     }
 
     /// ASCII case-insensitive prefix test on octets.

@@ -135,7 +135,7 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
         let lowered = hostBytes.map(asciiLowercased)
         // A host whose last label is a number must be an IPv4 address (WHATWG "ends in a
         // number"); anything else of that shape is refused rather than read as a name.
-        let lastLabel = lowered.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).last ?? []
+        let lastLabel = lowered[((lowered.lastIndex(of: UInt8(ascii: ".")) ?? -1) + 1)...]
         if !lastLabel.isEmpty, lastLabel.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) { return nil }
         return (String(decoding: lowered, as: UTF8.self), port)
     }
