@@ -49,7 +49,12 @@ let package = Package(
             name: "HTTPDNSClientC",
             dependencies: ["HTTPDNSClient"],
             swiftSettings: strictSettings,
-            linkerSettings: [.unsafeFlags(["-Xlinker", "-soname=libhttpdns.so.0", "-static-stdlib"])]
+            linkerSettings: [
+                .unsafeFlags([
+                    "-Xlinker", "-soname=libhttpdns.so.0", "-static-stdlib",
+                    "-Xlinker", "--version-script=Sources/HTTPDNSClientC/httpdns.map",
+                ])
+            ]
         ),
         .target(
             name: "HTTPDNSTestSupport",
