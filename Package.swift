@@ -48,6 +48,7 @@ let package = Package(
         .target(
             name: "HTTPDNSClientC",
             dependencies: ["HTTPDNSClient"],
+            exclude: ["httpdns.map"],
             swiftSettings: strictSettings,
             linkerSettings: [
                 .unsafeFlags([

@@ -9,13 +9,18 @@ import HTTPDNSSystem
 /// fsyncs once, then calls each completion. Loads block the caller (they run at startup).
 public final class StateStore: Sendable {
     private let queue: StoreQueue
+    private let writer: WriterReference
     private let resetOnCorruption: Bool
     private let log: @Sendable (String) -> Void
     /// The database file.
     public let path: String
 
-    private init(queue: StoreQueue, path: String, resetOnCorruption: Bool, log: @escaping @Sendable (String) -> Void) {
+    private init(
+        queue: StoreQueue, writer: WriterReference, path: String, resetOnCorruption: Bool,
+        log: @escaping @Sendable (String) -> Void
+    ) {
         self.queue = queue
+        self.writer = writer
         self.path = path
         self.resetOnCorruption = resetOnCorruption
         self.log = log
@@ -40,13 +45,17 @@ public final class StateStore: Sendable {
         let path = directory.hasSuffix("/") ? directory + StateSchema.fileName : "\(directory)/\(StateSchema.fileName)"
         let queue = StoreQueue()
         let opened = Rendezvous<Result<Void, StoreError>>()
+        let reference = WriterReference()
         spawnThread {
             let closed: @Sendable () -> Void
             do throws(StoreError) {
                 let connection = try StoreConnection.open(
                     path: path, resetOnCorruption: resetOnCorruption, synchronousFull: synchronousFull, log: log)
+                let writer = StoreWriter(connection: connection, queue: queue)
+                reference.writer = writer
                 opened.fulfill(.success(()))
-                closed = StoreWriter(connection: connection, queue: queue).run()
+                closed = writer.run()
+                reference.writer = nil
             } catch {
                 queue.refuse()
                 opened.fulfill(.failure(error))
@@ -56,7 +65,8 @@ public final class StateStore: Sendable {
             closed()
         }
         try opened.wait().get()
-        return StateStore(queue: queue, path: path, resetOnCorruption: resetOnCorruption, log: log)
+        return StateStore(
+            queue: queue, writer: reference, path: path, resetOnCorruption: resetOnCorruption, log: log)
     }
 
     deinit {
@@ -90,6 +100,18 @@ public final class StateStore: Sendable {
         completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
     ) {
         submit(.cookies(changes, completion: completion))
+    }
+
+    /// Commits `batches` (each applied in order, in its own savepoint) on the calling thread, when
+    /// the writer is idle and nothing is queued, so it can never overtake queued work. Saves the
+    /// two thread hand-offs of `commit` when a single client writes; returns nil when the store is
+    /// busy (then use `commit`, which joins the next group commit). Blocks for the transaction.
+    public func commitNow(_ batches: [[(uid: UInt32, change: CookieChange)]]) -> [Result<Void, StoreError>]? {
+        guard queue.claimIfIdle() else { return nil }
+        defer { queue.release() }
+        guard let writer = writer.writer else { return nil }
+        let writes = batches.map { StoreWrite.cookies($0, completion: { _ in }) }
+        return writer.commitInline(writes).map { $0.map { .failure($0) } ?? .success(()) }
     }
 
     // MARK: - DNS cache
@@ -168,4 +190,12 @@ public final class StateStore: Sendable {
     func enqueueOnWriter(_ body: @escaping @Sendable (SQLiteDatabase) -> Void) {
         _ = queue.submit(.read { connection in body(connection.database) })
     }
+}
+
+/// The writer, for inline commits: set before `open` returns, cleared once the writer stops.
+/// Only read by a thread that holds the connection (`StoreQueue.claimIfIdle`).
+final class WriterReference: @unchecked Sendable {
+    // @unchecked: written by the writer thread before `open` returns (ordered by its rendezvous)
+    // and after its close; read only while holding the queue's claim on the connection.
+    var writer: StoreWriter?
 }

@@ -30,6 +30,8 @@ final class StoreQueue: @unchecked Sendable {
     private let lock = ConditionLock()
     private var jobs: [StoreJob] = []
     private var accepting = true
+    /// Someone (the writer thread, or an inline commit) is using the connection.
+    private var busy = false
     private var committedTransactions = 0
 
     /// Queues `job`; false once a close has been queued.
@@ -43,13 +45,33 @@ final class StoreQueue: @unchecked Sendable {
         }
     }
 
-    /// Blocks until there is work, then takes all of it.
+    /// Blocks until there is work and nobody holds the connection, then takes all of it and
+    /// holds the connection until `release()`.
     func takeAll() -> [StoreJob] {
         lock.lock()
         defer { lock.unlock() }
-        while jobs.isEmpty { lock.wait() }
+        while jobs.isEmpty || busy { lock.wait() }
+        busy = true
         defer { jobs.removeAll(keepingCapacity: true) }
         return jobs
+    }
+
+    /// Takes the connection for an inline commit when nothing is queued or running, so an inline
+    /// commit can never overtake queued work. Pair with `release()`.
+    func claimIfIdle() -> Bool {
+        lock.withLock {
+            guard accepting, jobs.isEmpty, !busy else { return false }
+            busy = true
+            return true
+        }
+    }
+
+    /// Gives the connection back (after a writer batch or an inline commit).
+    func release() {
+        lock.withLock {
+            busy = false
+            lock.broadcast()
+        }
     }
 
     /// Stops accepting work (the writer could not open the database).

@@ -22,21 +22,35 @@ final class StoreWriter {
                     writes.removeAll()
                     body(connection)
                 case .close(let done):
+                    // The connection is never released again: nothing may use it after the close.
                     groupCommit(writes)
                     return done
                 }
             }
             groupCommit(writes)
+            queue.release()
         }
     }
 
-    /// Applies every write in one transaction and one fsync, then completes each.
+    /// Commits `writes` on the calling thread, which must hold the connection (`claimIfIdle`).
+    func commitInline(_ writes: [StoreWrite]) -> [StoreError?] {
+        commitGroup(writes)
+    }
+
+    private func groupCommit(_ writes: [StoreWrite]) {
+        for (write, failure) in zip(writes, commitGroup(writes)) {
+            write.completion(failure.map { .failure($0) } ?? .success(()))
+        }
+    }
+
+    /// Applies every write in one transaction and one fsync; returns each write's failure (nil:
+    /// committed).
     ///
     /// Each write runs in its own savepoint, so a write that fails (and is rolled back) does not take
     /// the others with it, unless sqlite rolled back the whole transaction or the commit itself
     /// failed: then every write fails and nothing of this group is stored.
-    private func groupCommit(_ writes: [StoreWrite]) {
-        guard !writes.isEmpty else { return }
+    private func commitGroup(_ writes: [StoreWrite]) -> [StoreError?] {
+        guard !writes.isEmpty else { return [] }
         let database = connection.database
         var failures = [StoreError?](repeating: nil, count: writes.count)
         do throws(SQLiteError) {
@@ -66,9 +80,7 @@ final class StoreWriter {
             let failure = StoreError(error, path: connection.path)
             for index in failures.indices where failures[index] == nil { failures[index] = failure }
         }
-        for (write, failure) in zip(writes, failures) {
-            write.completion(failure.map { .failure($0) } ?? .success(()))
-        }
+        return failures
     }
 }
 

@@ -19,6 +19,13 @@ final class Services {
             throw StartupError("Failed to load the public suffix list: \(error)")
         }
         let configuration = daemon.configuration
+        // State first: a startup error must come before the resolver's worker threads exist, so
+        // the process never exits while they are still starting up.
+        state = try StateStoreBridge(
+            directory: daemon.paths.stateDirectory, options: configuration.store,
+            loop: daemon.loop, logger: daemon.logger)
+        let now = WallClock.nowSeconds()
+        let storedCookies = try state.loadCookies(now: now)
         resolver = ResolverService(configuration: configuration, rules: rules, loop: daemon.loop, logger: daemon.logger)
         let resolver = self.resolver
         cookies = CookieService(
@@ -26,11 +33,7 @@ final class Services {
             limits: CookieJarLimits(
                 maxPerDomain: configuration.cookies.maxPerDomain, maxTotal: configuration.cookies.maxTotal),
             ownerOfAddress: { [unowned resolver] ip in resolver.ownerOfAddress(ip) })
-        state = try StateStoreBridge(
-            directory: daemon.paths.stateDirectory, options: configuration.store,
-            loop: daemon.loop, logger: daemon.logger)
-        let now = WallClock.nowSeconds()
-        cookies.load(try state.loadCookies(now: now), now: now)
+        cookies.load(storedCookies, now: now)
         cookies.persistence = state
         state.loadDNS(into: resolver)
     }

@@ -15,6 +15,11 @@ final class StateStoreBridge: CookiePersistence {
     private let logger: Logger
     /// Commits queued and not yet answered; shutdown and idle exit wait for them.
     private(set) var pendingWrites = 0
+    /// With Synchronous=full a commit waits for the disk: never on the loop thread.
+    private let commitsOnLoopThread: Bool
+    /// Changes of this loop turn, committed together once its events are handled.
+    private var turn: [(changes: [(uid: UInt32, change: CookieChange)], completion: (Result<Void, RPCError>) -> Void)] =
+        []
 
     init(directory: String, options: DaemonConfiguration.Store, loop: EventLoop, logger: Logger) throws {
         do {
@@ -22,6 +27,7 @@ final class StateStoreBridge: CookiePersistence {
                 directory: directory, resetOnCorruption: options.resetOnCorruption,
                 synchronousFull: options.synchronousFull
             ) { message in logger.warning(message) }
+            commitsOnLoopThread = !options.synchronousFull
         } catch {
             throw StartupError("Failed to open the state database: \(error)")
         }
@@ -63,18 +69,38 @@ final class StateStoreBridge: CookiePersistence {
         }
     }
 
+    /// Group commit per loop turn: the changes of every request handled in one turn share one
+    /// transaction, run on the loop thread when the store is idle (no thread hand-off) and by the
+    /// writer thread otherwise. Each request is answered only once its changes are committed.
     func commit(
         _ changes: [(uid: UInt32, change: CookieChange)], completion: @escaping (Result<Void, RPCError>) -> Void
     ) {
         pendingWrites += 1
-        let token = loop.expectCompletion(Result<Void, StoreError>.self) { [unowned self] result in
-            self.pendingWrites -= 1
-            if case .failure(let error) = result { self.logger.error("Failed to store cookie changes: \(error)") }
-            completion(
-                result.mapError { .internalError("the change could not be stored (\($0.code)); nothing was changed") })
+        if turn.isEmpty { loop.runBeforeNextWait { [unowned self] in self.commitTurn() } }
+        turn.append((changes, completion))
+    }
+
+    private func commitTurn() {
+        let batch = turn
+        turn.removeAll()
+        if commitsOnLoopThread, let results = store.commitNow(batch.map(\.changes)) {
+            for (write, result) in zip(batch, results) { finish(result, write.completion) }
+            return
         }
         let poster = loop.poster
-        store.commit(changes) { result in poster.post(token: token, value: result) }
+        for write in batch {
+            let token = loop.expectCompletion(Result<Void, StoreError>.self) { [unowned self] result in
+                self.finish(result, write.completion)
+            }
+            store.commit(write.changes) { result in poster.post(token: token, value: result) }
+        }
+    }
+
+    private func finish(_ result: Result<Void, StoreError>, _ completion: (Result<Void, RPCError>) -> Void) {
+        pendingWrites -= 1
+        if case .failure(let error) = result { logger.error("Failed to store cookie changes: \(error)") }
+        completion(
+            result.mapError { .internalError("the change could not be stored (\($0.code)); nothing was changed") })
     }
 
     func committedCookies(uid: UInt32, now: Int64) -> [Cookie]? {

@@ -32,6 +32,7 @@ public final class EventLoop {
     private var timerCallbacks: [TimerID: () -> Void] = [:]
     private var nextTimerID: TimerID = 1
     private var running = false
+    private var beforeWait: [() -> Void] = []
 
     private let wakeFD: FileDescriptor
     private let inbox: Inbox
@@ -86,6 +87,12 @@ public final class EventLoop {
         timerCallbacks[timer] = nil
     }
 
+    /// Runs `body` once every event and timer of the current turn is handled, before the loop
+    /// waits again (to batch work that many events of one turn produced).
+    public func runBeforeNextWait(_ body: @escaping () -> Void) {
+        beforeWait.append(body)
+    }
+
     // MARK: work from other threads
 
     /// The handle other threads use to post results back to this loop.
@@ -136,6 +143,11 @@ public final class EventLoop {
                 }
             }
             fireDueTimers()
+            while !beforeWait.isEmpty {
+                let bodies = beforeWait
+                beforeWait.removeAll()
+                for body in bodies { body() }
+            }
         }
     }
 

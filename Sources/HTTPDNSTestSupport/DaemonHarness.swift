@@ -358,6 +358,7 @@ public final class SocketActivator: @unchecked Sendable {
     private let lock = NSLock()
     private var children: [ChildProcess] = []
     private var running = true
+    private var watcher: pthread_t?
 
     public init(directory: TemporaryDirectory, config: String) throws {
         socketPath = directory.file("a.sock")
@@ -372,7 +373,8 @@ public final class SocketActivator: @unchecked Sendable {
             "-c", #"LISTEN_PID=$$ LISTEN_FDS=1 exec "$0" "$@""#, BuiltProducts.path("httpdnsd"), "--config", configPath,
             "--state-dir", directory.file("state"),
         ]
-        Thread { [self] in self.watch() }.start()
+        let thread = spawnThread(joinable: true) { [self] in self.watch() }
+        lock.withLock { watcher = thread }
     }
 
     /// Daemons started so far.
@@ -410,8 +412,16 @@ public final class SocketActivator: @unchecked Sendable {
         }
     }
 
+    /// Stops the daemon and the watcher, then closes the socket. Idempotent: a second close of
+    /// the descriptor could hit another test's file that reused its number.
     public func stop() {
-        lock.withLock { running = false }
+        let thread: pthread_t? = lock.withLock {
+            guard running else { return nil }
+            running = false
+            return watcher
+        }
+        guard let thread else { return }
+        pthread_join(thread, nil)
         for child in lock.withLock({ children }) where child.isRunning {
             child.signal(SIGTERM)
             _ = child.wait(timeout: 10)

@@ -196,24 +196,7 @@ public final class FakeRPCServer: Sendable {
     }
 
     private func start(_ script: @escaping @Sendable (Connection) -> Void) {
-        final class Context {
-            let server: FakeRPCServer
-            let script: @Sendable (Connection) -> Void
-            init(server: FakeRPCServer, script: @escaping @Sendable (Connection) -> Void) {
-                self.server = server
-                self.script = script
-            }
-        }
-        let context = Unmanaged.passRetained(Context(server: self, script: script)).toOpaque()
-        var handle = pthread_t()
-        let rc = pthread_create(
-            &handle, nil,
-            { raw in
-                let context = Unmanaged<Context>.fromOpaque(raw!).takeRetainedValue()
-                context.server.serve(context.script)
-                return nil
-            }, context)
-        precondition(rc == 0, "pthread_create failed: \(SystemError.describe(rc))")
+        let handle = spawnThread(joinable: true) { [self] in self.serve(script) }
         thread.withLock { $0 = handle }
     }
 

@@ -25,7 +25,9 @@ enum Main {
     static func fail(_ message: String, status: Int32) -> Never {
         let line = "httpdnsd: \(message)\n"
         _ = line.withCString { write(2, $0, strlen($0)) }
-        exit(status)
+        // _exit: worker threads may still be inside libcurl, whose atexit teardown would pull the
+        // library out from under them. Everything was written with write(2), unbuffered.
+        _exit(status)
     }
 
     static func parse(_ arguments: [String]) -> DaemonOptions {
@@ -68,7 +70,9 @@ enum Main {
         let options = parse(Array(CommandLine.arguments.dropFirst()))
         do {
             let daemon = try Daemon(options: options)
-            exit(try daemon.run())
+            let status = try daemon.run()
+            // The state is on disk and the loop has stopped; skip atexit teardown (see fail).
+            _exit(status)
         } catch {
             fail("\(error)", status: 1)
         }

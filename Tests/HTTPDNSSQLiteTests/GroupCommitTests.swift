@@ -13,7 +13,14 @@ struct GroupCommitTests {
         let store = try F.open(directory)
         defer { store.close() }
         let gate = Rendezvous<Void>()
-        store.enqueueOnWriter { _ in gate.wait() }  // holds the writer until every commit is queued
+        let holding = Rendezvous<Void>()
+        // Holds the writer until every commit is queued; queue only once it really is held, or the
+        // first commits could ride along in the batch that carries the gate.
+        store.enqueueOnWriter { _ in
+            holding.fulfill(())
+            gate.wait()
+        }
+        holding.wait()
         let before = store.committedTransactionCount
         let threads = 8
         let perThread = 25

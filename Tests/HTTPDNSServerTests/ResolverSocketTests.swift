@@ -239,6 +239,13 @@ struct ResolverSocketTests {
         #expect(target.hasPrefix("/100000/resolve?"), "\(target)")
         #expect(
             target.contains("a.example.com,short.example.com") || target.contains("a.example.com%2Cshort.example.com"))
+        // The fake has answered; wait until the daemon has cached both names (v4 and v6 each).
+        let cached = Date().addingTimeInterval(5)
+        while Date() < cached,
+            (try client.call("status", id: 50)?["result"]?["cache"]?["entries"]?.numberValue?.int64Value ?? 0) < 4
+        {
+            usleep(10_000)
+        }
         let response = try resolve(client, ["host": "a.example.com"])
         #expect(response["result"]?["source"] == "cache", "\(response.encodedString)")
         // short.example.com has a 1 s TTL: it is refreshed before a client asks again.
