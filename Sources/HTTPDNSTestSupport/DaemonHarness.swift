@@ -385,6 +385,11 @@ public final class SocketActivator: @unchecked Sendable {
     /// Whether the latest daemon is running (nil before the first activation).
     public var latestIsRunning: Bool? { lock.withLock { children.last?.isRunning } }
 
+    /// Sends `number` to the latest daemon (a restart, as `systemctl restart` would do).
+    public func signalLatest(_ number: Int32) {
+        lock.withLock { children.last }?.signal(number)
+    }
+
     /// The latest daemon's exit status, waiting up to `timeout` seconds.
     public func waitForLatestExit(timeout: Double) -> Int32? {
         guard let child = lock.withLock({ children.last }) else { return nil }

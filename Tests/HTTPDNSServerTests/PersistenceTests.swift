@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HTTPDNSClient
 import HTTPDNSProtocol
 import HTTPDNSSystem
 import HTTPDNSTestSupport
@@ -229,6 +230,24 @@ struct IdleExitActivationTests {
         let client = try LineClient(path: activator.socketPath)
         let header = try #require(try client.call("getCookieHeader", ["url": "https://a.example.com/"]))
         #expect(header["result"]?["header"] == "sid=kept", "\(header.encodedString) \(activator.log)")
+        #expect(activator.activations == 2)
+        activator.stop()
+    }
+
+    /// Issue 6: a client reconnects once when the daemon went away under it (socket activation
+    /// starts the next one), and the session cookie is still there.
+    @Test func theClientReconnectsOnceAfterTheDaemonRestarted() throws {
+        let dir = TemporaryDirectory()
+        let activator = try SocketActivator(directory: dir, config: "[Server]\nIdleExit=0\n")
+        let connection = HTTPDNSConnection(socketPath: activator.socketPath)
+        let stored = try connection.handleSetCookie(url: "https://a.example.com/", host: nil, setCookie: ["sid=1"])
+        #expect(stored.stored == 1)
+        activator.signalLatest(SIGTERM)
+        #expect(activator.waitForLatestExit(timeout: 10) == 0)
+        // The same connection object: its socket is dead, the call reconnects and activation starts
+        // a new daemon.
+        let header = try connection.cookieHeader(url: "https://a.example.com/", host: nil)
+        #expect(header.header == "sid=1")
         #expect(activator.activations == 2)
         activator.stop()
     }
