@@ -6,6 +6,8 @@ import HTTPDNSSystem
 final class StoreConnection {
     let path: String
     private(set) var database: SQLiteDatabase
+    /// Prepared once and reused by every group commit (preparing was a visible share of a commit).
+    var writeStatements = WriteStatements()
     private let synchronousFull: Bool
 
     private init(path: String, database: SQLiteDatabase, synchronousFull: Bool) {
@@ -34,6 +36,7 @@ final class StoreConnection {
     func resetAfterCorruption(_ error: StoreError, log: (String) -> Void) throws(StoreError) {
         // A placeholder keeps `database` valid while the damaged connection is closed: sqlite must
         // let go of the files (and not checkpoint into them) before they are renamed.
+        writeStatements = WriteStatements()  // they belong to the damaged connection
         database = try Self.inMemoryPlaceholder()
         try Self.moveAside(path, after: error, log: log)
         database = try Self.openChecked(path, synchronousFull: synchronousFull)

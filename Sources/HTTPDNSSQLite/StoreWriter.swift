@@ -55,13 +55,12 @@ final class StoreWriter {
         var failures = [StoreError?](repeating: nil, count: writes.count)
         do throws(SQLiteError) {
             try database.execute("BEGIN IMMEDIATE")
-            var statements = StoreConnection.WriteStatements()
             for (index, write) in writes.enumerated() {
                 try database.execute("SAVEPOINT batch")
                 do throws(SQLiteError) {
                     switch write {
                     case .cookies(let changes, _):
-                        try connection.apply(changes, statements: &statements)
+                        try connection.apply(changes, statements: &connection.writeStatements)
                     case .dns(let entries, let owners, _):
                         try connection.replaceDNS(entries: entries, owners: owners)
                     }
