@@ -41,7 +41,7 @@ enum ConfigurationLoader {
         } catch {
             throw StartupError("Failed to read SecretKeyFile=: \(error)")
         }
-        let key = String(decoding: bytes, as: UTF8.self).trimmingWhitespace()
+        let key = String(String(decoding: bytes, as: UTF8.self).trimmingWhitespace())
         guard !key.isEmpty else { throw StartupError("SecretKeyFile=\(file) is empty") }
         var updated = configuration
         updated.resolver.secretKey = ConfigSecret(key)
@@ -65,13 +65,4 @@ extension DaemonConfiguration {
 
     /// How long in-flight requests may run after SIGTERM: the upstream timeout plus a margin.
     var shutdownGraceMilliseconds: Int64 { Int64(resolver.timeoutMs) + 3_000 }
-}
-
-extension String {
-    func trimmingWhitespace() -> String {
-        let scalars = unicodeScalars
-        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }) else { return "" }
-        let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })!
-        return String(scalars[first...last])
-    }
 }

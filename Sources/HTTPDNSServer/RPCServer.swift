@@ -48,14 +48,9 @@ final class RPCServer: ConnectionOwner, EventHandler {
 
     var connectionCount: Int { connections.count }
 
-    var requestsInFlight: Int { connections.values.reduce(0) { $0 + $1.inFlight } }
-
     func register(_ method: Method, _ handler: @escaping MethodHandler) {
         methods[method.rawValue] = handler
     }
-
-    /// The names the dispatcher serves (a test compares them with the OpenRPC document).
-    var methodNames: Set<String> { Set(methods.keys) }
 
     func startListening() throws(SystemError) {
         try loop.register(listener, events: EpollEvents.readable, handler: self)

@@ -91,7 +91,7 @@ final class ResolverService {
     // MARK: resolve
 
     func resolve(_ params: ResolveParams, done: @escaping (MethodOutcome) -> Void) throws(RPCError) {
-        if let literal = Self.literal(params.host) {
+        if let literal = IPLiteral.address(params.host) {
             done(.result(literalResult(params.host, literal).json))
             return
         }
@@ -382,11 +382,6 @@ final class ResolverService {
         case .success(let name): return name
         case .failure(let error): throw .invalidParams(field: "host", "\"\(raw)\": \(error)")
         }
-    }
-
-    static func literal(_ host: String) -> IPAddress? {
-        if host.hasPrefix("[") && host.hasSuffix("]") { return IPAddress(String(host.dropFirst().dropLast())) }
-        return IPAddress(host)
     }
 
     private func literalResult(_ host: String, _ address: IPAddress) -> ResolveResult {

@@ -120,8 +120,6 @@ public final class EventLoop {
 
     // MARK: running
 
-    public var hasPendingCompletions: Bool { !pendingCompletions.isEmpty }
-
     /// Runs until `stop()`. Each turn waits for descriptors or the next timer.
     public func run() {
         running = true

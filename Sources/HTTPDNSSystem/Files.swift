@@ -58,6 +58,14 @@ public enum Files {
         _ = try syscall("rename \(from)") { Glibc.rename(from, to) }
     }
 
+    /// A new private directory `/tmp/PREFIX-XXXXXX` (mkdtemp(3)).
+    public static func makeTemporaryDirectory(prefix: String) throws(SystemError) -> String {
+        var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
+        guard made else { throw SystemError(errno: errno, call: "mkdtemp") }
+        return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// The directory part of a path ("." when there is none).
     public static func parentDirectory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }

@@ -107,25 +107,6 @@ public enum UnixSocket {
         return PeerCredentials(pid: pid, uid: uid, gid: gid)
     }
 
-    /// Sends one datagram to a Unix datagram socket at `path` (sd_notify's transport, used by tests).
-    public static func sendDatagram(_ bytes: [UInt8], to path: String) throws(SystemError) {
-        let fd = FileDescriptor(
-            rawValue: try syscall("socket") {
-                Glibc.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            })
-        defer { fd.close() }
-        let result = try withAddress(path) { address, length in
-            bytes.withUnsafeBytes { raw in
-                Result { () throws(SystemError) in
-                    try syscall("sendto") {
-                        Glibc.sendto(fd.rawValue, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL), address, length)
-                    }
-                }
-            }
-        }
-        _ = try result.get()
-    }
-
     /// Binds a Unix datagram socket at `path` (a NOTIFY_SOCKET listener in tests).
     public static func bindDatagram(path: String) throws(SystemError) -> FileDescriptor {
         unlink(path)

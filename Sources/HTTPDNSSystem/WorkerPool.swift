@@ -30,9 +30,6 @@ public final class WorkerPool<State>: @unchecked Sendable {
         }
     }
 
-    /// Jobs queued and not yet started.
-    public var backlog: Int { lock.withLock { queue.count - head } }
-
     /// Lets running jobs finish and drops queued ones, without waiting: a hung transfer must not
     /// hold up the daemon's exit (its thread ends with the process).
     public func shutdown() {

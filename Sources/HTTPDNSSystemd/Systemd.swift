@@ -6,17 +6,8 @@ import HTTPDNSSystem
 public struct SystemdNotifier: Sendable {
     public init() {}
 
-    /// Whether NOTIFY_SOCKET is set, i.e. messages have somewhere to go.
-    public var isEnabled: Bool { getenv("NOTIFY_SOCKET") != nil }
-
     /// Sends `KEY=VALUE` lines. Returns false when there is no service manager to tell, and throws
     /// when sending failed (the caller logs it: a lost READY=1 makes systemd time the unit out).
-    @discardableResult
-    public func notify(_ fields: [String: String]) throws(SystemError) -> Bool {
-        let message = fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "\n")
-        return try notify(raw: message)
-    }
-
     @discardableResult
     public func notify(raw message: String) throws(SystemError) -> Bool {
         let rc = sd_notify(0, message)

@@ -32,10 +32,11 @@ public final class TemporaryDirectory: Sendable {
     public let path: String
 
     public init(prefix: String = "hd") {
-        var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        precondition(made != nil, "mkdtemp failed")
-        path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        do {
+            path = try Files.makeTemporaryDirectory(prefix: prefix)
+        } catch {
+            preconditionFailure("\(error)")
+        }
     }
 
     public func file(_ name: String) -> String { path + "/" + name }

@@ -137,7 +137,7 @@ public final class FakeRPCServer: Sendable {
 
     /// Serves each connection with `script`; the connection is closed when the script returns.
     public init(script: @escaping @Sendable (Connection) -> Void) throws(SystemError) {
-        directory = try Self.makeTemporaryDirectory()
+        directory = try Files.makeTemporaryDirectory(prefix: "httpdns-test")
         socketPath = directory + "/fake.sock"
         do {
             listener = try UnixSocket.listen(path: socketPath, backlog: 16)
@@ -185,14 +185,7 @@ public final class FakeRPCServer: Sendable {
 
     /// A socket path in a fresh empty directory, where nothing listens (a daemon that is absent).
     public static func absentSocketPath() throws(SystemError) -> String {
-        try makeTemporaryDirectory() + "/absent.sock"
-    }
-
-    private static func makeTemporaryDirectory() throws(SystemError) -> String {
-        var template = Array("/tmp/httpdns-test-XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
-        guard made else { throw SystemError(errno: errno, call: "mkdtemp") }
-        return String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        try Files.makeTemporaryDirectory(prefix: "httpdns-test") + "/absent.sock"
     }
 
     private func start(_ script: @escaping @Sendable (Connection) -> Void) {

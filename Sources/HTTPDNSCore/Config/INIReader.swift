@@ -93,7 +93,8 @@ struct INIReader {
 }
 
 extension StringProtocol {
-    fileprivate func trimmingWhitespace() -> SubSequence {
+    /// Without leading and trailing white space (configuration values, key files).
+    public func trimmingWhitespace() -> SubSequence {
         guard let first = firstIndex(where: { !$0.isWhitespace }), let last = lastIndex(where: { !$0.isWhitespace })
         else { return self[endIndex...] }
         return self[first...last]

@@ -15,7 +15,8 @@ public enum IPLiteral {
         address(text) != nil
     }
 
-    static func address(_ text: String) -> IPAddress? {
+    /// The address `text` spells, IPv6 with or without brackets.
+    public static func address(_ text: String) -> IPAddress? {
         if text.hasPrefix("[") && text.hasSuffix("]") && text.utf8.count >= 2 {
             return IPAddress(ipv6: String(text.dropFirst().dropLast()))
         }
