@@ -16,6 +16,12 @@ extension HTTPDNSConnection {
         try resolve(ResolveParams(host: host, family: family, allowStale: allowStale, timeoutMs: timeoutMs))
     }
 
+    /// `reverse`: the host names the daemon handed `address` out for, to this uid.
+    public func reverse(address: String) throws(ClientError) -> ReverseResult {
+        let json = try call(Method.reverse.rawValue, params: ReverseParams(address: address).json)
+        return try Self.decode(json, Method.reverse, ReverseResult.init(json:))
+    }
+
     /// `getCookieHeader`: the `Cookie:` value for a request to `params.url`.
     public func cookieHeader(_ params: GetCookieHeaderParams) throws(ClientError) -> CookieHeaderResult {
         let json = try call(Method.getCookieHeader.rawValue, params: params.json)

@@ -2,6 +2,7 @@
 /// parses params with these types and the client builds them, so both agree by construction.
 public enum Method: String, CaseIterable, Sendable {
     case resolve
+    case reverse
     case getCookieHeader
     case handleSetCookie
     case deleteCookies
@@ -55,7 +56,7 @@ public struct ResolveParams: Sendable, Equatable {
 
 public struct ResolveResult: Sendable, Equatable {
     public enum Source: String, Sendable {
-        case cache, upstream, system, literal, `static`
+        case cache, upstream, system, literal, `static`, fleet
     }
 
     public var host: String
@@ -101,6 +102,52 @@ public struct ResolveResult: Sendable, Equatable {
         self.init(
             host: host, ipv4: v4, ipv6: v6, ttl: Int(ttl), stale: json["stale"]?.boolValue ?? false, source: source,
             upstream: json["upstream"]?.stringValue)
+    }
+}
+
+// MARK: reverse
+
+public struct ReverseParams: Sendable, Equatable {
+    /// An IPv4 or IPv6 literal.
+    public var address: String
+
+    public init(address: String) { self.address = address }
+
+    public init(_ params: Params) throws(RPCError) {
+        address = try params.requiredString("address")
+    }
+
+    public var json: JSONObject { ["address": .string(address)] }
+}
+
+/// The host names the daemon handed `address` out for, to the calling uid, most recent first.
+public struct ReverseResult: Sendable, Equatable {
+    /// The address in canonical form.
+    public var address: String
+    public var hosts: [String]
+    /// Seconds the most recent attribution is still backed by a live answer (0 once only retained).
+    public var ttl: Int
+
+    public init(address: String, hosts: [String], ttl: Int) {
+        self.address = address
+        self.hosts = hosts
+        self.ttl = ttl
+    }
+
+    public var json: JSON {
+        .object(["address": .string(address), "hosts": .array(hosts.map(JSON.string)), "ttl": .int(ttl)])
+    }
+
+    public init?(json: JSON) {
+        guard let address = json["address"]?.stringValue, let hosts = json["hosts"]?.arrayValue,
+            let ttl = json["ttl"]?.numberValue?.int64Value, ttl >= 0
+        else { return nil }
+        var names: [String] = []
+        for host in hosts {
+            guard let name = host.stringValue else { return nil }
+            names.append(name)
+        }
+        self.init(address: address, hosts: names, ttl: Int(ttl))
     }
 }
 

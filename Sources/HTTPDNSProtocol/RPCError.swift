@@ -97,6 +97,25 @@ extension RPCError {
             details: ["host": .string(host)])
     }
 
+    /// -32001 for `reverse`: this uid was handed `address` out for no host name.
+    public static func addressNotFound(_ address: String) -> RPCError {
+        RPCError(
+            code: .hostNotFound, name: "HostNotFound", message: "No host name known for \(address)",
+            details: ["address": .string(address)])
+    }
+
+    /// -32602 when an IP-literal URL maps to several of the caller's host names and no `host`
+    /// says which: whose login a cookie is must not be guessed.
+    public static func ambiguousAddress(_ address: String, candidates: [String]) -> RPCError {
+        RPCError(
+            code: .invalidParams, name: "InvalidParams",
+            message: "Invalid params: host: \(address) was handed out for several host names; pass host",
+            details: [
+                "field": .string("host"), "reason": .string("ambiguous-address"), "address": .string(address),
+                "candidates": .array(candidates.map(JSON.string)),
+            ])
+    }
+
     public static func resolutionUnavailable(_ host: String, reason: String) -> RPCError {
         RPCError(
             code: .resolutionUnavailable, name: "ResolutionUnavailable",

@@ -13,6 +13,14 @@ public enum MethodOutcome: Sendable {
     /// An already encoded JSON value (the OpenRPC document, served byte for byte).
     case rawResult([UInt8])
     case failure(RPCError)
+
+    /// The outcome of a typed method, encoded.
+    init(_ result: Result<JSON, RPCError>) {
+        switch result {
+        case .success(let json): self = .result(json)
+        case .failure(let error): self = .failure(error)
+        }
+    }
 }
 
 /// The side of the server a connection talks to.

@@ -75,7 +75,10 @@ final class ResolverService {
 
     func registerMethods(on server: RPCServer) {
         server.register(.resolve) { [unowned self] params, _, done throws(RPCError) in
-            try self.resolve(ResolveParams(params), done: done)
+            try self.resolve(ResolveParams(params)) { done(MethodOutcome($0.map(\.json))) }
+        }
+        server.register(.reverse) { [unowned self] params, context, done throws(RPCError) in
+            done(.result(try self.reverse(ReverseParams(params), uid: context.peer.uid).json))
         }
         server.register(.flushCache) { [unowned self] params, context, done throws(RPCError) in
             // The cache is shared by every user: only root and the daemon's own user may empty it.
@@ -90,14 +93,14 @@ final class ResolverService {
 
     // MARK: resolve
 
-    func resolve(_ params: ResolveParams, done: @escaping (MethodOutcome) -> Void) throws(RPCError) {
+    func resolve(_ params: ResolveParams, done: @escaping (Result<ResolveResult, RPCError>) -> Void) throws(RPCError) {
         if let literal = IPLiteral.address(params.host) {
-            done(.result(literalResult(params.host, literal).json))
+            done(.success(literalResult(params.host, literal)))
             return
         }
         let host = try canonicalName(params.host)
         if let fixed = statics[host] {
-            done(.result(staticResult(host, fixed, family: params.family)))
+            done(.success(staticResult(host, fixed, family: params.family)))
             return
         }
         let family = Self.resolveFamily(params.family)
@@ -105,13 +108,13 @@ final class ResolverService {
         switch answerFromCache(host, family: family, allowStale: allowStale) {
         case .answer(let result):
             rememberOwner(of: result)
-            done(.result(result.json))
+            done(.success(result))
         case .notFound:
             done(.failure(.hostNotFound(host)))
         case .stale(let result):
             cache.noteStaleServed()
             rememberOwner(of: result)
-            done(.result(result.json))
+            done(.success(result))
             startFlight(host: host, family: family, timeoutMs: configuration.timeoutMs) { _ in }
         case .missing:
             let timeoutMs = params.timeoutMs ?? configuration.timeoutMs
@@ -130,7 +133,7 @@ final class ResolverService {
                 switch outcome {
                 case .success:
                     switch self.answerFromCache(host, family: family, allowStale: false, source: .upstream) {
-                    case .answer(let result): done(.result(result.json))
+                    case .answer(let result): done(.success(result))
                     case .notFound: done(.failure(.hostNotFound(host)))
                     case .stale, .missing:
                         // The answer was not cacheable (TTL 0): nothing more to say than "no address now".
@@ -200,13 +203,28 @@ final class ResolverService {
     }
 
     /// After a failure or timeout: a stale answer when allowed (RFC 8767), else -32002.
-    private func fallback(_ host: String, family: ResolveFamily, allowStale: Bool, reason: String) -> MethodOutcome {
+    private func fallback(
+        _ host: String, family: ResolveFamily, allowStale: Bool, reason: String
+    ) -> Result<ResolveResult, RPCError> {
         if allowStale, case .stale(let result) = answerFromCache(host, family: family, allowStale: true) {
             cache.noteStaleServed()
             rememberOwner(of: result)
-            return .result(result.json)
+            return .success(result)
         }
         return .failure(.resolutionUnavailable(host, reason: reason))
+    }
+
+    // MARK: reverse
+
+    /// The host names `address` was handed out for. The memory keeps one owner per address until
+    /// it becomes per uid; `uid` is where that will be read.
+    func reverse(_ params: ReverseParams, uid: UInt32) throws(RPCError) -> ReverseResult {
+        guard let address = IPAddress(params.address) else {
+            throw .invalidParams(field: "address", "\"\(params.address)\" is not an IPv4 or IPv6 literal")
+        }
+        let canonical = address.description
+        guard let host = owners.owner(of: canonical, now: Self.now()) else { throw .addressNotFound(canonical) }
+        return ReverseResult(address: canonical, hosts: [host], ttl: 0)
     }
 
     // MARK: flights
@@ -391,13 +409,14 @@ final class ResolverService {
             stale: false, source: .literal)
     }
 
-    private func staticResult(_ host: String, _ fixed: (ipv4: [String], ipv6: [String]), family: AddressFamily) -> JSON
-    {
+    private func staticResult(
+        _ host: String, _ fixed: (ipv4: [String], ipv6: [String]), family: AddressFamily
+    ) -> ResolveResult {
         let result = ResolveResult(
             host: host, ipv4: family == .ipv6 ? [] : fixed.ipv4, ipv6: family == .ipv4 ? [] : fixed.ipv6,
             ttl: configuration.maxTTLMs / 1000, stale: false, source: .static)
         owners.record(host: host, addresses: result.ipv4 + result.ipv6, ttl: result.ttl, now: Self.now())
-        return result.json
+        return result
     }
 
     static func isLocalhost(_ host: String) -> Bool { host == "localhost" || host.hasSuffix(".localhost") }

@@ -29,7 +29,8 @@ struct CLIOutcome: Equatable {
 enum CLI {
     static var subcommands: [any Subcommand.Type] {
         [
-            ResolveCommand.self, CookieGetCommand.self, CookieSetCommand.self, CookieDeleteCommand.self,
+            ResolveCommand.self, ReverseCommand.self, CookieGetCommand.self, CookieSetCommand.self,
+            CookieDeleteCommand.self,
             CookieListCommand.self, CookieImportCommand.self, CookieExportCommand.self, StatusCommand.self,
             FlushCommand.self, CallCommand.self,
         ]

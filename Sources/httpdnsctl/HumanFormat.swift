@@ -15,9 +15,14 @@ enum HumanFormat {
         case .system: notes.append("from the system resolver")
         case .literal: notes.append("an IP literal")
         case .static: notes.append("from a static entry")
+        case .fleet: notes.append("from the fleet" + (result.upstream.map { " (upstream \($0))" } ?? ""))
         }
         text += "-- " + notes.joined(separator: ", ") + "\n"
         return text
+    }
+
+    static func reverse(_ result: ReverseResult) -> String {
+        "\(result.address): " + result.hosts.joined(separator: " ") + "\n-- ttl \(result.ttl)s\n"
     }
 
     static func setCookie(_ result: SetCookieResult) -> String {

@@ -91,6 +91,23 @@ struct ResolveCommand: SingleCallCommand {
     func human(_ result: JSON) -> String? { ResolveResult(json: result).map(HumanFormat.resolve) }
 }
 
+struct ReverseCommand: SingleCallCommand {
+    static let words = ["reverse"]
+    static let synopsis = "ADDRESS"
+    static let abstract = "Print the host names the daemon handed ADDRESS out for, to this user."
+
+    let request: ReverseParams
+
+    init(_ arguments: [String]) throws(UsageError) {
+        let parsed = try ParsedArguments(arguments, spec: OptionSpec())
+        request = ReverseParams(address: try parsed.positionals("ADDRESS")[0])
+    }
+
+    var method: Method { .reverse }
+    var params: JSONObject { request.json }
+    func human(_ result: JSON) -> String? { ReverseResult(json: result).map(HumanFormat.reverse) }
+}
+
 // MARK: cookies
 
 struct CookieGetCommand: SingleCallCommand {

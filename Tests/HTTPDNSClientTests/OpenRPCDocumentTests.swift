@@ -91,6 +91,9 @@ struct OpenRPCDocumentTests {
                     case .resolve:
                         _ = try ResolveParams(parsed)
                         #expect(ResolveResult(json: result) != nil, "\(label)")
+                    case .reverse:
+                        _ = try ReverseParams(parsed)
+                        #expect(ReverseResult(json: result) != nil, "\(label)")
                     case .getCookieHeader:
                         _ = try GetCookieHeaderParams(parsed)
                         #expect(CookieHeaderResult(json: result) != nil, "\(label)")
