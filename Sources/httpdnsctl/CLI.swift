@@ -23,6 +23,8 @@ struct CLIOutcome: Equatable {
     var standardOutput = ""
     var standardError = ""
     var status: Int32 = ExitStatus.success
+    /// The signal that ended curl (`httpdnsctl curl`): main ends this process with it too.
+    var signal: Int32?
 }
 
 /// httpdnsctl: global options, subcommand dispatch, and the mapping of failures to exit statuses.
@@ -45,6 +47,13 @@ enum CLI {
     }
 
     static func run(_ arguments: [String]) -> CLIOutcome {
+        if let (socketPath, curlArguments) = curlInvocation(arguments) {
+            do {
+                return try CurlCommand(curlArguments).run(socketPath: socketPath)
+            } catch {
+                return usageFailure(error)
+            }
+        }
         let globals: GlobalOptions
         let rest: [String]
         do { (globals, rest) = try extractGlobals(arguments) } catch { return usageFailure(error) }
@@ -90,6 +99,29 @@ enum CLI {
             if globals.socketPath == "" { throw UsageError("option --socket needs a non-empty path") }
         }
         return (globals, rest)
+    }
+
+    /// `httpdnsctl [--socket PATH] [--json] curl ARGS...`: the socket and curl's arguments, which
+    /// are curl's own (its `-h` or `--json` are not httpdnsctl's), so only options before the
+    /// word `curl` are httpdnsctl's. nil for any other subcommand.
+    static func curlInvocation(_ arguments: [String]) -> (socketPath: String?, arguments: [String])? {
+        var socketPath: String?
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            switch argument {
+            case "curl": return (socketPath, Array(arguments[(index + 1)...]))
+            case "--json": index += 1
+            case "--socket" where index + 1 < arguments.count:
+                socketPath = arguments[index + 1]
+                index += 2
+            default:
+                guard argument.hasPrefix("--socket=") else { return nil }
+                socketPath = String(argument.dropFirst("--socket=".count))
+                index += 1
+            }
+        }
+        return nil
     }
 
     /// Picks the subcommand whose words start `arguments` and parses the remainder with it.
@@ -141,6 +173,7 @@ enum CLI {
             (type.words.joined(separator: " ") + (type.synopsis.isEmpty ? "" : " " + type.synopsis), type.abstract)
         }
         for (synopsis, abstract) in synopses { text += "  \(synopsis)\n      \(abstract)\n" }
+        text += "  curl \(CurlCommand.synopsis)\n      \(CurlCommand.abstract)\n"
         text += """
 
             Options:

@@ -10,6 +10,10 @@ enum LocalFile {
     }
 
     static func read(_ path: String) throws(Failure) -> String {
+        String(decoding: try readBytes(path), as: UTF8.self)
+    }
+
+    static func readBytes(_ path: String) throws(Failure) -> [UInt8] {
         let fd: FileDescriptor
         if path == "-" {
             fd = FileDescriptor(rawValue: 0)
@@ -26,13 +30,16 @@ enum LocalFile {
                 Result { () throws(SystemError) in try fd.read(into: raw) }
             }
             switch result {
-            case .success(.done(0)): return String(decoding: bytes, as: UTF8.self)
+            case .success(.done(0)): return bytes
             case .success(.done(let count)): bytes.append(contentsOf: chunk[..<count])
             case .success(.wouldBlock): _ = try? fd.wait(for: .readable, timeoutMilliseconds: -1)
             case .failure(let error): throw Failure(path: path, error: error)
             }
         }
     }
+
+    /// The file's text, nil when it cannot be read.
+    static func readText(_ path: String) -> String? { try? read(path) }
 
     /// Replaces `path` with `text`, mode 0600: a cookie file holds login sessions.
     static func write(_ text: String, to path: String) throws(Failure) {

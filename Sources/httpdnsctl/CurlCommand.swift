@@ -1,0 +1,328 @@
+import Glibc
+import HTTPDNSClient
+import HTTPDNSProtocol
+import HTTPDNSSystem
+
+/// `httpdnsctl curl [--fallback] [CURL OPTIONS] URL`: runs the real curl IP-direct, on the
+/// daemon's answer and with the shared cookie jar, following redirects hop by hop.
+///
+/// Each hop runs curl once with `--resolve host:port:addrs` from the daemon (so the URL, Host,
+/// SNI and the certificate check keep the host name), the jar's `Cookie` header for that URL
+/// merged with the user's, and `--dump-header` into a private file; the `Set-Cookie` fields of
+/// every response go back to the jar for the URL that set them. How the user's `-D`, `-w`, `-i`
+/// and `--stderr` still produce what curl would: see `CurlRequest`, `WriteOutFormat` and the
+/// man page.
+struct CurlCommand {
+    static let synopsis = "[--fallback] [CURL OPTIONS] URL"
+    static let abstract =
+        "Run curl on URL IP-direct: hosts resolved and cookies kept by the daemon, redirects followed hop by hop."
+
+    /// The curl program (tests may point it elsewhere with HTTPDNSCTL_CURL).
+    static var program: String { ProcessEnvironment.value("HTTPDNSCTL_CURL") ?? "curl" }
+
+    /// The exit status when curl cannot be started (as a shell's "command not found").
+    static let cannotRunCurl: Int32 = 127
+
+    let arguments: [String]
+    /// nil when curl is only asked for help or its version: it runs plainly.
+    let request: CurlRequest?
+
+    init(_ arguments: [String]) throws(UsageError) {
+        self.arguments = arguments
+        let commandLine = try? CurlCommandLine(arguments)
+        let informational =
+            commandLine.map { line in
+                line.urls.isEmpty && line.all("url").isEmpty
+                    && line.options.contains { CurlRequest.informationOptions.contains($0.name) }
+            } ?? false
+        request = informational ? nil : try CurlRequest(arguments)
+    }
+
+    func run(socketPath: String?) -> CLIOutcome {
+        guard let request else { return Self.runPlainly(arguments) }
+        let connection = HTTPDNSConnection(socketPath: socketPath)
+        do {
+            try connection.connect()
+        } catch {
+            if request.fallback {
+                return Self.runPlainly(arguments.filter { $0 != "--fallback" })
+            }
+            return CLIOutcome(
+                standardError:
+                    "httpdnsctl: \(error.description); curl not run (--fallback runs it without the daemon)\n",
+                status: ExitStatus.unavailable)
+        }
+        var session: CurlSession
+        do {
+            session = try CurlSession(request: request, connection: connection)
+        } catch {
+            return CLIOutcome(standardError: "httpdnsctl: \(error.description)\n", status: ExitStatus.cannotCreate)
+        }
+        defer { session.removeScratch() }
+        return session.run()
+    }
+
+    /// curl with the user's arguments and nothing of ours.
+    static func runPlainly(_ arguments: [String]) -> CLIOutcome {
+        do {
+            return CLIOutcome(try Subprocess.spawn(program, arguments).wait())
+        } catch {
+            return CLIOutcome(
+                standardError: "httpdnsctl: cannot run curl: \(error.description)\n", status: cannotRunCurl)
+        }
+    }
+}
+
+extension CLIOutcome {
+    /// What httpdnsctl ends with when curl ended this way: its exit code, or its signal.
+    init(_ termination: Subprocess.Termination) {
+        switch termination {
+        case .exited(let code): self.init(status: code)
+        case .signaled(let signal): self.init(status: 128 + signal, signal: signal)
+        }
+    }
+}
+
+/// One `httpdnsctl curl` run: the hops, their scratch files and the user's output streams.
+private struct CurlSession {
+    let request: CurlRequest
+    let connection: HTTPDNSConnection
+    let scratch: String
+    let format = WriteOutFormat(nonce: String(UInt64.random(in: .min ... .max), radix: 16))
+    /// The user's standard input saved to a file, when a 307/308 may need to send it again.
+    var savedInput: String?
+    /// Where curl's standard error goes (`--stderr`).
+    let errorOutput: FileDescriptor
+    /// `-D FILE`, opened at the first hop.
+    var headerFile: FileDescriptor?
+    /// What `-i -o FILE` wrote for the redirects before the last response (curl -L keeps them).
+    var carriedOutput: [UInt8] = []
+
+    enum SetupError: Error, CustomStringConvertible {
+        case file(String, SystemError)
+        var description: String {
+            switch self {
+            case .file(let path, let error): return "\(path): \(SystemError.describe(error.errno))"
+            }
+        }
+    }
+
+    init(request: CurlRequest, connection: HTTPDNSConnection) throws(SetupError) {
+        self.request = request
+        self.connection = connection
+        do { scratch = try Files.makeTemporaryDirectory(prefix: "httpdnsctl") } catch {
+            throw .file("/tmp", error)
+        }
+        switch request.standardError {
+        case nil: errorOutput = .standardError
+        case "-": errorOutput = FileDescriptor(rawValue: 1)
+        case let path?:
+            do { errorOutput = try Self.create(path) } catch { throw .file(path, error) }
+        }
+        if request.follow && request.readsStandardInput && isatty(0) == 0 {
+            let path = scratch + "/stdin"
+            do {
+                try Self.writeFile(path, try LocalFile.readBytes("-"))
+            } catch let failure as LocalFile.Failure {
+                throw .file("standard input", failure.error)
+            } catch let error as SystemError {
+                throw .file(path, error)
+            } catch {
+                throw .file(path, SystemError(errno: EIO, call: "write"))
+            }
+            savedInput = path
+        }
+    }
+
+    /// Hops until a response that is not followed; returns curl's exit status of that one.
+    mutating func run() -> CLIOutcome {
+        // Ctrl-C and Ctrl-\ reach curl through the terminal; this process waits for it instead.
+        signal(SIGINT, SIG_IGN)
+        signal(SIGQUIT, SIG_IGN)
+        signal(SIGPIPE, SIG_IGN)
+        var hop = CurlRequest.Hop(target: request.url)
+        while true {
+            let outcome: HopOutcome
+            switch runHop(hop) {
+            case .finished(let result): return result
+            case .ran(let result): outcome = result
+            }
+            let location = outcome.response.values("Location").first
+            guard request.follow, outcome.termination == .exited(47), outcome.response.isRedirect, let location
+            else {
+                return finish(outcome)
+            }
+            if request.maxRedirects >= 0 && hop.redirects >= request.maxRedirects {
+                return finish(outcome, curlError: (47, "Maximum (\(request.maxRedirects)) redirects followed"))
+            }
+            guard let next = hop.target.redirect(to: location) else {
+                return finish(outcome, curlError: (1, "Protocol not supported for the redirect to \(location)"))
+            }
+            if request.include, let file = request.outputFile, let written = try? Files.read(file, limit: .max) {
+                carriedOutput += written
+            }
+            let dropsBody = request.dropsBody(status: outcome.response.status, method: request.method(of: hop))
+            hop = CurlRequest.Hop(
+                target: next, redirects: hop.redirects + 1, bodyDropped: hop.bodyDropped || dropsBody,
+                referrer: hop.target.url)
+        }
+    }
+
+    struct HopOutcome {
+        var termination: Subprocess.Termination
+        var response: HeaderDump
+        var writeOut: [(stream: WriteOutStream, bytes: [UInt8])]
+    }
+
+    enum HopResult {
+        /// curl ran; the loop decides what follows.
+        case ran(HopOutcome)
+        /// The run ends here (the daemon failed, curl could not start).
+        case finished(CLIOutcome)
+    }
+
+    private mutating func runHop(_ hop: CurlRequest.Hop) -> HopResult {
+        let target = hop.target
+        var additions = CurlRequest.HopAdditions(dumpHeaderPath: scratch + "/headers")
+        if !target.isIPLiteral && !request.resolvesItself(target) {
+            do {
+                additions.resolve = try connection.resolveEntry(for: target)
+            } catch {
+                return .finished(failure(error, resolving: target.host))
+            }
+        }
+        if !request.suppressesCookies(for: hop) {
+            var jar = ""
+            do {
+                jar = try connection.cookieHeader(url: target.url).header
+            } catch {
+                if case .rpc = error {
+                    warn("no cookies sent to \(target.url): \(error.description)")
+                } else {
+                    return .finished(failure(error, resolving: nil))
+                }
+            }
+            additions.cookie = request.cookieHeader(jar: jar, for: hop)
+        }
+        if let userFormat = request.writeOut {
+            additions.writeOut = format.rewrite(userFormat, redirects: hop.redirects)
+        }
+        additions.include = request.dumpHeader == "-" && request.outputFile == nil
+        unlink(additions.dumpHeaderPath)
+
+        var demultiplexer = StandardErrorDemultiplexer(
+            format: format,
+            droppedLines: ["curl: (47) Maximum (0) redirects followed\n", "* Maximum (0) redirects followed\n"])
+        let termination: Subprocess.Termination
+        do {
+            termination = try runCurl(request.arguments(for: hop, adding: additions), &demultiplexer)
+        } catch {
+            return .finished(
+                CLIOutcome(
+                    standardError: "httpdnsctl: cannot run curl: \(error.description)\n",
+                    status: CurlCommand.cannotRunCurl
+                ))
+        }
+        let dump = (try? Files.read(additions.dumpHeaderPath, limit: .max)) ?? []
+        let response = HeaderDump(dump)
+        let setCookie = response.values("Set-Cookie")
+        if !setCookie.isEmpty {
+            do {
+                _ = try connection.handleSetCookie(url: target.url, setCookie: setCookie)
+            } catch {
+                warn("the cookies from \(target.url) were not stored: \(error.description)")
+            }
+        }
+        copyHeaders(dump)
+        return .ran(HopOutcome(termination: termination, response: response, writeOut: demultiplexer.writeOut))
+    }
+
+    /// Runs curl, passing its standard error on as it comes.
+    private func runCurl(_ arguments: [String], _ demultiplexer: inout StandardErrorDemultiplexer) throws(SystemError)
+        -> Subprocess.Termination
+    {
+        var input: FileDescriptor?
+        if let savedInput {
+            input = FileDescriptor(rawValue: try syscall("open") { open(savedInput, O_RDONLY | O_CLOEXEC) })
+        }
+        defer { input?.close() }
+        let child = try Subprocess.spawn(
+            CurlCommand.program, arguments, standardInput: input, captureStandardError: true)
+        let pipe = child.standardError!
+        defer { pipe.close() }
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        // Until end of file: curl exited (or closed its standard error).
+        while true {
+            let result = chunk.withUnsafeMutableBytes { raw in
+                Result { () throws(SystemError) in try pipe.read(into: raw) }
+            }
+            guard case .success(.done(let count)) = result, count > 0 else { break }
+            try? errorOutput.writeAll(demultiplexer.feed(chunk[..<count]))
+        }
+        try? errorOutput.writeAll(demultiplexer.finish())
+        return try child.wait()
+    }
+
+    /// The user's `-D`: a file gets every hop's headers, `-` with the body in a file gets them on
+    /// standard output (with the body on standard output it became `-i`).
+    private mutating func copyHeaders(_ dump: [UInt8]) {
+        guard let destination = request.dumpHeader, !dump.isEmpty else { return }
+        if destination == "-" {
+            if request.outputFile != nil { try? FileDescriptor(rawValue: 1).writeAll(dump) }
+            return
+        }
+        if headerFile == nil { headerFile = try? Self.create(destination) }
+        try? headerFile?.writeAll(dump)
+    }
+
+    /// The last hop's `--write-out`, curl's own complaint when httpdnsctl stopped the chain, and
+    /// curl's exit status.
+    private func finish(_ outcome: HopOutcome, curlError: (code: Int32, message: String)? = nil) -> CLIOutcome {
+        if request.include, let file = request.outputFile, !carriedOutput.isEmpty {
+            let last = (try? Files.read(file, limit: .max)) ?? []
+            try? Self.writeFile(file, carriedOutput + last)
+        }
+        if let (code, message) = curlError, request.reportsErrors {
+            try? errorOutput.writeAll(Array("curl: (\(code)) \(message)\n".utf8))
+        }
+        for part in outcome.writeOut {
+            let destination = part.stream == .standardOutput ? FileDescriptor(rawValue: 1) : errorOutput
+            try? destination.writeAll(part.bytes)
+        }
+        if let curlError { return CLIOutcome(status: curlError.code) }
+        return CLIOutcome(outcome.termination)
+    }
+
+    private func failure(_ error: ClientError, resolving host: String?) -> CLIOutcome {
+        switch error {
+        case .rpc where host != nil:
+            // curl's own code for a name it cannot resolve.
+            let message = request.reportsErrors ? "httpdnsctl: cannot resolve \(host!): \(error.description)\n" : ""
+            return CLIOutcome(standardError: message, status: 6)
+        case .rpc, .malformedResponse:
+            return CLIOutcome(standardError: "httpdnsctl: \(error.description)\n", status: ExitStatus.software)
+        case .unreachable, .timeout, .connectionClosed:
+            return CLIOutcome(standardError: "httpdnsctl: \(error.description)\n", status: ExitStatus.unavailable)
+        }
+    }
+
+    private func warn(_ message: String) {
+        guard request.reportsErrors else { return }
+        try? FileDescriptor.standardError.writeAll(Array("httpdnsctl: warning: \(message)\n".utf8))
+    }
+
+    func removeScratch() {
+        for name in ["headers", "stdin"] { unlink(scratch + "/" + name) }
+        rmdir(scratch)
+    }
+
+    /// Creates or truncates a file the user named, as curl does (mode 0666 less the umask).
+    static func create(_ path: String) throws(SystemError) -> FileDescriptor {
+        FileDescriptor(rawValue: try syscall("open") { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666) })
+    }
+
+    static func writeFile(_ path: String, _ bytes: [UInt8]) throws(SystemError) {
+        let fd = try create(path)
+        try fd.closeAfter { () throws(SystemError) in try fd.writeAll(bytes) }
+    }
+}
