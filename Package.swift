@@ -47,7 +47,7 @@ let package = Package(
         .executableTarget(name: "httpdnsctl", dependencies: ["HTTPDNSClient"], swiftSettings: strictSettings),
         .target(
             name: "HTTPDNSClientC",
-            dependencies: ["HTTPDNSClient"],
+            dependencies: ["HTTPDNSClient", "HTTPDNSSystem"],
             exclude: ["httpdns.map"],
             swiftSettings: strictSettings,
             linkerSettings: [

@@ -4,48 +4,51 @@ import HTTPDNSProtocol
 
 // The C ABI of include/httpdns.h. Each function here has a declaration there, and
 // Tests/check_exports.sh checks that the two lists agree. Memory returned to C is always
-// malloc'd (strdup), never Swift-owned.
+// malloc'd (strdup), never Swift-owned. No input may trap: every pointer, count and string is
+// checked, and a failure is a negative code (the host process must never die of its arguments).
+
+/// The most Set-Cookie values one `httpdns_handle_set_cookie` takes (`HTTPDNS_MAX_SET_COOKIE`).
+let maxSetCookieCount = 1024
 
 @_cdecl("httpdns_open")
 public func httpdns_open(_ socketPath: UnsafePointer<CChar>?) -> OpaquePointer? {
-    let handle = ClientHandle(socketPath: string(socketPath))
-    return OpaquePointer(Unmanaged.passRetained(handle).toOpaque())
+    var path: String?
+    if let socketPath {
+        guard let value = String(validatingCString: socketPath) else {
+            errno = EILSEQ
+            return nil
+        }
+        path = value
+    }
+    return HandleRegistry.register(ClientHandle(socketPath: path))
 }
 
 @_cdecl("httpdns_close")
 public func httpdns_close(_ client: OpaquePointer?) {
-    guard let client else { return }
-    Unmanaged<ClientHandle>.fromOpaque(UnsafeRawPointer(client)).release()
+    HandleRegistry.remove(client)
 }
 
 @_cdecl("httpdns_call")
 public func httpdns_call(
     _ client: OpaquePointer?, _ method: UnsafePointer<CChar>?, _ paramsJSON: UnsafePointer<CChar>?
 ) -> UnsafeMutablePointer<CChar>? {
-    guard let handle = ClientHandle.from(client) else { return nil }
-    guard let method = string(method) else {
-        handle.failed(-EINVAL, "method is NULL")
-        return nil
-    }
-    var params = JSONObject()
-    if let text = string(paramsJSON) {
-        let json: JSON
-        do { json = try JSONParser.parse(text) } catch {
-            handle.failed(-EINVAL, "params_json is not JSON: \(error.description)")
-            return nil
+    guard let handle = HandleRegistry.handle(client) else { return nil }
+    return handle.call(onFailure: { _ in nil }) { connection throws(CallFailure) in
+        let method = try requiredText(method, "method")
+        var params = JSONObject()
+        if let text = try text(paramsJSON, "params_json") {
+            let json: JSON
+            do { json = try JSONParser.parse(text) } catch let error as JSONParseError {
+                throw CallFailure(-EINVAL, "params_json is not JSON: \(error.description)")
+            } catch {
+                throw CallFailure(-EINVAL, "params_json is not JSON")
+            }
+            guard let object = json.objectValue else {
+                throw CallFailure(-EINVAL, "params_json must be a JSON object, not \(json.typeName)")
+            }
+            params = object
         }
-        guard let object = json.objectValue else {
-            handle.failed(-EINVAL, "params_json must be a JSON object, not \(json.typeName)")
-            return nil
-        }
-        params = object
-    }
-    do {
-        let result = try handle.connection.call(method, params: params)
-        return handle.returning(result.encodedString)
-    } catch {
-        handle.failed(error)
-        return nil
+        return try copy(daemon { () throws(ClientError) in try connection.call(method, params: params) }.encodedString)
     }
 }
 
@@ -57,38 +60,29 @@ public func httpdns_resolve(
 ) -> Int32 {
     addrs?.pointee = nil
     count?.pointee = 0
-    guard let handle = ClientHandle.from(client) else { return -EINVAL }
-    guard let host = string(host), let addrs, let count else {
-        return handle.failed(-EINVAL, "host, addrs and count must not be NULL")
-    }
-    let result: ResolveResult
-    do { result = try handle.connection.resolve(host: host) } catch { return handle.failed(error) }
-    let addresses = result.ipv4 + result.ipv6
-    guard !addresses.isEmpty else {
-        handle.succeeded()
+    guard let handle = HandleRegistry.handle(client) else { return -EINVAL }
+    return handle.call(onFailure: { $0.code }) { connection throws(CallFailure) in
+        let host = try requiredText(host, "host")
+        guard let addrs, let count else { throw CallFailure(-EINVAL, "addrs and count must not be NULL") }
+        let result = try daemon { () throws(ClientError) in try connection.resolve(host: host) }
+        let addresses = result.ipv4 + result.ipv6
+        guard !addresses.isEmpty else { return 0 }
+        guard let array = CStringArray.make(addresses) else { throw CallFailure(-ENOMEM, "out of memory") }
+        addrs.pointee = array
+        count.pointee = addresses.count
         return 0
     }
-    guard let array = CStringArray.make(addresses) else { return handle.failed(-ENOMEM, "out of memory") }
-    addrs.pointee = array
-    count.pointee = addresses.count
-    handle.succeeded()
-    return 0
 }
 
 @_cdecl("httpdns_get_cookie_header")
 public func httpdns_get_cookie_header(
     _ client: OpaquePointer?, _ url: UnsafePointer<CChar>?, _ host: UnsafePointer<CChar>?
 ) -> UnsafeMutablePointer<CChar>? {
-    guard let handle = ClientHandle.from(client) else { return nil }
-    guard let url = string(url) else {
-        handle.failed(-EINVAL, "url is NULL")
-        return nil
-    }
-    do {
-        return handle.returning(try handle.connection.cookieHeader(url: url, host: string(host)).header)
-    } catch {
-        handle.failed(error)
-        return nil
+    guard let handle = HandleRegistry.handle(client) else { return nil }
+    return handle.call(onFailure: { _ in nil }) { connection throws(CallFailure) in
+        let url = try requiredText(url, "url")
+        let host = try text(host, "host")
+        return try copy(daemon { () throws(ClientError) in try connection.cookieHeader(url: url, host: host) }.header)
     }
 }
 
@@ -97,34 +91,72 @@ public func httpdns_handle_set_cookie(
     _ client: OpaquePointer?, _ url: UnsafePointer<CChar>?, _ host: UnsafePointer<CChar>?,
     _ setCookie: UnsafePointer<UnsafePointer<CChar>?>?, _ n: Int
 ) -> Int32 {
-    guard let handle = ClientHandle.from(client) else { return -EINVAL }
-    guard let url = string(url) else { return handle.failed(-EINVAL, "url is NULL") }
-    guard n == 0 || setCookie != nil else { return handle.failed(-EINVAL, "set_cookie is NULL") }
-    var values: [String] = []
-    values.reserveCapacity(n)
-    for i in 0..<n {
-        guard let value = string(setCookie![i]) else { return handle.failed(-EINVAL, "set_cookie[\(i)] is NULL") }
-        values.append(value)
+    guard let handle = HandleRegistry.handle(client) else { return -EINVAL }
+    return handle.call(onFailure: { $0.code }) { connection throws(CallFailure) in
+        let url = try requiredText(url, "url")
+        let host = try text(host, "host")
+        // size_t arrives as Int: a "negative" count is a huge one.
+        let count = UInt(bitPattern: n)
+        guard count <= UInt(maxSetCookieCount) else {
+            throw CallFailure(-E2BIG, "n is \(count), more than \(maxSetCookieCount) Set-Cookie values")
+        }
+        guard count == 0 || setCookie != nil else { throw CallFailure(-EINVAL, "set_cookie is NULL") }
+        var values: [String] = []
+        values.reserveCapacity(Int(count))
+        for i in 0..<Int(count) {
+            guard let value = try text(setCookie![i], "set_cookie[\(i)]") else {
+                throw CallFailure(-EINVAL, "set_cookie[\(i)] is NULL")
+            }
+            values.append(value)
+        }
+        _ = try daemon { () throws(ClientError) in
+            try connection.handleSetCookie(url: url, host: host, setCookie: values)
+        }
+        return 0
     }
-    do {
-        _ = try handle.connection.handleSetCookie(url: url, host: string(host), setCookie: values)
-    } catch {
-        return handle.failed(error)
-    }
-    handle.succeeded()
-    return 0
 }
 
 @_cdecl("httpdns_delete_cookies")
 public func httpdns_delete_cookies(_ client: OpaquePointer?, _ url: UnsafePointer<CChar>?) -> Int {
-    guard let handle = ClientHandle.from(client) else { return Int(-EINVAL) }
-    guard let url = string(url) else { return Int(handle.failed(-EINVAL, "url is NULL")) }
-    do {
-        let deleted = try handle.connection.deleteCookies(DeleteCookiesParams(target: .url(url, host: nil)))
-        handle.succeeded()
-        return deleted
-    } catch {
-        return Int(handle.failed(error))
+    guard let handle = HandleRegistry.handle(client) else { return Int(-EINVAL) }
+    return handle.call(onFailure: { Int($0.code) }) { connection throws(CallFailure) in
+        let url = try requiredText(url, "url")
+        return try daemon { () throws(ClientError) in
+            try connection.deleteCookies(DeleteCookiesParams(target: .url(url, host: nil)))
+        }
+    }
+}
+
+@_cdecl("httpdns_prepare_request")
+public func httpdns_prepare_request(
+    _ client: OpaquePointer?, _ url: UnsafePointer<CChar>?,
+    _ resolveEntry: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
+    _ cookieHeader: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
+    resolveEntry?.pointee = nil
+    cookieHeader?.pointee = nil
+    guard let handle = HandleRegistry.handle(client) else { return -EINVAL }
+    return handle.call(onFailure: { $0.code }) { connection throws(CallFailure) in
+        let text = try requiredText(url, "url")
+        guard let target = HTTPTarget(text) else {
+            throw CallFailure(-EINVAL, "url is not an http or https URL with a host: \(text)")
+        }
+        let entry = try resolveEntry.map { _ throws(CallFailure) in
+            try daemon { () throws(ClientError) in try connection.resolveEntry(for: target) }
+        }
+        let header = try cookieHeader.map { _ throws(CallFailure) in
+            try daemon { () throws(ClientError) in try connection.cookieHeader(url: target.url) }.header
+        }
+        // Copied only once both calls succeeded, so a failure leaves nothing to free.
+        resolveEntry?.pointee = try entry.flatMap { $0 }.map(copy)
+        guard let header else { return 0 }
+        guard let headerCopy = strdup(header) else {
+            free(resolveEntry?.pointee)
+            resolveEntry?.pointee = nil
+            throw CallFailure(-ENOMEM, "out of memory")
+        }
+        cookieHeader?.pointee = headerCopy
+        return 0
     }
 }
 
@@ -132,12 +164,13 @@ public func httpdns_delete_cookies(_ client: OpaquePointer?, _ url: UnsafePointe
 public func httpdns_last_error(
     _ client: OpaquePointer?, _ message: UnsafeMutablePointer<UnsafePointer<CChar>?>?
 ) -> Int32 {
-    guard let handle = ClientHandle.from(client) else {
+    guard let handle = HandleRegistry.handle(client) else {
         message?.pointee = nil
         return -EINVAL
     }
-    message?.pointee = handle.lastMessage.map { UnsafePointer($0) } ?? emptyCString
-    return handle.lastCode
+    let outcome = handle.lastOutcome()
+    message?.pointee = outcome.message ?? emptyCString
+    return outcome.code
 }
 
 @_cdecl("httpdns_free")
@@ -147,7 +180,7 @@ public func httpdns_free(_ pointer: UnsafeMutableRawPointer?) {
 
 @_cdecl("httpdns_free_addrs")
 public func httpdns_free_addrs(_ addrs: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ count: Int) {
-    CStringArray.free(addrs, count: count)
+    CStringArray.free(addrs, count: UInt(bitPattern: count))
 }
 
 @_cdecl("httpdns_version")
@@ -155,33 +188,34 @@ public func httpdns_version() -> UnsafePointer<CChar> {
     UnsafeRawPointer(ClientVersion.staticString.utf8Start).assumingMemoryBound(to: CChar.self)
 }
 
-/// "" in static storage, for a handle that has made no call yet.
+/// "" in static storage, for a thread that has made no call on the handle yet.
 private var emptyCString: UnsafePointer<CChar> {
     UnsafeRawPointer(("" as StaticString).utf8Start).assumingMemoryBound(to: CChar.self)
 }
 
-extension ClientHandle {
-    /// A malloc'd copy of `text` for the caller, recording success (or ENOMEM).
-    func returning(_ text: String) -> UnsafeMutablePointer<CChar>? {
-        guard let copy = strdup(text) else {
-            failed(-ENOMEM, "out of memory")
-            return nil
-        }
-        succeeded()
-        return copy
-    }
+/// A daemon call, its failure as the C code and message.
+private func daemon<T>(_ body: () throws(ClientError) -> T) throws(CallFailure) -> T {
+    do { return try body() } catch { throw CallFailure(error) }
 }
 
-/// malloc'd arrays of malloc'd strings, the shape of `httpdns_resolve`'s `char **`.
+/// A malloc'd copy of `text` for the caller.
+private func copy(_ text: String) throws(CallFailure) -> UnsafeMutablePointer<CChar> {
+    guard let copy = strdup(text) else { throw CallFailure(-ENOMEM, "out of memory") }
+    return copy
+}
+
+/// malloc'd arrays of malloc'd strings, the shape of `httpdns_resolve`'s `char **`, with a
+/// NULL after the last string so that freeing never runs past the end whatever count it gets.
 enum CStringArray {
     static func make(_ strings: [String]) -> UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? {
-        guard
-            let raw = malloc(strings.count * MemoryLayout<UnsafeMutablePointer<CChar>?>.stride)
-        else { return nil }
-        let array = raw.bindMemory(to: UnsafeMutablePointer<CChar>?.self, capacity: strings.count)
+        let (slots, overflow) = (strings.count + 1).multipliedReportingOverflow(
+            by: MemoryLayout<UnsafeMutablePointer<CChar>?>.stride)
+        guard !overflow, let raw = malloc(slots) else { return nil }
+        let array = raw.bindMemory(to: UnsafeMutablePointer<CChar>?.self, capacity: strings.count + 1)
+        array.initialize(repeating: nil, count: strings.count + 1)
         for (i, string) in strings.enumerated() {
             guard let copy = strdup(string) else {
-                free(array, count: i)
+                free(array, count: UInt(i))
                 return nil
             }
             array[i] = copy
@@ -189,9 +223,13 @@ enum CStringArray {
         return array
     }
 
-    static func free(_ array: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, count: Int) {
+    static func free(_ array: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, count: UInt) {
         guard let array else { return }
-        for i in 0..<count { Glibc.free(array[i]) }
+        var i = 0
+        while UInt(i) < count, let string = array[i] {
+            Glibc.free(string)
+            i += 1
+        }
         Glibc.free(array)
     }
 }

@@ -1,38 +1,84 @@
 import Glibc
 import HTTPDNSClient
 import HTTPDNSProtocol
+import HTTPDNSSystem
 
-/// What an `httpdns_client *` points to: a connection plus the last call's outcome, which
-/// `httpdns_last_error` reports. The message is malloc'd and lives until the next call.
-final class ClientHandle {
-    let connection: HTTPDNSConnection
-    private(set) var lastCode: Int32 = 0
-    private(set) var lastMessage: UnsafeMutablePointer<CChar>?
+/// What an `httpdns_client *` points to: a connection that one call at a time may use, and the
+/// outcome of each thread's last call, which `httpdns_last_error` reports to that thread.
+final class ClientHandle: @unchecked Sendable {
+    // @unchecked: `connection` is used only under `callLock`, `outcomes` only under `outcomeLock`.
+    /// The outcome of one thread's last call; the message is malloc'd and lives until that
+    /// thread's next call on the handle, or `httpdns_close`.
+    private struct Outcome {
+        var code: Int32
+        var message: UnsafeMutablePointer<CChar>?
+    }
+
+    private let connection: HTTPDNSConnection
+    /// Held for a whole call: calls on one handle are serialized.
+    private let callLock = ConditionLock()
+    private var outcomes: [UInt: Outcome] = [:]
+    /// Held only to read or record an outcome, so `httpdns_last_error` never waits for a call.
+    private let outcomeLock = ConditionLock()
 
     init(socketPath: String?) {
         connection = HTTPDNSConnection(socketPath: socketPath)
     }
 
-    deinit { free(lastMessage) }
-
-    func succeeded() { record(0, "") }
-
-    /// Records a failure and returns its code, for `return handle.failed(...)`.
-    @discardableResult
-    func failed(_ code: Int32, _ message: String) -> Int32 {
-        record(code, message)
-        return code
+    deinit {
+        for outcome in outcomes.values { free(outcome.message) }
     }
 
-    @discardableResult
-    func failed(_ error: ClientError) -> Int32 {
-        failed(Self.code(of: error), error.description)
+    /// Runs one call with the connection to itself (calls from other threads wait), and records
+    /// its outcome for this thread: `body` returns the value for C, or throws the failure, which
+    /// `onFailure` turns into the value for C.
+    func call<T>(onFailure: (CallFailure) -> T, _ body: (HTTPDNSConnection) throws(CallFailure) -> T) -> T {
+        let result: Result<T, CallFailure> = callLock.withLock {
+            Result { () throws(CallFailure) in try body(connection) }
+        }
+        switch result {
+        case .success(let value):
+            record(0, "")
+            return value
+        case .failure(let failure):
+            record(failure.code, failure.message)
+            return onFailure(failure)
+        }
     }
 
     private func record(_ code: Int32, _ message: String) {
-        free(lastMessage)
-        lastCode = code
-        lastMessage = strdup(message)
+        let thread = Self.currentThread
+        let copy = strdup(message)
+        outcomeLock.withLock {
+            free(outcomes[thread]?.message)
+            outcomes[thread] = Outcome(code: code, message: copy)
+        }
+    }
+
+    /// This thread's last outcome: the code, and its message (nil before this thread's first call).
+    func lastOutcome() -> (code: Int32, message: UnsafePointer<CChar>?) {
+        outcomeLock.withLock {
+            let outcome = outcomes[Self.currentThread]
+            return (outcome?.code ?? 0, outcome?.message.map { UnsafePointer($0) })
+        }
+    }
+
+    private static var currentThread: UInt { UInt(pthread_self()) }
+}
+
+/// Why a C call failed: the code it returns and the message `httpdns_last_error` gives.
+struct CallFailure: Error {
+    let code: Int32
+    let message: String
+
+    init(_ code: Int32, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    init(_ error: ClientError) {
+        code = Self.code(of: error)
+        message = error.description
     }
 
     /// The header's return codes: the daemon's JSON-RPC code, or a negated errno for local failures.
@@ -45,15 +91,47 @@ final class ClientHandle {
         case .malformedResponse: return -EPROTO
         }
     }
+}
 
-    /// The handle behind an opaque pointer, without taking ownership.
-    static func from(_ pointer: OpaquePointer?) -> ClientHandle? {
+/// The live handles, so that a NULL, closed or made-up `httpdns_client *` is refused with
+/// -EINVAL instead of being dereferenced, and so that a call in progress keeps its handle alive
+/// while another thread closes it.
+enum HandleRegistry {
+    private static let lock = ConditionLock()
+    // Only touched under `lock`.
+    nonisolated(unsafe) private static var live: [UInt: ClientHandle] = [:]
+
+    static func register(_ handle: ClientHandle) -> OpaquePointer {
+        let pointer = Unmanaged.passUnretained(handle).toOpaque()
+        lock.withLock { live[UInt(bitPattern: pointer)] = handle }
+        return OpaquePointer(pointer)
+    }
+
+    /// The handle `pointer` names, retained for the caller; nil when it is not a live handle.
+    static func handle(_ pointer: OpaquePointer?) -> ClientHandle? {
         guard let pointer else { return nil }
-        return Unmanaged<ClientHandle>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
+        return lock.withLock { live[UInt(bitPattern: UnsafeRawPointer(pointer))] }
+    }
+
+    /// Forgets the handle; it is freed once no call holds it any more.
+    static func remove(_ pointer: OpaquePointer?) {
+        guard let pointer else { return }
+        // The handle is released outside the lock: its deinit may take a while (closing the socket).
+        let removed = lock.withLock { live.removeValue(forKey: UInt(bitPattern: UnsafeRawPointer(pointer))) }
+        _ = removed
     }
 }
 
-/// A C string argument as a Swift string (invalid UTF-8 is repaired, as everywhere in Swift).
-func string(_ pointer: UnsafePointer<CChar>?) -> String? {
-    pointer.map { String(cString: $0) }
+/// A C string argument as Swift text: nil for NULL, a failure for bytes that are not UTF-8
+/// (they would reach the daemon altered otherwise).
+func text(_ pointer: UnsafePointer<CChar>?, _ name: String) throws(CallFailure) -> String? {
+    guard let pointer else { return nil }
+    guard let value = String(validatingCString: pointer) else { throw CallFailure(-EILSEQ, "\(name) is not UTF-8") }
+    return value
+}
+
+/// A required C string argument.
+func requiredText(_ pointer: UnsafePointer<CChar>?, _ name: String) throws(CallFailure) -> String {
+    guard let value = try text(pointer, name) else { throw CallFailure(-EINVAL, "\(name) is NULL") }
+    return value
 }

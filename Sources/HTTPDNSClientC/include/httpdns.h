@@ -5,8 +5,17 @@
  * consumer needs no Swift toolchain. It speaks the wire contract of API.md (newline-delimited
  * JSON-RPC 2.0 on a Unix socket); the OpenRPC document httpdnsd.openrpc.json describes every method.
  *
- * Threads: a handle may be used by one thread at a time. Different handles may be used from
- * different threads at once. Nothing here is async-signal-safe.
+ * Threads: every function may be called from any thread. A handle may be shared by several
+ * threads: calls on one handle are serialized inside (one waits while another talks to the
+ * daemon), so give each thread its own handle when calls should run in parallel.
+ * httpdns_last_error reports the calling thread's own last call on the handle. Closing a handle
+ * while another thread is inside a call on it is safe: the call finishes, then the handle is
+ * freed; calls that start after httpdns_close get -EINVAL. Nothing here is async-signal-safe.
+ *
+ * Arguments are checked, so that a bad one is an error code rather than the end of the host
+ * process: NULL, closed or unknown handles give -EINVAL (or NULL, never a dereference); so do
+ * NULL strings where one is required. Strings must be NUL-terminated
+ * UTF-8: other bytes give -EILSEQ. A count larger than the library accepts gives -E2BIG.
  *
  * Signals: the library never raises SIGPIPE in the host process (it sends with MSG_NOSIGNAL),
  * and installs no signal handlers.
@@ -23,10 +32,13 @@
  *       -ETIMEDOUT   no reply in time (the connection is dropped, the next call reconnects);
  *       -ECONNRESET  the daemon closed the connection before answering, twice in a row;
  *       -EPROTO      the reply is not JSON-RPC, or lacks a member the contract promises;
- *       -EINVAL      a NULL handle, a required NULL argument, or params_json not a JSON object;
+ *       -EINVAL      a NULL, closed or unknown handle, a required NULL argument, params_json
+ *                    not a JSON object, a url that is not an http(s) URL (httpdns_prepare_request);
+ *       -EILSEQ      a string argument that is not UTF-8;
+ *       -E2BIG       more Set-Cookie values than HTTPDNS_MAX_SET_COOKIE;
  *       -ENOMEM      out of memory.
  *   errno values are far above -32000, so the two ranges never collide.
- * httpdns_last_error gives the code and a message for the last call on the handle.
+ * httpdns_last_error gives the code and a message for the calling thread's last call on the handle.
  *
  * Memory: every char * a function returns, and the array httpdns_resolve fills, was allocated
  * with malloc and belongs to the caller: release strings with httpdns_free and address arrays
@@ -53,6 +65,9 @@ extern "C" {
 #define HTTPDNS_E_LIMIT_EXCEEDED         (-32003)
 #define HTTPDNS_E_PERMISSION_DENIED      (-32004)
 
+/* The most Set-Cookie values one httpdns_handle_set_cookie call takes (the daemon takes 256). */
+#define HTTPDNS_MAX_SET_COOKIE 1024
+
 /* A connection to the daemon. Opaque. */
 typedef struct httpdns_client httpdns_client;
 
@@ -60,11 +75,12 @@ typedef struct httpdns_client httpdns_client;
  * Creates a handle for the daemon at socket_path. NULL applies the default rule: $HTTPDNSD_SOCKET,
  * else $XDG_RUNTIME_DIR/httpdnsd/httpdnsd.sock when that socket exists, else
  * /run/httpdnsd/httpdnsd.sock. The string is copied. Does not connect (see above).
- * Returns NULL only when out of memory. Release with httpdns_close.
+ * Returns NULL when out of memory, or with errno EILSEQ when socket_path is not UTF-8.
+ * Release with httpdns_close.
  */
 httpdns_client *httpdns_open(const char *socket_path);
 
-/* Closes the connection and frees the handle. NULL is ignored. */
+/* Closes the connection and frees the handle. NULL, and a handle already closed, are ignored. */
 void httpdns_close(httpdns_client *c);
 
 /*
@@ -76,10 +92,10 @@ char *httpdns_call(httpdns_client *c, const char *method, const char *params_jso
 
 /*
  * Resolves host (default family "both", stale answers allowed). On success returns 0 and sets
- * *addrs to an array of *count strings, IPv4 addresses first, then IPv6 (caller frees with
- * httpdns_free_addrs(*addrs, *count)); *addrs is NULL when *count is 0. On failure returns a
- * negative code (HTTPDNS_E_HOST_NOT_FOUND when the name has no address) and sets *addrs = NULL,
- * *count = 0.
+ * *addrs to an array of *count strings, IPv4 addresses first, then IPv6, followed by a NULL
+ * (caller frees with httpdns_free_addrs(*addrs, *count)); *addrs is NULL when *count is 0.
+ * On failure returns a negative code (HTTPDNS_E_HOST_NOT_FOUND when the name has no address)
+ * and sets *addrs = NULL, *count = 0 (when addrs and count are not NULL).
  */
 int httpdns_resolve(httpdns_client *c, const char *host, char ***addrs, size_t *count);
 
@@ -92,7 +108,8 @@ char *httpdns_get_cookie_header(httpdns_client *c, const char *url, const char *
 
 /*
  * Stores the n Set-Cookie header values (each without the "Set-Cookie:" name) of a response
- * from url. host: the real host name when url holds an IP address, else NULL.
+ * from url (n at most HTTPDNS_MAX_SET_COOKIE). host: the real host name when url holds an IP
+ * address, else NULL.
  * Returns 0 when the daemon processed them (cookies it rejected, e.g. for a public suffix, are
  * not an error; httpdns_call("handleSetCookie", ...) reports them), or a negative code.
  */
@@ -106,16 +123,30 @@ int httpdns_handle_set_cookie(httpdns_client *c, const char *url, const char *ho
 long httpdns_delete_cookies(httpdns_client *c, const char *url);
 
 /*
- * The code of the last call on this handle (0 when it succeeded) and, when message is not NULL,
- * sets *message to a one-line description ("" after a success). The message belongs to the handle
- * and stays valid until the next call on it or httpdns_close. A NULL handle gives -EINVAL.
+ * For one request IP-direct (curl's --resolve, libcurl's CURLOPT_RESOLVE): url is the URL as
+ * requested, http or https, with the host name. Sets *resolve_entry to "host:port:addr[,addr...]"
+ * from the daemon's answer for the host (IPv6 addresses in brackets; NULL when the host is an IP
+ * address), and *cookie_header to the value of the Cookie header the jar holds for url ("" when
+ * none). Either pointer may be NULL when that part is not wanted; both strings are freed with
+ * httpdns_free. Returns 0, or a negative code (then both are NULL): HTTPDNS_E_HOST_NOT_FOUND
+ * when the host has no address. After the response, hand its Set-Cookie values to
+ * httpdns_handle_set_cookie with the same url. httpdns_curl.h does all this for libcurl.
+ */
+int httpdns_prepare_request(httpdns_client *c, const char *url, char **resolve_entry, char **cookie_header);
+
+/*
+ * The code of the calling thread's last call on this handle (0 when it succeeded or when there
+ * was none) and, when message is not NULL, sets *message to a one-line description ("" after a
+ * success). The message belongs to the handle and stays valid until this thread's next call on it,
+ * or httpdns_close. An invalid handle gives -EINVAL and sets *message to NULL.
  */
 int httpdns_last_error(httpdns_client *c, const char **message);
 
 /* Frees a string returned by this library. NULL is ignored. */
 void httpdns_free(void *p);
 
-/* Frees an address array from httpdns_resolve and its count strings. NULL is ignored. */
+/* Frees an address array from httpdns_resolve and its strings (at most count, never past the
+   NULL that ends the array). NULL is ignored. */
 void httpdns_free_addrs(char **addrs, size_t count);
 
 /* The library's version ("0.1.0"), a static string. */

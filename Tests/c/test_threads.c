@@ -1,0 +1,99 @@
+/*
+ * One libhttpdns.so handle shared by 8 threads: every call must get its own answer (calls on a
+ * handle are serialized inside), and httpdns_last_error must report each thread's own last call
+ * while the others keep succeeding or failing. HTTPDNSD_SOCKET names a running daemon. Build
+ * and run with Tests/c/run.sh (-pthread).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "httpdns.h"
+
+enum { THREADS = 8, ROUNDS = 150 };
+
+static httpdns_client *shared;
+
+struct worker {
+    int index;
+    int checks;
+    char failure[256];
+};
+
+#define CHECK(w, cond, ...)                                                       \
+    do {                                                                          \
+        (w)->checks++;                                                            \
+        if (!(cond) && (w)->failure[0] == 0) {                                    \
+            snprintf((w)->failure, sizeof (w)->failure, __VA_ARGS__);             \
+        }                                                                         \
+    } while (0)
+
+static void *work(void *argument) {
+    struct worker *w = argument;
+    char url[96], cookie[64], expected[64];
+    snprintf(url, sizeof url, "https://t%d.threads.example.com/", w->index);
+    for (int round = 0; round < ROUNDS && w->failure[0] == 0; round++) {
+        /* A value only this thread writes: another thread's answer would show. */
+        snprintf(cookie, sizeof cookie, "t%d=%d; Path=/", w->index, round);
+        snprintf(expected, sizeof expected, "t%d=%d", w->index, round);
+        const char *values[] = {cookie};
+        int rc = httpdns_handle_set_cookie(shared, url, NULL, values, 1);
+        CHECK(w, rc == 0, "round %d: handle_set_cookie gave %d", round, rc);
+        CHECK(w, httpdns_last_error(shared, NULL) == 0, "round %d: last_error after a success is not 0", round);
+
+        char *header = httpdns_get_cookie_header(shared, url, NULL);
+        CHECK(w, header != NULL && strcmp(header, expected) == 0, "round %d: header '%s', expected '%s'", round,
+              header ? header : "(null)", expected);
+        httpdns_free(header);
+
+        /* A failure on this thread is this thread's last error, whatever the others do. */
+        char **addrs = NULL;
+        size_t n = 0;
+        rc = httpdns_resolve(shared, "not a host..example", &addrs, &n);
+        const char *message = NULL;
+        int last = httpdns_last_error(shared, &message);
+        CHECK(w, rc == HTTPDNS_E_INVALID_PARAMS && last == rc, "round %d: resolve gave %d, last_error %d", round,
+              rc, last);
+        CHECK(w, message != NULL && strlen(message) > 0, "round %d: no message for the failure", round);
+
+        char *status = httpdns_call(shared, "status", NULL);
+        CHECK(w, status != NULL && strstr(status, "\"version\"") != NULL, "round %d: status failed", round);
+        httpdns_free(status);
+    }
+    long deleted = httpdns_delete_cookies(shared, url);
+    CHECK(w, deleted == 1, "delete_cookies gave %ld", deleted);
+    return NULL;
+}
+
+int main(void) {
+    shared = httpdns_open(getenv("HTTPDNSD_SOCKET"));
+    if (shared == NULL) {
+        fprintf(stderr, "httpdns_open failed\n");
+        return 2;
+    }
+    pthread_t threads[THREADS];
+    struct worker workers[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        workers[i] = (struct worker){.index = i};
+        if (pthread_create(&threads[i], NULL, work, &workers[i]) != 0) {
+            fprintf(stderr, "pthread_create failed\n");
+            return 2;
+        }
+    }
+    int passed = 0, failed = 0;
+    for (int i = 0; i < THREADS; i++) {
+        pthread_join(threads[i], NULL);
+        if (workers[i].failure[0] != 0) {
+            failed++;
+            fprintf(stderr, "FAIL thread %d: %s\n", i, workers[i].failure);
+        } else {
+            passed++;
+        }
+    }
+    httpdns_close(shared);
+    printf("test_threads: %d threads x %d rounds, %d passed, %d failed\n", THREADS, ROUNDS, passed, failed);
+    return failed == 0 ? 0 : 1;
+}
