@@ -66,8 +66,8 @@ struct UpstreamTLSTests {
     }
 }
 
-/// A throwaway CA and two server certificates signed by it: one for `DNS:resolver.test`, one for
-/// `IP:127.0.0.1`, in a temporary directory removed with the value.
+/// A throwaway CA and server certificates signed by it, in a temporary directory removed with
+/// the value: by default one for `DNS:resolver.test` ("name"), one for `IP:127.0.0.1` ("ip").
 struct TestPKI: Sendable {
     static let openssl = "/usr/bin/openssl"
     static let python = "/usr/bin/python3"
@@ -83,6 +83,11 @@ struct TestPKI: Sendable {
     var ipKey: String { directory.file("ip.key") }
 
     init() throws(HarnessError) {
+        try self.init(leaves: [("name", "DNS:resolver.test"), ("ip", "IP:127.0.0.1")])
+    }
+
+    /// One certificate per leaf, `FILE.pem` and `FILE.key`, for the subject alternative name given.
+    init(leaves: [(file: String, altName: String)]) throws(HarnessError) {
         directory = TemporaryDirectory(prefix: "pki")
         let dir = directory.path
         try Self.run([
@@ -90,7 +95,7 @@ struct TestPKI: Sendable {
             "-keyout", "\(dir)/ca.key", "-out", "\(dir)/ca.pem", "-days", "2", "-subj", "/CN=httpdnsd test CA",
             "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
         ])
-        for (name, altName) in [("name", "DNS:resolver.test"), ("ip", "IP:127.0.0.1")] {
+        for (name, altName) in leaves {
             let extensions =
                 "subjectAltName=\(altName)\nbasicConstraints=CA:FALSE\n"
                 + "keyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n"
