@@ -1,0 +1,387 @@
+import Foundation
+import Glibc
+import HTTPDNSProtocol
+import HTTPDNSTestSupport
+import Testing
+
+/// Two host names, a fake HTTPDNS upstream that maps them to 127.0.0.2 and 127.0.0.3, the real
+/// daemon, and HTTP/HTTPS origin servers on those addresses (a throwaway CA, one certificate per
+/// name). The origins and every curl run live in a private network namespace that has nothing
+/// but loopback: a name that escaped `--resolve` could not be looked up outside the machine.
+final class IPDirectFixture {
+    static let login = "login.example.test"
+    static let app = "app.example.test"
+    static let addresses = [login: "127.0.0.2", app: "127.0.0.3"]
+    static let originScript = BuiltProducts.packageRoot + "/Tests/python/origin_server.py"
+
+    let directory = TemporaryDirectory(prefix: "ipd")
+    let pki: TestPKI
+    let upstream: FakeHTTPServer
+    let daemon: DaemonHarness
+    let origins: ChildProcess
+    /// Per host: the HTTP and HTTPS ports.
+    let ports: [String: (http: Int, https: Int)]
+
+    var caFile: String { pki.caCertificate }
+    var socketPath: String { daemon.socketPath }
+
+    init() throws {
+        pki = try TestPKI(leaves: Self.addresses.keys.map { ($0, "DNS:\($0)") })
+        upstream = try FakeHTTPServer.alibaba(
+            answers: Self.addresses.mapValues { (v4: [$0], v6: [String](), ttl: 300) })
+        daemon = try DaemonHarness(config: "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\n")
+        _ = try daemon.connectReady()
+        var arguments = ["-n", TestPKI.python, Self.originScript, "--dir", directory.path, "--loopback-up"]
+        for (host, address) in Self.addresses {
+            let certificate = pki.directory.file("\(host).pem")
+            arguments += ["--host", "\(host)=\(address),\(certificate),\(pki.directory.file("\(host).key"))"]
+        }
+        origins = try ChildProcess(
+            "/usr/bin/unshare", arguments, stdout: directory.file("origins.log"), stderr: directory.file("origins.log"))
+        let deadline = Date().addingTimeInterval(15)
+        var ports: [String: (http: Int, https: Int)] = [:]
+        while ports.isEmpty && Date() < deadline && origins.isRunning {
+            if let data = FileManager.default.contents(atPath: directory.file("ports.json")),
+                let json = try? JSONParser.parse(Array(data)), let object = json.objectValue
+            {
+                for (host, entry) in object {
+                    guard let http = entry["http"]?.numberValue?.int64Value,
+                        let https = entry["https"]?.numberValue?.int64Value
+                    else { continue }
+                    ports[host] = (Int(http), Int(https))
+                }
+            } else {
+                usleep(20_000)
+            }
+        }
+        guard ports.count == Self.addresses.count else {
+            let log = (try? String(contentsOfFile: directory.file("origins.log"), encoding: .utf8)) ?? ""
+            throw HarnessError("the origin servers did not start (root is needed for unshare -n): \(log)")
+        }
+        self.ports = ports
+    }
+
+    deinit {
+        origins.signal(SIGKILL)
+        _ = origins.wait(timeout: 5)
+    }
+
+    /// A URL on `host` (`login` or `app`).
+    func url(_ host: String, _ scheme: String = "https", _ path: String) -> String {
+        let port = scheme == "https" ? ports[host]!.https : ports[host]!.http
+        return "\(scheme)://\(host):\(port)\(path)"
+    }
+
+    /// `to` percent-encoded for a query value.
+    static func query(_ to: String) -> String {
+        to.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? to
+    }
+
+    /// An environment without the developer's socket or curl configuration.
+    var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        for name in ["HTTPDNSD_SOCKET", "XDG_RUNTIME_DIR", "CURL_HOME", "http_proxy", "https_proxy", "all_proxy"] {
+            environment[name] = nil
+        }
+        environment["HOME"] = directory.path
+        return environment
+    }
+
+    /// Runs `program` in the origins' network namespace.
+    func inNamespace(
+        _ program: String, _ arguments: [String], environment extra: [String: String] = [:], stdin: String? = nil
+    )
+        throws -> CommandResult
+    {
+        var environment = self.environment
+        for (key, value) in extra { environment[key] = value }
+        return try runCommand(
+            "/usr/bin/nsenter", ["--net=/proc/\(origins.pid)/ns/net", "--", program] + arguments,
+            environment: environment, stdin: stdin)
+    }
+
+    /// `httpdnsctl --socket DAEMON curl ARGUMENTS`.
+    func ctl(_ arguments: [String], socket: String? = nil, stdin: String? = nil) throws -> CommandResult {
+        try inNamespace(
+            BuiltProducts.path("httpdnsctl"), ["--socket", socket ?? socketPath, "curl"] + arguments, stdin: stdin)
+    }
+
+    /// Plain curl, with `--resolve` for both names given by the test itself: what curl prints.
+    func plainCurl(_ arguments: [String]) throws -> CommandResult {
+        var resolves: [String] = []
+        for (host, address) in Self.addresses {
+            for port in [ports[host]!.http, ports[host]!.https] {
+                resolves += ["--resolve", "\(host):\(port):\(address)"]
+            }
+        }
+        return try inNamespace("/usr/bin/curl", resolves + arguments)
+    }
+
+    /// Every request the origins received, in order.
+    var requests: [JSON] {
+        let text = (try? String(contentsOfFile: directory.file("requests.log"), encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { try? JSONParser.parse(String($0)) }
+    }
+
+    /// What the jar holds for `url`, asked with socat as a shell script would.
+    func cookieHeaderThroughSocat(_ url: String) throws -> String? {
+        let request = #"{"jsonrpc":"2.0","id":1,"method":"getCookieHeader","params":{"url":"\#(url)"}}"# + "\n"
+        let result = try runCommand("/usr/bin/socat", ["-t", "5", "-", "UNIX-CONNECT:\(socketPath)"], stdin: request)
+        return try JSONParser.parse(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines))["result"]?["header"]?
+            .stringValue
+    }
+}
+
+@Suite(.serialized, .enabled(if: TestPKI.toolsPresent && FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")))
+struct CurlCommandTests {
+    /// Runs and expects exit 0; returns standard output.
+    static func succeed(_ fixture: IPDirectFixture, _ arguments: [String]) throws -> String {
+        let result = try fixture.ctl(arguments)
+        #expect(result.status == 0, "httpdnsctl curl \(arguments): \(result.status) \(result.stderr)")
+        return result.stdout
+    }
+
+    /// The origin's echo of the request, from standard output.
+    static func echo(_ output: String) throws -> JSON {
+        try JSONParser.parse(output.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    @Test func loginByPostSetsADomainCookieAndFollowsToTheOtherHost() throws {
+        let fixture = try IPDirectFixture()
+        let home = fixture.url(IPDirectFixture.app, "https", "/home/echo")
+        let login = fixture.url(
+            IPDirectFixture.login, "https", "/login?domain=example.test&next=\(IPDirectFixture.query(home))")
+        let result = try fixture.ctl(["-sS", "-L", "--cacert", fixture.caFile, "-d", "user=alice", login])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.isEmpty, "\(result.stderr)")
+        let landed = try Self.echo(result.stdout)
+
+        let requests = fixture.requests
+        try #require(requests.count == 2, "\(requests)")
+        // The login: POST with its body, to the login host by name (Host, SNI, certificate).
+        #expect(requests[0]["server"] == .string(IPDirectFixture.login))
+        #expect(requests[0]["sni"] == .string(IPDirectFixture.login))
+        #expect(
+            requests[0]["host"] == .string("\(IPDirectFixture.login):\(fixture.ports[IPDirectFixture.login]!.https)"))
+        #expect(requests[0]["method"] == "POST" && requests[0]["body"] == "user=alice")
+        #expect(requests[0]["contentType"] == "application/x-www-form-urlencoded")
+        // The 302 made it a GET without the body, to the other host, with the Domain cookie.
+        #expect(requests[1] == landed)
+        #expect(landed["server"] == .string(IPDirectFixture.app) && landed["sni"] == .string(IPDirectFixture.app))
+        #expect(landed["host"] == .string("\(IPDirectFixture.app):\(fixture.ports[IPDirectFixture.app]!.https)"))
+        #expect(landed["method"] == "GET" && landed["body"] == "" && landed["contentType"] == .null)
+        #expect(landed["cookie"] == "sid=alice")
+
+        // Other processes see the session: socat, and a second httpdnsctl curl that is told nothing.
+        #expect(try fixture.cookieHeaderThroughSocat(fixture.url(IPDirectFixture.app, "https", "/")) == "sid=alice")
+        let again = try Self.echo(
+            try Self.succeed(
+                fixture, ["-s", "--cacert", fixture.caFile, fixture.url(IPDirectFixture.app, "https", "/x/echo")]))
+        #expect(again["cookie"] == "sid=alice")
+        // Secure: never over plain HTTP.
+        let plain = try Self.echo(try Self.succeed(fixture, ["-s", fixture.url(IPDirectFixture.app, "http", "/echo")]))
+        #expect(plain["cookie"] == .null)
+    }
+
+    @Test(arguments: [
+        (303, ["-d", "a=1"], "GET", ""), (302, ["-d", "a=1"], "GET", ""), (301, ["-d", "a=1"], "GET", ""),
+        (307, ["-d", "a=1"], "POST", "a=1"), (308, ["-d", "a=1"], "POST", "a=1"),
+        (301, ["-X", "PUT", "-d", "a=1"], "PUT", "a=1"), (303, ["-X", "PUT", "-d", "a=1"], "GET", ""),
+        (307, ["-X", "PATCH", "-d", "a=1", "-H", "Content-Type: text/x-test"], "PATCH", "a=1"),
+    ])
+    func methodAndBodyFollowRFC9110(status: Int, options: [String], method: String, body: String) throws {
+        let fixture = try IPDirectFixture()
+        let target = fixture.url(IPDirectFixture.app, "http", "/echo")
+        let start = fixture.url(
+            IPDirectFixture.login, "http", "/redirect?status=\(status)&to=\(IPDirectFixture.query(target))")
+        let landed = try Self.echo(try Self.succeed(fixture, ["-sSL"] + options + [start]))
+        #expect(landed["method"] == .string(method), "\(status) after \(options): \(landed.encodedString)")
+        #expect(landed["body"] == .string(body))
+        if body.isEmpty {
+            #expect(landed["contentType"] == .null, "body headers must go with the body: \(landed.encodedString)")
+        } else {
+            #expect(landed["contentType"] != .null)
+        }
+        #expect(fixture.requests.first?["method"] == .string(options.contains("-X") ? options[1] : "POST"))
+    }
+
+    @Test func relativeLocationsResolveAgainstTheCurrentURL() throws {
+        let fixture = try IPDirectFixture()
+        let relative = fixture.url(IPDirectFixture.login, "https", "/dir/sub/redirect?status=302&to=..%2Fecho%3Fx%3D1")
+        let landed = try Self.echo(try Self.succeed(fixture, ["-sL", "--cacert", fixture.caFile, relative]))
+        #expect(landed["path"] == "/dir/echo?x=1" && landed["server"] == .string(IPDirectFixture.login))
+
+        // Scheme-relative: another host, the same scheme, resolved through the daemon too.
+        let port = fixture.ports[IPDirectFixture.app]!.https
+        let other = fixture.url(
+            IPDirectFixture.login, "https", "/redirect?status=301&to=%2F%2F\(IPDirectFixture.app)%3A\(port)%2Fecho")
+        let crossed = try Self.echo(try Self.succeed(fixture, ["-sL", "--cacert", fixture.caFile, other]))
+        #expect(crossed["server"] == .string(IPDirectFixture.app) && crossed["sni"] == .string(IPDirectFixture.app))
+    }
+
+    @Test func aRedirectLoopStopsAtTheHopLimitWithCurlsExitCode() throws {
+        let fixture = try IPDirectFixture()
+        let loop = fixture.url(IPDirectFixture.login, "http", "/a/loop")
+        let limited = try fixture.ctl(["-sS", "-L", "--max-redirs", "3", loop])
+        #expect(limited.status == 47)
+        #expect(limited.stdout.isEmpty)
+        #expect(limited.stderr.contains("Maximum (3) redirects followed"), "\(limited.stderr)")
+        #expect(!limited.stderr.contains("Maximum (0)"), "httpdnsctl's own stop must not show: \(limited.stderr)")
+        #expect(fixture.requests.count == 4)
+
+        // curl's default limit is 50 redirects: 51 requests.
+        let unlimited = try fixture.ctl(["-s", "-L", "-w", "%{http_code} %{num_redirects}", loop])
+        #expect(unlimited.status == 47 && unlimited.stderr.isEmpty)
+        #expect(unlimited.stdout == "302 50")
+        #expect(fixture.requests.count == 4 + 51)
+
+        // Without -L nothing is followed: the 302 itself is the answer, as with curl.
+        let once = try fixture.ctl(["-s", "-w", "%{http_code}", loop])
+        #expect(once.status == 0 && once.stdout == "again\n302")
+    }
+
+    @Test func aCookieSetOnTheRedirectItselfIsSentOnTheNextHop() throws {
+        let fixture = try IPDirectFixture()
+        let next = fixture.url(IPDirectFixture.login, "http", "/next/echo")
+        let start = fixture.url(
+            IPDirectFixture.login, "http", "/redirect?status=302&cookie=hop%3D1&to=\(IPDirectFixture.query(next))")
+        let landed = try Self.echo(try Self.succeed(fixture, ["-sL", start]))
+        #expect(landed["cookie"] == "hop=1")
+
+        // A host-only cookie stays with its host: not sent to the other one.
+        let away = fixture.url(IPDirectFixture.app, "http", "/echo")
+        let crossing = fixture.url(
+            IPDirectFixture.login, "http", "/redirect?status=302&cookie=only%3D1&to=\(IPDirectFixture.query(away))")
+        let elsewhere = try Self.echo(try Self.succeed(fixture, ["-sL", crossing]))
+        #expect(elsewhere["server"] == .string(IPDirectFixture.app) && elsewhere["cookie"] == .null)
+    }
+
+    @Test func failOnA404GivesCurlsExitCode22() throws {
+        let fixture = try IPDirectFixture()
+        let missing = fixture.url(IPDirectFixture.app, "https", "/notfound")
+        let failed = try fixture.ctl(["-sSf", "--cacert", fixture.caFile, missing])
+        #expect(failed.status == 22)
+        #expect(failed.stdout.isEmpty)
+        #expect(failed.stderr.contains("404"), "\(failed.stderr)")
+        let body = try fixture.ctl(["-s", "--cacert", fixture.caFile, missing])
+        #expect(body.status == 0 && body.stdout == "missing\n")
+    }
+
+    @Test func theUsersCookieHeaderIsMergedWithTheJars() throws {
+        let fixture = try IPDirectFixture()
+        let setter = fixture.url(IPDirectFixture.app, "http", "/redirect?status=302&cookie=sid%3Djar&to=echo")
+        _ = try Self.succeed(fixture, ["-sL", setter])
+        let echo = fixture.url(IPDirectFixture.app, "http", "/echo")
+        let merged = try Self.echo(
+            try Self.succeed(fixture, ["-s", "-H", "Cookie: theme=dark", "-b", "lang=en", echo]))
+        #expect(merged["cookie"] == "lang=en; theme=dark; sid=jar")
+        let overridden = try Self.echo(try Self.succeed(fixture, ["-s", "-H", "Cookie: sid=mine", echo]))
+        #expect(overridden["cookie"] == "sid=mine")
+        let removed = try Self.echo(try Self.succeed(fixture, ["-s", "-H", "Cookie:", echo]))
+        #expect(removed["cookie"] == .null)
+    }
+
+    /// httpdnsctl's standard output and files, against plain curl's for the same options.
+    @Test(arguments: [
+        ["-i"], ["-w", "%{http_code} %{num_redirects} %{url_effective}\\n"], ["-D", "-"], ["-D", "-", "-o", "FILE"],
+        ["-o", "FILE", "-w", "%{size_download}\\n"], ["-i", "-o", "FILE"], ["-D", "FILE"],
+        ["-w", "%{stderr}err %{stdout}out\\n", "-i"], ["-I"],
+    ])
+    func outputsAreWhatCurlWouldPrint(options: [String]) throws {
+        let fixture = try IPDirectFixture()
+        let start = fixture.url(IPDirectFixture.login, "https", "/x/static-redirect")
+        func run(_ file: String, _ body: ([String]) throws -> CommandResult) throws -> (CommandResult, String) {
+            let path = fixture.directory.file(file)
+            let result = try body(
+                ["-s", "-L", "--cacert", fixture.caFile] + options.map { $0 == "FILE" ? path : $0 } + [start])
+            return (result, (try? String(contentsOfFile: path, encoding: .utf8)) ?? "(none)")
+        }
+        let (ours, ourFile) = try run("ours") { try fixture.ctl($0) }
+        let (theirs, theirFile) = try run("theirs") { try fixture.plainCurl($0) }
+        #expect(ours.status == theirs.status)
+        #expect(
+            ours.stdout == theirs.stdout, "\(options)\n--- httpdnsctl:\n\(ours.stdout)\n--- curl:\n\(theirs.stdout)")
+        #expect(ours.stderr == theirs.stderr, "\(options)")
+        #expect(ourFile == theirFile, "\(options)\n--- httpdnsctl:\n\(ourFile)\n--- curl:\n\(theirFile)")
+        #expect(!theirs.stdout.isEmpty || theirFile != "(none)", "the comparison compared nothing")
+    }
+
+    @Test func anUnreachableDaemonExits69WithoutRunningCurlUnlessFallback() throws {
+        let fixture = try IPDirectFixture()
+        let absent = fixture.directory.file("absent.sock")
+        let url = fixture.url(IPDirectFixture.app, "http", "/echo")
+        let refused = try fixture.ctl(["-s", url], socket: absent)
+        #expect(refused.status == 69)
+        #expect(refused.stdout.isEmpty)
+        #expect(refused.stderr.contains("curl not run"), "\(refused.stderr)")
+        #expect(fixture.requests.isEmpty)
+
+        // --fallback runs curl plainly: with its own --resolve here, as nothing else resolves in the namespace.
+        let address = IPDirectFixture.addresses[IPDirectFixture.app]!
+        let port = fixture.ports[IPDirectFixture.app]!.http
+        let plain = try fixture.ctl(
+            ["--fallback", "-s", "--resolve", "\(IPDirectFixture.app):\(port):\(address)", url], socket: absent)
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(try Self.echo(plain.stdout)["server"] == .string(IPDirectFixture.app))
+        #expect(fixture.requests.count == 1)
+    }
+
+    @Test func standardInputIsSentAgainAfterA307() throws {
+        let fixture = try IPDirectFixture()
+        let target = fixture.url(IPDirectFixture.app, "http", "/echo")
+        let start = fixture.url(
+            IPDirectFixture.login, "http", "/redirect?status=307&to=\(IPDirectFixture.query(target))")
+        let result = try fixture.ctl(["-sL", "--data-binary", "@-", start], stdin: "from stdin")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try Self.echo(result.stdout)["body"] == "from stdin")
+        #expect(fixture.requests.first?["body"] == "from stdin")
+    }
+    /// The README's libcurl program, built as the README says (with -Wall -Werror) against the
+    /// built libhttpdns.so: it logs in across hosts, and httpdnsctl then rides its session.
+    @Test func theReadmeLibcurlExampleFollowsACrossHostLogin() throws {
+        let fixture = try IPDirectFixture()
+        let readme = try String(contentsOfFile: BuiltProducts.packageRoot + "/README.md", encoding: .utf8)
+        let marker = "<!-- ipdirect.c: built and run by the tests -->\n```c\n"
+        let start = try #require(readme.range(of: marker), "the README lost its example").upperBound
+        let end = try #require(readme[start...].range(of: "\n```")).lowerBound
+        let source = fixture.directory.file("ipdirect.c")
+        try (String(readme[start..<end]) + "\n").write(toFile: source, atomically: true, encoding: .utf8)
+
+        let library = fixture.directory.file("lib")
+        try FileManager.default.createDirectory(atPath: library, withIntermediateDirectories: true)
+        for name in ["libhttpdns.so", "libhttpdns.so.0"] {
+            try FileManager.default.createSymbolicLink(
+                atPath: library + "/" + name, withDestinationPath: BuiltProducts.path("libhttpdns.so"))
+        }
+        let curlFlags = try runCommand("/usr/bin/pkg-config", ["--cflags", "--libs", "libcurl"])
+        try #require(curlFlags.status == 0, "pkg-config libcurl: \(curlFlags.stderr)")
+        let program = fixture.directory.file("ipdirect")
+        let build = try runCommand(
+            "/usr/bin/gcc",
+            [
+                "-std=c11", "-Wall", "-Wextra", "-Werror", "-I",
+                BuiltProducts.packageRoot + "/Sources/HTTPDNSClientC/include",
+                source, "-L", library, "-lhttpdns", "-Wl,-rpath,\(library)", "-o", program,
+            ] + curlFlags.stdout.split(whereSeparator: \.isWhitespace).map(String.init))
+        try #require(build.status == 0, "gcc: \(build.stderr)")
+
+        let home = fixture.url(IPDirectFixture.app, "https", "/home/echo")
+        let login = fixture.url(
+            IPDirectFixture.login, "https", "/login?domain=example.test&next=\(IPDirectFixture.query(home))")
+        let run = try fixture.inNamespace(
+            program, [login, "user=carol"],
+            environment: ["HTTPDNSD_SOCKET": fixture.socketPath, "CURL_CA_BUNDLE": fixture.caFile])
+        #expect(run.status == 0, "\(run.stderr)")
+        let landed = try Self.echo(run.stdout)
+        #expect(landed["server"] == .string(IPDirectFixture.app) && landed["sni"] == .string(IPDirectFixture.app))
+        #expect(landed["method"] == "GET" && landed["cookie"] == "sid=carol")
+        let requests = fixture.requests
+        #expect(requests.count == 2 && requests.first?["method"] == "POST" && requests.first?["body"] == "user=carol")
+
+        // The C client's session is everyone's.
+        let again = try Self.echo(
+            try Self.succeed(
+                fixture, ["-s", "--cacert", fixture.caFile, fixture.url(IPDirectFixture.app, "https", "/echo")]))
+        #expect(again["cookie"] == "sid=carol")
+    }
+}
