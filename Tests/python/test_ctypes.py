@@ -35,6 +35,9 @@ def load(path):
     lib.httpdns_handle_set_cookie.restype = ctypes.c_int
     lib.httpdns_delete_cookies.argtypes = [client, ctypes.c_char_p]
     lib.httpdns_delete_cookies.restype = ctypes.c_long
+    lib.httpdns_prepare_request.argtypes = [client, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p),
+                                            ctypes.POINTER(ctypes.c_void_p)]
+    lib.httpdns_prepare_request.restype = ctypes.c_int
     lib.httpdns_last_error.argtypes = [client, ctypes.POINTER(ctypes.c_char_p)]
     lib.httpdns_last_error.restype = ctypes.c_int
     lib.httpdns_free.argtypes = [ctypes.c_void_p]
@@ -92,6 +95,12 @@ class Client:
     def delete_cookies(self, url):
         return self.lib.httpdns_delete_cookies(self.handle, url.encode())
 
+    def prepare_request(self, url):
+        """(code, resolve entry, Cookie header) for one IP-direct request."""
+        entry, cookie = ctypes.c_void_p(), ctypes.c_void_p()
+        rc = self.lib.httpdns_prepare_request(self.handle, url.encode(), ctypes.byref(entry), ctypes.byref(cookie))
+        return rc, self._take_string(entry.value), self._take_string(cookie.value)
+
     def call(self, method, params_json=None):
         return self._take_string(self.lib.httpdns_call(self.handle, method.encode(),
                                                        params_json.encode() if params_json else None))
@@ -143,6 +152,30 @@ class LibHTTPDNSTests(unittest.TestCase):
         self.assertIn("version", status)
         self.assertIsNone(self.client.call("status", "[1]"))
         self.assertEqual(self.client.last_error()[0], -errno.EINVAL)
+
+    def test_prepare_request_gives_the_resolve_entry_and_the_cookie_header(self):
+        self.assertEqual(self.client.set_cookies("http://localhost/", ["p=1; Path=/"]), 0, self.client.last_error())
+        rc, entry, cookie = self.client.prepare_request("http://localhost:8080/page")
+        self.assertEqual(rc, 0, self.client.last_error())
+        self.assertTrue(entry.startswith("localhost:8080:127.0.0.1"), entry)
+        self.assertEqual(cookie, "p=1")
+        rc, entry, cookie = self.client.prepare_request("http://127.0.0.1:8080/")
+        self.assertEqual((rc, entry), (0, None), "nothing to resolve for an IP address")
+        self.assertEqual(self.client.prepare_request("ftp://localhost/"), (-errno.EINVAL, None, None))
+        self.client.delete_cookies("http://localhost/")
+
+    def test_bad_arguments_are_errors_not_crashes(self):
+        one = (ctypes.c_char_p * 1)(b"a=1")
+        # (size_t)-1 used to kill the calling process with SIGILL.
+        rc = self.lib.httpdns_handle_set_cookie(self.client.handle, b"https://a.example.com/", None, one,
+                                                ctypes.c_size_t(-1).value)
+        self.assertEqual(rc, -errno.E2BIG)
+        self.assertIsNone(self.lib.httpdns_call(self.client.handle, b"\xff", None))
+        self.assertEqual(self.client.last_error()[0], -errno.EILSEQ)
+        closed = Client(self.lib, os.environ.get("HTTPDNSD_SOCKET"))
+        closed.close()
+        self.assertEqual(closed.resolve("localhost")[0], -errno.EINVAL)
+        closed.close()
 
     def test_absent_daemon(self):
         absent = Client(self.lib, "/nonexistent-httpdnsd-dir/httpdnsd.sock")
