@@ -122,7 +122,7 @@ private struct CurlSession {
         if request.follow && request.readsStandardInput && isatty(0) == 0 {
             let path = scratch + "/stdin"
             do {
-                try Self.writeFile(path, try LocalFile.readBytes("-"))
+                try Self.writeFile(path, try LocalFile.readBytes("-"), mode: 0o600)
             } catch let failure as LocalFile.Failure {
                 throw .file("standard input", failure.error)
             } catch let error as SystemError {
@@ -202,7 +202,18 @@ private struct CurlSession {
                     return .finished(failure(error, resolving: nil))
                 }
             }
-            additions.cookie = request.cookieHeader(jar: jar, for: hop)
+            if let header = request.cookieHeader(jar: jar, for: hop) {
+                let file = scratch + "/cookie"
+                do {
+                    try Self.writeFile(file, Array("Cookie: \(header)\n".utf8), mode: 0o600)
+                } catch {
+                    return .finished(
+                        CLIOutcome(
+                            standardError: "httpdnsctl: \(file): \(error.description)\n",
+                            status: ExitStatus.cannotCreate))
+                }
+                additions.cookieHeaderFile = file
+            }
         }
         if let userFormat = request.writeOut {
             additions.writeOut = format.rewrite(userFormat, redirects: hop.redirects)
@@ -312,17 +323,17 @@ private struct CurlSession {
     }
 
     func removeScratch() {
-        for name in ["headers", "stdin"] { unlink(scratch + "/" + name) }
+        for name in ["headers", "cookie", "stdin"] { unlink(scratch + "/" + name) }
         rmdir(scratch)
     }
 
     /// Creates or truncates a file the user named, as curl does (mode 0666 less the umask).
-    static func create(_ path: String) throws(SystemError) -> FileDescriptor {
-        FileDescriptor(rawValue: try syscall("open") { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666) })
+    static func create(_ path: String, mode: mode_t = 0o666) throws(SystemError) -> FileDescriptor {
+        FileDescriptor(rawValue: try syscall("open") { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode) })
     }
 
-    static func writeFile(_ path: String, _ bytes: [UInt8]) throws(SystemError) {
-        let fd = try create(path)
+    static func writeFile(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o666) throws(SystemError) {
+        let fd = try create(path, mode: mode)
         try fd.closeAfter { () throws(SystemError) in try fd.writeAll(bytes) }
     }
 }

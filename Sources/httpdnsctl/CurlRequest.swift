@@ -151,8 +151,9 @@ struct CurlRequest {
     /// What httpdnsctl adds to one hop's curl command line.
     struct HopAdditions {
         var resolve: String?
-        /// The merged Cookie header value, nil for none.
-        var cookie: String?
+        /// A file holding the merged `Cookie:` header line, nil for none. A file (curl's
+        /// `-H @FILE`), not an argument: other local users can read a process's arguments.
+        var cookieHeaderFile: String?
         var dumpHeaderPath: String
         /// The rewritten `--write-out` format, when the user gave one.
         var writeOut: String?
@@ -192,7 +193,7 @@ struct CurlRequest {
         if renamed, let name = Self.remoteName(of: url) { arguments += ["--output", name] }
         if additions.include && !include { arguments += ["--include"] }
         if let resolve = additions.resolve { arguments += ["--resolve", resolve] }
-        if let cookie = additions.cookie { arguments += ["--header", "Cookie: " + cookie] }
+        if let file = additions.cookieHeaderFile { arguments += ["--header", "@" + file] }
         arguments += ["--dump-header", additions.dumpHeaderPath]
         if let format = additions.writeOut { arguments += ["--write-out", format] }
         // curl may follow nothing itself: with --max-redirs 0 it stops at a redirect (exit 47)
@@ -275,7 +276,8 @@ struct CurlRequest {
 }
 
 extension Substring {
-    fileprivate func trimmingWhitespace() -> String {
+    /// Without leading and trailing spaces and tabs (HTTP's optional whitespace).
+    func trimmingWhitespace() -> String {
         String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
     }
 }

@@ -25,9 +25,9 @@ struct HeaderDump: Equatable {
                 fields = []
             } else if let first = line.first, first == " " || first == "\t", !fields.isEmpty {
                 // obs-fold (RFC 9112 section 5.2): the line continues the previous field.
-                fields[fields.count - 1].value += " " + Self.trimmed(line)
+                fields[fields.count - 1].value += " " + line.trimmingWhitespace()
             } else if let colon = line.firstIndex(of: ":") {
-                fields.append((String(line[..<colon]), Self.trimmed(line[line.index(after: colon)...])))
+                fields.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingWhitespace()))
             }
         }
     }
@@ -39,8 +39,4 @@ struct HeaderDump: Equatable {
     }
 
     var isRedirect: Bool { (300...399).contains(status) }
-
-    private static func trimmed(_ text: Substring) -> String {
-        String(text.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
-    }
 }

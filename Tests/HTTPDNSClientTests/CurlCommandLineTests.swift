@@ -101,7 +101,8 @@ struct CurlCommandLineTests {
     }
 
     static let additions = CurlRequest.HopAdditions(
-        resolve: "h.example:443:192.0.2.1", cookie: "sid=1", dumpHeaderPath: "/tmp/x/headers", writeOut: "W")
+        resolve: "h.example:443:192.0.2.1", cookieHeaderFile: "/tmp/x/cookie", dumpHeaderPath: "/tmp/x/headers",
+        writeOut: "W")
 
     @Test func theFirstHopKeepsTheUsersOptionsAndTakesOverFollowingAndOutputs() throws {
         let request = try CurlRequest([
@@ -112,13 +113,13 @@ struct CurlCommandLineTests {
         #expect(
             arguments == [
                 "--silent", "--show-error", "--data", "a=1", "--header", "X-A: 1", "--output", "out",
-                "--resolve", "h.example:443:192.0.2.1", "--header", "Cookie: sid=1", "--dump-header", "/tmp/x/headers",
+                "--resolve", "h.example:443:192.0.2.1", "--header", "@/tmp/x/cookie", "--dump-header", "/tmp/x/headers",
                 "--write-out", "W", "--location", "--max-redirs", "0", "--globoff", "--url", "https://h.example/login",
             ])
         let single = try CurlRequest(["https://h.example/"])
         var bare = Self.additions
         bare.writeOut = nil
-        bare.cookie = nil
+        bare.cookieHeaderFile = nil
         #expect(
             single.arguments(for: CurlRequest.Hop(target: single.url), adding: bare) == [
                 "--resolve", "h.example:443:192.0.2.1", "--dump-header", "/tmp/x/headers", "--no-location",
@@ -135,7 +136,7 @@ struct CurlCommandLineTests {
         let arguments = request.arguments(for: hop, adding: Self.additions)
         #expect(
             arguments == [
-                "--header", "Accept: */*", "--resolve", "h.example:443:192.0.2.1", "--header", "Cookie: sid=1",
+                "--header", "Accept: */*", "--resolve", "h.example:443:192.0.2.1", "--header", "@/tmp/x/cookie",
                 "--dump-header", "/tmp/x/headers", "--write-out", "W", "--location", "--max-redirs", "0", "--globoff",
                 "--url", "https://h.example/",
             ])

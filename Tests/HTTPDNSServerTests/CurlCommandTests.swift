@@ -101,9 +101,12 @@ final class IPDirectFixture {
     }
 
     /// `httpdnsctl --socket DAEMON curl ARGUMENTS`.
-    func ctl(_ arguments: [String], socket: String? = nil, stdin: String? = nil) throws -> CommandResult {
+    func ctl(
+        _ arguments: [String], socket: String? = nil, stdin: String? = nil, environment: [String: String] = [:]
+    ) throws -> CommandResult {
         try inNamespace(
-            BuiltProducts.path("httpdnsctl"), ["--socket", socket ?? socketPath, "curl"] + arguments, stdin: stdin)
+            BuiltProducts.path("httpdnsctl"), ["--socket", socket ?? socketPath, "curl"] + arguments,
+            environment: environment, stdin: stdin)
     }
 
     /// Plain curl, with `--resolve` for both names given by the test itself: what curl prints.
@@ -174,10 +177,20 @@ struct CurlCommandTests {
 
         // Other processes see the session: socat, and a second httpdnsctl curl that is told nothing.
         #expect(try fixture.cookieHeaderThroughSocat(fixture.url(IPDirectFixture.app, "https", "/")) == "sid=alice")
-        let again = try Self.echo(
-            try Self.succeed(
-                fixture, ["-s", "--cacert", fixture.caFile, fixture.url(IPDirectFixture.app, "https", "/x/echo")]))
-        #expect(again["cookie"] == "sid=alice")
+        // That one runs curl through a wrapper that records its arguments: the session cookie must
+        // not be among them (other local users can read a process's arguments).
+        let wrapper = fixture.directory.file("curl-wrapper")
+        let recorded = fixture.directory.file("argv")
+        try "#!/bin/sh\nprintf '%s\\n' \"$@\" >> \(recorded)\nexec /usr/bin/curl \"$@\"\n".write(
+            toFile: wrapper, atomically: true, encoding: .utf8)
+        chmod(wrapper, 0o755)
+        let second = try fixture.ctl(
+            ["-s", "--cacert", fixture.caFile, fixture.url(IPDirectFixture.app, "https", "/x/echo")],
+            environment: ["HTTPDNSCTL_CURL": wrapper])
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(try Self.echo(second.stdout)["cookie"] == "sid=alice")
+        let arguments = try String(contentsOfFile: recorded, encoding: .utf8)
+        #expect(arguments.contains("--resolve") && !arguments.contains("alice"), "\(arguments)")
         // Secure: never over plain HTTP.
         let plain = try Self.echo(try Self.succeed(fixture, ["-s", fixture.url(IPDirectFixture.app, "http", "/echo")]))
         #expect(plain["cookie"] == .null)
