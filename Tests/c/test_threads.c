@@ -1,8 +1,9 @@
 /*
  * One libhttpdns.so handle shared by 8 threads: every call must get its own answer (calls on a
  * handle are serialized inside), and httpdns_last_error must report each thread's own last call
- * while the others keep succeeding or failing. HTTPDNSD_SOCKET names a running daemon. Build
- * and run with Tests/c/run.sh (-pthread).
+ * while the others keep succeeding or failing. Then a handle closed while 4 threads are calling
+ * it: their calls finish or get -EINVAL, nothing crashes. HTTPDNSD_SOCKET names a running
+ * daemon. Build and run with Tests/c/run.sh (-pthread).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "httpdns.h"
 
@@ -68,6 +70,44 @@ static void *work(void *argument) {
     return NULL;
 }
 
+/* Calls status until the handle is gone; counts the calls that worked. */
+static void *call_until_closed(void *argument) {
+    struct worker *w = argument;
+    for (;;) {
+        char *status = httpdns_call(shared, "status", NULL);
+        if (status == NULL) {
+            int code = httpdns_last_error(shared, NULL);
+            CHECK(w, code == -EINVAL, "a call on the closing handle failed with %d, not -EINVAL", code);
+            return NULL;
+        }
+        httpdns_free(status);
+        w->checks++;
+    }
+}
+
+static int close_while_calling(void) {
+    shared = httpdns_open(getenv("HTTPDNSD_SOCKET"));
+    pthread_t threads[4];
+    struct worker workers[4];
+    for (int i = 0; i < 4; i++) {
+        workers[i] = (struct worker){.index = i};
+        pthread_create(&threads[i], NULL, call_until_closed, &workers[i]);
+    }
+    /* Let them get going, then pull the handle away. */
+    struct timespec pause = {0, 50 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    httpdns_close(shared);
+    int failed = 0;
+    for (int i = 0; i < 4; i++) {
+        pthread_join(threads[i], NULL);
+        if (workers[i].failure[0] != 0) {
+            failed = 1;
+            fprintf(stderr, "FAIL closing thread %d: %s\n", i, workers[i].failure);
+        }
+    }
+    return failed;
+}
+
 int main(void) {
     shared = httpdns_open(getenv("HTTPDNSD_SOCKET"));
     if (shared == NULL) {
@@ -94,6 +134,12 @@ int main(void) {
         }
     }
     httpdns_close(shared);
-    printf("test_threads: %d threads x %d rounds, %d passed, %d failed\n", THREADS, ROUNDS, passed, failed);
+    if (close_while_calling() == 0) {
+        passed++;
+    } else {
+        failed++;
+    }
+    printf("test_threads: %d threads x %d rounds, then a close under load: %d passed, %d failed\n", THREADS, ROUNDS,
+           passed, failed);
     return failed == 0 ? 0 : 1;
 }
