@@ -201,6 +201,7 @@ struct CurlCommandTests {
         (307, ["-d", "a=1"], "POST", "a=1"), (308, ["-d", "a=1"], "POST", "a=1"),
         (301, ["-X", "PUT", "-d", "a=1"], "PUT", "a=1"), (303, ["-X", "PUT", "-d", "a=1"], "GET", ""),
         (307, ["-X", "PATCH", "-d", "a=1", "-H", "Content-Type: text/x-test"], "PATCH", "a=1"),
+        (303, ["-d", "{}", "-H", "Content-Type: application/json"], "GET", ""),
     ])
     func methodAndBodyFollowRFC9110(status: Int, options: [String], method: String, body: String) throws {
         let fixture = try IPDirectFixture()
