@@ -49,5 +49,21 @@ enum StateSchema {
         Migration(
             name: "0002-cookies-expiry-index",
             sql: "CREATE INDEX cookies_by_expiry ON cookies (expires) WHERE expires IS NOT NULL;"),
+        // The IP -> host memory became per uid, with several hosts per address. The old rows say
+        // nothing about whose resolve they came from, so they are dropped rather than guessed.
+        Migration(
+            name: "0003-address-owners-per-uid",
+            sql: """
+                DROP TABLE address_owners;
+                CREATE TABLE address_owners (
+                    uid INTEGER NOT NULL,
+                    ip TEXT NOT NULL,
+                    host TEXT NOT NULL,
+                    answer_expires_at INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL,
+                    recency INTEGER NOT NULL,
+                    PRIMARY KEY (uid, ip, host)
+                );
+                """),
     ]
 }

@@ -235,10 +235,12 @@ final class StoreConnection {
             ])
         }
         let insertOwner = try database.prepare(
-            "INSERT OR REPLACE INTO address_owners (ip, host, expires_at, recency) VALUES (?, ?, ?, ?)")
+            "INSERT OR REPLACE INTO address_owners (uid, ip, host, answer_expires_at, expires_at, recency) "
+                + "VALUES (?, ?, ?, ?, ?, ?)")
         for (recency, owner) in owners.enumerated() {
             try insertOwner.run([
-                .text(owner.ip), .text(owner.host), .integer(owner.expiresAtUnix), .integer(Int64(recency)),
+                .integer(Int64(owner.uid)), .text(owner.ip), .text(owner.host), .integer(owner.answerExpiresAtUnix),
+                .integer(owner.expiresAtUnix), .integer(Int64(recency)),
             ])
         }
     }
@@ -249,7 +251,7 @@ final class StoreConnection {
         try database.prepare(
             "SELECT host, family, addresses, upstream, expires_at, negative FROM dns_cache ORDER BY expires_at, host"
         ).query { row in
-            guard let family = DNSFamily(rawValue: row.string(1)) else { return }
+            guard let family = IPFamily(rawValue: row.string(1)) else { return }
             entries.append(
                 PersistedDNSEntry(
                     host: row.string(0), family: family,
@@ -257,8 +259,15 @@ final class StoreConnection {
                     upstream: row.optionalString(3), expiresAtUnix: row.int64(4), negative: row.int64(5) != 0))
         }
         var owners: [PersistedAddressOwner] = []
-        try database.prepare("SELECT ip, host, expires_at FROM address_owners ORDER BY recency").query { row in
-            owners.append(PersistedAddressOwner(ip: row.string(0), host: row.string(1), expiresAtUnix: row.int64(2)))
+        try database.prepare(
+            "SELECT uid, ip, host, answer_expires_at, expires_at FROM address_owners ORDER BY recency"
+        ).query { row in
+            // A uid outside 0...2^32-1 can only come from a damaged file: skip the row.
+            guard let uid = UInt32(exactly: row.int64(0)) else { return }
+            owners.append(
+                PersistedAddressOwner(
+                    uid: uid, ip: row.string(1), host: row.string(2), answerExpiresAtUnix: row.int64(3),
+                    expiresAtUnix: row.int64(4)))
         }
         return (entries, owners)
     }

@@ -63,6 +63,13 @@ extension DaemonConfiguration {
     var idleExitMilliseconds: Int64 { Int64(server.idleExitMs) }
     var socketPath: String? { server.socket }
 
-    /// How long in-flight requests may run after SIGTERM: the upstream timeout plus a margin.
-    var shutdownGraceMilliseconds: Int64 { Int64(resolver.timeoutMs) + 3_000 }
+    /// The longest shutdown grace period: the unit's `TimeoutStopSec=20s` less 5 s for saving the
+    /// state and exiting, so systemd never has to kill the daemon mid-save.
+    static let maximumShutdownGraceMilliseconds: Int64 = 15_000
+
+    /// How long in-flight requests may run after SIGTERM: the upstream timeout plus a margin,
+    /// whatever `Timeout=` is never past `maximumShutdownGraceMilliseconds`.
+    var shutdownGraceMilliseconds: Int64 {
+        min(Int64(resolver.timeoutMs) + 3_000, Self.maximumShutdownGraceMilliseconds)
+    }
 }

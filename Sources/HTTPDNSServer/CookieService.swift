@@ -20,14 +20,15 @@ final class CookieService {
     private let rules: any DomainRules
     private let limits: CookieJarLimits
     private var jars: [UInt32: CookieJar] = [:]
-    /// The host name this daemon most recently resolved to an IP (the resolver's memory).
-    private let ownerOfAddress: (String) -> String?
+    /// The host names the resolver handed an IP out for to a uid, most recent first (its
+    /// per-uid memory: another user's resolves never appear here).
+    private let hostNames: (_ ip: String, _ uid: UInt32) -> [String]
     var persistence: (any CookiePersistence)?
 
-    init(rules: any DomainRules, limits: CookieJarLimits, ownerOfAddress: @escaping (String) -> String?) {
+    init(rules: any DomainRules, limits: CookieJarLimits, hostNames: @escaping (String, UInt32) -> [String]) {
         self.rules = rules
         self.limits = limits
-        self.ownerOfAddress = ownerOfAddress
+        self.hostNames = hostNames
     }
 
     /// Fills the jars from storage at startup.
@@ -80,7 +81,7 @@ final class CookieService {
         let url = try Self.parseURL(params.url, field: "url")
         let site = try params.siteForCookies.map { (s) throws(RPCError) in try Self.parseURL(s, field: "siteForCookies")
         }
-        let normalized = try normalizedHost(for: url, host: params.host)
+        let normalized = try normalizedHost(for: url, host: params.host, uid: uid)
         let header = try mapHostError { () throws(CookieHostError) in
             try jar(for: uid).cookieHeader(
                 url: url, normalizedHost: normalized, forScript: params.forScript, siteForCookies: site,
@@ -96,7 +97,7 @@ final class CookieService {
             throw .limitExceeded("cookies in one request", limit: Self.maxCookiesPerRequest)
         }
         let url = try Self.parseURL(params.url, field: "url")
-        let normalized = try normalizedHost(for: url, host: params.host)
+        let normalized = try normalizedHost(for: url, host: params.host, uid: uid)
         let jar = jar(for: uid)
         let outcome = try mapHostError { () throws(CookieHostError) in
             try jar.setCookies(params.setCookie, url: url, normalizedHost: normalized, now: WallClock.nowSeconds())
@@ -114,7 +115,7 @@ final class CookieService {
         switch params.target {
         case .url(let text, let host):
             let url = try Self.parseURL(text, field: "url")
-            scope = .url(url, normalizedHost: try normalizedHost(for: url, host: host))
+            scope = .url(url, normalizedHost: try normalizedHost(for: url, host: host, uid: uid))
         case .domain(let domain):
             scope = .domain(domain)
         case .all:
@@ -163,14 +164,18 @@ final class CookieService {
         }
     }
 
-    /// `host` when the URL holds an IP literal, else the host this daemon last resolved to that IP.
-    private func normalizedHost(for url: RequestURL, host: String?) throws(RPCError) -> String? {
+    /// For a URL holding an IP literal: `host` when given, else the one host name this uid was
+    /// handed that IP out for, else nil (the IP itself is the key). Several names are an error:
+    /// whose login a cookie is must not be guessed.
+    private func normalizedHost(for url: RequestURL, host: String?, uid: UInt32) throws(RPCError) -> String? {
         guard url.isIPLiteral else { return nil }
         if let host {
             guard !host.isEmpty else { throw .invalidParams(field: "host", "must not be empty") }
             return host
         }
-        return ownerOfAddress(url.host)
+        let candidates = hostNames(url.host, uid)
+        guard candidates.count <= 1 else { throw .ambiguousAddress(url.host, candidates: candidates) }
+        return candidates.first
     }
 
     private static func parseURL(_ text: String, field: String) throws(RPCError) -> RequestURL {

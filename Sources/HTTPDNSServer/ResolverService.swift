@@ -2,19 +2,26 @@ import HTTPDNSCore
 import HTTPDNSProtocol
 import HTTPDNSSystem
 
-/// The DNS half: one cache for every process on the machine, fed by the configured upstreams.
+/// The DNS half: one cache for every process on the machine, fed by the configured upstreams, and
+/// per uid the memory of which host names each address was handed out for.
 ///
 /// Runs on the loop thread; upstream queries run on worker threads. Concurrent resolves of one
-/// name share one upstream query (a "flight"), so no thundering herd reaches the upstreams.
+/// name share one upstream query (a "flight"), whose typed outcome goes to every caller waiting
+/// for it; the cache only keeps a copy for later. Flights are capped per uid and in total and
+/// start in turn per owner (`FlightQueue`), so one user's slow names cannot hold every worker.
 final class ResolverService {
-    /// Worker threads for upstream queries: a hung upstream holds one, coalescing bounds the rest.
+    /// Worker threads for upstream queries: a hung upstream holds one until `Timeout=` ends.
     static let workerThreads = 16
+    /// Workers one owner's flights may hold at once: a quarter, so a uid whose names all hang
+    /// leaves twelve to everyone else.
+    static let workersPerOwner = 4
     /// Prefetched hosts are refreshed at this fraction of their TTL (Tencent's keep-alive uses 75 %).
     static let prefetchRefreshFraction = 0.75
 
     let cache: DNSCache
     let owners: AddressOwnerMemory
     private let configuration: DaemonConfiguration.Resolver
+    private let limits: DNSCacheLimits
     private let endpoints: [UpstreamEndpoint]
     private var healths: [UpstreamHealth]
     private let settings: UpstreamSettings
@@ -24,15 +31,47 @@ final class ResolverService {
     private let logger: Logger
     private let pool: WorkerPool<UpstreamWorker>
     private var flights: [FlightKey: Flight] = [:]
+    private var queue: FlightQueue<UInt64>
+    /// What to run when the queue gives a flight (or a prefetch batch) its worker, by id.
+    private var starts: [UInt64: () -> Void] = [:]
+    private var lastID: UInt64 = 0
 
     private struct FlightKey: Hashable {
         var host: String
-        var family: ResolveFamily
+        var family: AddressFamily
+    }
+
+    /// What a flight brings back to everyone waiting for it.
+    private enum FlightOutcome {
+        case answered(UpstreamAnswer, upstream: String, source: ResolveResult.Source)
+        case failed(ResolutionFailure)
+        /// Every caller had stopped waiting before an upstream could answer.
+        case abandoned
+    }
+
+    /// One caller waiting for a flight, until its own deadline (monotonic nanoseconds).
+    private struct Waiter {
+        let id: UInt64
+        let deadline: Int64
+        let deliver: (FlightOutcome) -> Void
     }
 
     /// One upstream query and everyone waiting for it.
     private final class Flight {
-        var waiters: [(Result<Void, RPCError>) -> Void] = []
+        let id: UInt64
+        let key: FlightKey
+        var waiters: [Waiter] = []
+        /// A stale refresh or a prefetch: it runs its whole budget for the cache, waited for or not.
+        var background: Bool
+        /// When its callers stop waiting; set once it runs.
+        var deadline: FlightDeadline?
+        var budgetEnd: Int64 = 0
+
+        init(id: UInt64, key: FlightKey, background: Bool) {
+            self.id = id
+            self.key = key
+            self.background = background
+        }
     }
 
     init(configuration: DaemonConfiguration, rules: any DomainRules, loop: EventLoop, logger: Logger) {
@@ -47,7 +86,7 @@ final class ResolverService {
             let host = rules.canonicalHost(answer.host) ?? answer.host
             var entry = statics[host] ?? ([], [])
             for address in answer.addresses.compactMap({ IPAddress($0) }) {
-                if address.family == .v4 {
+                if address.family == .ipv4 {
                     entry.ipv4.append(address.description)
                 } else {
                     entry.ipv6.append(address.description)
@@ -60,22 +99,30 @@ final class ResolverService {
         self.loop = loop
         self.logger = logger
         owners = AddressOwnerMemory()
-        cache = DNSCache(limits: DNSCacheLimits(configuration.resolver), owners: owners)
+        limits = DNSCacheLimits(configuration.resolver)
+        cache = DNSCache(limits: limits)
+        queue = FlightQueue(
+            limits: FlightLimits(
+                maxTotal: configuration.resolver.maxUpstreamQueries,
+                maxPerUser: configuration.resolver.maxUpstreamQueriesPerUser, workers: Self.workerThreads,
+                workersPerOwner: Self.workersPerOwner))
         pool = WorkerPool(threads: Self.workerThreads) { UpstreamWorker() }
     }
 
-    /// No upstream query is running.
-    var isQuiescent: Bool { flights.isEmpty }
+    /// No upstream query is queued or running.
+    var isQuiescent: Bool { queue.count == 0 }
 
     func shutdown() { pool.shutdown() }
 
-    func ownerOfAddress(_ ip: String) -> String? {
-        owners.owner(of: ip, now: Self.now())
+    /// `uid`'s host names for the address `ip`, most recent first: what cookie normalization reads.
+    func hostNames(of ip: String, uid: UInt32) -> [String] {
+        guard let address = IPAddress(ip) else { return [] }
+        return owners.attributions(uid: uid, of: address, now: Self.now()).map(\.host)
     }
 
     func registerMethods(on server: RPCServer) {
-        server.register(.resolve) { [unowned self] params, _, done throws(RPCError) in
-            try self.resolve(ResolveParams(params)) { done(MethodOutcome($0.map(\.json))) }
+        server.register(.resolve) { [unowned self] params, context, done throws(RPCError) in
+            try self.resolve(ResolveParams(params), uid: context.peer.uid) { done(MethodOutcome($0.map(\.json))) }
         }
         server.register(.reverse) { [unowned self] params, context, done throws(RPCError) in
             done(.result(try self.reverse(ReverseParams(params), uid: context.peer.uid).json))
@@ -93,210 +140,261 @@ final class ResolverService {
 
     // MARK: resolve
 
-    func resolve(_ params: ResolveParams, done: @escaping (Result<ResolveResult, RPCError>) -> Void) throws(RPCError) {
+    /// Answers from the cache, or from the flight this caller waits for, for at most its own
+    /// `timeoutMs`. Every address handed out is remembered for `uid` only.
+    func resolve(
+        _ params: ResolveParams, uid: UInt32, done: @escaping (Result<ResolveResult, RPCError>) -> Void
+    ) throws(RPCError) {
         if let literal = IPLiteral.address(params.host) {
             done(.success(literalResult(params.host, literal)))
             return
         }
         let host = try canonicalName(params.host)
         if let fixed = statics[host] {
-            done(.success(staticResult(host, fixed, family: params.family)))
+            let result = staticResult(host, fixed, family: params.family)
+            remember(result, uid: uid)
+            done(.success(result))
             return
         }
-        let family = Self.resolveFamily(params.family)
+        let key = FlightKey(host: host, family: params.family)
         let allowStale = params.allowStale && configuration.serveStale
-        switch answerFromCache(host, family: family, allowStale: allowStale) {
-        case .answer(let result):
-            rememberOwner(of: result)
+        switch cache.answer(host: host, families: params.family.families, now: Self.now(), allowStale: allowStale) {
+        case .fresh(let entries, let ttlLeft):
+            guard let result = Self.result(host, entries, ttl: ttlLeft, stale: false) else {
+                done(.failure(.hostNotFound(host)))
+                return
+            }
+            remember(result, uid: uid)
             done(.success(result))
-        case .notFound:
-            done(.failure(.hostNotFound(host)))
-        case .stale(let result):
+        case .stale(let entries):
+            // A stale answer always holds a positive entry: negative ones are never served stale.
+            guard let result = Self.result(host, entries, ttl: 0, stale: true) else {
+                done(.failure(.hostNotFound(host)))
+                return
+            }
             cache.noteStaleServed()
-            rememberOwner(of: result)
+            remember(result, uid: uid)
             done(.success(result))
-            startFlight(host: host, family: family, timeoutMs: configuration.timeoutMs) { _ in }
-        case .missing:
-            let timeoutMs = params.timeoutMs ?? configuration.timeoutMs
-            var answered = false
-            let timer = loop.schedule(afterMilliseconds: Int64(timeoutMs)) { [unowned self] in
-                guard !answered else { return }
-                answered = true
-                done(
-                    self.fallback(
-                        host, family: family, allowStale: allowStale, reason: "timed out after \(timeoutMs) ms"))
-            }
-            startFlight(host: host, family: family, timeoutMs: timeoutMs) { [unowned self] outcome in
-                guard !answered else { return }
-                answered = true
-                self.loop.cancel(timer)
-                switch outcome {
-                case .success:
-                    switch self.answerFromCache(host, family: family, allowStale: false, source: .upstream) {
-                    case .answer(let result): done(.success(result))
-                    case .notFound: done(.failure(.hostNotFound(host)))
-                    case .stale, .missing:
-                        // The answer was not cacheable (TTL 0): nothing more to say than "no address now".
-                        done(self.fallback(host, family: family, allowStale: allowStale, reason: "uncacheable answer"))
-                    }
-                case .failure(let error):
-                    let reason = error.data["reason"]?.stringValue ?? error.message
-                    done(self.fallback(host, family: family, allowStale: allowStale, reason: reason))
-                }
+            // The refresh counts against the uid whose request found the answer stale; when that
+            // uid is at its cap, the next request refreshes instead.
+            try? join(key, owner: .user(uid), background: true, waiter: nil)
+        case .miss:
+            try wait(for: key, uid: uid, timeoutMs: params.timeoutMs ?? configuration.timeoutMs, allowStale: allowStale)
+            {
+                done($0)
             }
         }
     }
 
-    /// Cookie normalization keys an IP by the name this daemon most recently handed it out for,
-    /// whether that answer came from upstream or from the cache.
-    private func rememberOwner(of result: ResolveResult) {
-        owners.record(host: result.host, addresses: result.ipv4 + result.ipv6, ttl: result.ttl, now: Self.now())
-    }
-
-    private enum CacheAnswer {
-        case answer(ResolveResult)
-        case notFound
-        case stale(ResolveResult)
-        case missing
-    }
-
-    /// Assembles an answer for every wanted family from the cache, or says what is missing.
-    private func answerFromCache(
-        _ host: String, family: ResolveFamily, allowStale: Bool, source: ResolveResult.Source = .cache
-    ) -> CacheAnswer {
-        let now = Self.now()
-        var result = ResolveResult(host: host, ipv4: [], ipv6: [], ttl: Int.max, stale: false, source: source)
-        var anyStale = false
-        var allNegative = true
-        for dnsFamily in Self.families(family) {
-            switch cache.lookup(host: host, family: dnsFamily, now: now, allowStale: allowStale) {
-            case .miss:
-                return .missing
-            case .fresh(let entry, let ttlLeft):
-                result.ttl = min(result.ttl, ttlLeft)
-                add(entry, to: &result)
-                if !entry.negative { allNegative = false }
-            case .stale(let entry):
-                anyStale = true
-                add(entry, to: &result)
-                allNegative = false
-            }
+    /// Joins (or starts) the flight for `key` and answers from its outcome, or from the fallback
+    /// once this caller's own `timeoutMs` is over, whichever comes first.
+    private func wait(
+        for key: FlightKey, uid: UInt32, timeoutMs: Int, allowStale: Bool,
+        done: @escaping (Result<ResolveResult, RPCError>) -> Void
+    ) throws(RPCError) {
+        var answered = false
+        var timer: EventLoop.TimerID?
+        let id = makeID()
+        let waiter = Waiter(
+            id: id, deadline: MonotonicClock.nowNanoseconds() + Int64(timeoutMs) * 1_000_000
+        ) { [unowned self] outcome in
+            guard !answered else { return }
+            answered = true
+            if let timer { self.loop.cancel(timer) }
+            done(self.reply(outcome, key, uid: uid, timeoutMs: timeoutMs, allowStale: allowStale))
         }
-        if allNegative { return .notFound }
-        if anyStale {
-            result.ttl = 0
-            result.stale = true
-            result.source = .cache
-            return .stale(result)
-        }
-        return .answer(result)
-    }
-
-    private func add(_ entry: DNSCacheEntry, to result: inout ResolveResult) {
-        if entry.family == .ipv4 { result.ipv4 = entry.addresses } else { result.ipv6 = entry.addresses }
-        if let upstream = entry.upstream {
-            result.upstream = upstream
-            let kind =
-                endpoints.first(where: { $0.name == upstream })?.kind ?? UpstreamEndpoint.Kind(rawValue: upstream)
-            if result.source == .upstream, kind == .system { result.source = .system }
+        try join(key, owner: .user(uid), background: false, waiter: waiter)
+        timer = loop.schedule(afterMilliseconds: Int64(timeoutMs)) { [unowned self] in
+            guard !answered else { return }
+            answered = true
+            self.leave(key, waiter: id)
+            done(self.fallback(key, uid: uid, allowStale: allowStale, .timedOut(milliseconds: timeoutMs)))
         }
     }
 
-    /// After a failure or timeout: a stale answer when allowed (RFC 8767), else -32002.
-    private func fallback(
-        _ host: String, family: ResolveFamily, allowStale: Bool, reason: String
+    /// One caller's reply from its flight's outcome.
+    private func reply(
+        _ outcome: FlightOutcome, _ key: FlightKey, uid: UInt32, timeoutMs: Int, allowStale: Bool
     ) -> Result<ResolveResult, RPCError> {
-        if allowStale, case .stale(let result) = answerFromCache(host, family: family, allowStale: true) {
+        switch outcome {
+        case .answered(let answer, let upstream, let source):
+            var result = ResolveResult(
+                host: key.host, ipv4: [], ipv6: [], ttl: limits.clamp(ttl: answer.ttl), stale: false, source: source,
+                upstream: upstream)
+            if key.family.includes(.ipv4) { result.ipv4 = answer.ipv4.map(\.description) }
+            if key.family.includes(.ipv6) { result.ipv6 = answer.ipv6.map(\.description) }
+            guard answer.nameExists, !(result.ipv4.isEmpty && result.ipv6.isEmpty) else {
+                return .failure(.hostNotFound(key.host))
+            }
+            remember(result, uid: uid)
+            return .success(result)
+        case .failed(let failure):
+            return fallback(key, uid: uid, allowStale: allowStale, failure)
+        case .abandoned:
+            return fallback(key, uid: uid, allowStale: allowStale, .timedOut(milliseconds: timeoutMs))
+        }
+    }
+
+    /// After a failure or timeout: a stale answer when allowed (RFC 8767), else -32002 with the
+    /// failure as its reason.
+    private func fallback(
+        _ key: FlightKey, uid: UInt32, allowStale: Bool, _ failure: ResolutionFailure
+    ) -> Result<ResolveResult, RPCError> {
+        if allowStale,
+            case .stale(let entries) = cache.answer(
+                host: key.host, families: key.family.families, now: Self.now(), allowStale: true, counted: false),
+            let result = Self.result(key.host, entries, ttl: 0, stale: true)
+        {
             cache.noteStaleServed()
-            rememberOwner(of: result)
+            remember(result, uid: uid)
             return .success(result)
         }
-        return .failure(.resolutionUnavailable(host, reason: reason))
+        return .failure(.resolutionUnavailable(key.host, reason: failure.description))
+    }
+
+    /// Cookie normalization and `reverse` for `uid` learn the addresses this uid was handed out,
+    /// from upstream, cache or `Static=` alike.
+    private func remember(_ result: ResolveResult, uid: UInt32) {
+        owners.record(
+            uid: uid, host: result.host, addresses: result.ipv4 + result.ipv6, ttl: result.ttl, now: Self.now())
+    }
+
+    /// A reply from cached entries; nil when every one is negative (no address).
+    private static func result(_ host: String, _ entries: [DNSCacheEntry], ttl: Int, stale: Bool) -> ResolveResult? {
+        var result = ResolveResult(host: host, ipv4: [], ipv6: [], ttl: ttl, stale: stale, source: .cache)
+        var anyAddress = false
+        for entry in entries where !entry.negative {
+            anyAddress = true
+            if entry.family == .ipv4 { result.ipv4 = entry.addresses } else { result.ipv6 = entry.addresses }
+            if let upstream = entry.upstream { result.upstream = upstream }
+        }
+        return anyAddress ? result : nil
     }
 
     // MARK: reverse
 
-    /// The host names `address` was handed out for. The memory keeps one owner per address until
-    /// it becomes per uid; `uid` is where that will be read.
+    /// The host names `address` was handed out for to `uid`, most recent first.
     func reverse(_ params: ReverseParams, uid: UInt32) throws(RPCError) -> ReverseResult {
         guard let address = IPAddress(params.address) else {
             throw .invalidParams(field: "address", "\"\(params.address)\" is not an IPv4 or IPv6 literal")
         }
-        let canonical = address.description
-        guard let host = owners.owner(of: canonical, now: Self.now()) else { throw .addressNotFound(canonical) }
-        return ReverseResult(address: canonical, hosts: [host], ttl: 0)
+        let now = Self.now()
+        let attributions = owners.attributions(uid: uid, of: address, now: now)
+        guard let latest = attributions.first else { throw .addressNotFound(address.description) }
+        return ReverseResult(
+            address: address.description, hosts: attributions.map(\.host),
+            ttl: Int(now.secondsRoundedUp(until: latest.answerExpiresAt)))
     }
 
     // MARK: flights
 
-    /// Joins the running query for this name and family, or starts one.
-    private func startFlight(
-        host: String, family: ResolveFamily, timeoutMs: Int, completion: @escaping (Result<Void, RPCError>) -> Void
-    ) {
-        let key = FlightKey(host: host, family: family)
+    /// Joins the flight for `key`, or starts one owned by `owner` (-32003 over its caps). A
+    /// background join (stale refresh, prefetch) makes the flight run its whole budget.
+    private func join(_ key: FlightKey, owner: FlightOwner, background: Bool, waiter: Waiter?) throws(RPCError) {
         if let flight = flights[key] {
-            flight.waiters.append(completion)
+            if let waiter { flight.waiters.append(waiter) }
+            if background { flight.background = true }
+            if let deadline = flight.deadline {
+                // Running: a caller with more time keeps it going longer, never past its budget.
+                deadline.extend(to: min(background ? flight.budgetEnd : waiter?.deadline ?? 0, flight.budgetEnd))
+            } else {
+                queue.sponsor(flight.id, by: owner)
+                pump()
+            }
             return
         }
-        let flight = Flight()
-        flight.waiters.append(completion)
+        let id = makeID()
+        switch queue.admit(id, owner: owner) {
+        case .perUser(let limit)?: throw .limitExceeded("upstream queries of one user", limit: limit)
+        case .total(let limit)?: throw .limitExceeded("upstream queries", limit: limit)
+        case nil: break
+        }
+        let flight = Flight(id: id, key: key, background: background)
+        if let waiter { flight.waiters.append(waiter) }
         flights[key] = flight
+        starts[id] = { [unowned self] in self.launch(flight) }
+        pump()
+    }
 
-        let now = Self.now()
+    /// A caller stopped waiting: a queued flight nobody waits for any more is dropped.
+    private func leave(_ key: FlightKey, waiter id: UInt64) {
+        guard let flight = flights[key] else { return }
+        flight.waiters.removeAll { $0.id == id }
+        guard flight.waiters.isEmpty, !flight.background, queue.isQueued(flight.id) else { return }
+        queue.cancel(flight.id)
+        starts[flight.id] = nil
+        flights[key] = nil
+    }
+
+    /// Starts whatever the queue lets run on the free workers.
+    private func pump() {
+        while let id = queue.next() { starts.removeValue(forKey: id)?() }
+    }
+
+    private func makeID() -> UInt64 {
+        lastID += 1
+        return lastID
+    }
+
+    /// Gives a flight its worker: `Timeout=` from now, cut at its callers' longest deadline.
+    private func launch(_ flight: Flight) {
+        let now = MonotonicClock.nowNanoseconds()
+        flight.budgetEnd = now + Int64(configuration.timeoutMs) * 1_000_000
+        let waitEnd = flight.background ? flight.budgetEnd : flight.waiters.map(\.deadline).max() ?? now
+        let deadline = FlightDeadline(nanoseconds: min(waitEnd, flight.budgetEnd))
+        flight.deadline = deadline
         let candidates: [(index: Int, endpoint: UpstreamEndpoint)]
-        if Self.isLocalhost(host) {
+        if Self.isLocalhost(flight.key.host) {
             // RFC 6761: localhost names never leave the machine.
             candidates = [(-1, .system)]
         } else {
-            candidates = UpstreamHealth.tryOrder(healths, now: now).map { ($0, endpoints[$0]) }
+            candidates = UpstreamHealth.tryOrder(healths, now: Self.now()).map { ($0, endpoints[$0]) }
         }
         let query = UpstreamQuery(
-            host: host, family: family, candidates: candidates,
-            deadlineNanoseconds: MonotonicClock.nowNanoseconds() + Int64(timeoutMs) * 1_000_000, settings: settings)
+            host: flight.key.host, family: flight.key.family, candidates: candidates,
+            budgetEndNanoseconds: flight.budgetEnd, deadline: deadline, settings: settings)
         let token = loop.expectCompletion([UpstreamAttempt].self) { [unowned self] attempts in
-            self.finishFlight(key, attempts: attempts)
+            self.finish(flight, attempts: attempts)
         }
         let poster = loop.poster
         pool.submit { worker in poster.post(token: token, value: worker.run(query)) }
     }
 
-    private func finishFlight(_ key: FlightKey, attempts: [UpstreamAttempt]) {
+    private func finish(_ flight: Flight, attempts: [UpstreamAttempt]) {
+        queue.finish(flight.id)
+        let key = flight.key
         let now = Self.now()
-        var outcome: Result<Void, RPCError> = .failure(
-            .resolutionUnavailable(key.host, reason: "no upstream could be tried within the timeout"))
+        var outcome = FlightOutcome.failed(.noUpstreamAsked)
         for attempt in attempts {
-            let name = attempt.index >= 0 ? endpoints[attempt.index].name : UpstreamEndpoint.system.name
-            switch attempt.result {
-            case .success(let answer):
+            let endpoint = attempt.index >= 0 ? endpoints[attempt.index] : UpstreamEndpoint.system
+            switch attempt.outcome {
+            case .answered(let answer):
                 if attempt.index >= 0 { healths[attempt.index].recordSuccess(latencyMs: attempt.latencyMs, now: now) }
-                store(answer, for: key, upstream: name, now: now)
-                outcome = .success(())
-            case .failure(let error):
+                let parts = key.family.families.map { family in
+                    (family, answer.nameExists ? answer.addresses(family).map(\.description) : [])
+                }
+                cache.insert(host: key.host, parts: parts, ttl: answer.ttl, upstream: endpoint.name, now: now)
+                outcome = .answered(
+                    answer, upstream: endpoint.name, source: endpoint.kind == .system ? .system : .upstream)
+            case .failed(let error):
                 if attempt.index >= 0 { healths[attempt.index].recordFailure(error.description, now: now) }
-                logger.warning("Upstream \(name) failed for \(key.host): \(error)")
-                outcome = .failure(.resolutionUnavailable(key.host, reason: "\(name): \(error)"))
+                logger.warning("Upstream \(endpoint.name) failed for \(key.host): \(error)")
+                outcome = .failed(.upstreamFailed(upstream: endpoint.name, error))
+            case .abandoned:
+                outcome = .abandoned
             }
         }
-        guard let flight = flights.removeValue(forKey: key) else { return }
-        for waiter in flight.waiters { waiter(outcome) }
-    }
-
-    private func store(_ answer: UpstreamAnswer, for key: FlightKey, upstream: String, now: MonotonicInstant) {
-        for family in Self.families(key.family) {
-            if !answer.nameExists {
-                cache.insertNegative(host: key.host, family: family, upstream: upstream, now: now)
-                continue
-            }
-            let addresses = (family == .ipv4 ? answer.ipv4 : answer.ipv6).map(\.description)
-            cache.insert(
-                host: key.host, family: family, addresses: addresses, ttl: answer.ttl, upstream: upstream, now: now)
-        }
+        if flights[key] === flight { flights[key] = nil }
+        for waiter in flight.waiters { waiter.deliver(outcome) }
+        pump()
     }
 
     // MARK: prefetch
 
     /// Resolves the `Prefetch=` hosts now and again before each answer expires, through Alibaba's
-    /// batch endpoint (5 names a request) when the preferred upstream is Alibaba.
+    /// batch endpoint (5 names a request) when the preferred upstream is Alibaba. Prefetched
+    /// answers fill the cache only: no uid was handed them, so nobody's IP -> host memory learns
+    /// from them.
     func startPrefetch() {
         var hosts: [String] = []
         for raw in configuration.prefetch {
@@ -315,24 +413,37 @@ final class ResolverService {
     }
 
     private func prefetch(_ host: String) {
-        startFlight(host: host, family: .both, timeoutMs: configuration.timeoutMs) { [unowned self] _ in
+        let waiter = Waiter(id: makeID(), deadline: .max) { [unowned self] _ in
             self.scheduleRefresh(after: self.secondsToExpiry(of: [host])) { [unowned self] in self.prefetch(host) }
         }
+        // The daemon's own flights are never refused.
+        try? join(FlightKey(host: host, family: .both), owner: .daemon, background: true, waiter: waiter)
     }
 
     private func prefetchBatch(_ hosts: [String], upstream index: Int) {
+        let id = makeID()
+        _ = queue.admit(id, owner: .daemon)
+        starts[id] = { [unowned self] in self.launchBatch(id, hosts, upstream: index) }
+        pump()
+    }
+
+    private func launchBatch(_ id: UInt64, _ hosts: [String], upstream index: Int) {
         let endpoint = endpoints[index]
         let settings = self.settings
         let timeoutMs = configuration.timeoutMs
         let token = loop.expectCompletion(Result<[String: UpstreamAnswer], UpstreamError>.self) {
             [unowned self] result in
+            self.queue.finish(id)
             let now = Self.now()
             var missing = hosts
             switch result {
             case .success(let answers):
                 self.healths[index].recordSuccess(latencyMs: 0, now: now)
                 for (host, answer) in answers where hosts.contains(host) {
-                    self.store(answer, for: FlightKey(host: host, family: .both), upstream: endpoint.name, now: now)
+                    let parts = AddressFamily.both.families.map { family in
+                        (family, answer.nameExists ? answer.addresses(family).map(\.description) : [])
+                    }
+                    self.cache.insert(host: host, parts: parts, ttl: answer.ttl, upstream: endpoint.name, now: now)
                 }
                 missing = hosts.filter { answers[$0] == nil }
             case .failure(let error):
@@ -351,6 +462,7 @@ final class ResolverService {
                     self.prefetchBatch(group, upstream: index)
                 }
             }
+            self.pump()
         }
         let poster = loop.poster
         pool.submit { worker in
@@ -363,7 +475,7 @@ final class ResolverService {
     private func secondsToExpiry(of hosts: [String]) -> Double? {
         let now = Self.now()
         let remaining = hosts.flatMap { host in
-            Self.families(.both).compactMap { self.cache.peek(host: host, family: $0) }
+            IPFamily.allCases.compactMap { self.cache.peek(host: host, family: $0) }
         }
         .filter { !$0.negative }.map { Double($0.expiresAt.nanoseconds(since: now)) / 1e9 }
         return remaining.min()
@@ -402,40 +514,23 @@ final class ResolverService {
         }
     }
 
+    /// Literal and `Static=` answers never expire; they claim the longest TTL the cache would give.
     private func literalResult(_ host: String, _ address: IPAddress) -> ResolveResult {
         ResolveResult(
-            host: host, ipv4: address.family == .v4 ? [address.description] : [],
-            ipv6: address.family == .v6 ? [address.description] : [], ttl: configuration.maxTTLMs / 1000,
-            stale: false, source: .literal)
+            host: host, ipv4: address.family == .ipv4 ? [address.description] : [],
+            ipv6: address.family == .ipv6 ? [address.description] : [], ttl: limits.maxTTL, stale: false,
+            source: .literal)
     }
 
     private func staticResult(
         _ host: String, _ fixed: (ipv4: [String], ipv6: [String]), family: AddressFamily
     ) -> ResolveResult {
-        let result = ResolveResult(
-            host: host, ipv4: family == .ipv6 ? [] : fixed.ipv4, ipv6: family == .ipv4 ? [] : fixed.ipv6,
-            ttl: configuration.maxTTLMs / 1000, stale: false, source: .static)
-        owners.record(host: host, addresses: result.ipv4 + result.ipv6, ttl: result.ttl, now: Self.now())
-        return result
+        ResolveResult(
+            host: host, ipv4: family.includes(.ipv4) ? fixed.ipv4 : [], ipv6: family.includes(.ipv6) ? fixed.ipv6 : [],
+            ttl: limits.maxTTL, stale: false, source: .static)
     }
 
     static func isLocalhost(_ host: String) -> Bool { host == "localhost" || host.hasSuffix(".localhost") }
-
-    static func resolveFamily(_ family: AddressFamily) -> ResolveFamily {
-        switch family {
-        case .ipv4: return .ipv4
-        case .ipv6: return .ipv6
-        case .both: return .both
-        }
-    }
-
-    static func families(_ family: ResolveFamily) -> [DNSFamily] {
-        switch family {
-        case .ipv4: return [.ipv4]
-        case .ipv6: return [.ipv6]
-        case .both: return [.ipv4, .ipv6]
-        }
-    }
 
     static func now() -> MonotonicInstant { MonotonicInstant(nanoseconds: MonotonicClock.nowNanoseconds()) }
 }

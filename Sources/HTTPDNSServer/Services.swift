@@ -32,7 +32,7 @@ final class Services {
             rules: rules,
             limits: CookieJarLimits(
                 maxPerDomain: configuration.cookies.maxPerDomain, maxTotal: configuration.cookies.maxTotal),
-            ownerOfAddress: { [unowned resolver] ip in resolver.ownerOfAddress(ip) })
+            hostNames: { [unowned resolver] ip, uid in resolver.hostNames(of: ip, uid: uid) })
         cookies.load(storedCookies, now: now)
         cookies.persistence = state
         state.loadDNS(into: resolver)

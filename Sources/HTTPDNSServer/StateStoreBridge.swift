@@ -60,7 +60,7 @@ final class StateStoreBridge: CookiePersistence {
             // Stored answers are validated again: a damaged file must not inject non-addresses.
             let restored = resolver.cache.restore(entries, now: now, wallNow: wallNow) { address, family in
                 guard let ip = IPAddress(address) else { return false }
-                return (ip.family == .v4) == (family == .ipv4)
+                return ip.family == family
             }
             _ = resolver.owners.restore(owners, now: now, wallNow: wallNow)
             if restored > 0 { logger.info("Restored \(restored) cached answer(s)") }

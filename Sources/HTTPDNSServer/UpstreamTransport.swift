@@ -1,15 +1,36 @@
 import HTTPDNSCore
 import HTTPDNSCurl
+import HTTPDNSProtocol
 import HTTPDNSSystem
+import Synchronization
 
-/// One query to run on a worker thread: the upstreams to try, in order, within one deadline.
+/// One query to run on a worker thread: the upstreams to try, in order, within one budget.
 struct UpstreamQuery: Sendable {
     var host: String
-    var family: ResolveFamily
+    var family: AddressFamily
     /// (index into the configured list, endpoint), already ordered by health.
     var candidates: [(index: Int, endpoint: UpstreamEndpoint)]
-    var deadlineNanoseconds: Int64
+    /// When `Timeout=` from the start runs out: the upstreams' fair shares are cut from this.
+    var budgetEndNanoseconds: Int64
+    /// When the callers stop waiting (never after the budget's end); the loop moves it later when
+    /// a caller with more time joins.
+    var deadline: FlightDeadline
     var settings: UpstreamSettings
+}
+
+/// The monotonic instant a flight's callers stop waiting, shared between the loop thread (the
+/// only writer) and the worker running the flight.
+final class FlightDeadline: Sendable {
+    private let nanoseconds: Atomic<Int64>
+
+    init(nanoseconds: Int64) { self.nanoseconds = Atomic(nanoseconds) }
+
+    var value: Int64 { nanoseconds.load(ordering: .acquiring) }
+
+    /// Moves the deadline later (never earlier). Called on the loop thread only.
+    func extend(to candidate: Int64) {
+        if candidate > value { nanoseconds.store(candidate, ordering: .releasing) }
+    }
 }
 
 /// What every upstream request shares. The secret is only ever placed in signed URLs.
@@ -22,8 +43,16 @@ struct UpstreamSettings: Sendable {
 
 /// The outcome of one attempt against one upstream.
 struct UpstreamAttempt: Sendable {
+    enum Outcome: Sendable {
+        case answered(UpstreamAnswer)
+        case failed(UpstreamError)
+        /// Cut short because every caller stopped waiting, before the upstream's share of
+        /// `Timeout=` ran out: no verdict on the upstream's health.
+        case abandoned
+    }
+
     var index: Int
-    var result: Result<UpstreamAnswer, UpstreamError>
+    var outcome: Outcome
     var latencyMs: Int
 }
 
@@ -32,22 +61,42 @@ final class UpstreamWorker {
     private let http = HTTPClient()
 
     /// Tries the candidates in order until one answers (an answer may be "no such name"),
-    /// never past the deadline. Returns every attempt, for health bookkeeping on the loop.
+    /// never past the callers' deadline. Returns every attempt, for health bookkeeping on the loop.
+    ///
+    /// Each upstream may use only its fair share of what is left of `Timeout=`, so failover
+    /// happens within it; the last one gets whatever is left. When the callers' deadline comes
+    /// first, the attempt is cut there and counted as abandoned, not as the upstream's failure;
+    /// if a caller with more time joined meanwhile, the same upstream is asked again.
     func run(_ query: UpstreamQuery) -> [UpstreamAttempt] {
         var attempts: [UpstreamAttempt] = []
-        for (position, candidate) in query.candidates.enumerated() {
-            let remainingMs = (query.deadlineNanoseconds - MonotonicClock.nowNanoseconds()) / 1_000_000
-            guard remainingMs >= 1 else { break }
-            // A hanging upstream may use only its share of the budget, so failover happens within
-            // Timeout=; the last one gets whatever is left.
-            let share = remainingMs / Int64(query.candidates.count - position)
-            let started = MonotonicClock.nowNanoseconds()
+        var position = 0
+        while position < query.candidates.count {
+            let candidate = query.candidates[position]
+            let now = MonotonicClock.nowNanoseconds()
+            let waitMs = (min(query.deadline.value, query.budgetEndNanoseconds) - now) / 1_000_000
+            guard waitMs >= 1 else {
+                attempts.append(UpstreamAttempt(index: candidate.index, outcome: .abandoned, latencyMs: 0))
+                break
+            }
+            let shareMs = max(
+                1, (query.budgetEndNanoseconds - now) / 1_000_000 / Int64(query.candidates.count - position))
+            let timeoutMs = min(shareMs, waitMs)
             let result = resolve(
-                query.host, family: query.family, via: candidate.endpoint, timeoutMs: Int(max(share, 1)),
+                query.host, family: query.family, via: candidate.endpoint, timeoutMs: Int(timeoutMs),
                 settings: query.settings)
-            let latency = Int((MonotonicClock.nowNanoseconds() - started) / 1_000_000)
-            attempts.append(UpstreamAttempt(index: candidate.index, result: result, latencyMs: latency))
-            if case .success = result { break }
+            let latency = Int((MonotonicClock.nowNanoseconds() - now) / 1_000_000)
+            switch result {
+            case .success(let answer):
+                attempts.append(UpstreamAttempt(index: candidate.index, outcome: .answered(answer), latencyMs: latency))
+                return attempts
+            case .failure(let error) where error.code == .timeout && timeoutMs < shareMs:
+                if query.deadline.value > MonotonicClock.nowNanoseconds() + 1_000_000 { continue }
+                attempts.append(UpstreamAttempt(index: candidate.index, outcome: .abandoned, latencyMs: latency))
+                return attempts
+            case .failure(let error):
+                attempts.append(UpstreamAttempt(index: candidate.index, outcome: .failed(error), latencyMs: latency))
+                position += 1
+            }
         }
         return attempts
     }
@@ -64,7 +113,7 @@ final class UpstreamWorker {
     }
 
     private func resolve(
-        _ host: String, family: ResolveFamily, via endpoint: UpstreamEndpoint, timeoutMs: Int,
+        _ host: String, family: AddressFamily, via endpoint: UpstreamEndpoint, timeoutMs: Int,
         settings: UpstreamSettings
     ) -> Result<UpstreamAnswer, UpstreamError> {
         let url = endpoint.url ?? ""
@@ -104,7 +153,7 @@ final class UpstreamWorker {
 
     /// DNS proper asks one record type at a time: A, then AAAA, combined into one answer.
     private func perType(
-        _ family: ResolveFamily, deadlineMs: Int,
+        _ family: AddressFamily, deadlineMs: Int,
         _ query: (DNSRecordType, Int) -> Result<UpstreamAnswer, UpstreamError>
     ) -> Result<UpstreamAnswer, UpstreamError> {
         let deadline = MonotonicClock.nowNanoseconds() + Int64(deadlineMs) * 1_000_000
@@ -139,8 +188,8 @@ final class UpstreamWorker {
     }
 
     /// getaddrinfo has no TTL: answers live for the SDKs' local-DNS default (UPSTREAMS.md §4).
-    static func system(_ host: String, family: ResolveFamily) -> Result<UpstreamAnswer, UpstreamError> {
-        switch SystemResolver.lookup(host, ipv4: family.wantsIPv4, ipv6: family.wantsIPv6) {
+    static func system(_ host: String, family: AddressFamily) -> Result<UpstreamAnswer, UpstreamError> {
+        switch SystemResolver.lookup(host, ipv4: family.includes(.ipv4), ipv6: family.includes(.ipv6)) {
         case .success(let addresses):
             return .success(
                 UpstreamAnswer(

@@ -1,110 +1,196 @@
 import HTTPDNSCore
 import Testing
 
+/// The per-uid IP -> host memory behind cookie normalization and `reverse`.
 struct CacheAddressOwnerTests {
-    @Test func mostRecentHostWins() {
+    static let root: UInt32 = 0
+    static let other: UInt32 = 65_534
+
+    /// `uid`'s host names for `text`, most recent first.
+    static func hosts(_ memory: AddressOwnerMemory, _ uid: UInt32, _ text: String, _ now: MonotonicInstant) -> [String]
+    {
+        guard let address = IPAddress(text) else { return ["<not an address>"] }
+        return memory.attributions(uid: uid, of: address, now: now).map(\.host)
+    }
+
+    @Test func everyHostOfAnAddressMostRecentFirst() {
         var clock = CacheManualClock()
         let memory = AddressOwnerMemory()
-        memory.record(host: "a.example", addresses: ["192.0.2.1", "2001:db8::1"], ttl: 60, now: clock.now)
+        memory.record(
+            uid: Self.root, host: "a.example", addresses: ["192.0.2.1", "2001:db8::1"], ttl: 60, now: clock.now)
         clock.advance(seconds: 5)
-        memory.record(host: "b.example", addresses: ["192.0.2.1"], ttl: 60, now: clock.now)
-        #expect(memory.owner(of: "192.0.2.1", now: clock.now) == "b.example")
-        #expect(memory.owner(of: "2001:db8::1", now: clock.now) == "a.example")
-        #expect(memory.owner(of: "198.51.100.1", now: clock.now) == nil)
+        memory.record(uid: Self.root, host: "b.example", addresses: ["192.0.2.1"], ttl: 60, now: clock.now)
+        #expect(Self.hosts(memory, Self.root, "192.0.2.1", clock.now) == ["b.example", "a.example"])
+        #expect(Self.hosts(memory, Self.root, "2001:db8::1", clock.now) == ["a.example"])
+        #expect(Self.hosts(memory, Self.root, "198.51.100.1", clock.now) == [])
+        // Resolving a.example again makes it the most recent, without a second copy.
+        memory.record(uid: Self.root, host: "a.example", addresses: ["192.0.2.1"], ttl: 60, now: clock.now)
+        #expect(Self.hosts(memory, Self.root, "192.0.2.1", clock.now) == ["a.example", "b.example"])
         #expect(memory.count == 2)
     }
 
-    @Test func keptForTTLPlusRetention() {
+    /// What another uid resolves never shows in root's memory, nor the other way round.
+    @Test func anotherUsersAnswersNeverFeedThisUsersMemory() {
+        let clock = CacheManualClock()
+        let memory = AddressOwnerMemory()
+        memory.record(uid: Self.root, host: "bank.example", addresses: ["203.0.113.10"], ttl: 60, now: clock.now)
+        memory.record(uid: Self.other, host: "evil.example", addresses: ["203.0.113.10"], ttl: 60, now: clock.now)
+        #expect(Self.hosts(memory, Self.root, "203.0.113.10", clock.now) == ["bank.example"])
+        #expect(Self.hosts(memory, Self.other, "203.0.113.10", clock.now) == ["evil.example"])
+        #expect(Self.hosts(memory, 1000, "203.0.113.10", clock.now) == [])
+        #expect(memory.count(uid: Self.root) == 1 && memory.count(uid: Self.other) == 1 && memory.count == 2)
+    }
+
+    /// An attribution lives for the answer's TTL plus the retention; past that its host is no
+    /// longer a candidate, even though the address still has other hosts.
+    @Test func keptForTTLPlusRetentionEachHostOnItsOwn() {
         var clock = CacheManualClock()
         let memory = AddressOwnerMemory(retention: 3_600)
-        memory.record(host: "a.example", addresses: ["192.0.2.1"], ttl: 60, now: clock.now)
-        clock.advance(seconds: 60 + 3_600 - 1)
-        #expect(memory.owner(of: "192.0.2.1", now: clock.now) == "a.example")
+        memory.record(uid: Self.root, host: "a.example", addresses: ["192.0.2.1"], ttl: 60, now: clock.now)
+        clock.advance(seconds: 100)
+        memory.record(uid: Self.root, host: "b.example", addresses: ["192.0.2.1"], ttl: 60, now: clock.now)
+        let both = memory.attributions(uid: Self.root, of: IPAddress("192.0.2.1")!, now: clock.now)
+        #expect(both.map(\.host) == ["b.example", "a.example"])
+        #expect(both[0].answerExpiresAt == clock.now.advanced(bySeconds: 60))
+        #expect(both[1].forgetAt == clock.now.advanced(bySeconds: 60 + 3_600 - 100))
+        clock.advance(seconds: 60 + 3_600 - 100 - 1)
+        #expect(Self.hosts(memory, Self.root, "192.0.2.1", clock.now) == ["b.example", "a.example"])
         clock.advance(seconds: 1)
-        #expect(memory.owner(of: "192.0.2.1", now: clock.now) == nil)
+        #expect(Self.hosts(memory, Self.root, "192.0.2.1", clock.now) == ["b.example"])
+        clock.advance(seconds: 100)
+        #expect(Self.hosts(memory, Self.root, "192.0.2.1", clock.now) == [])
         #expect(memory.count == 0)
     }
 
-    @Test func reRecordingExtendsTheLifetime() {
-        var clock = CacheManualClock()
-        let memory = AddressOwnerMemory(retention: 100)
-        memory.record(host: "a.example", addresses: ["192.0.2.1"], ttl: 0, now: clock.now)
-        clock.advance(seconds: 90)
-        memory.record(host: "a.example", addresses: ["192.0.2.1"], ttl: 0, now: clock.now)
-        clock.advance(seconds: 90)
-        #expect(memory.owner(of: "192.0.2.1", now: clock.now) == "a.example")
+    @Test func anIPv4MappedAddressFindsTheIPv4Entry() {
+        let clock = CacheManualClock()
+        let memory = AddressOwnerMemory()
+        memory.record(uid: Self.root, host: "a.example", addresses: ["203.0.113.10"], ttl: 60, now: clock.now)
+        memory.record(uid: Self.root, host: "m.example", addresses: ["::ffff:198.51.100.7"], ttl: 60, now: clock.now)
+        #expect(Self.hosts(memory, Self.root, "::ffff:203.0.113.10", clock.now) == ["a.example"])
+        #expect(Self.hosts(memory, Self.root, "198.51.100.7", clock.now) == ["m.example"])
+        #expect(memory.count == 2)
     }
 
-    @Test func boundedWithLeastRecentlyUsedEviction() {
+    @Test func hostsPerAddressAreBounded() {
         let clock = CacheManualClock()
-        let memory = AddressOwnerMemory(capacity: 3)
-        memory.record(host: "a.example", addresses: ["192.0.2.1"], ttl: 60, now: clock.now)
-        memory.record(host: "b.example", addresses: ["192.0.2.2"], ttl: 60, now: clock.now)
-        memory.record(host: "c.example", addresses: ["192.0.2.3"], ttl: 60, now: clock.now)
-        // Using 192.0.2.1 makes 192.0.2.2 the least recently used.
-        #expect(memory.owner(of: "192.0.2.1", now: clock.now) == "a.example")
-        memory.record(host: "d.example", addresses: ["192.0.2.4"], ttl: 60, now: clock.now)
-        #expect(memory.count == 3)
-        #expect(memory.owner(of: "192.0.2.2", now: clock.now) == nil)
-        #expect(memory.owner(of: "192.0.2.1", now: clock.now) == "a.example")
-        #expect(memory.owner(of: "192.0.2.3", now: clock.now) == "c.example")
-        #expect(memory.owner(of: "192.0.2.4", now: clock.now) == "d.example")
+        let memory = AddressOwnerMemory()
+        for index in 0..<20 {
+            memory.record(uid: Self.root, host: "h\(index).example", addresses: ["192.0.2.1"], ttl: 60, now: clock.now)
+        }
+        let hosts = Self.hosts(memory, Self.root, "192.0.2.1", clock.now)
+        #expect(hosts.count == AddressOwnerMemory.maxHostsPerAddress)
+        #expect(hosts.first == "h19.example" && hosts.last == "h12.example")
     }
 
-    @Test func staysBoundedUnderChurn() {
+    @Test func eachUserIsBoundedWithLeastRecentlyUsedEviction() {
         let clock = CacheManualClock()
-        let memory = AddressOwnerMemory(capacity: 100)
-        for index in 0..<10_000 {
+        let memory = AddressOwnerMemory(capacityPerUser: 3)
+        for (index, host) in ["a", "b", "c"].enumerated() {
             memory.record(
-                host: "h\(index).example", addresses: ["10.0.\(index / 256 % 256).\(index % 256)"], ttl: 60,
+                uid: Self.root, host: "\(host).example", addresses: ["192.0.2.\(index)"], ttl: 60, now: clock.now)
+        }
+        // Reading 192.0.2.0 makes 192.0.2.1 the least recently used.
+        #expect(Self.hosts(memory, Self.root, "192.0.2.0", clock.now) == ["a.example"])
+        memory.record(uid: Self.root, host: "d.example", addresses: ["192.0.2.3"], ttl: 60, now: clock.now)
+        #expect(memory.count(uid: Self.root) == 3)
+        #expect(Self.hosts(memory, Self.root, "192.0.2.1", clock.now) == [])
+        #expect(Self.hosts(memory, Self.root, "192.0.2.0", clock.now) == ["a.example"])
+        #expect(Self.hosts(memory, Self.root, "192.0.2.3", clock.now) == ["d.example"])
+    }
+
+    /// A uid that floods the memory only ever evicts its own entries while it remembers the most:
+    /// the other uids keep theirs.
+    @Test func aFloodingUserCannotEvictAnotherUsersEntries() {
+        let clock = CacheManualClock()
+        let memory = AddressOwnerMemory(capacityPerUser: 1_000, capacity: 1_200)
+        for index in 0..<200 {
+            memory.record(
+                uid: Self.root, host: "r\(index).example", addresses: ["10.1.\(index / 256).\(index % 256)"], ttl: 60,
                 now: clock.now)
         }
-        #expect(memory.count == 100)
-        #expect(memory.owner(of: "10.0.39.15", now: clock.now) == "h9999.example")
-        #expect(memory.owner(of: "10.0.38.171", now: clock.now) == nil)  // index 9899, the 101st most recent
-        #expect(memory.owner(of: "10.0.38.172", now: clock.now) == "h9900.example")  // the 100th
+        for index in 0..<10_000 {
+            memory.record(
+                uid: Self.other, host: "x\(index).example", addresses: ["10.2.\(index / 256 % 256).\(index % 256)"],
+                ttl: 60, now: clock.now)
+        }
+        #expect(memory.count(uid: Self.root) == 200)
+        #expect(memory.count(uid: Self.other) == 1_000)
+        #expect(memory.count <= 1_200)
+        #expect(Self.hosts(memory, Self.root, "10.1.0.0", clock.now) == ["r0.example"])
+        // A third uid arriving when the total is full takes room from the largest holder, not root.
+        for index in 0..<300 {
+            memory.record(
+                uid: 1000, host: "t\(index).example", addresses: ["10.3.\(index / 256).\(index % 256)"], ttl: 60,
+                now: clock.now)
+        }
+        #expect(memory.count(uid: 1000) == 300)
+        #expect(memory.count(uid: Self.root) == 200)
+        #expect(memory.count(uid: Self.other) == 700)
+        #expect(memory.count == 1_200)
     }
 
     @Test func pruneForgetsExpired() {
         var clock = CacheManualClock()
         let memory = AddressOwnerMemory(retention: 10)
-        memory.record(host: "a.example", addresses: ["192.0.2.1", "192.0.2.2"], ttl: 5, now: clock.now)
-        memory.record(host: "b.example", addresses: ["192.0.2.3"], ttl: 100, now: clock.now)
+        memory.record(uid: Self.root, host: "a.example", addresses: ["192.0.2.1", "192.0.2.2"], ttl: 5, now: clock.now)
+        memory.record(uid: Self.other, host: "b.example", addresses: ["192.0.2.3"], ttl: 100, now: clock.now)
         clock.advance(seconds: 15)
         #expect(memory.prune(now: clock.now) == 2)
         #expect(memory.count == 1)
-        #expect(memory.owner(of: "192.0.2.3", now: clock.now) == "b.example")
+        #expect(Self.hosts(memory, Self.other, "192.0.2.3", clock.now) == ["b.example"])
     }
 
-    @Test func snapshotAndRestoreAcrossARestartKeepRecencyOrder() {
+    @Test func snapshotAndRestoreAcrossARestartKeepUsersHostsAndRecency() {
         var clock = CacheManualClock()
-        let before = AddressOwnerMemory(capacity: 10, retention: 1_000)
-        before.record(host: "a.example", addresses: ["192.0.2.1"], ttl: 0, now: clock.now)
+        let before = AddressOwnerMemory(capacityPerUser: 10, retention: 1_000)
+        before.record(uid: Self.root, host: "a.example", addresses: ["192.0.2.1"], ttl: 0, now: clock.now)
         clock.advance(seconds: 10)
-        before.record(host: "b.example", addresses: ["192.0.2.2"], ttl: 0, now: clock.now)
-        before.record(host: "c.example", addresses: ["192.0.2.3"], ttl: 0, now: clock.now)
+        before.record(uid: Self.root, host: "b.example", addresses: ["192.0.2.2"], ttl: 0, now: clock.now)
+        before.record(uid: Self.root, host: "c.example", addresses: ["192.0.2.3"], ttl: 0, now: clock.now)
+        before.record(uid: Self.root, host: "d.example", addresses: ["192.0.2.3"], ttl: 500, now: clock.now)
+        before.record(uid: Self.other, host: "x.example", addresses: ["192.0.2.3"], ttl: 500, now: clock.now)
         let snapshot = before.snapshot(now: clock.now, wallNow: clock.wallNow)
-        #expect(snapshot.map(\.ip) == ["192.0.2.1", "192.0.2.2", "192.0.2.3"])
+        #expect(snapshot.map(\.uid) == [Self.root, Self.root, Self.root, Self.root, Self.other])
+        #expect(snapshot.map(\.ip) == ["192.0.2.1", "192.0.2.2", "192.0.2.3", "192.0.2.3", "192.0.2.3"])
+        #expect(snapshot.map(\.host) == ["a.example", "b.example", "c.example", "d.example", "x.example"])
         #expect(snapshot[0].expiresAtUnix == clock.wallNow + 990)
+        #expect(snapshot[3].answerExpiresAtUnix == clock.wallNow + 500)
 
         let restarted = CacheManualClock(now: MonotonicInstant(seconds: 1), wallNow: clock.wallNow + 995)
-        let after = AddressOwnerMemory(capacity: 2, retention: 1_000)
-        // a.example expired during the downtime; b and c fit.
-        #expect(after.restore(snapshot, now: restarted.now, wallNow: restarted.wallNow) == 2)
-        #expect(after.owner(of: "192.0.2.1", now: restarted.now) == nil)
-        #expect(after.owner(of: "192.0.2.2", now: restarted.now) == "b.example")
-        #expect(after.owner(of: "192.0.2.3", now: restarted.now) == "c.example")
-        #expect(after.owner(of: "192.0.2.2", now: restarted.now.advanced(bySeconds: 5)) == nil)
+        let after = AddressOwnerMemory(capacityPerUser: 2, retention: 1_000)
+        // a.example expired during the downtime; the rest fits root's cap of two addresses.
+        #expect(after.restore(snapshot, now: restarted.now, wallNow: restarted.wallNow) == 4)
+        #expect(Self.hosts(after, Self.root, "192.0.2.1", restarted.now) == [])
+        #expect(Self.hosts(after, Self.root, "192.0.2.2", restarted.now) == ["b.example"])
+        #expect(Self.hosts(after, Self.root, "192.0.2.3", restarted.now) == ["d.example", "c.example"])
+        #expect(Self.hosts(after, Self.other, "192.0.2.3", restarted.now) == ["x.example"])
+        let latest = after.attributions(uid: Self.root, of: IPAddress("192.0.2.3")!, now: restarted.now)[0]
+        #expect(latest.answerExpiresAt == restarted.now.advanced(bySeconds: 500 - 995))
+        #expect(Self.hosts(after, Self.root, "192.0.2.2", restarted.now.advanced(bySeconds: 5)) == [])
     }
 
-    @Test func restoreDoesNotOverrideNewerKnowledge() {
+    @Test func restoreDoesNotOverrideNewerKnowledgeNorTrustJunk() {
         let clock = CacheManualClock()
         let memory = AddressOwnerMemory()
-        memory.record(host: "new.example", addresses: ["192.0.2.1"], ttl: 60, now: clock.now)
+        memory.record(uid: Self.root, host: "new.example", addresses: ["192.0.2.1"], ttl: 60, now: clock.now)
         let persisted = [
-            PersistedAddressOwner(ip: "192.0.2.1", host: "old.example", expiresAtUnix: clock.wallNow + 100)
+            PersistedAddressOwner(
+                uid: Self.root, ip: "192.0.2.1", host: "old.example", answerExpiresAtUnix: clock.wallNow + 50,
+                expiresAtUnix: clock.wallNow + 100),
+            PersistedAddressOwner(
+                uid: Self.root, ip: "not-an-ip", host: "junk.example", answerExpiresAtUnix: clock.wallNow + 50,
+                expiresAtUnix: clock.wallNow + 100),
+            PersistedAddressOwner(
+                uid: Self.other, ip: "192.0.2.1", host: "theirs.example", answerExpiresAtUnix: .max,
+                expiresAtUnix: .max),
         ]
-        #expect(memory.restore(persisted, now: clock.now, wallNow: clock.wallNow) == 0)
-        #expect(memory.owner(of: "192.0.2.1", now: clock.now) == "new.example")
+        #expect(memory.restore(persisted, now: clock.now, wallNow: clock.wallNow) == 1)
+        #expect(Self.hosts(memory, Self.root, "192.0.2.1", clock.now) == ["new.example"])
+        // A far-future expiry (a clock set backwards, a damaged file) is believed for a week plus
+        // the retention at most.
+        let theirs = memory.attributions(uid: Self.other, of: IPAddress("192.0.2.1")!, now: clock.now)
+        #expect(theirs.map(\.host) == ["theirs.example"])
+        #expect(theirs[0].forgetAt == clock.now.advanced(bySeconds: 604_800 + 86_400))
     }
 }

@@ -171,24 +171,117 @@ struct CacheTests {
         #expect(cache.entryCount == 1)
     }
 
-    @Test func countersCountFreshHitsMissesAndServedStale() {
+    /// One request counts once, whatever the number of families it asks for: a cold resolve is
+    /// one miss and no hit, as `status` reports it.
+    @Test func answerCountsOneHitOrOneMissPerRequest() throws {
         var clock = CacheManualClock()
         let cache = DNSCache()
-        cache.insert(host: host, family: .ipv4, addresses: ["192.0.2.1"], ttl: 10, upstream: nil, now: clock.now)
+        #expect(cache.answer(host: host, families: [.ipv4, .ipv6], now: clock.now, allowStale: true) == .miss)
+        #expect(cache.hits == 0 && cache.misses == 1)
+        cache.insert(
+            host: host, parts: [(.ipv4, ["192.0.2.1"]), (.ipv6, [])], ttl: 10, upstream: "alibaba", now: clock.now)
         cache.insertNegative(host: "nx.example", family: .ipv4, now: clock.now)
-        _ = cache.lookup(host: host, family: .ipv4, now: clock.now, allowStale: true)  // hit
-        _ = cache.lookup(host: "nx.example", family: .ipv4, now: clock.now, allowStale: true)  // hit (negative)
-        _ = cache.lookup(host: "other.example", family: .ipv4, now: clock.now, allowStale: true)  // miss
+        guard
+            case .fresh(let entries, let ttl) = cache.answer(
+                host: host, families: [.ipv4, .ipv6], now: clock.now, allowStale: true)
+        else {
+            Issue.record("both families are cached and fresh")
+            return
+        }
+        #expect(entries.map(\.family) == [.ipv4, .ipv6] && entries[1].negative && ttl == 10)
+        guard
+            case .fresh(let negative, _) = cache.answer(
+                host: "nx.example", families: [.ipv4], now: clock.now, allowStale: true)
+        else {
+            Issue.record("a negative entry is a fresh answer too")
+            return
+        }
+        #expect(negative.allSatisfy { $0.negative })
+        #expect(cache.hits == 2 && cache.misses == 1)
+        // One family cached and the other not: a miss, counted once.
+        #expect(cache.answer(host: "nx.example", families: [.ipv4, .ipv6], now: clock.now, allowStale: true) == .miss)
+        #expect(cache.hits == 2 && cache.misses == 2)
         clock.advance(seconds: 11)
-        let staleResult = cache.lookup(host: host, family: .ipv4, now: clock.now, allowStale: true)  // miss, stale
-        #expect(stale(staleResult) != nil)
-        #expect(cache.hits == 2)
-        #expect(cache.misses == 2)
+        guard case .stale = cache.answer(host: host, families: [.ipv4], now: clock.now, allowStale: true) else {
+            Issue.record("an expired positive entry is stale")
+            return
+        }
+        #expect(cache.hits == 2 && cache.misses == 3)
         #expect(cache.staleServed == 0)  // only the caller knows whether it served it
         cache.noteStaleServed()
         #expect(cache.staleServed == 1)
+        // A second look for the same request, lookups and peeks count nothing.
+        _ = cache.answer(host: host, families: [.ipv4], now: clock.now, allowStale: true, counted: false)
+        _ = cache.lookup(host: host, family: .ipv4, now: clock.now, allowStale: true)
         _ = cache.peek(host: host, family: .ipv4)
-        #expect(cache.hits == 2 && cache.misses == 2)
+        #expect(cache.hits == 2 && cache.misses == 3)
+    }
+
+    /// At the cap, a dual-family answer whose TTL is the shortest must keep both parts: making room
+    /// for one never evicts the other (with the cache full of longer-lived names).
+    @Test func anAnswerAtTheCapNeverEvictsItsOwnOtherPart() {
+        let clock = CacheManualClock()
+        let cache = DNSCache(limits: DNSCacheLimits(capacity: 4))
+        for index in 0..<4 {
+            cache.insert(
+                host: "long\(index).example", family: .ipv4, addresses: ["192.0.2.\(index)"], ttl: 3_600,
+                upstream: nil, now: clock.now)
+        }
+        let stored = cache.insert(
+            host: host, parts: [(.ipv4, ["203.0.113.1"]), (.ipv6, ["2001:db8::1"])], ttl: 60, upstream: nil,
+            now: clock.now)
+        #expect(stored == 2)
+        #expect(cache.entryCount == 4)
+        #expect(cache.peek(host: host, family: .ipv4)?.addresses == ["203.0.113.1"])
+        #expect(cache.peek(host: host, family: .ipv6)?.addresses == ["2001:db8::1"])
+        // Replacing the same answer at the cap evicts nothing else.
+        cache.insert(
+            host: host, parts: [(.ipv4, ["203.0.113.2"]), (.ipv6, ["2001:db8::2"])], ttl: 30, upstream: nil,
+            now: clock.now)
+        #expect(cache.entryCount == 4)
+        #expect(cache.peek(host: host, family: .ipv4)?.addresses == ["203.0.113.2"])
+        #expect((0..<4).filter { cache.peek(host: "long\($0).example", family: .ipv4) != nil }.count == 2)
+        // A cap below the number of parts keeps the first ones.
+        let tiny = DNSCache(limits: DNSCacheLimits(capacity: 1))
+        #expect(
+            tiny.insert(
+                host: host, parts: [(.ipv4, ["203.0.113.1"]), (.ipv6, ["2001:db8::1"])], ttl: 60, upstream: nil,
+                now: clock.now) == 1)
+        #expect(tiny.peek(host: host, family: .ipv4) != nil && tiny.peek(host: host, family: .ipv6) == nil)
+    }
+
+    /// A part with TTL 0 (or a negative part with `NegativeTTL=0`) is used once, not cached; the
+    /// other part of the same answer still is.
+    @Test func zeroTTLPartsAreNotCachedButTheirSiblingsAre() {
+        let clock = CacheManualClock()
+        let cache = DNSCache(limits: DNSCacheLimits(negativeTTL: 0))
+        #expect(
+            cache.insert(
+                host: host, parts: [(.ipv4, ["203.0.113.1"]), (.ipv6, [])], ttl: 60, upstream: nil, now: clock.now)
+                == 1)
+        #expect(cache.peek(host: host, family: .ipv6) == nil)
+        let uncached = DNSCache(limits: DNSCacheLimits(maxTTL: 0))
+        #expect(
+            uncached.insert(host: host, parts: [(.ipv4, ["203.0.113.1"])], ttl: 60, upstream: nil, now: clock.now) == 0)
+        #expect(uncached.entryCount == 0)
+    }
+
+    /// `MaxTTL=infinity` and other huge settings never make a TTL JSON readers cannot hold.
+    @Test func everyTTLStaysWithinRFC2181sMaximum() throws {
+        var resolver = DaemonConfiguration.Resolver()
+        resolver.maxTTLMs = .max
+        resolver.minTTLMs = .max / 2
+        resolver.negativeTTLMs = .max
+        let limits = DNSCacheLimits(resolver)
+        #expect(limits.maxTTL == Int(Int32.max))
+        #expect(limits.minTTL <= limits.maxTTL && limits.negativeTTL <= limits.maxTTL)
+        #expect(limits.clamp(ttl: .max) == Int(Int32.max))
+        let clock = CacheManualClock()
+        let cache = DNSCache(limits: limits)
+        cache.insert(host: host, family: .ipv4, addresses: ["192.0.2.1"], ttl: .max, upstream: nil, now: clock.now)
+        let (_, ttl) = try #require(fresh(cache.lookup(host: host, family: .ipv4, now: clock.now, allowStale: false)))
+        #expect(ttl <= (1 << 53) - 1)
+        #expect(ttl == Int(Int32.max))
     }
 
     @Test func fullCacheEvictsEarliestExpiryFirst() {
@@ -293,20 +386,6 @@ struct CacheTests {
         #expect(cache.prune(now: clock.now) == 0)
         #expect(cache.entryCount == 1)
     }
-
-    @Test func insertRecordsOwnersEvenWhenNotCached() {
-        let clock = CacheManualClock()
-        let owners = AddressOwnerMemory()
-        let cache = DNSCache(owners: owners)
-        cache.insert(
-            host: "a.example", family: .ipv4, addresses: ["192.0.2.1", "192.0.2.2"], ttl: 60, upstream: nil,
-            now: clock.now)
-        cache.insert(
-            host: "zero.example", family: .ipv4, addresses: ["192.0.2.9"], ttl: 0, upstream: nil, now: clock.now)
-        #expect(owners.owner(of: "192.0.2.1", now: clock.now) == "a.example")
-        #expect(owners.owner(of: "192.0.2.2", now: clock.now) == "a.example")
-        #expect(owners.owner(of: "192.0.2.9", now: clock.now) == "zero.example")
-    }
 }
 
 struct CachePersistenceTests {
@@ -344,7 +423,7 @@ struct CachePersistenceTests {
             return
         }
         #expect(after.peek(host: "nx.example", family: .ipv4) == nil)
-        #expect(after.hits == 1 && after.misses == 1)
+        #expect(after.hits == 0 && after.misses == 0)  // restoring and looking up count nothing
     }
 
     @Test func restoreDropsWhatIsBeyondMaxStaleAndClampsToMaxTTL() throws {

@@ -10,7 +10,7 @@ struct IPAddressTests {
     ])
     func parsesDottedQuad(text: String, bytes: [UInt8]) throws {
         let address = try #require(IPAddress(text))
-        #expect(address.family == .v4)
+        #expect(address.family == .ipv4)
         #expect(address.bytes == bytes)
         #expect(address.description == text)
     }
@@ -49,7 +49,7 @@ struct IPAddressTests {
     ])
     func formatsIPv6Canonically(text: String, canonical: String) throws {
         let address = try #require(IPAddress(text))
-        #expect(address.family == .v6)
+        #expect(address.family == .ipv6)
         #expect(address.bytes.count == 16)
         #expect(address.description == canonical)
         #expect(IPAddress(canonical) == address)
@@ -67,13 +67,25 @@ struct IPAddressTests {
 
     @Test func buildsFromWireBytes() throws {
         let v4 = try #require(IPAddress(bytes: [93, 184, 216, 34]))
-        #expect(v4.family == .v4)
+        #expect(v4.family == .ipv4)
         #expect(v4.description == "93.184.216.34")
         let v6 = try #require(IPAddress(bytes: [0x20, 0x01, 0x0d, 0xb8] + Array(repeating: 0, count: 11) + [1]))
         #expect(v6.description == "2001:db8::1")
         #expect(IPAddress(bytes: [1, 2, 3]) == nil)
         #expect(IPAddress(bytes: []) == nil)
         #expect(IPAddress(bytes: Array(repeating: 0, count: 17)) == nil)
+    }
+
+    /// `::ffff:a.b.c.d` reaches the IPv4 host a.b.c.d; other IPv6 addresses stay themselves.
+    @Test func anIPv4MappedAddressUnmapsToItsIPv4Address() throws {
+        let mapped = try #require(IPAddress("::FFFF:203.0.113.10"))
+        #expect(mapped.family == .ipv6)
+        #expect(mapped.unmappingIPv4 == IPAddress("203.0.113.10"))
+        #expect(try #require(IPAddress("::ffff:cb00:710a")).unmappingIPv4.description == "203.0.113.10")
+        for text in ["2001:db8::1", "::203.0.113.10", "64:ff9b::203.0.113.10", "::fffe:203.0.113.10", "192.0.2.1"] {
+            let address = try #require(IPAddress(text))
+            #expect(address.unmappingIPv4 == address, "\(text)")
+        }
     }
 
     @Test func equalAddressesHashAlike() {

@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSProtocol
 import Testing
 
 private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }

@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSProtocol
 import HTTPDNSTestSupport
 import Testing
 
@@ -7,8 +8,8 @@ import Testing
 struct UpstreamFuzzTests {
     private static func checkInvariants(_ result: Result<UpstreamAnswer, UpstreamError>) {
         guard case .success(let answer) = result else { return }
-        #expect(answer.ipv4.allSatisfy { $0.family == .v4 && $0.bytes.count == 4 })
-        #expect(answer.ipv6.allSatisfy { $0.family == .v6 && $0.bytes.count == 16 })
+        #expect(answer.ipv4.allSatisfy { $0.family == .ipv4 && $0.bytes.count == 4 })
+        #expect(answer.ipv6.allSatisfy { $0.family == .ipv6 && $0.bytes.count == 16 })
         #expect(answer.ttl >= 0)
     }
 
@@ -74,7 +75,7 @@ struct UpstreamFuzzTests {
                 }
             }
             let status = [200, 200, 200, 403, 500].randomElement(using: &random)!
-            for family in ResolveFamily.allCases {
+            for family in AddressFamily.allCases {
                 UpstreamFuzzTests.checkInvariants(AlibabaV1.parseResolve(status: status, body: input, family: family))
                 UpstreamFuzzTests.checkInvariants(TencentHTTPDNS.parse(status: status, body: input, family: family))
                 if case .success(let answers) = AlibabaV1.parseBatch(status: status, body: input, family: family) {

@@ -15,11 +15,24 @@ struct DNSPersistenceTests {
             host: "gone.example", family: .ipv4, addresses: [], upstream: "https://doh.example/",
             expiresAtUnix: 1_800_000_030, negative: true),
     ]
-    // Least recently used first, deliberately not in IP or expiry order.
+    // Per uid least recently used first, deliberately not in IP or expiry order; one address with
+    // two hosts for uid 1000, and the same address remembered for another uid.
     static let owners = [
-        PersistedAddressOwner(ip: "192.0.2.2", host: "a.example", expiresAtUnix: 1_800_003_600),
-        PersistedAddressOwner(ip: "2001:db8::1", host: "a.example", expiresAtUnix: 1_800_000_100),
-        PersistedAddressOwner(ip: "192.0.2.1", host: "b.example", expiresAtUnix: 1_800_009_000),
+        PersistedAddressOwner(
+            uid: 0, ip: "192.0.2.2", host: "a.example", answerExpiresAtUnix: 1_800_000_000,
+            expiresAtUnix: 1_800_003_600),
+        PersistedAddressOwner(
+            uid: 1000, ip: "2001:db8::1", host: "a.example", answerExpiresAtUnix: 1_800_000_050,
+            expiresAtUnix: 1_800_000_100),
+        PersistedAddressOwner(
+            uid: 1000, ip: "192.0.2.1", host: "b.example", answerExpiresAtUnix: 1_799_999_000,
+            expiresAtUnix: 1_800_009_000),
+        PersistedAddressOwner(
+            uid: 1000, ip: "192.0.2.1", host: "a.example", answerExpiresAtUnix: 1_800_000_060,
+            expiresAtUnix: 1_800_009_060),
+        PersistedAddressOwner(
+            uid: 4_294_967_294, ip: "192.0.2.1", host: "c.example", answerExpiresAtUnix: 1_800_000_060,
+            expiresAtUnix: 1_800_009_060),
     ]
 
     @Test func saveAndLoadAcrossARestartKeepingOrder() throws {

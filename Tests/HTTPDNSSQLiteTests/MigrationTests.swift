@@ -4,7 +4,7 @@ import Testing
 @testable import HTTPDNSSQLite
 
 struct MigrationTests {
-    static let allNames = ["0001-cookies-dns-meta", "0002-cookies-expiry-index"]
+    static let allNames = ["0001-cookies-dns-meta", "0002-cookies-expiry-index", "0003-address-owners-per-uid"]
 
     static func recordedMigrations(_ path: String) throws -> [String] {
         let database = try SQLiteDatabase(path: path)
@@ -69,6 +69,33 @@ struct MigrationTests {
             httpOnly: true, sameSite: .lax, partitioned: false, created: 1_799_999_000, creationIndex: 7,
             lastAccess: 1_799_999_500)
         #expect(jars == [1000: [expected]])
+    }
+
+    /// The IP -> host memory became per uid: rows saved without a uid cannot say whose resolve
+    /// they came from, so the migration drops them instead of handing them to anyone.
+    @Test func addressOwnersWithoutAUIDAreDroppedAndTheTableIsPerUID() throws {
+        let directory = TemporaryDirectory()
+        try StoreFixtures.open(directory).close()
+        do {
+            let database = try SQLiteDatabase(path: directory.databasePath)
+            try database.execute(
+                """
+                DELETE FROM schema_migrations WHERE name = '0003-address-owners-per-uid';
+                DROP TABLE address_owners;
+                CREATE TABLE address_owners (ip TEXT PRIMARY KEY NOT NULL, host TEXT NOT NULL,
+                    expires_at INTEGER NOT NULL, recency INTEGER NOT NULL);
+                INSERT INTO address_owners VALUES ('203.0.113.10', 'other.example', 1900000000, 0);
+                """)
+        }
+        let store = try StoreFixtures.open(directory)
+        defer { store.close() }
+        #expect(try Self.recordedMigrations(directory.databasePath) == Self.allNames)
+        #expect(try store.loadDNS().owners.isEmpty)
+        let owner = PersistedAddressOwner(
+            uid: 1000, ip: "203.0.113.10", host: "mine.example", answerExpiresAtUnix: 1_900_000_000,
+            expiresAtUnix: 1_900_086_400)
+        #expect(store.saveDNSAndWait(entries: [], owners: [owner]).failure == nil)
+        #expect(try store.loadDNS().owners == [owner])
     }
 
     @Test func migrationUnknownToThisVersionIsRefused() throws {

@@ -599,16 +599,32 @@ struct DomainNormalizationSocketTests {
         #expect(u["hostOnly"] == true)
     }
 
-    /// Two names on one IP: the one this daemon resolved most recently owns it.
-    @Test func mostRecentlyResolvedHostOwnsASharedIP() throws {
+    /// Two of the caller's own names on one IP: without `host` the daemon does not guess whose
+    /// login a cookie is; every call by that URL says so and lists the candidates.
+    @Test func twoOfTheCallersNamesOnOneIPAreAnAmbiguousAddress() throws {
         let (upstream, rpc) = try Self.start()
         defer { upstream.stop() }
         _ = try rpc.result("resolve", ["host": "first.example.com", "family": "ipv4"])
         _ = try rpc.result("resolve", ["host": "second.example.com", "family": "ipv4"])
-        let result = try rpc.setCookies("https://203.0.113.20/", ["s=1"])
-        #expect(result["host"] == "second.example.com", "\(result.encodedString)")
-        #expect(try rpc.header("https://second.example.com/") == "s=1")
-        #expect(try rpc.header("https://first.example.com/") == "")
+        let calls: [(String, JSON)] = [
+            ("handleSetCookie", ["url": "https://203.0.113.20/", "setCookie": ["s=1"]]),
+            ("getCookieHeader", ["url": "https://203.0.113.20/"]),
+            ("deleteCookies", ["url": "https://203.0.113.20/"]),
+        ]
+        for (method, params) in calls {
+            let error = try rpc.error(method, params)
+            #expect(error["code"] == .int(-32602), "\(method): \(error.encodedString)")
+            #expect(error["data"]?["name"] == "InvalidParams")
+            #expect(error["data"]?["field"] == "host")
+            #expect(error["data"]?["reason"] == "ambiguous-address")
+            #expect(error["data"]?["candidates"] == ["second.example.com", "first.example.com"])
+        }
+        #expect(try rpc.list().isEmpty)
+        // Naming the host settles it.
+        let result = try rpc.setCookies("https://203.0.113.20/", ["s=1"], host: "first.example.com")
+        #expect(result["host"] == "first.example.com", "\(result.encodedString)")
+        #expect(try rpc.header("https://first.example.com/") == "s=1")
+        #expect(try rpc.header("https://second.example.com/") == "")
     }
 }
 

@@ -1,133 +1,279 @@
-/// Which host name each IP address handed out by the resolver belongs to: the memory behind
-/// cookie domain normalization (a cookie set by a response fetched from an IP is stored under the
-/// host name that most recently resolved to that IP, API.md "Domain normalization").
+/// Which host names each IP address was handed out for, per uid: the memory behind cookie domain
+/// normalization and `reverse` (a cookie set by a response fetched from an IP is stored under the
+/// host name that IP was resolved for, API.md "Domain normalization").
 ///
-/// Entries outlive the DNS TTL by `retention`, because apps keep using an IP after its record
-/// expires; the map is bounded by `capacity` with least-recently-used eviction. Time is injected;
-/// one thread owns an instance.
+/// It is per uid because whose login a cookie is must not be something one user can steer for
+/// another: only a uid's own answers feed its memory. Per address it keeps that uid's host names,
+/// most recent first, at most `maxHostsPerAddress`. An attribution outlives the answer's TTL by
+/// `retention`, because apps keep using an IP after its record expires; once that has passed the
+/// host is no longer a candidate.
+///
+/// Bounded twice, by addresses: `capacityPerUser` per uid (least recently used first out) and
+/// `capacity` in total, where room is made at the expense of the uid remembering the most, so a
+/// uid that fills the memory only ever evicts its own entries while it holds the most. Time is
+/// injected; one thread owns an instance.
 public final class AddressOwnerMemory {
-    /// Most IPs remembered. Default 16384: four times the DNS cache cap (an answer often carries
-    /// several addresses, and IPs are kept longer than answers).
+    /// Most addresses remembered for one uid. Default 4096: the DNS cache's default size.
+    public let capacityPerUser: Int
+    /// Most addresses remembered in total. Default 32768 (eight uids at their cap; about 8 MB at
+    /// most).
     public let capacity: Int
-    /// Seconds an IP stays attributed to its host after the answer's TTL ran out. Default 1 day.
+    /// Seconds an attribution is kept after the answer's TTL ran out. Default 1 day.
     public let retention: Int
+    /// Host names kept per address and uid (a CDN address shared by more names is ambiguous
+    /// anyway); the least recent goes first.
+    public static let maxHostsPerAddress = 8
 
     /// Longest TTL believed when restoring, so a wall clock set backwards cannot make a restored
     /// entry immortal: RFC 8767 section 4's suggested TTL cap of 7 days.
     static let longestRestoredTTL = 604_800
 
+    /// One host name an address was handed out for.
+    public struct Attribution: Sendable, Equatable {
+        public var host: String
+        /// When the answer that handed the address out stops being valid (its TTL).
+        public var answerExpiresAt: MonotonicInstant
+        /// When the attribution is forgotten: the answer's expiry plus `retention`.
+        public var forgetAt: MonotonicInstant
+
+        public init(host: String, answerExpiresAt: MonotonicInstant, forgetAt: MonotonicInstant) {
+            self.host = host
+            self.answerExpiresAt = answerExpiresAt
+            self.forgetAt = forgetAt
+        }
+    }
+
+    private var users: [UInt32: UserAddresses] = [:]
+    /// Addresses remembered over every uid (some may have expired and not been pruned yet).
+    public private(set) var count = 0
+
+    public init(capacityPerUser: Int = 4_096, capacity: Int = 32_768, retention: Int = 86_400) {
+        precondition(capacityPerUser > 0 && capacity > 0, "the memory needs room for at least one address")
+        self.capacityPerUser = capacityPerUser
+        self.capacity = capacity
+        self.retention = max(0, retention)
+    }
+
+    /// Addresses remembered for `uid`.
+    public func count(uid: UInt32) -> Int { users[uid]?.count ?? 0 }
+
+    /// The key an address is remembered under: its canonical text, with an IPv4-mapped IPv6
+    /// address (`::ffff:a.b.c.d`) read as the IPv4 address, which reaches the same host.
+    public static func key(for address: IPAddress) -> String {
+        address.unmappingIPv4.description
+    }
+
+    /// Records that `addresses` (canonical text) were handed out to `uid` for `host` by an answer
+    /// valid for `ttl` more seconds: `host` becomes each address's most recent name for `uid`.
+    public func record(uid: UInt32, host: String, addresses: [String], ttl: Int, now: MonotonicInstant) {
+        let answerExpiresAt = now.advanced(bySeconds: max(ttl, 0))
+        let attribution = Attribution(
+            host: host, answerExpiresAt: answerExpiresAt, forgetAt: answerExpiresAt.advanced(bySeconds: retention))
+        for address in addresses {
+            upsert(uid: uid, ip: Self.key(canonical: address), attribution, now: now)
+        }
+    }
+
+    /// `uid`'s live host names for `address`, most recent first (empty when none is known).
+    public func attributions(uid: UInt32, of address: IPAddress, now: MonotonicInstant) -> [Attribution] {
+        guard let user = users[uid] else { return [] }
+        let ip = Self.key(for: address)
+        guard let slot = user.slot(of: ip) else { return [] }
+        let live = user.hosts(at: slot).filter { now < $0.forgetAt }
+        if live.isEmpty {
+            forget(uid: uid, user, slot: slot)
+            return []
+        }
+        user.setHosts(live, at: slot)
+        user.moveToNewest(slot)
+        return live
+    }
+
+    /// Forgets every expired attribution. O(n); meant for a periodic timer, not the hot path.
+    ///
+    /// - Returns: the number of addresses forgotten.
+    @discardableResult
+    public func prune(now: MonotonicInstant) -> Int {
+        var forgotten = 0
+        for (uid, user) in users {
+            for slot in user.slots {
+                let live = user.hosts(at: slot).filter { now < $0.forgetAt }
+                if live.isEmpty {
+                    forget(uid: uid, user, slot: slot)
+                    forgotten += 1
+                } else {
+                    user.setHosts(live, at: slot)
+                }
+            }
+        }
+        return forgotten
+    }
+
+    /// Forgets everything.
+    public func removeAll() {
+        users.removeAll()
+        count = 0
+    }
+
+    /// Every live attribution with expiries as Unix seconds (rounded up), in the order `restore`
+    /// replays to rebuild the same recency: per uid, least recently used address first, and per
+    /// address its oldest host first.
+    public func snapshot(now: MonotonicInstant, wallNow: Int64) -> [PersistedAddressOwner] {
+        var result: [PersistedAddressOwner] = []
+        result.reserveCapacity(count)
+        for uid in users.keys.sorted() {
+            guard let user = users[uid] else { continue }
+            for slot in user.slotsOldestFirst {
+                for attribution in user.hosts(at: slot).reversed() where now < attribution.forgetAt {
+                    result.append(
+                        PersistedAddressOwner(
+                            uid: uid, ip: user.ip(at: slot), host: attribution.host,
+                            answerExpiresAtUnix: Self.unix(attribution.answerExpiresAt, now: now, wallNow: wallNow),
+                            expiresAtUnix: Self.unix(attribution.forgetAt, now: now, wallNow: wallNow)))
+                }
+            }
+        }
+        return result
+    }
+
+    /// Loads attributions saved by `snapshot`, in its order. An address a uid already recorded
+    /// since start is newer knowledge and keeps its hosts. Expired ones are dropped; the caps apply.
+    ///
+    /// - Returns: the number of attributions restored.
+    @discardableResult
+    public func restore(_ persisted: [PersistedAddressOwner], now: MonotonicInstant, wallNow: Int64) -> Int {
+        struct UserAddress: Hashable {
+            var uid: UInt32
+            var ip: String
+        }
+        var known: Set<UserAddress> = []
+        for (uid, user) in users {
+            for slot in user.slots { known.insert(UserAddress(uid: uid, ip: user.ip(at: slot))) }
+        }
+        var restored = 0
+        for item in persisted where !known.contains(UserAddress(uid: item.uid, ip: item.ip)) {
+            // The store is not trusted more than an upstream: only real addresses come back.
+            guard let address = IPAddress(item.ip) else { continue }
+            let ceiling = Int64(retention + Self.longestRestoredTTL)
+            let (remaining, overflow) = item.expiresAtUnix.subtractingReportingOverflow(wallNow)
+            let forget = overflow ? ceiling : min(remaining, ceiling)
+            guard forget > 0 else { continue }
+            let (answerRemaining, answerOverflow) = item.answerExpiresAtUnix.subtractingReportingOverflow(wallNow)
+            let valid = min(answerOverflow ? forget : answerRemaining, Int64(Self.longestRestoredTTL), forget)
+            let attribution = Attribution(
+                host: item.host, answerExpiresAt: now.advanced(bySeconds: Int(valid)),
+                forgetAt: now.advanced(bySeconds: Int(forget)))
+            upsert(uid: item.uid, ip: Self.key(for: address), attribution, now: now)
+            restored += 1
+        }
+        return restored
+    }
+
+    // MARK: - Internals
+
+    /// `canonical` under its key, without parsing: the canonical text of an IPv4-mapped address
+    /// is exactly `::ffff:` and a dotted quad.
+    private static func key(canonical: String) -> String {
+        let prefix = "::ffff:"
+        guard canonical.hasPrefix(prefix), canonical.utf8.contains(UInt8(ascii: ".")) else { return canonical }
+        return String(canonical.dropFirst(prefix.count))
+    }
+
+    private static func unix(_ instant: MonotonicInstant, now: MonotonicInstant, wallNow: Int64) -> Int64 {
+        let nanoseconds = instant.nanoseconds(since: now)
+        let perSecond = MonotonicInstant.nanosecondsPerSecond
+        var seconds = nanoseconds / perSecond
+        if nanoseconds % perSecond > 0 { seconds += 1 }
+        let (sum, overflow) = wallNow.addingReportingOverflow(seconds)
+        return overflow ? (seconds > 0 ? .max : .min) : sum
+    }
+
+    private func upsert(uid: UInt32, ip: String, _ attribution: Attribution, now: MonotonicInstant) {
+        let user = users[uid] ?? UserAddresses()
+        if let slot = user.slot(of: ip) {
+            var hosts = user.hosts(at: slot).filter { $0.host != attribution.host && now < $0.forgetAt }
+            hosts.insert(attribution, at: 0)
+            user.setHosts(Array(hosts.prefix(Self.maxHostsPerAddress)), at: slot)
+            user.moveToNewest(slot)
+            return
+        }
+        makeRoom(for: uid, user)
+        // After making room: evicting the uid's last address would have dropped it from `users`.
+        users[uid] = user
+        user.insertNewest(ip: ip, hosts: [attribution])
+        count += 1
+    }
+
+    /// Frees one address for `uid`: its own least recently used one at its cap; at the total cap,
+    /// the least recently used one of whoever remembers the most (`uid` itself on a tie).
+    private func makeRoom(for uid: UInt32, _ user: UserAddresses) {
+        if user.count >= capacityPerUser {
+            evictOldest(of: uid, user)
+            return
+        }
+        guard count >= capacity else { return }
+        // `user` may not be in `users` yet (a uid's first address).
+        var victim = (uid: uid, user: user)
+        for (other, candidate) in users where candidate.count > victim.user.count {
+            victim = (other, candidate)
+        }
+        evictOldest(of: victim.uid, victim.user)
+    }
+
+    private func evictOldest(of uid: UInt32, _ user: UserAddresses) {
+        guard let oldest = user.oldestSlot else { return }
+        forget(uid: uid, user, slot: oldest)
+    }
+
+    private func forget(uid: UInt32, _ user: UserAddresses, slot: Int) {
+        user.remove(slot: slot)
+        count -= 1
+        if user.count == 0 { users[uid] = nil }
+    }
+}
+
+@available(*, unavailable, message: "AddressOwnerMemory belongs to one thread (the I/O loop)")
+extension AddressOwnerMemory: Sendable {}
+
+/// One uid's addresses in recency order: nodes in a flat array linked by index (no per-node
+/// allocation), with freed slots recycled.
+private final class UserAddresses {
     private struct Node {
         var ip: String
-        var host: String
-        var expiresAt: MonotonicInstant
+        var hosts: [AddressOwnerMemory.Attribution]
         /// Neighbours in recency order; -1 ends the list.
         var newer: Int
         var older: Int
     }
 
-    /// Nodes in a flat array linked by index (no per-node allocation); `free` recycles slots.
     private var nodes: [Node] = []
     private var freeSlots: [Int] = []
     private var slotByIP: [String: Int] = [:]
     private var newest = -1
     private var oldest = -1
 
-    public init(capacity: Int = 16_384, retention: Int = 86_400) {
-        precondition(capacity > 0, "the memory needs room for at least one address")
-        self.capacity = capacity
-        self.retention = max(0, retention)
-    }
+    var count: Int { slotByIP.count }
+    var oldestSlot: Int? { oldest >= 0 ? oldest : nil }
+    /// Every used slot, in no particular order (a copy: callers may remove while iterating).
+    var slots: [Int] { Array(slotByIP.values) }
 
-    /// Number of IPs remembered (some may have expired and not been pruned yet).
-    public var count: Int { slotByIP.count }
-
-    /// Attributes each of `addresses` (canonical strings) to `host`, replacing an older owner:
-    /// the most recent answer wins. Kept for `ttl` + `retention` seconds from `now`.
-    public func record(host: String, addresses: [String], ttl: Int, now: MonotonicInstant) {
-        let expiresAt = now.advanced(bySeconds: max(ttl, 0)).advanced(bySeconds: retention)
-        for ip in addresses { upsert(ip: ip, host: host, expiresAt: expiresAt) }
-    }
-
-    /// The host most recently resolved to `ip`, unless that was longer ago than TTL + retention.
-    public func owner(of ip: String, now: MonotonicInstant) -> String? {
-        guard let slot = slotByIP[ip] else { return nil }
-        guard now < nodes[slot].expiresAt else {
-            remove(slot: slot)
-            return nil
-        }
-        moveToNewest(slot)
-        return nodes[slot].host
-    }
-
-    /// Forgets every expired attribution. O(n); meant for a periodic timer, not the hot path.
-    ///
-    /// - Returns: the number of IPs forgotten.
-    @discardableResult
-    public func prune(now: MonotonicInstant) -> Int {
-        let expired = slotByIP.values.filter { nodes[$0].expiresAt <= now }
-        for slot in expired { remove(slot: slot) }
-        return expired.count
-    }
-
-    /// Forgets everything.
-    public func removeAll() {
-        nodes.removeAll()
-        freeSlots.removeAll()
-        slotByIP.removeAll()
-        newest = -1
-        oldest = -1
-    }
-
-    /// Every live attribution, least recently used first (so `restore` rebuilds the same order),
-    /// with expiry as Unix seconds rounded up.
-    public func snapshot(now: MonotonicInstant, wallNow: Int64) -> [PersistedAddressOwner] {
-        var result: [PersistedAddressOwner] = []
-        result.reserveCapacity(slotByIP.count)
+    var slotsOldestFirst: [Int] {
+        var result: [Int] = []
         var slot = oldest
         while slot >= 0 {
-            let node = nodes[slot]
-            if now < node.expiresAt {
-                let nanoseconds = node.expiresAt.nanoseconds(since: now)
-                let perSecond = MonotonicInstant.nanosecondsPerSecond
-                let seconds = nanoseconds / perSecond + (nanoseconds % perSecond > 0 ? 1 : 0)
-                let (expiresAtUnix, overflow) = wallNow.addingReportingOverflow(seconds)
-                result.append(
-                    PersistedAddressOwner(ip: node.ip, host: node.host, expiresAtUnix: overflow ? .max : expiresAtUnix))
-            }
-            slot = node.newer
+            result.append(slot)
+            slot = nodes[slot].newer
         }
         return result
     }
 
-    /// Loads attributions saved by `snapshot`, oldest first. An IP already recorded since start is
-    /// newer knowledge and is kept. Expired ones are dropped.
-    ///
-    /// - Returns: the number of attributions restored.
-    @discardableResult
-    public func restore(_ persisted: [PersistedAddressOwner], now: MonotonicInstant, wallNow: Int64) -> Int {
-        var restored = 0
-        for item in persisted where slotByIP[item.ip] == nil {
-            let (remaining, overflow) = item.expiresAtUnix.subtractingReportingOverflow(wallNow)
-            let ceiling = Int64(retention + Self.longestRestoredTTL)
-            let seconds = overflow ? ceiling : min(remaining, ceiling)
-            guard seconds > 0 else { continue }
-            upsert(ip: item.ip, host: item.host, expiresAt: now.advanced(bySeconds: Int(seconds)))
-            restored += 1
-        }
-        return restored
-    }
+    func slot(of ip: String) -> Int? { slotByIP[ip] }
+    func ip(at slot: Int) -> String { nodes[slot].ip }
+    func hosts(at slot: Int) -> [AddressOwnerMemory.Attribution] { nodes[slot].hosts }
+    func setHosts(_ hosts: [AddressOwnerMemory.Attribution], at slot: Int) { nodes[slot].hosts = hosts }
 
-    // MARK: - The recency list
-
-    private func upsert(ip: String, host: String, expiresAt: MonotonicInstant) {
-        if let slot = slotByIP[ip] {
-            nodes[slot].host = host
-            nodes[slot].expiresAt = expiresAt
-            moveToNewest(slot)
-            return
-        }
-        if slotByIP.count >= capacity, oldest >= 0 { remove(slot: oldest) }
-        let node = Node(ip: ip, host: host, expiresAt: expiresAt, newer: -1, older: newest)
+    func insertNewest(ip: String, hosts: [AddressOwnerMemory.Attribution]) {
+        let node = Node(ip: ip, hosts: hosts, newer: -1, older: -1)
         let slot: Int
         if let reused = freeSlots.popLast() {
             nodes[reused] = node
@@ -140,15 +286,15 @@ public final class AddressOwnerMemory {
         slotByIP[ip] = slot
     }
 
-    private func remove(slot: Int) {
+    func remove(slot: Int) {
         unlink(slot)
         slotByIP[nodes[slot].ip] = nil
-        nodes[slot].host = ""
+        nodes[slot].hosts = []
         nodes[slot].ip = ""
         freeSlots.append(slot)
     }
 
-    private func moveToNewest(_ slot: Int) {
+    func moveToNewest(_ slot: Int) {
         guard slot != newest else { return }
         unlink(slot)
         linkAsNewest(slot)
@@ -172,20 +318,23 @@ public final class AddressOwnerMemory {
     }
 }
 
-@available(*, unavailable, message: "AddressOwnerMemory belongs to one thread (the I/O loop)")
-extension AddressOwnerMemory: Sendable {}
-
-/// An IP -> host attribution in a form that survives a restart (expiry in Unix seconds).
+/// An IP -> host attribution of one uid in a form that survives a restart (expiries in Unix
+/// seconds).
 public struct PersistedAddressOwner: Sendable, Equatable {
+    public var uid: UInt32
     /// Canonical IP address text.
     public var ip: String
     public var host: String
+    /// Unix seconds at which the answer that handed the address out stopped (or stops) being valid.
+    public var answerExpiresAtUnix: Int64
     /// Unix seconds after which the attribution is forgotten.
     public var expiresAtUnix: Int64
 
-    public init(ip: String, host: String, expiresAtUnix: Int64) {
+    public init(uid: UInt32, ip: String, host: String, answerExpiresAtUnix: Int64, expiresAtUnix: Int64) {
+        self.uid = uid
         self.ip = ip
         self.host = host
+        self.answerExpiresAtUnix = answerExpiresAtUnix
         self.expiresAtUnix = expiresAtUnix
     }
 }

@@ -1,3 +1,5 @@
+import HTTPDNSProtocol
+
 /// The shared DNS answer cache: per (host, family), TTL-clamped, with negative entries, a
 /// serve-stale window, a hard cap evicting the earliest expiry, and hit/miss counters.
 ///
@@ -6,19 +8,17 @@
 /// persistence seam. One thread owns an instance (the daemon's I/O loop), so it is not Sendable.
 public final class DNSCache {
     public let limits: DNSCacheLimits
-    /// The IP -> host memory fed by every answer inserted here, if the owner wants one.
-    public let owners: AddressOwnerMemory?
 
-    /// Lookups answered with a fresh entry (positive or negative).
+    /// Requests `answer` found fresh in every family they asked for (positive or negative).
     public private(set) var hits = 0
-    /// Lookups that found nothing fresh, including those answered with a stale entry.
+    /// Requests `answer` did not find fresh, including those answered with a stale entry.
     public private(set) var misses = 0
     /// Stale answers the caller reported as actually served (`noteStaleServed()`).
     public private(set) var staleServed = 0
 
     private struct Key: Hashable {
         var host: String
-        var family: DNSFamily
+        var family: IPFamily
     }
 
     private struct Stored {
@@ -34,73 +34,82 @@ public final class DNSCache {
     private var negativeExpiries = ExpiryHeap<Key>()
     private var nextSerial: UInt64 = 0
 
-    public init(limits: DNSCacheLimits = DNSCacheLimits(), owners: AddressOwnerMemory? = nil) {
+    public init(limits: DNSCacheLimits = DNSCacheLimits()) {
         self.limits = limits
-        self.owners = owners
     }
 
     /// Number of entries held, fresh or not.
     public var entryCount: Int { entries.count }
 
-    /// Caches an upstream answer: `addresses` (canonical strings, already validated for `family`)
-    /// for `ttl` seconds, clamped to [minTTL, maxTTL]. Every address is recorded in `owners`,
-    /// even when the answer is not cached, because the caller hands those addresses out.
+    /// Caches one upstream answer for `host`: per part, the addresses of its family (canonical
+    /// strings, already validated); an empty list is "no address of this family", a negative
+    /// entry. Positive parts live `ttl` seconds and negative ones `negativeTTL`, each clamped to
+    /// [minTTL, maxTTL].
     ///
-    /// A TTL of 0 after clamping means "use once, do not cache" (RFC 1035 section 3.2.1); it also
-    /// removes an older entry for the key, which this answer supersedes. An empty address list is
-    /// "no address of this family" and is cached as a negative entry.
+    /// The parts are stored together: making room at the cap evicts other names' entries, never
+    /// a part of this answer (nor an older version of one, which this answer supersedes anyway).
+    /// A part whose TTL is 0 after clamping is "use once, do not cache" (RFC 1035 section
+    /// 3.2.1); it also removes the older entry it supersedes.
+    ///
+    /// - Returns: how many parts are now cached.
+    @discardableResult
+    public func insert(
+        host: String,
+        parts: [(family: IPFamily, addresses: [String])],
+        ttl: Int,
+        upstream: String?,
+        now: MonotonicInstant
+    ) -> Int {
+        var cacheable: [DNSCacheEntry] = []
+        for part in parts {
+            let negative = part.addresses.isEmpty
+            let clamped = limits.clamp(ttl: negative ? limits.negativeTTL : ttl)
+            entries[Key(host: host, family: part.family)] = nil
+            guard clamped > 0 else { continue }
+            cacheable.append(
+                DNSCacheEntry(
+                    host: host, family: part.family, addresses: part.addresses, upstream: upstream,
+                    expiresAt: now + clamped, negative: negative))
+        }
+        storeTogether(cacheable, now: now)
+        return min(cacheable.count, limits.capacity)
+    }
+
+    /// Caches one family's answer (see `insert(host:parts:ttl:upstream:now:)`).
     ///
     /// - Returns: whether an entry is now cached for the key.
     @discardableResult
     public func insert(
         host: String,
-        family: DNSFamily,
+        family: IPFamily,
         addresses: [String],
         ttl: Int,
         upstream: String?,
         now: MonotonicInstant
     ) -> Bool {
-        if addresses.isEmpty {
-            return insertNegative(host: host, family: family, upstream: upstream, now: now)
-        }
-        let clamped = limits.clamp(ttl: ttl)
-        owners?.record(host: host, addresses: addresses, ttl: clamped, now: now)
-        let entry = DNSCacheEntry(
-            host: host, family: family, addresses: addresses, upstream: upstream,
-            expiresAt: now + clamped, negative: false)
-        return storeUnlessZero(entry, ttl: clamped, now: now)
+        insert(host: host, parts: [(family, addresses)], ttl: ttl, upstream: upstream, now: now) == 1
     }
 
     /// Caches "this host has no address of this family" for `negativeTTL`, clamped like any TTL.
     @discardableResult
     public func insertNegative(
         host: String,
-        family: DNSFamily,
+        family: IPFamily,
         upstream: String? = nil,
         now: MonotonicInstant
     ) -> Bool {
-        let clamped = limits.clamp(ttl: limits.negativeTTL)
-        let entry = DNSCacheEntry(
-            host: host, family: family, addresses: [], upstream: upstream,
-            expiresAt: now + clamped, negative: true)
-        return storeUnlessZero(entry, ttl: clamped, now: now)
+        insert(host: host, parts: [(family, [])], ttl: 0, upstream: upstream, now: now) == 1
     }
 
-    /// Looks a key up and counts the outcome: a fresh entry is a hit, anything else a miss.
-    /// With `allowStale`, an expired positive entry within `maxStale` comes back as `.stale`; the
-    /// caller then calls `noteStaleServed()` if it really answered with it.
-    public func lookup(host: String, family: DNSFamily, now: MonotonicInstant, allowStale: Bool) -> CacheLookup {
+    /// Looks a key up, without counting. With `allowStale`, an expired positive entry within
+    /// `maxStale` comes back as `.stale`.
+    public func lookup(host: String, family: IPFamily, now: MonotonicInstant, allowStale: Bool) -> CacheLookup {
         let key = Key(host: host, family: family)
-        guard let stored = entries[key] else {
-            misses += 1
-            return .miss
-        }
+        guard let stored = entries[key] else { return .miss }
         let entry = stored.entry
         if now < entry.expiresAt {
-            hits += 1
             return .fresh(entry, ttlLeft: Int(now.secondsRoundedUp(until: entry.expiresAt)))
         }
-        misses += 1
         guard isServableStale(entry, now: now) else {
             entries[key] = nil  // dead: expired and outside any stale window
             return .miss
@@ -108,9 +117,39 @@ public final class DNSCache {
         return allowStale ? .stale(entry) : .miss
     }
 
+    /// The cached answer to one request for `families` of `host`, counted once unless `counted`
+    /// is false (a second look for the same request): a hit when every family is fresh, else a
+    /// miss. The caller calls `noteStaleServed()` if it answers with a stale one.
+    public func answer(
+        host: String, families: [IPFamily], now: MonotonicInstant, allowStale: Bool, counted: Bool = true
+    ) -> CachedAnswer {
+        var found: [DNSCacheEntry] = []
+        var ttlLeft = Int.max
+        var anyStale = false
+        for family in families {
+            switch lookup(host: host, family: family, now: now, allowStale: allowStale) {
+            case .miss:
+                if counted { misses += 1 }
+                return .miss
+            case .fresh(let entry, let left):
+                found.append(entry)
+                ttlLeft = min(ttlLeft, left)
+            case .stale(let entry):
+                found.append(entry)
+                anyStale = true
+            }
+        }
+        if anyStale {
+            if counted { misses += 1 }
+            return .stale(found)
+        }
+        if counted { hits += 1 }
+        return .fresh(found, ttlLeft: ttlLeft)
+    }
+
     /// The entry for a key, fresh or not, without touching the counters (for prefetch timing
     /// and `status`).
-    public func peek(host: String, family: DNSFamily) -> DNSCacheEntry? {
+    public func peek(host: String, family: IPFamily) -> DNSCacheEntry? {
         entries[Key(host: host, family: family)]?.entry
     }
 
@@ -144,7 +183,7 @@ public final class DNSCache {
             return removed
         }
         var removed = 0
-        for family in DNSFamily.allCases where entries.removeValue(forKey: Key(host: host, family: family)) != nil {
+        for family in IPFamily.allCases where entries.removeValue(forKey: Key(host: host, family: family)) != nil {
             removed += 1
         }
         compactIfMostlyDead()
@@ -180,7 +219,7 @@ public final class DNSCache {
         _ persisted: [PersistedDNSEntry],
         now: MonotonicInstant,
         wallNow: Int64,
-        isValidAddress: (String, DNSFamily) -> Bool = { _, _ in true }
+        isValidAddress: (String, IPFamily) -> Bool = { _, _ in true }
     ) -> Int {
         var restored = 0
         for item in persisted {
@@ -199,7 +238,7 @@ public final class DNSCache {
             {
                 continue
             }
-            store(entry, now: now)
+            storeTogether([entry], now: now)
             restored += 1
         }
         return restored
@@ -215,32 +254,27 @@ public final class DNSCache {
         entry.expiresAt.advanced(bySeconds: limits.maxStale)
     }
 
-    /// Stores `entry` unless its TTL is 0, which caches nothing and drops the superseded entry.
-    private func storeUnlessZero(_ entry: DNSCacheEntry, ttl: Int, now: MonotonicInstant) -> Bool {
-        guard ttl > 0 else {
-            entries[Key(host: entry.host, family: entry.family)] = nil
-            compactIfMostlyDead()
-            return false
+    /// Puts `parts` (one answer) in place of any older entries, first making room for all of
+    /// them at once, so no part can be evicted for another. At a cap below the number of parts,
+    /// the first ones are kept.
+    private func storeTogether(_ parts: [DNSCacheEntry], now: MonotonicInstant) {
+        let kept = parts.prefix(limits.capacity)
+        for entry in kept { entries[Key(host: entry.host, family: entry.family)] = nil }
+        if entries.count + kept.count > limits.capacity { makeSpace(for: kept.count, now: now) }
+        for entry in kept {
+            let key = Key(host: entry.host, family: entry.family)
+            nextSerial += 1
+            entries[key] = Stored(entry: entry, serial: nextSerial)
+            let item = ExpiryHeap<Key>.Item(expiresAt: entry.expiresAt, key: key, serial: nextSerial)
+            if entry.negative { negativeExpiries.push(item) } else { positiveExpiries.push(item) }
         }
-        store(entry, now: now)
-        return true
-    }
-
-    /// Puts `entry` in place of any older one, making room first when the cache is full.
-    private func store(_ entry: DNSCacheEntry, now: MonotonicInstant) {
-        let key = Key(host: entry.host, family: entry.family)
-        if entries[key] == nil, entries.count >= limits.capacity { makeSpace(now: now) }
-        nextSerial += 1
-        entries[key] = Stored(entry: entry, serial: nextSerial)
-        let item = ExpiryHeap<Key>.Item(expiresAt: entry.expiresAt, key: key, serial: nextSerial)
-        if entry.negative { negativeExpiries.push(item) } else { positiveExpiries.push(item) }
         compactIfMostlyDead()
     }
 
-    /// Frees at least one slot: first whatever is unservable anyway, then the earliest expiry.
-    private func makeSpace(now: MonotonicInstant) {
+    /// Frees `count` slots: first whatever is unservable anyway, then the earliest expiries.
+    private func makeSpace(for count: Int, now: MonotonicInstant) {
         prune(now: now)
-        while entries.count >= limits.capacity {
+        while entries.count + count > limits.capacity {
             dropDeadTop(&positiveExpiries)
             dropDeadTop(&negativeExpiries)
             let victim: ExpiryHeap<Key>.Item?

@@ -1,8 +1,10 @@
+import HTTPDNSProtocol
+
 /// One cached answer: the addresses of one host in one family, or the fact that it has none.
 public struct DNSCacheEntry: Sendable, Equatable {
     /// The host name as the resolver validated it (lowercase, no trailing dot).
     public var host: String
-    public var family: DNSFamily
+    public var family: IPFamily
     /// Canonical address strings, in the order the upstream gave them. Empty for a negative entry.
     public var addresses: [String]
     /// Which upstream answered (its configured name), when known.
@@ -14,7 +16,7 @@ public struct DNSCacheEntry: Sendable, Equatable {
 
     public init(
         host: String,
-        family: DNSFamily,
+        family: IPFamily,
         addresses: [String],
         upstream: String?,
         expiresAt: MonotonicInstant,
@@ -40,11 +42,23 @@ public enum CacheLookup: Sendable, Equatable {
     case miss
 }
 
+/// What `DNSCache.answer` found for every family one request asks for.
+public enum CachedAnswer: Sendable, Equatable {
+    /// Every family is cached and live; `ttlLeft` is the least whole seconds left (at least 1).
+    /// The entries may all be negative: the name has no address of the families asked for.
+    case fresh([DNSCacheEntry], ttlLeft: Int)
+    /// Every family is cached but at least one only inside its serve-stale window (returned only
+    /// when the caller allowed stale answers).
+    case stale([DNSCacheEntry])
+    /// Some family has nothing usable.
+    case miss
+}
+
 /// A cache entry in a form that survives a restart: the expiry is wall-clock Unix seconds,
 /// because the monotonic clock starts again at every boot.
 public struct PersistedDNSEntry: Sendable, Equatable {
     public var host: String
-    public var family: DNSFamily
+    public var family: IPFamily
     public var addresses: [String]
     public var upstream: String?
     /// Unix seconds at which the answer stops being fresh.
@@ -53,7 +67,7 @@ public struct PersistedDNSEntry: Sendable, Equatable {
 
     public init(
         host: String,
-        family: DNSFamily,
+        family: IPFamily,
         addresses: [String],
         upstream: String?,
         expiresAtUnix: Int64,

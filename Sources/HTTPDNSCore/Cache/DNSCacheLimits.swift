@@ -4,6 +4,7 @@ public struct DNSCacheLimits: Sendable, Equatable {
     public var minTTL: Int
     /// Ceiling applied to every TTL. Default 1 day (`MaxTTL=`): RFC 8767 section 4 suggests
     /// capping TTLs at 7 days; a shorter cap bounds how long a changed record goes unnoticed.
+    /// Never above 2^31-1 (RFC 2181 section 8), also for `MaxTTL=infinity`.
     public var maxTTL: Int
     /// How long "no address" is remembered (`NegativeTTL=`). Default 30 s, as systemd-resolved
     /// caches a failed lookup; RFC 2308 section 5 allows more, but a name that starts to exist
@@ -24,9 +25,11 @@ public struct DNSCacheLimits: Sendable, Equatable {
         capacity: Int = 4096
     ) {
         precondition(capacity > 0, "a cache needs room for at least one entry")
-        self.minTTL = max(0, minTTL)
-        self.maxTTL = max(self.minTTL, maxTTL)
-        self.negativeTTL = max(0, negativeTTL)
+        // Every TTL the daemon answers with is at most RFC 2181's 2^31-1 seconds, so `MaxTTL=infinity`
+        // never puts a number on the wire that JSON readers (2^53-1 in JavaScript) cannot hold.
+        self.minTTL = min(max(0, minTTL), UpstreamAnswer.maxTTL)
+        self.maxTTL = min(max(self.minTTL, maxTTL), UpstreamAnswer.maxTTL)
+        self.negativeTTL = min(max(0, negativeTTL), UpstreamAnswer.maxTTL)
         self.maxStale = max(0, maxStale)
         self.capacity = capacity
     }

@@ -25,7 +25,8 @@ struct ConfigurationParser {
     static let knownKeys: [String: [String]] = [
         "Resolver": [
             "Upstream", "SecretKey", "SecretKeyFile", "Timeout", "ServeStale", "MinTTL", "MaxTTL", "MaxStale",
-            "NegativeTTL", "CacheSize", "Prefetch", "CAFile", "TLSName", "Static", "DoHMethod",
+            "NegativeTTL", "CacheSize", "Prefetch", "CAFile", "TLSName", "Static", "DoHMethod", "MaxUpstreamQueries",
+            "MaxUpstreamQueriesPerUser",
         ],
         "Cookies": ["MaxPerDomain", "MaxTotal"],
         "Server": [
@@ -139,6 +140,11 @@ struct ConfigurationParser {
             configuration.resolver.negativeTTLMs = try timeSpan(assignment, default: defaults.negativeTTLMs)
         case "CacheSize":
             configuration.resolver.cacheSize = try count(assignment, default: defaults.cacheSize)
+        case "MaxUpstreamQueries":
+            configuration.resolver.maxUpstreamQueries = try count(assignment, default: defaults.maxUpstreamQueries)
+        case "MaxUpstreamQueriesPerUser":
+            configuration.resolver.maxUpstreamQueriesPerUser = try count(
+                assignment, default: defaults.maxUpstreamQueriesPerUser)
         case "Prefetch":
             if value.isEmpty {
                 configuration.resolver.prefetch = []

@@ -44,6 +44,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var dohPost = false
         /// `Static=`: fixed answers.
         public var staticAnswers: [StaticAnswer] = []
+        /// `MaxUpstreamQueries=`: upstream queries queued or running for all users together;
+        /// a resolve that would need one more is answered -32003. Default 1024.
+        public var maxUpstreamQueries = 1_024
+        /// `MaxUpstreamQueriesPerUser=`: the same per uid, so that one user's flood of distinct
+        /// names cannot take every query slot. Default 64.
+        public var maxUpstreamQueriesPerUser = 64
 
         public init() {}
     }

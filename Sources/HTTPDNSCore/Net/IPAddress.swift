@@ -1,23 +1,20 @@
+import HTTPDNSProtocol
+
 /// An IPv4 or IPv6 address, parsed strictly and printed canonically.
 ///
 /// Only the forms a resolver can legitimately return are accepted: dotted-quad IPv4 with no
 /// leading zeros or shorthand (`1.2.3`, `0x7f.1`, `010.0.0.1` are all rejected, because other
 /// parsers read them differently), and RFC 4291 IPv6 text without a zone id.
 public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
-    public enum Family: String, Hashable, Sendable {
-        case v4
-        case v6
-    }
-
-    public let family: Family
-    /// 4 bytes for `.v4`, 16 for `.v6`, in network order.
+    public let family: IPFamily
+    /// 4 bytes for `.ipv4`, 16 for `.ipv6`, in network order.
     public let bytes: [UInt8]
 
     /// From raw network-order bytes, e.g. the RDATA of an A (4) or AAAA (16) record.
     public init?(bytes: some Collection<UInt8>) {
         switch bytes.count {
-        case 4: self.family = .v4
-        case 16: self.family = .v6
+        case 4: self.family = .ipv4
+        case 16: self.family = .ipv6
         default: return nil
         }
         self.bytes = Array(bytes)
@@ -35,23 +32,32 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     /// Strict dotted-quad: four decimal parts 0-255, no leading zeros except "0" itself.
     public init?(ipv4 text: String) {
         guard let parsed = IPAddress.parseIPv4(Array(text.utf8)[...]) else { return nil }
-        self.family = .v4
+        self.family = .ipv4
         self.bytes = parsed
     }
 
     /// RFC 4291 section 2.2 text forms, including `::` and a trailing embedded IPv4; zone ids are rejected.
     public init?(ipv6 text: String) {
         guard let parsed = IPAddress.parseIPv6(Array(text.utf8)) else { return nil }
-        self.family = .v6
+        self.family = .ipv6
         self.bytes = parsed
     }
 
     /// Canonical text: dotted-quad, or RFC 5952 for IPv6.
     public var description: String {
         switch family {
-        case .v4: return bytes.map { String($0) }.joined(separator: ".")
-        case .v6: return IPAddress.formatIPv6(bytes)
+        case .ipv4: return bytes.map { String($0) }.joined(separator: ".")
+        case .ipv6: return IPAddress.formatIPv6(bytes)
         }
+    }
+
+    /// The IPv4 address inside an IPv4-mapped IPv6 address (`::ffff:a.b.c.d`, RFC 4291 section
+    /// 2.5.5.2), else `self`: a connection to either reaches the same IPv4 host.
+    public var unmappingIPv4: IPAddress {
+        guard family == .ipv6, bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xff, bytes[11] == 0xff,
+            let v4 = IPAddress(bytes: bytes[12...])
+        else { return self }
+        return v4
     }
 
     // MARK: - Parsing

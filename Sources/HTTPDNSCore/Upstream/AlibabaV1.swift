@@ -25,13 +25,13 @@ public struct AlibabaV1: Sendable {
     }
 
     /// A single-host request; `now` (Unix seconds) only matters when signing.
-    public func resolveRequest(host: String, family: ResolveFamily, now: Int64) -> UpstreamHTTPRequest {
+    public func resolveRequest(host: String, family: AddressFamily, now: Int64) -> UpstreamHTTPRequest {
         let query = "host=" + URLQuery.encode(host) + "&query=" + AlibabaV1.queryValue(family)
         return UpstreamHTTPRequest(url: url(endpoint: "d", query: query, signing: host, now: now))
     }
 
     /// A batch request for up to `maxBatchHosts` validated names (used for prefetch).
-    public func batchRequest(hosts: [String], family: ResolveFamily = .both, now: Int64) -> UpstreamHTTPRequest {
+    public func batchRequest(hosts: [String], family: AddressFamily = .both, now: Int64) -> UpstreamHTTPRequest {
         precondition(!hosts.isEmpty && hosts.count <= AlibabaV1.maxBatchHosts, "batch of \(hosts.count) hosts")
         let joined = hosts.joined(separator: ",")
         let query =
@@ -54,7 +54,7 @@ public struct AlibabaV1: Sendable {
         return "\(baseURL)/sign_\(endpoint)?\(query)&t=\(expiry)&s=\(s)"
     }
 
-    private static func queryValue(_ family: ResolveFamily) -> String {
+    private static func queryValue(_ family: AddressFamily) -> String {
         switch family {
         case .ipv4: return "4"
         case .ipv6: return "6"
@@ -65,7 +65,7 @@ public struct AlibabaV1: Sendable {
     // MARK: - Parsing
 
     /// Parses a `/d` response. Only the families asked for are taken from the body.
-    public static func parseResolve(status: Int, body: [UInt8], family: ResolveFamily)
+    public static func parseResolve(status: Int, body: [UInt8], family: AddressFamily)
         -> Result<UpstreamAnswer, UpstreamError>
     {
         switch parseEnvelope(status: status, body: body) {
@@ -76,7 +76,7 @@ public struct AlibabaV1: Sendable {
 
     /// Parses a `/resolve` response into one answer per host present in it (lowercased, no trailing dot).
     /// Hosts missing from the body got no answer; a host whose entries are malformed is left out too.
-    public static func parseBatch(status: Int, body: [UInt8], family: ResolveFamily = .both)
+    public static func parseBatch(status: Int, body: [UInt8], family: AddressFamily = .both)
         -> Result<[String: UpstreamAnswer], UpstreamError>
     {
         let json: JSON
@@ -120,14 +120,14 @@ public struct AlibabaV1: Sendable {
     }
 
     /// One answer from the entries for one host: `ips`, `ipsv6`, `ttl` (else `origin_ttl`).
-    private static func parseEntries(_ entries: [JSON], family: ResolveFamily) -> Result<UpstreamAnswer, UpstreamError>
+    private static func parseEntries(_ entries: [JSON], family: AddressFamily) -> Result<UpstreamAnswer, UpstreamError>
     {
         var validator = AddressListValidator()
         var ttl: Int?
         for entry in entries {
             for (key, addressFamily, wanted) in [
-                ("ips", IPAddress.Family.v4, family.wantsIPv4),
-                ("ipsv6", IPAddress.Family.v6, family.wantsIPv6),
+                ("ips", IPFamily.ipv4, family.includes(.ipv4)),
+                ("ipsv6", IPFamily.ipv6, family.includes(.ipv6)),
             ] where wanted {
                 guard let value = entry[key], !value.isNull else { continue }
                 guard let list = value.arrayValue else {

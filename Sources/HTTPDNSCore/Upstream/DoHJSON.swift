@@ -5,15 +5,11 @@ public enum DNSRecordType: UInt16, Sendable, Hashable {
     case a = 1
     case aaaa = 28
 
-    public var family: IPAddress.Family { self == .a ? .v4 : .v6 }
+    public var family: IPFamily { self == .a ? .ipv4 : .ipv6 }
 
     /// The queries a family request needs, A first.
-    public static func types(for family: ResolveFamily) -> [DNSRecordType] {
-        switch family {
-        case .ipv4: return [.a]
-        case .ipv6: return [.aaaa]
-        case .both: return [.a, .aaaa]
-        }
+    public static func types(for family: AddressFamily) -> [DNSRecordType] {
+        family.families.map { $0 == .ipv4 ? .a : .aaaa }
     }
 }
 

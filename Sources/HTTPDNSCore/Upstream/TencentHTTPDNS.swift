@@ -1,3 +1,5 @@
+import HTTPDNSProtocol
+
 /// Tencent Cloud (DNSPod) HTTPDNS plain-text API: `/d?dn=H&ttl=1[&type=aaaa|addrs]`.
 public struct TencentHTTPDNS: Sendable {
     /// The configured URL, e.g. `http://119.29.29.99` (the `/d` path is added here).
@@ -7,7 +9,7 @@ public struct TencentHTTPDNS: Sendable {
         self.baseURL = URLQuery.trimmedBase(baseURL)
     }
 
-    public func request(host: String, family: ResolveFamily) -> UpstreamHTTPRequest {
+    public func request(host: String, family: AddressFamily) -> UpstreamHTTPRequest {
         var url = "\(baseURL)/d?dn=\(URLQuery.encode(host))&ttl=1"
         switch family {
         case .ipv4: break
@@ -19,22 +21,22 @@ public struct TencentHTTPDNS: Sendable {
 
     /// Parses `ip;ip,TTL`, `v4;v4,TTL-v6;v6,TTL` (for `.both`), each optionally followed by `|clientIP`.
     /// An empty body means the service has no address for the name.
-    public static func parse(status: Int, body: [UInt8], family: ResolveFamily) -> Result<UpstreamAnswer, UpstreamError>
+    public static func parse(status: Int, body: [UInt8], family: AddressFamily) -> Result<UpstreamAnswer, UpstreamError>
     {
         guard (200..<300).contains(status) else { return .failure(UpstreamError(.httpStatus(status))) }
         var text = String(decoding: body, as: UTF8.self).trimmingASCIIWhitespace()
         if let bar = text.firstIndex(of: "|") { text = String(text[..<bar]) }
         var validator = AddressListValidator()
         var ttl: Int?
-        let parts: [(Substring, IPAddress.Family)]
+        let parts: [(Substring, IPFamily)]
         switch family {
         case .ipv4:
-            parts = [(Substring(text), .v4)]
+            parts = [(Substring(text), .ipv4)]
         case .ipv6:
-            parts = [(Substring(text), .v6)]
+            parts = [(Substring(text), .ipv6)]
         case .both:
             let halves = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-            parts = [(halves[0], .v4), (halves.count > 1 ? halves[1] : "", .v6)]
+            parts = [(halves[0], .ipv4), (halves.count > 1 ? halves[1] : "", .ipv6)]
         }
         for (part, addressFamily) in parts {
             var addresses = part

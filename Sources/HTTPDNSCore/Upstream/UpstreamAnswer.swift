@@ -1,19 +1,19 @@
-/// Which address families a resolve asks for (the `family` parameter of `resolve`).
-public enum ResolveFamily: String, Sendable, Hashable, CaseIterable {
-    case ipv4
-    case ipv6
-    case both
-
-    public var wantsIPv4: Bool { self != .ipv6 }
-    public var wantsIPv6: Bool { self != .ipv4 }
-}
+import HTTPDNSProtocol
 
 /// A validated answer from one upstream for one host.
+///
+/// Each family keeps at most `maxAddressesPerFamily` addresses, the first ones in the upstream's
+/// order with duplicates removed: a client connects to one of the first few, and an answer with
+/// tens of thousands of addresses must cost neither quadratic time nor the whole IP -> host
+/// memory of the user who asked.
 public struct UpstreamAnswer: Sendable, Hashable {
     /// TTL used when an upstream gives none (Alibaba's and Tencent's clients give local answers 60 s too).
     public static let defaultTTL = 60
     /// RFC 2181 section 8: TTLs are 31-bit; anything larger is treated as this maximum.
     public static let maxTTL = Int(Int32.max)
+    /// Addresses kept per family of one answer (RFC 1035's 512-byte UDP answer holds at most
+    /// about 30 A records; HTTPDNS services send a handful).
+    public static let maxAddressesPerFamily = 32
 
     public var ipv4: [IPAddress]
     public var ipv6: [IPAddress]
@@ -22,43 +22,61 @@ public struct UpstreamAnswer: Sendable, Hashable {
     /// False means the upstream said definitively that the name does not exist (NXDOMAIN).
     public var nameExists: Bool
 
+    /// Addresses of the wrong family are dropped; each list is deduplicated and capped.
     public init(ipv4: [IPAddress] = [], ipv6: [IPAddress] = [], ttl: Int, nameExists: Bool = true) {
-        self.ipv4 = ipv4
-        self.ipv6 = ipv6
+        self.ipv4 = Self.capped(ipv4, family: .ipv4)
+        self.ipv6 = Self.capped(ipv6, family: .ipv6)
         self.ttl = min(max(ttl, 0), UpstreamAnswer.maxTTL)
         self.nameExists = nameExists
     }
 
     public var isEmpty: Bool { ipv4.isEmpty && ipv6.isEmpty }
 
+    /// The addresses of one family.
+    public func addresses(_ family: IPFamily) -> [IPAddress] {
+        family == .ipv4 ? ipv4 : ipv6
+    }
+
     /// Joins the answers of two single-family queries (DoH asks A and AAAA separately).
     /// The name is missing only if both said so; the TTL is the smaller one.
     public static func combining(_ first: UpstreamAnswer, _ second: UpstreamAnswer) -> UpstreamAnswer {
         UpstreamAnswer(
-            ipv4: first.ipv4 + second.ipv4.filter { !first.ipv4.contains($0) },
-            ipv6: first.ipv6 + second.ipv6.filter { !first.ipv6.contains($0) },
-            ttl: min(first.ttl, second.ttl),
-            nameExists: first.nameExists || second.nameExists
-        )
+            ipv4: first.ipv4 + second.ipv4, ipv6: first.ipv6 + second.ipv6, ttl: min(first.ttl, second.ttl),
+            nameExists: first.nameExists || second.nameExists)
+    }
+
+    /// The first `maxAddressesPerFamily` distinct addresses of `family`, in one pass.
+    private static func capped(_ addresses: [IPAddress], family: IPFamily) -> [IPAddress] {
+        var seen = Set<IPAddress>()
+        var kept: [IPAddress] = []
+        for address in addresses where address.family == family {
+            guard kept.count < maxAddressesPerFamily else { break }
+            if seen.insert(address).inserted { kept.append(address) }
+        }
+        return kept
     }
 }
 
 /// Turns the address strings an upstream sent into validated addresses of one family.
 ///
 /// Junk is dropped, but if every entry is junk the whole answer is malformed: an upstream that
-/// sends only garbage is broken, and must not look like one that knows of no address.
+/// sends only garbage is broken, and must not look like one that knows of no address. Once a
+/// family holds `UpstreamAnswer.maxAddressesPerFamily` distinct addresses, later entries of it
+/// are only counted, so a huge list costs one pass and bounded memory.
 struct AddressListValidator {
     private(set) var rawCount = 0
     private(set) var ipv4: [IPAddress] = []
     private(set) var ipv6: [IPAddress] = []
+    private var seen = Set<IPAddress>()
 
-    /// Adds one entry that should be of `family`; returns whether it was kept.
+    /// Adds one entry that should be of `family`; returns whether it is kept (a valid address,
+    /// its family not yet full), so callers take the TTL of kept entries only.
     @discardableResult
-    mutating func add(_ text: String?, as family: IPAddress.Family) -> Bool {
+    mutating func add(_ text: String?, as family: IPFamily) -> Bool {
         rawCount += 1
-        guard let text else { return false }
+        guard let text, !isFull(family) else { return false }
         let trimmed = text.trimmingASCIIWhitespace()
-        let parsed = family == .v4 ? IPAddress(ipv4: trimmed) : IPAddress(ipv6: trimmed)
+        let parsed = family == .ipv4 ? IPAddress(ipv4: trimmed) : IPAddress(ipv6: trimmed)
         guard let address = parsed else { return false }
         add(address)
         return true
@@ -66,13 +84,18 @@ struct AddressListValidator {
 
     /// Adds an already-parsed address (from DNS wire bytes).
     mutating func add(_ address: IPAddress) {
+        guard !isFull(address.family), seen.insert(address).inserted else { return }
         switch address.family {
-        case .v4: if !ipv4.contains(address) { ipv4.append(address) }
-        case .v6: if !ipv6.contains(address) { ipv6.append(address) }
+        case .ipv4: ipv4.append(address)
+        case .ipv6: ipv6.append(address)
         }
     }
 
     mutating func countRaw() { rawCount += 1 }
+
+    private func isFull(_ family: IPFamily) -> Bool {
+        (family == .ipv4 ? ipv4.count : ipv6.count) >= UpstreamAnswer.maxAddressesPerFamily
+    }
 
     /// The answer, or `.malformed` when entries were sent but none was a valid address.
     func answer(ttl: Int, nameExists: Bool = true) -> Result<UpstreamAnswer, UpstreamError> {

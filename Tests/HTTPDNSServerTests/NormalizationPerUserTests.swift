@@ -1,0 +1,127 @@
+import Foundation
+import Glibc
+import HTTPDNSProtocol
+import HTTPDNSTestSupport
+import Testing
+
+/// The IP -> host memory that files cookies from IP-literal URLs and answers `reverse` is per
+/// uid: another user's resolves never steer where root's cookies go. The test runs as root; the
+/// other user is uid 65534 through `setpriv ... socat`.
+@Suite(.serialized, .enabled(if: OtherUser.available, OtherUser.skipReason))
+struct NormalizationPerUserTests {
+    /// Two sites behind one CDN address, and a name of root's own.
+    static let answers: [String: (v4: [String], v6: [String], ttl: Int)] = [
+        "bank.example.com": (["203.0.113.10"], [], 300),
+        "evil.example.com": (["203.0.113.10"], [], 300),
+        "a.example.com": (["203.0.113.20"], ["2001:db8::20"], 120),
+        "short.example.com": (["203.0.113.30"], [], 1),
+    ]
+
+    static func start(_ upstream: FakeHTTPServer, directory: TemporaryDirectory = TemporaryDirectory()) throws -> (
+        DaemonHarness, LineClient
+    ) {
+        let daemon = try DaemonHarness(
+            config:
+                "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\nTimeout=1s\nStatic=intranet.example 10.0.0.5\n",
+            directory: directory)
+        let client = try daemon.connectReady()
+        try OtherUser.admit(daemon)
+        return (daemon, client)
+    }
+
+    static func result(_ client: LineClient, _ method: String, _ params: JSON, id: Int) throws -> JSON {
+        let response = try #require(try client.call(method, params, id: id))
+        guard let result = response["result"] else {
+            throw HarnessError("\(method) answered \(response.encodedString)")
+        }
+        return result
+    }
+
+    /// uid 65534 resolving another site on root's bank's CDN address must not make root's next
+    /// session cookie from that address go to the other site.
+    @Test func anotherUserCannotSteerWhereRootsCookiesGo() throws {
+        let upstream = try FakeHTTPServer.alibaba(answers: Self.answers)
+        let (daemon, client) = try Self.start(upstream)
+        _ = try Self.result(client, "resolve", ["host": "bank.example.com", "family": "ipv4"], id: 1)
+        let theirs = try OtherUser.call(daemon, "resolve", ["host": "evil.example.com", "family": "ipv4"])
+        #expect(theirs["result"]?["ipv4"] == ["203.0.113.10"], "\(theirs.encodedString)")
+
+        let stored = try Self.result(
+            client, "handleSetCookie",
+            ["url": "https://203.0.113.10/login", "setCookie": ["sid=secret; Path=/; Secure; HttpOnly"]], id: 2)
+        #expect(stored["host"] == "bank.example.com", "\(stored.encodedString)")
+        #expect(try Self.result(client, "getCookieHeader", ["url": "https://evil.example.com/"], id: 3)["header"] == "")
+        #expect(
+            try Self.result(client, "getCookieHeader", ["url": "https://bank.example.com/"], id: 4)["header"]
+                == "sid=secret")
+        #expect(
+            try Self.result(client, "getCookieHeader", ["url": "https://203.0.113.10/"], id: 5)["header"]
+                == "sid=secret")
+
+        // Each uid's reverse lookup names its own resolve only.
+        #expect(try Self.result(client, "reverse", ["address": "203.0.113.10"], id: 6)["hosts"] == ["bank.example.com"])
+        let otherReverse = try OtherUser.call(daemon, "reverse", ["address": "203.0.113.10"])
+        #expect(otherReverse["result"]?["hosts"] == ["evil.example.com"], "\(otherReverse.encodedString)")
+    }
+
+    @Test func reverseAnswersFromTheCallersOwnMemory() throws {
+        let upstream = try FakeHTTPServer.alibaba(answers: Self.answers)
+        let (daemon, client) = try Self.start(upstream)
+        _ = try Self.result(client, "resolve", ["host": "a.example.com"], id: 1)
+
+        let v4 = try Self.result(client, "reverse", ["address": "203.0.113.20"], id: 2)
+        #expect(v4["address"] == "203.0.113.20")
+        #expect(v4["hosts"] == ["a.example.com"])
+        let ttl = try #require(v4["ttl"]?.numberValue?.int64Value)
+        #expect(ttl > 100 && ttl <= 120, "\(v4.encodedString)")
+        let v6 = try Self.result(client, "reverse", ["address": "2001:DB8:0::20"], id: 3)
+        #expect(v6["address"] == "2001:db8::20" && v6["hosts"] == ["a.example.com"], "\(v6.encodedString)")
+        // An IPv4-mapped IPv6 address reaches the same IPv4 host: it finds the IPv4 entry.
+        let mapped = try Self.result(client, "reverse", ["address": "::ffff:203.0.113.20"], id: 4)
+        #expect(mapped["address"] == "::ffff:203.0.113.20" && mapped["hosts"] == ["a.example.com"])
+
+        let unknown = try #require(try client.call("reverse", ["address": "198.51.100.99"], id: 5))
+        #expect(unknown["error"]?["code"] == .int(-32001), "\(unknown.encodedString)")
+        #expect(unknown["error"]?["data"]?["name"] == "HostNotFound")
+        let junk = try #require(try client.call("reverse", ["address": "a.example.com"], id: 6))
+        #expect(junk["error"]?["code"] == .int(-32602), "\(junk.encodedString)")
+        #expect(junk["error"]?["data"]?["field"] == "address")
+        let notTheirs = try OtherUser.call(daemon, "reverse", ["address": "203.0.113.20"])
+        #expect(notTheirs["error"]?["code"] == .int(-32001), "\(notTheirs.encodedString)")
+
+        // Static= answers handed out to this uid count too.
+        _ = try Self.result(client, "resolve", ["host": "intranet.example"], id: 7)
+        #expect(try Self.result(client, "reverse", ["address": "10.0.0.5"], id: 8)["hosts"] == ["intranet.example"])
+
+        // Past the answer's TTL the name is still remembered, with ttl 0.
+        _ = try Self.result(client, "resolve", ["host": "short.example.com", "family": "ipv4"], id: 9)
+        usleep(1_500_000)
+        let retained = try Self.result(client, "reverse", ["address": "203.0.113.30"], id: 10)
+        #expect(retained["hosts"] == ["short.example.com"] && retained["ttl"] == 0, "\(retained.encodedString)")
+    }
+
+    /// Each uid's memory comes back after a restart, its own and nobody else's.
+    @Test func theMemorySurvivesARestartPerUser() throws {
+        let directory = TemporaryDirectory()
+        var upstream: FakeHTTPServer? = try FakeHTTPServer.alibaba(answers: Self.answers)
+        do {
+            let (daemon, client) = try Self.start(upstream!, directory: directory)
+            _ = try Self.result(client, "resolve", ["host": "bank.example.com"], id: 1)
+            _ = try OtherUser.call(daemon, "resolve", ["host": "evil.example.com"])
+            daemon.stop()
+        }
+        let url = upstream!.alibabaURL()
+        upstream?.stop()
+        upstream = nil
+        let daemon = try DaemonHarness(
+            config: "[Resolver]\nUpstream=alibaba \(url)\nTimeout=1s\n", directory: directory)
+        let client = try daemon.connectReady()
+        try OtherUser.admit(daemon)
+        #expect(try Self.result(client, "reverse", ["address": "203.0.113.10"], id: 1)["hosts"] == ["bank.example.com"])
+        let theirs = try OtherUser.call(daemon, "reverse", ["address": "203.0.113.10"])
+        #expect(theirs["result"]?["hosts"] == ["evil.example.com"], "\(theirs.encodedString)")
+        let stored = try Self.result(
+            client, "handleSetCookie", ["url": "https://203.0.113.10/", "setCookie": ["k=v"]], id: 2)
+        #expect(stored["host"] == "bank.example.com")
+    }
+}
