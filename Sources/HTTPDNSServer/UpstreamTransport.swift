@@ -187,7 +187,8 @@ final class UpstreamWorker {
         }
     }
 
-    /// getaddrinfo has no TTL: answers live for the SDKs' local-DNS default (UPSTREAMS.md §4).
+    /// getaddrinfo has no TTL: answers live for the default the Alibaba and Tencent SDKs give
+    /// local DNS answers.
     static func system(_ host: String, family: AddressFamily) -> Result<UpstreamAnswer, UpstreamError> {
         switch SystemResolver.lookup(host, ipv4: family.includes(.ipv4), ipv6: family.includes(.ipv6)) {
         case .success(let addresses):

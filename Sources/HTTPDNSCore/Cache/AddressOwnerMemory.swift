@@ -1,6 +1,6 @@
 /// Which host names each IP address was handed out for, per uid: the memory behind cookie domain
 /// normalization and `reverse` (a cookie set by a response fetched from an IP is stored under the
-/// host name that IP was resolved for, API.md "Domain normalization").
+/// host name that IP was resolved for).
 ///
 /// It is per uid because whose login a cookie is must not be something one user can steer for
 /// another: only a uid's own answers feed its memory. Per address it keeps that uid's host names,
