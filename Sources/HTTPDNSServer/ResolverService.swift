@@ -179,10 +179,8 @@ final class ResolverService {
             // uid is at its cap, the next request refreshes instead.
             try? join(key, owner: .user(uid), background: true, waiter: nil)
         case .miss:
-            try wait(for: key, uid: uid, timeoutMs: params.timeoutMs ?? configuration.timeoutMs, allowStale: allowStale)
-            {
-                done($0)
-            }
+            let timeoutMs = params.timeoutMs ?? configuration.timeoutMs
+            try wait(for: key, uid: uid, timeoutMs: timeoutMs, allowStale: allowStale, done: done)
         }
     }
 
@@ -291,7 +289,7 @@ final class ResolverService {
     /// Joins the flight for `key`, or starts one owned by `owner` (-32003 over its caps). A
     /// background join (stale refresh, prefetch) makes the flight run its whole budget.
     private func join(_ key: FlightKey, owner: FlightOwner, background: Bool, waiter: Waiter?) throws(RPCError) {
-        if let flight = flights[key] {
+        if let flight = flights[key], !Self.isEnding(flight) {
             if let waiter { flight.waiters.append(waiter) }
             if background { flight.background = true }
             if let deadline = flight.deadline {
@@ -314,6 +312,14 @@ final class ResolverService {
         flights[key] = flight
         starts[id] = { [unowned self] in self.launch(flight) }
         pump()
+    }
+
+    /// Whether a running flight's callers' deadline is over or within 2 ms of it. The worker gives
+    /// an attempt up only once less than 1 ms is left, so a deadline moved later before this says
+    /// true is always seen; a flight past it gets no new callers (they start another).
+    private static func isEnding(_ flight: Flight) -> Bool {
+        guard let deadline = flight.deadline else { return false }
+        return deadline.value <= MonotonicClock.nowNanoseconds() + 2_000_000
     }
 
     /// A caller stopped waiting: a queued flight nobody waits for any more is dropped.

@@ -100,6 +100,36 @@ struct NormalizationPerUserTests {
         #expect(retained["hosts"] == ["short.example.com"] && retained["ttl"] == 0, "\(retained.encodedString)")
     }
 
+    /// A prefetched answer was handed out to nobody: it fills the cache but no uid's memory, until
+    /// a uid resolves the name itself (a cache hit then counts for that uid only).
+    @Test func prefetchedAnswersFeedNobodysMemory() throws {
+        let upstream = try FakeHTTPServer.alibaba(answers: Self.answers)
+        let daemon = try DaemonHarness(
+            config: "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\nPrefetch=bank.example.com\n")
+        let client = try daemon.connectReady()
+        try OtherUser.admit(daemon)
+        var id = 0
+        let cached = Date().addingTimeInterval(10)
+        while Date() < cached {
+            id += 1
+            let entries = try Self.result(client, "status", [:], id: id)["cache"]?["entries"]?.numberValue?.int64Value
+            if entries ?? 0 >= 2 { break }
+            usleep(10_000)
+        }
+        let unknown = try #require(try client.call("reverse", ["address": "203.0.113.10"], id: 1_000))
+        #expect(unknown["error"]?["code"] == .int(-32001), "\(unknown.encodedString)")
+        let stored = try Self.result(
+            client, "handleSetCookie", ["url": "https://203.0.113.10/", "setCookie": ["k=v"]], id: 1_001)
+        #expect(stored["host"] == "203.0.113.10", "\(stored.encodedString)")
+
+        let theirs = try OtherUser.call(daemon, "resolve", ["host": "bank.example.com", "family": "ipv4"])
+        #expect(theirs["result"]?["source"] == "cache", "\(theirs.encodedString)")
+        let theirReverse = try OtherUser.call(daemon, "reverse", ["address": "203.0.113.10"])
+        #expect(theirReverse["result"]?["hosts"] == ["bank.example.com"], "\(theirReverse.encodedString)")
+        let stillUnknown = try #require(try client.call("reverse", ["address": "203.0.113.10"], id: 1_002))
+        #expect(stillUnknown["error"]?["code"] == .int(-32001), "\(stillUnknown.encodedString)")
+    }
+
     /// Each uid's memory comes back after a restart, its own and nobody else's.
     @Test func theMemorySurvivesARestartPerUser() throws {
         let directory = TemporaryDirectory()
