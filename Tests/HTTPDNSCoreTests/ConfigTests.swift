@@ -34,6 +34,7 @@ struct ConfigTests {
         #expect(resolver.maxStaleMs == 86_400_000)
         #expect(resolver.negativeTTLMs == 30_000)
         #expect(resolver.cacheSize == 4_096)
+        #expect(resolver.maxUpstreamQueries == 1_024 && resolver.maxUpstreamQueriesPerUser == 64)
         #expect(resolver.prefetch.isEmpty && resolver.staticAnswers.isEmpty)
         #expect(resolver.caFile == nil && resolver.tlsName == nil)
         #expect(configuration.cookies.maxPerDomain == 180)
@@ -92,6 +93,8 @@ struct ConfigTests {
             CAFile=/etc/ssl/private-ca.pem
             TLSName=dns.example.net
             Static=intranet.example 10.0.0.1 2001:DB8::1
+            MaxUpstreamQueries=200
+            MaxUpstreamQueriesPerUser=8
 
             [Cookies]
             MaxPerDomain=50
@@ -131,6 +134,8 @@ struct ConfigTests {
         #expect(resolver.tlsName == "dns.example.net")
         #expect(
             resolver.staticAnswers == [StaticAnswer(host: "intranet.example", addresses: ["10.0.0.1", "2001:db8::1"])])
+        #expect(resolver.maxUpstreamQueries == 200)
+        #expect(resolver.maxUpstreamQueriesPerUser == 8)
         #expect(configuration.cookies.maxPerDomain == 50)
         #expect(configuration.cookies.maxTotal == 5_000)
         let server = configuration.server
