@@ -21,6 +21,11 @@ let package = Package(
         .systemLibrary(name: "CPSL", pkgConfig: "libpsl", providers: [.apt(["libpsl-dev"])]),
         .systemLibrary(name: "CIDN2", pkgConfig: "libidn2", providers: [.apt(["libidn2-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // No pkgConfig: Debian's hiredis.pc adds -D_FILE_OFFSET_BITS=64, a flag SwiftPM refuses with a warning
+        // on every build. The header is included as <hiredis/hiredis.h>, so no -I is needed, and the modulemap
+        // links the library.
+        .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         // GNU-only libc calls that the Glibc module hides (accept4, struct ucred, signalfd).
         .target(name: "CHTTPDNSShims", cSettings: [.define("_GNU_SOURCE")]),
 
@@ -33,6 +38,8 @@ let package = Package(
         .target(
             name: "HTTPDNSSQLite", dependencies: ["CSQLite", "HTTPDNSCore", "HTTPDNSSystem"],
             swiftSettings: strictSettings),
+        .target(name: "HTTPDNSRedis", dependencies: ["CHiredis"], swiftSettings: strictSettings),
+        .target(name: "HTTPDNSSodium", dependencies: ["CSodium", "HTTPDNSSystem"], swiftSettings: strictSettings),
         .target(
             name: "HTTPDNSServer",
             dependencies: [
@@ -75,6 +82,12 @@ let package = Package(
         ),
         .testTarget(
             name: "HTTPDNSSQLiteTests", dependencies: ["HTTPDNSSQLite", "HTTPDNSCore"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "HTTPDNSRedisTests", dependencies: ["HTTPDNSRedis", "HTTPDNSSystem", "HTTPDNSTestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "HTTPDNSSodiumTests", dependencies: ["HTTPDNSSodium", "HTTPDNSSystem", "HTTPDNSTestSupport"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPDNSClientTests",
             dependencies: ["HTTPDNSClient", "HTTPDNSProtocol", "HTTPDNSTestSupport", "httpdnsctl"],

@@ -1,0 +1,209 @@
+/// One entry of a stream: its id (`MS-SEQ`) and its field/value pairs.
+public struct RedisStreamEntry: Sendable, Equatable {
+    public let id: String
+    public let fields: [RedisFieldValue]
+
+    public init(id: String, fields: [RedisFieldValue]) {
+        self.id = id
+        self.fields = fields
+    }
+
+    /// The value of the first field called `name`.
+    public func value(of name: String) -> [UInt8]? {
+        let wanted = Array(name.utf8)
+        return fields.first { $0.field == wanted }?.value
+    }
+}
+
+/// A field and its value, of a hash or a stream entry.
+public struct RedisFieldValue: Sendable, Equatable {
+    public let field: [UInt8]
+    public let value: [UInt8]
+
+    public init(field: [UInt8], value: [UInt8]) {
+        self.field = field
+        self.value = value
+    }
+}
+
+/// The typed commands the fleet tier uses; each one is a single `command` or `pipeline`.
+extension RedisConnection {
+    /// `PING`.
+    public func ping() throws(RedisError) {
+        _ = try command(["PING"])
+    }
+
+    /// `GET key`: nil when the key does not exist (or expired).
+    public func get(_ key: String) throws(RedisError) -> [UInt8]? {
+        let reply = try command(["GET", RedisArgument(key)])
+        if reply.isNull { return nil }
+        guard let bytes = reply.bytes else { throw unexpected("GET", reply) }
+        return bytes
+    }
+
+    /// `SET key value [PX ms] [NX]`: whether the value was written (false only when `NX` found
+    /// the key present).
+    @discardableResult
+    public func set(_ key: String, _ value: [UInt8], expireMilliseconds: Int? = nil, onlyIfAbsent: Bool = false)
+        throws(RedisError) -> Bool
+    {
+        var arguments: [RedisArgument] = ["SET", RedisArgument(key), RedisArgument(value)]
+        if let expireMilliseconds { arguments += ["PX", RedisArgument(max(1, expireMilliseconds))] }
+        if onlyIfAbsent { arguments.append("NX") }
+        let reply = try command(arguments)
+        return !reply.isNull
+    }
+
+    /// `PTTL key`: milliseconds left, -1 for a key without expiry, -2 for no key.
+    public func millisecondsToLive(_ key: String) throws(RedisError) -> Int64 {
+        let reply = try command(["PTTL", RedisArgument(key)])
+        guard let value = reply.integer else { throw unexpected("PTTL", reply) }
+        return value
+    }
+
+    /// `DEL key...`: how many existed.
+    @discardableResult
+    public func delete(_ keys: [String]) throws(RedisError) -> Int {
+        guard !keys.isEmpty else { return 0 }
+        let reply = try command(["DEL"] + keys.map { RedisArgument($0) })
+        guard let count = reply.integer else { throw unexpected("DEL", reply) }
+        return Int(count)
+    }
+
+    /// `XADD key MAXLEN ~ n * field value...`: the new entry's id. `~` lets Redis trim whole
+    /// macro nodes only, which is much cheaper and keeps at least `maxLength` entries.
+    public func streamAdd(_ key: String, maxLength: Int?, fields: [RedisFieldValue]) throws(RedisError) -> String {
+        var arguments: [RedisArgument] = ["XADD", RedisArgument(key)]
+        if let maxLength { arguments += ["MAXLEN", "~", RedisArgument(maxLength)] }
+        arguments.append("*")
+        for pair in fields { arguments += [RedisArgument(pair.field), RedisArgument(pair.value)] }
+        let reply = try command(arguments)
+        guard let id = reply.text else { throw unexpected("XADD", reply) }
+        return id
+    }
+
+    /// `XREAD [COUNT n] [BLOCK ms] STREAMS key id`: the entries after `id`, oldest first; empty
+    /// when none arrived within the block time.
+    public func streamRead(_ key: String, after id: String, count: Int, blockMilliseconds: Int?)
+        throws(RedisError) -> [RedisStreamEntry]
+    {
+        var arguments: [RedisArgument] = ["XREAD", "COUNT", RedisArgument(count)]
+        if let blockMilliseconds { arguments += ["BLOCK", RedisArgument(blockMilliseconds)] }
+        arguments += ["STREAMS", RedisArgument(key), RedisArgument(id)]
+        let reply = try command(arguments)
+        if reply.isNull { return [] }
+        guard let streams = reply.array else { throw unexpected("XREAD", reply) }
+        var entries: [RedisStreamEntry] = []
+        for stream in streams {
+            guard let pair = stream.array, pair.count == 2, let list = pair[1].array else {
+                throw unexpected("XREAD", reply)
+            }
+            entries += try list.map { entry throws(RedisError) in try streamEntry(entry, command: "XREAD") }
+        }
+        return entries
+    }
+
+    /// `XRANGE key start end [COUNT n]` (`-` and `+` name the ends).
+    public func streamRange(_ key: String, from start: String, to end: String, count: Int?)
+        throws(RedisError) -> [RedisStreamEntry]
+    {
+        var arguments: [RedisArgument] = ["XRANGE", RedisArgument(key), RedisArgument(start), RedisArgument(end)]
+        if let count { arguments += ["COUNT", RedisArgument(count)] }
+        let reply = try command(arguments)
+        guard let list = reply.array else { throw unexpected("XRANGE", reply) }
+        return try list.map { entry throws(RedisError) in try streamEntry(entry, command: "XRANGE") }
+    }
+
+    /// `XINFO STREAM key` as field/reply pairs (`length`, `last-generated-id`,
+    /// `max-deleted-entry-id`, `first-entry`, ...); nil when the stream does not exist.
+    public func streamInfo(_ key: String) throws(RedisError) -> [String: RedisReply]? {
+        let reply: RedisReply
+        do {
+            reply = try command(["XINFO", "STREAM", RedisArgument(key)])
+        } catch  where error.serverReply?.hasPrefix("ERR no such key") == true {
+            return nil
+        }
+        guard let flat = reply.array, flat.count % 2 == 0 else { throw unexpected("XINFO", reply) }
+        var info: [String: RedisReply] = [:]
+        for index in stride(from: 0, to: flat.count, by: 2) {
+            guard let name = flat[index].text else { throw unexpected("XINFO", reply) }
+            info[name] = flat[index + 1]
+        }
+        return info
+    }
+
+    /// `HSET key field value...`: how many fields were new.
+    @discardableResult
+    public func hashSet(_ key: String, _ fields: [RedisFieldValue]) throws(RedisError) -> Int {
+        guard !fields.isEmpty else { return 0 }
+        var arguments: [RedisArgument] = ["HSET", RedisArgument(key)]
+        for pair in fields { arguments += [RedisArgument(pair.field), RedisArgument(pair.value)] }
+        let reply = try command(arguments)
+        guard let count = reply.integer else { throw unexpected("HSET", reply) }
+        return Int(count)
+    }
+
+    /// `HGETALL key` (empty for a missing key).
+    public func hashGetAll(_ key: String) throws(RedisError) -> [RedisFieldValue] {
+        let reply = try command(["HGETALL", RedisArgument(key)])
+        guard let flat = reply.array else { throw unexpected("HGETALL", reply) }
+        return try pairs(flat, command: "HGETALL")
+    }
+
+    /// One `HSCAN key cursor COUNT n` step: the next cursor (`"0"` when done) and a batch.
+    public func hashScan(_ key: String, cursor: String, count: Int) throws(RedisError) -> (
+        cursor: String, fields: [RedisFieldValue]
+    ) {
+        let reply = try command(["HSCAN", RedisArgument(key), RedisArgument(cursor), "COUNT", RedisArgument(count)])
+        guard let parts = reply.array, parts.count == 2, let next = parts[0].text, let flat = parts[1].array else {
+            throw unexpected("HSCAN", reply)
+        }
+        return (next, try pairs(flat, command: "HSCAN"))
+    }
+
+    /// One `SCAN cursor [MATCH pattern] COUNT n` step: the next cursor (`"0"` when done) and
+    /// a batch of key names.
+    public func scan(cursor: String, match pattern: String? = nil, count: Int = 100) throws(RedisError) -> (
+        cursor: String, keys: [[UInt8]]
+    ) {
+        var arguments: [RedisArgument] = ["SCAN", RedisArgument(cursor)]
+        if let pattern { arguments += ["MATCH", RedisArgument(pattern)] }
+        arguments += ["COUNT", RedisArgument(count)]
+        let reply = try command(arguments)
+        guard let parts = reply.array, parts.count == 2, let next = parts[0].text, let list = parts[1].array else {
+            throw unexpected("SCAN", reply)
+        }
+        var keys: [[UInt8]] = []
+        for key in list {
+            guard let bytes = key.bytes else { throw unexpected("SCAN", reply) }
+            keys.append(bytes)
+        }
+        return (next, keys)
+    }
+
+    // MARK: reply shapes
+
+    private func streamEntry(_ reply: RedisReply, command: String) throws(RedisError) -> RedisStreamEntry {
+        guard let parts = reply.array, parts.count == 2, let id = parts[0].text, let flat = parts[1].array else {
+            throw unexpected(command, reply)
+        }
+        return RedisStreamEntry(id: id, fields: try pairs(flat, command: command))
+    }
+
+    private func pairs(_ flat: [RedisReply], command: String) throws(RedisError) -> [RedisFieldValue] {
+        guard flat.count % 2 == 0 else { throw unexpected(command, .array(flat)) }
+        var result: [RedisFieldValue] = []
+        result.reserveCapacity(flat.count / 2)
+        for index in stride(from: 0, to: flat.count, by: 2) {
+            guard let field = flat[index].bytes, let value = flat[index + 1].bytes else {
+                throw unexpected(command, .array(flat))
+            }
+            result.append(RedisFieldValue(field: field, value: value))
+        }
+        return result
+    }
+
+    private func unexpected(_ command: String, _ reply: RedisReply) -> RedisError {
+        RedisError(.unexpectedReply, "\(options.endpoint): unexpected reply to \(command)")
+    }
+}

@@ -1,0 +1,79 @@
+/// A failed Redis call. The message names the server and the problem; it never contains the
+/// password, and only contains what the server itself said (which never echoes a password).
+public struct RedisError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of failure; a struct so that kinds can be added.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Value: Hashable, Sendable {
+            case connectionFailed, timeout, connectionLost, authenticationFailed, outOfMemory, unavailable
+            case serverError, protocolError, unexpectedReply
+        }
+        private let value: Value
+
+        /// Connecting failed: refused, no such socket, name not resolvable, unreachable.
+        public static let connectionFailed = Code(value: .connectionFailed)
+        /// Connecting or a command took longer than its timeout (the connection was dropped).
+        public static let timeout = Code(value: .timeout)
+        /// The server closed or reset the connection (restart, kill, `CLIENT KILL`).
+        public static let connectionLost = Code(value: .connectionLost)
+        /// `AUTH` failed or the server wants one (`-WRONGPASS`, `-NOAUTH`, `-ERR invalid password`).
+        public static let authenticationFailed = Code(value: .authenticationFailed)
+        /// The server is at `maxmemory` and refuses writes (`-OOM`).
+        public static let outOfMemory = Code(value: .outOfMemory)
+        /// The server is up but cannot serve yet (`-LOADING`, `-BUSY`, `-MASTERDOWN`, `-TRYAGAIN`).
+        public static let unavailable = Code(value: .unavailable)
+        /// Any other error reply.
+        public static let serverError = Code(value: .serverError)
+        /// The bytes from the server were not RESP.
+        public static let protocolError = Code(value: .protocolError)
+        /// A reply of a type the command never returns (a bug, or not a Redis server).
+        public static let unexpectedReply = Code(value: .unexpectedReply)
+
+        public var description: String {
+            switch value {
+            case .connectionFailed: return "connection-failed"
+            case .timeout: return "timeout"
+            case .connectionLost: return "connection-lost"
+            case .authenticationFailed: return "authentication-failed"
+            case .outOfMemory: return "out-of-memory"
+            case .unavailable: return "unavailable"
+            case .serverError: return "server-error"
+            case .protocolError: return "protocol-error"
+            case .unexpectedReply: return "unexpected-reply"
+            }
+        }
+    }
+
+    public let code: Code
+    /// A sentence starting with the endpoint, for logs and status.
+    public let message: String
+    /// The error reply as the server sent it (`OOM command not allowed ...`); nil for failures
+    /// on this side and for `AUTH`, whose reply is never kept.
+    public let serverReply: String?
+
+    public init(_ code: Code, _ message: String, serverReply: String? = nil) {
+        self.code = code
+        self.message = message
+        self.serverReply = serverReply
+    }
+
+    /// Whether the connection was closed because of this error (the next command reconnects).
+    public var dropsConnection: Bool {
+        code == .connectionFailed || code == .timeout || code == .connectionLost || code == .protocolError
+            || code == .authenticationFailed
+    }
+
+    public var description: String { message }
+
+    /// The code of an error reply, from its first word (Redis's error prefixes).
+    static func code(ofErrorReply text: String) -> Code {
+        let prefix = text.prefix { $0 != " " }
+        switch prefix {
+        case "OOM": return .outOfMemory
+        case "WRONGPASS", "NOAUTH", "NOPERM": return .authenticationFailed
+        case "LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "READONLY": return .unavailable
+        default:
+            if text.hasPrefix("ERR invalid password") { return .authenticationFailed }
+            return .serverError
+        }
+    }
+}
