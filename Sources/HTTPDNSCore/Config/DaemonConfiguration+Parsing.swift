@@ -1,8 +1,8 @@
 extension DaemonConfiguration {
     /// Parses `httpdnsd.conf` text. `path` is only used in diagnostics.
     ///
-    /// Semantics are systemd's: list keys (`Upstream=`, `Prefetch=`, `Static=`) accumulate and an
-    /// empty assignment resets the list; for scalar keys the last assignment wins and an empty one
+    /// Semantics are systemd's: list keys (`Upstream=`, `Prefetch=`, `Static=`, `ShareCookiesOf=`)
+    /// accumulate and an empty assignment resets the list; for scalar keys the last assignment wins and an empty one
     /// restores the default. Unknown sections and keys are warnings; values that do not parse are
     /// errors naming file, line and key.
     public static func parse(
@@ -34,6 +34,7 @@ struct ConfigurationParser {
             "IdleExit", "Socket",
         ],
         "Store": ["ResetOnCorruption", "Synchronous"],
+        "Fleet": ["Redis", "PasswordFile", "Name", "KeyFile", "ShareCache", "ShareCookiesOf"],
     ]
 
     /// `sun_path` holds 108 bytes including the terminating NUL (unix(7)).
@@ -46,6 +47,8 @@ struct ConfigurationParser {
     private var lastLine: [String: Int] = [:]
     /// The built-in `Upstream=system` is replaced by the first `Upstream=` line, not appended to.
     private var upstreamsAssigned = false
+    /// `[Fleet]` settings as they are read; checked for completeness at the end.
+    private var fleet = FleetDraft()
 
     init(path: String) {
         self.path = path
@@ -65,6 +68,7 @@ struct ConfigurationParser {
                 if Self.knownKeys[header.name] == nil {
                     warn(header.line, "unknown section [\(header.name)], ignoring")
                 }
+                if header.name == "Fleet", fleet.headerLine == nil { fleet.headerLine = header.line }
             case .assignment(let assignment):
                 try apply(assignment)
             }
@@ -92,6 +96,7 @@ struct ConfigurationParser {
         case "Cookies": try applyCookies(assignment)
         case "Server": try applyServer(assignment)
         case "Store": try applyStore(assignment)
+        case "Fleet": try applyFleet(assignment)
         default: break
         }
     }
@@ -227,9 +232,49 @@ struct ConfigurationParser {
         }
     }
 
+    private mutating func applyFleet(_ assignment: INIReader.Assignment) throws(ConfigError) {
+        let value = assignment.value
+        switch assignment.key {
+        case "Redis":
+            if value.isEmpty {
+                fleet.redis = nil
+            } else {
+                switch FleetRedisAddress.parse(value) {
+                case .success(let address): fleet.redis = address
+                case .failure(let problem): throw error(assignment, problem.description)
+                }
+            }
+        case "PasswordFile":
+            fleet.passwordFile = try absolutePath(assignment)
+        case "Name":
+            guard value.isEmpty || FleetConfiguration.isValidName(value) else {
+                throw error(
+                    assignment,
+                    "invalid fleet name \"\(value)\" (1 to \(FleetConfiguration.maximumNameLength) letters, digits, "
+                        + "'.', '_' or '-')")
+            }
+            fleet.name = value.isEmpty ? nil : value
+        case "KeyFile":
+            fleet.keyFile = try absolutePath(assignment)
+        case "ShareCache":
+            fleet.shareCache = try boolean(assignment, default: true)
+        case "ShareCookiesOf":
+            if value.isEmpty { fleet.shareCookiesOf = [] }
+            for word in value.split(whereSeparator: \.isWhitespace) {
+                guard let user = FleetUser.parse(String(word)) else {
+                    throw error(assignment, "invalid user \"\(word)\" (a user name or a numeric uid)")
+                }
+                if !fleet.shareCookiesOf.contains(user) { fleet.shareCookiesOf.append(user) }
+            }
+        default:
+            break
+        }
+    }
+
     // MARK: - Whole-file checks
 
     private mutating func finish() throws(ConfigError) {
+        configuration.fleet = try finishFleet()
         let resolver = configuration.resolver
         if resolver.minTTLMs > resolver.maxTTLMs {
             let minLine = lastLine["Resolver.MinTTL"] ?? 0
@@ -255,6 +300,29 @@ struct ConfigurationParser {
             configuration.resolver.upstreams[index].name =
                 occurrence == 1 ? kind.rawValue : "\(kind.rawValue)#\(occurrence)"
         }
+    }
+
+    /// A `[Fleet]` section needs `Redis=`, `Name=` and `KeyFile=`; without the section there is
+    /// no fleet.
+    private mutating func finishFleet() throws(ConfigError) -> FleetConfiguration? {
+        guard let headerLine = fleet.headerLine else { return nil }
+        for (key, missing) in [
+            ("Redis", fleet.redis == nil), ("Name", fleet.name == nil), ("KeyFile", fleet.keyFile == nil),
+        ]
+        where missing {
+            throw ConfigError(
+                path: path, line: lastLine["Fleet.\(key)"] ?? headerLine, key: key,
+                message: "the [Fleet] section needs \(key)=")
+        }
+        guard let redis = fleet.redis, let name = fleet.name, let keyFile = fleet.keyFile else { return nil }
+        if !fleet.shareCache && fleet.shareCookiesOf.isEmpty {
+            warn(
+                lastLine["Fleet.ShareCache"] ?? headerLine,
+                "the fleet shares nothing: ShareCache=no and no ShareCookiesOf= users")
+        }
+        return FleetConfiguration(
+            redis: redis, passwordFile: fleet.passwordFile, name: name, keyFile: keyFile, shareCache: fleet.shareCache,
+            shareCookiesOf: fleet.shareCookiesOf)
     }
 
     // MARK: - Value grammars
@@ -360,4 +428,15 @@ struct ConfigurationParser {
     private mutating func warn(_ line: Int, _ message: String) {
         warnings.append(ConfigWarning(path: path, line: line, message: message))
     }
+}
+
+/// `[Fleet]` settings while the file is read; any of them may still be missing.
+private struct FleetDraft {
+    var headerLine: Int?
+    var redis: FleetRedisAddress?
+    var passwordFile: String?
+    var name: String?
+    var keyFile: String?
+    var shareCache = true
+    var shareCookiesOf: [FleetUser] = []
 }

@@ -6,6 +6,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var cookies = Cookies()
     public var server = Server()
     public var store = Store()
+    /// `[Fleet]`: nil (no fleet) unless the file has the section.
+    public var fleet: FleetConfiguration?
 
     public init() {}
 
