@@ -41,6 +41,10 @@ let package = Package(
         .target(name: "HTTPDNSRedis", dependencies: ["CHiredis"], swiftSettings: strictSettings),
         .target(name: "HTTPDNSSodium", dependencies: ["CSodium", "HTTPDNSSystem"], swiftSettings: strictSettings),
         .target(
+            name: "HTTPDNSFleet",
+            dependencies: ["HTTPDNSProtocol", "HTTPDNSCore", "HTTPDNSSystem", "HTTPDNSRedis", "HTTPDNSSodium"],
+            swiftSettings: strictSettings),
+        .target(
             name: "HTTPDNSServer",
             dependencies: [
                 "HTTPDNSProtocol", "HTTPDNSCore", "HTTPDNSSystem", "HTTPDNSSystemd",
@@ -87,6 +91,13 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPDNSSodiumTests", dependencies: ["HTTPDNSSodium", "HTTPDNSSystem", "HTTPDNSTestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "HTTPDNSFleetTests",
+            dependencies: [
+                "HTTPDNSFleet", "HTTPDNSCore", "HTTPDNSProtocol", "HTTPDNSRedis", "HTTPDNSSodium", "HTTPDNSSystem",
+                "HTTPDNSTestSupport",
+            ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPDNSClientTests",

@@ -110,6 +110,15 @@ public final class RedisConnection {
         return replies
     }
 
+    /// `pipeline`, throwing the first error reply (for batches that must all succeed).
+    public func pipelineThrowingErrors(_ commands: [[RedisArgument]]) throws(RedisError) -> [RedisReply] {
+        let replies = try pipeline(commands)
+        for reply in replies {
+            if case .error(let text) = reply { throw replyError(text) }
+        }
+        return replies
+    }
+
     /// Runs a Lua script by its digest (`EVALSHA`), loading it first when the server does not
     /// know it (a new connection, a restarted server, `SCRIPT FLUSH`).
     public func evaluate(_ script: RedisScript, keys: [RedisArgument], arguments: [RedisArgument])
@@ -158,7 +167,7 @@ public final class RedisConnection {
     }
 
     private func replyError(_ text: String) -> RedisError {
-        RedisError(RedisError.code(ofErrorReply: text), "\(options.endpoint): \(text)", serverReply: text)
+        RedisError(errorReply: text, from: options.endpoint)
     }
 
     /// The error of a call that returned nothing; the connection is unusable after it (a late

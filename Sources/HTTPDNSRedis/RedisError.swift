@@ -56,6 +56,11 @@ public struct RedisError: Error, Sendable, Equatable, CustomStringConvertible {
         self.serverReply = serverReply
     }
 
+    /// The error for an error reply (`OOM ...`, `WRONGTYPE ...`) from the server at `endpoint`.
+    public init(errorReply text: String, from endpoint: RedisEndpoint) {
+        self.init(Self.code(ofErrorReply: text), "\(endpoint): \(text)", serverReply: text)
+    }
+
     /// Whether the connection was closed because of this error (the next command reconnects).
     public var dropsConnection: Bool {
         code == .connectionFailed || code == .timeout || code == .connectionLost || code == .protocolError

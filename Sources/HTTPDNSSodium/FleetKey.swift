@@ -110,15 +110,7 @@ public final class FleetKey: Sendable {
         var message = Array(purpose.utf8)
         message.append(0)
         message.append(contentsOf: material)
-        let digest = KeyedHash.hash(message, key: namingKey, length: Self.hashedNameByteCount)
-        let hexDigits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(digest.count * 2)
-        for byte in digest {
-            text.append(hexDigits[Int(byte >> 4)])
-            text.append(hexDigits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
+        return Sodium.hex(KeyedHash.hash(message, key: namingKey, length: Self.hashedNameByteCount))
     }
 }
 

@@ -20,6 +20,18 @@ public enum Sodium {
         return bytes
     }
 
+    /// `byteCount` random bytes as lowercase hexadecimal (tokens, ids).
+    public static func randomHex(byteCount: Int) -> String { hex(randomBytes(byteCount)) }
+
+    /// Lowercase hexadecimal, two digits per byte.
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes { text += [digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]] }
+        return String(decoding: text, as: UTF8.self)
+    }
+
     /// Overwrites `bytes` with zeros in a way the optimiser may not drop (`sodium_memzero`).
     public static func wipe(_ bytes: inout [UInt8]) {
         bytes.withUnsafeMutableBytes { raw in

@@ -102,7 +102,7 @@ struct FleetKeyTests {
     @Test func keyFilesAreReadWithTheirPermissionsChecked() throws {
         let directory = TemporaryDirectory(prefix: "fkey")
         let path = directory.file("fleet.key")
-        try write(Self.hex + "\n", to: path, mode: 0o600)
+        writeFile(Self.hex + "\n", to: path, mode: 0o600)
         let key = try FleetKey.load(path: path)
         #expect(key.open(try Self.key().seal([9], kind: "k", name: "n"), kind: "k", name: "n") == [9])
 
@@ -128,19 +128,11 @@ struct FleetKeyTests {
         let directory = TemporaryDirectory(prefix: "fkey")
         let path = directory.file("fleet.key")
         let almost = String(Self.hex.dropLast()) + "z"
-        try write(almost, to: path, mode: 0o600)
+        writeFile(almost, to: path, mode: 0o600)
         let error = try #require(throws: FleetKeyError.self) { try FleetKey.load(path: path) }
         #expect(error.problem == .notHexadecimal(position: 64))
         #expect(!error.description.contains(String(Self.hex.prefix(16))))
         let secret = try FleetKey.parse(hex: Array(Self.hex.utf8))
         #expect("\(secret)" == "<redacted>" && String(reflecting: secret) == "<redacted>")
-    }
-
-    private func write(_ text: String, to path: String, mode: mode_t) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode)
-        #expect(fd >= 0)
-        _ = Array(text.utf8).withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        close(fd)
-        chmod(path, mode)
     }
 }

@@ -1,0 +1,239 @@
+import HTTPDNSCore
+import HTTPDNSRedis
+import HTTPDNSSodium
+import HTTPDNSSystem
+
+/// Settings of a `FleetClient` beyond the configuration file's.
+public struct FleetClientOptions: Sendable {
+    /// Where Redis is and how to log in; `commandTimeoutMilliseconds` bounds each command.
+    public var redis: RedisOptions
+    /// `Name=`.
+    public var fleetName: String
+    /// Entries the change stream keeps (`XADD MAXLEN ~`): how far behind a daemon may fall and
+    /// still catch up from the stream rather than the snapshot.
+    public var streamMaxLength = 10_000
+    /// Changes per publishing script call.
+    public var publishBatchSize = 100
+    /// Entries per stream read, and how long a read blocks waiting for one.
+    public var streamReadCount = 500
+    public var streamBlockMilliseconds = 1_000
+    /// Retry delays after Redis failed.
+    public var backoff = FleetBackoff()
+
+    public init(redis: RedisOptions, fleetName: String) {
+        self.redis = redis
+        self.fleetName = fleetName
+    }
+}
+
+/// The fleet tier's Redis client for the event loop: every call is made on the loop thread and
+/// returns at once; the Redis work runs on a thread of its own (hiredis blocks), and results come
+/// back to the loop through its completion mechanism (`EventLoop.expectCompletion`), so the
+/// loop never waits for Redis.
+///
+/// While Redis is failing, calls fail at once (no connect attempt per request) until the
+/// backoff delay has passed; then the next call tries again. Every result also feeds the
+/// client's `FleetHealth`, which logs one line per change of condition through `log`.
+public final class FleetClient {
+    public let options: FleetClientOptions
+    public let keyspace: FleetKeyspace
+    /// The loop every call and completion runs on.
+    public let loop: EventLoop
+    let key: FleetKey
+    let log: (FleetLogLine) -> Void
+    private let worker: WorkerPool<FleetCommandWorker>
+    /// The replication thread, once started.
+    var replication: FleetReplicationThread?
+    public private(set) var health: FleetHealth
+
+    /// Starts the command thread (it connects on first use).
+    public init(options: FleetClientOptions, key: FleetKey, loop: EventLoop, log: @escaping (FleetLogLine) -> Void) {
+        self.options = options
+        self.key = key
+        self.loop = loop
+        self.log = log
+        self.keyspace = FleetKeyspace(fleetName: options.fleetName, hasher: key)
+        self.health = FleetHealth(nowUnix: WallClock.nowSeconds())
+        worker = WorkerPool(threads: 1) {
+            FleetCommandWorker(
+                redis: FleetRedis(
+                    connection: RedisConnection(options: options.redis), key: key, fleetName: options.fleetName,
+                    streamMaxLength: options.streamMaxLength),
+                backoff: options.backoff)
+        }
+    }
+
+    /// Stops the threads: queued commands are dropped, the replication thread ends after its
+    /// current read. Completions not yet delivered never run.
+    public func shutdown() {
+        replication?.stop()
+        replication = nil
+        worker.shutdown()
+    }
+
+    /// `status.fleet`.
+    public func status(outbox: Int) -> FleetStatus { health.status(outbox: outbox) }
+
+    // MARK: cache
+
+    /// The fleet's answers for `host` (families without a usable answer are left out).
+    public func lookUp(
+        host: String, families: [DNSFamily], deadlineMilliseconds: Int? = nil,
+        completion: @escaping (Result<[DNSFamily: FleetCacheHit], RedisError>) -> Void
+    ) {
+        submit(kind: .read, deadlineMilliseconds: deadlineMilliseconds) { redis throws(RedisError) in
+            try redis.lookUp(host: host, families: families, nowUnixMs: WallClock.nowMilliseconds())
+        } completion: { [weak self] result in
+            completion(
+                result.map { lookup in
+                    for reason in lookup.rejected { self?.rejected(reason) }
+                    return lookup.hits
+                })
+        }
+    }
+
+    /// Tries to take the query lock of `lock.host`: true when this flight holds it now.
+    public func acquireLock(
+        _ lock: FleetLock, lifetimeMs: Int, deadlineMilliseconds: Int? = nil,
+        completion: @escaping (Result<Bool, RedisError>) -> Void
+    ) {
+        submit(kind: .write, deadlineMilliseconds: deadlineMilliseconds) { redis throws(RedisError) in
+            try redis.acquireLock(lock, lifetimeMs: lifetimeMs)
+        } completion: {
+            completion($0)
+        }
+    }
+
+    /// Releases the lock if this flight still holds it.
+    public func releaseLock(_ lock: FleetLock, completion: @escaping (Result<Void, RedisError>) -> Void = { _ in }) {
+        submit(kind: .write, deadlineMilliseconds: nil) { redis throws(RedisError) in
+            try redis.releaseLock(lock)
+        } completion: {
+            completion($0)
+        }
+    }
+
+    /// Publishes answers (each with its remaining TTL as the Redis expiry), then releases the
+    /// lock when given.
+    public func publish(
+        _ records: [FleetCacheRecord], releasingLock lock: FleetLock? = nil,
+        completion: @escaping (Result<Void, RedisError>) -> Void = { _ in }
+    ) {
+        submit(kind: .write, deadlineMilliseconds: nil) { redis throws(RedisError) in
+            try redis.publish(records, nowUnixMs: WallClock.nowMilliseconds(), releasingLock: lock)
+        } completion: {
+            completion($0)
+        }
+    }
+
+    // MARK: cookie changes
+
+    /// Publishes changes (stream and snapshot); the result is the last stream id, to remember
+    /// as the daemon's last published entry.
+    public func publishChanges(
+        _ changes: [FleetCookieChange], completion: @escaping (Result<FleetStreamID?, RedisError>) -> Void
+    ) {
+        let batch = options.publishBatchSize
+        submit(kind: .write, deadlineMilliseconds: nil) { redis throws(RedisError) in
+            try redis.publishChanges(changes, batchSize: batch)
+        } completion: { [weak self] result in
+            if case .success(let id?) = result { self?.replication?.notePublished(id) }
+            completion(result)
+        }
+    }
+
+    /// Removes tombstones past the horizon from the snapshot (run now and then).
+    public func sweepSnapshot(horizonMs: Int64, completion: @escaping (Result<Int, RedisError>) -> Void = { _ in }) {
+        submit(kind: .write, deadlineMilliseconds: nil) { redis throws(RedisError) in
+            try redis.sweepSnapshot(horizonMs: horizonMs)
+        } completion: {
+            completion($0)
+        }
+    }
+
+    // MARK: plumbing
+
+    enum OperationKind { case read, write }
+
+    /// Runs `body` on the command thread and hands its result to `completion` on the loop.
+    /// `deadlineMilliseconds` (from now) fails the call without I/O if it is still queued then.
+    private func submit<T: Sendable>(
+        kind: OperationKind, deadlineMilliseconds: Int?,
+        _ body: @escaping @Sendable (FleetRedis) throws(RedisError) -> T,
+        completion: @escaping (Result<T, RedisError>) -> Void
+    ) {
+        // Weak: a result may arrive after the daemon let go of a client it shut down.
+        let token = loop.expectCompletion(Result<T, RedisError>.self) { [weak self] result in
+            switch result {
+            case .success: self?.observe(kind == .read ? .readSucceeded : .writeSucceeded)
+            case .failure(let error): self?.observe(Self.observation(for: error))
+            }
+            completion(result)
+        }
+        let poster = loop.poster
+        let deadline = deadlineMilliseconds.map { MonotonicClock.nowMilliseconds() + Int64($0) }
+        worker.submit { worker in
+            poster.post(token: token, value: worker.perform(deadline: deadline, body))
+        }
+    }
+
+    func observe(_ observation: FleetObservation) {
+        if let line = health.observe(observation, nowUnix: WallClock.nowSeconds()) { log(line) }
+    }
+
+    func rejected(_ reason: String) {
+        if let line = health.entryRejected(reason) { log(line) }
+    }
+
+    func noteLag(milliseconds: Int64) { health.noteLag(milliseconds: milliseconds) }
+
+    /// The health meaning of a Redis failure.
+    static func observation(for error: RedisError) -> FleetObservation {
+        let condition: FleetCondition
+        switch error.code {
+        case .authenticationFailed: condition = .authenticationFailed
+        case .outOfMemory: condition = .full
+        default: condition = .unreachable
+        }
+        return .failed(condition, detail: error.message)
+    }
+}
+
+@available(*, unavailable)
+extension FleetClient: Sendable {}
+
+/// The command thread's state: its connection and the backoff after failures.
+final class FleetCommandWorker {
+    let redis: FleetRedis
+    private var backoff: FleetBackoff
+    /// While set, calls fail at once with `lastError` until this monotonic millisecond.
+    private var retryAt: Int64?
+    private var lastError: RedisError?
+
+    init(redis: FleetRedis, backoff: FleetBackoff) {
+        self.redis = redis
+        self.backoff = backoff
+    }
+
+    func perform<T>(deadline: Int64?, _ body: (FleetRedis) throws(RedisError) -> T) -> Result<T, RedisError> {
+        let now = MonotonicClock.nowMilliseconds()
+        if let deadline, now > deadline {
+            return .failure(RedisError(.timeout, "\(redis.connection.options.endpoint): queued past its deadline"))
+        }
+        if let retryAt, now < retryAt, let lastError { return .failure(lastError) }
+        do {
+            let value = try body(redis)
+            backoff.reset()
+            retryAt = nil
+            return .success(value)
+        } catch {
+            if error.dropsConnection {
+                lastError = error
+                retryAt =
+                    MonotonicClock.nowMilliseconds()
+                    + Int64(backoff.nextDelayMilliseconds(random: Double.random(in: 0..<1)))
+            }
+            return .failure(error)
+        }
+    }
+}

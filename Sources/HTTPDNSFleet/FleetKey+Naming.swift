@@ -1,0 +1,4 @@
+import HTTPDNSCore
+import HTTPDNSSodium
+
+extension FleetKey: FleetNameHashing {}

@@ -1,0 +1,262 @@
+import HTTPDNSCore
+import HTTPDNSRedis
+import HTTPDNSSodium
+
+/// The fleet's Redis operations, sealed: one blocking connection, used by one thread at a time
+/// (`FleetClient` runs one for commands and one for the change stream, each on its own thread).
+///
+/// Every value is sealed with the fleet key before it is written and opened (then validated)
+/// after it is read; a value that fails either way is reported as rejected, never returned.
+public final class FleetRedis {
+    /// The sealing kinds: a value sealed as one kind never opens as another.
+    enum Kind {
+        static let answer = "dns"
+        static let change = "change"
+        static let snapshot = "snapshot"
+    }
+
+    public let connection: RedisConnection
+    public let keyspace: FleetKeyspace
+    private let key: FleetKey
+    /// Stream length kept by `XADD MAXLEN ~`.
+    public let streamMaxLength: Int
+
+    public init(connection: RedisConnection, key: FleetKey, fleetName: String, streamMaxLength: Int = 10_000) {
+        self.connection = connection
+        self.key = key
+        self.keyspace = FleetKeyspace(fleetName: fleetName, hasher: key)
+        self.streamMaxLength = streamMaxLength
+    }
+
+    // MARK: cache
+
+    /// What a lookup found: usable answers by family, and why others were rejected.
+    public struct Lookup: Sendable, Equatable {
+        public var hits: [DNSFamily: FleetCacheHit] = [:]
+        public var rejected: [String] = []
+    }
+
+    /// Reads the fleet answers of `host` (value and remaining lifetime, one round trip).
+    public func lookUp(host: String, families: [DNSFamily], nowUnixMs: Int64) throws(RedisError) -> Lookup {
+        let keys = families.map { keyspace.cacheKey(host: host, family: $0) }
+        let replies = try connection.pipelineThrowingErrors(
+            keys.flatMap { [["GET", RedisArgument($0)], ["PTTL", RedisArgument($0)]] })
+        var lookup = Lookup()
+        for (index, family) in families.enumerated() {
+            let value = replies[2 * index]
+            let left = replies[2 * index + 1]
+            guard let sealed = value.bytes else { continue }
+            guard let plaintext = key.open(sealed, kind: Kind.answer, name: keys[index]) else {
+                lookup.rejected.append("an answer failed to open")
+                continue
+            }
+            switch FleetCacheRecord.decode(plaintext, host: host, family: family) {
+            case .failure(let error):
+                lookup.rejected.append("an answer is invalid: \(error.reason)")
+            case .success(let record):
+                let hit = FleetCacheHit(record: record, nowUnixMs: nowUnixMs, keyMillisecondsLeft: left.integer ?? -1)
+                if let hit { lookup.hits[family] = hit }
+            }
+        }
+        return lookup
+    }
+
+    /// Publishes answers with their remaining lifetime as the Redis expiry (`SET PX`), then
+    /// releases the lock if asked (one round trip for the answers, one for the release).
+    public func publish(_ records: [FleetCacheRecord], nowUnixMs: Int64, releasingLock lock: FleetLock?)
+        throws(RedisError)
+    {
+        var commands: [[RedisArgument]] = []
+        for record in records {
+            let left = record.millisecondsLeft(nowUnixMs: nowUnixMs)
+            guard left > 0 else { continue }
+            let name = keyspace.cacheKey(host: record.host, family: record.family)
+            let sealed = key.seal(record.encoded(), kind: Kind.answer, name: name)
+            commands.append(["SET", RedisArgument(name), RedisArgument(sealed), "PX", RedisArgument(left)])
+        }
+        if !commands.isEmpty { _ = try connection.pipelineThrowingErrors(commands) }
+        if let lock { try releaseLock(lock) }
+    }
+
+    /// `SET lock token NX PX lifetime`: whether this caller now holds the lock.
+    public func acquireLock(_ lock: FleetLock, lifetimeMs: Int) throws(RedisError) -> Bool {
+        try connection.set(
+            keyspace.lockKey(host: lock.host), Array(lock.token.utf8), expireMilliseconds: lifetimeMs,
+            onlyIfAbsent: true)
+    }
+
+    /// Releases the lock if this caller still holds it.
+    public func releaseLock(_ lock: FleetLock) throws(RedisError) {
+        _ = try connection.evaluate(
+            FleetScripts.releaseLock, keys: [RedisArgument(keyspace.lockKey(host: lock.host))],
+            arguments: [RedisArgument(lock.token)])
+    }
+
+    // MARK: cookie changes
+
+    /// Appends changes to the stream and merges them into the snapshot (newest version wins
+    /// there), atomically per batch; returns the last stream id. Safe to repeat: receivers
+    /// ignore versions they already hold.
+    public func publishChanges(_ changes: [FleetCookieChange], batchSize: Int = 100) throws(RedisError)
+        -> FleetStreamID?
+    {
+        var last: FleetStreamID?
+        var start = changes.startIndex
+        while start < changes.endIndex {
+            let end = min(start + max(1, batchSize), changes.endIndex)
+            var arguments: [RedisArgument] = [RedisArgument(streamMaxLength)]
+            for change in changes[start..<end] {
+                let field = keyspace.snapshotField(change.address)
+                let plaintext = change.encoded()
+                arguments.append(RedisArgument(field))
+                arguments.append(RedisArgument(change.version.sortKey))
+                arguments.append(RedisArgument(key.seal(plaintext, kind: Kind.change, name: keyspace.changesKey)))
+                arguments.append(RedisArgument(key.seal(plaintext, kind: Kind.snapshot, name: snapshotName(field))))
+            }
+            let reply = try connection.evaluate(
+                FleetScripts.publishChanges,
+                keys: [RedisArgument(keyspace.changesKey), RedisArgument(keyspace.snapshotKey)], arguments: arguments)
+            guard let text = reply.text, let id = FleetStreamID(text) else {
+                throw RedisError(
+                    .unexpectedReply, "\(connection.options.endpoint): unexpected reply to the publish script")
+            }
+            last = id
+            start = end
+        }
+        return last
+    }
+
+    /// One change read from the stream, opened, or why it was rejected.
+    public struct StreamChange: Sendable, Equatable {
+        public var id: FleetStreamID
+        public var change: Result<FleetCookieChange, FleetRecordError>
+    }
+
+    /// The changes after `id` (waiting up to `blockMilliseconds` for one when there is none).
+    public func readChanges(after id: FleetStreamID, count: Int, blockMilliseconds: Int?) throws(RedisError)
+        -> [StreamChange]
+    {
+        let entries = try connection.streamRead(
+            keyspace.changesKey, after: id.description, count: count, blockMilliseconds: blockMilliseconds)
+        return entries.compactMap { entry in
+            guard let id = FleetStreamID(entry.id) else { return nil }
+            // The publish script stores the sealed change in field "c".
+            guard let sealed = entry.value(of: "c"),
+                let plaintext = key.open(sealed, kind: Kind.change, name: keyspace.changesKey)
+            else { return StreamChange(id: id, change: .failure(FleetRecordError("a change failed to open"))) }
+            return StreamChange(id: id, change: FleetCookieChange.decode(plaintext))
+        }
+    }
+
+    /// Everything in the snapshot, and the stream id to go on from afterwards (read first, so
+    /// that changes made during the read are read again from the stream; applying twice is
+    /// harmless).
+    public struct Snapshot: Sendable, Equatable {
+        public var changes: [FleetCookieChange] = []
+        public var rejected: [String] = []
+        public var resumeAfter: FleetStreamID = .zero
+    }
+
+    public func readSnapshot(batch: Int = 500) throws(RedisError) -> Snapshot {
+        var snapshot = Snapshot()
+        let info = try connection.streamInfo(keyspace.changesKey)
+        snapshot.resumeAfter = info?["last-generated-id"]?.text.flatMap(FleetStreamID.init) ?? .zero
+        var cursor = "0"
+        repeat {
+            let step = try connection.hashScan(keyspace.snapshotKey, cursor: cursor, count: batch)
+            cursor = step.cursor
+            for pair in step.fields {
+                let field = String(decoding: pair.field, as: UTF8.self)
+                switch openSnapshotValue(pair.value, field: field) {
+                case .success(let change): snapshot.changes.append(change)
+                case .failure(let error): snapshot.rejected.append(error.reason)
+                }
+            }
+        } while cursor != "0"
+        return snapshot
+    }
+
+    /// Removes tombstones older than `horizonMs` (Unix ms) from the snapshot, each only if no
+    /// newer change replaced it meanwhile; returns how many went.
+    @discardableResult
+    public func sweepSnapshot(horizonMs: Int64, batch: Int = 500) throws(RedisError) -> Int {
+        var removed = 0
+        var cursor = "0"
+        repeat {
+            let step = try connection.hashScan(keyspace.snapshotKey, cursor: cursor, count: batch)
+            cursor = step.cursor
+            for pair in step.fields {
+                guard
+                    case .success(let change) = openSnapshotValue(
+                        pair.value, field: String(decoding: pair.field, as: UTF8.self)),
+                    change.isDeletion, change.version.updatedAtMs < horizonMs
+                else { continue }
+                let reply = try connection.evaluate(
+                    FleetScripts.deleteFieldIfUnchanged, keys: [RedisArgument(keyspace.snapshotKey)],
+                    arguments: [RedisArgument(pair.field), RedisArgument(pair.value)])
+                removed += Int(reply.integer ?? 0)
+            }
+        } while cursor != "0"
+        return removed
+    }
+
+    // MARK: synchronisation
+
+    /// Looks at the stream and the dataset's epoch (creating the epoch if Redis has none), and
+    /// checks whether the remembered entries are still there.
+    public func observe(remembering ids: [FleetStreamID]) throws(RedisError) -> FleetStreamObservation {
+        let fresh = Sodium.randomHex(byteCount: 16)
+        try connection.set(keyspace.epochKey, Array(fresh.utf8), onlyIfAbsent: true)
+        guard let epochBytes = try connection.get(keyspace.epochKey) else {
+            throw RedisError(.unexpectedReply, "\(connection.options.endpoint): the fleet epoch vanished")
+        }
+        let info = try connection.streamInfo(keyspace.changesKey)
+        let first = try connection.streamRange(keyspace.changesKey, from: "-", to: "+", count: 1).first
+        var missing = Set<FleetStreamID>()
+        for id in Set(ids) where id != .zero {
+            let found = try connection.streamRange(
+                keyspace.changesKey, from: id.description, to: id.description, count: 1)
+            if found.isEmpty { missing.insert(id) }
+        }
+        return FleetStreamObservation(
+            epoch: String(decoding: epochBytes, as: UTF8.self),
+            firstID: first.flatMap { FleetStreamID($0.id) },
+            lastGeneratedID: info?["last-generated-id"]?.text.flatMap(FleetStreamID.init),
+            entriesAdded: info?["entries-added"]?.integer, length: info?["length"]?.integer ?? 0, missing: missing)
+    }
+
+    // MARK: internals
+
+    private func snapshotName(_ field: String) -> String { keyspace.snapshotKey + ":" + field }
+
+    /// A snapshot value is the version sort key, then the sealed change.
+    private func openSnapshotValue(_ value: [UInt8], field: String) -> Result<FleetCookieChange, FleetRecordError> {
+        guard value.count > FleetVersion.sortKeyLength,
+            let plaintext = key.open(
+                Array(value[FleetVersion.sortKeyLength...]), kind: Kind.snapshot, name: snapshotName(field))
+        else { return .failure(FleetRecordError("a snapshot entry failed to open")) }
+        let decoded = FleetCookieChange.decode(plaintext)
+        // The visible version must be the sealed one, and the field the change's own.
+        if case .success(let change) = decoded,
+            change.version.sortKey.utf8.elementsEqual(value.prefix(FleetVersion.sortKeyLength)) == false
+                || keyspace.snapshotField(change.address) != field
+        {
+            return .failure(FleetRecordError("a snapshot entry does not match its field or version"))
+        }
+        return decoded
+    }
+}
+
+@available(*, unavailable)
+extension FleetRedis: Sendable {}
+
+/// A claim on a host's query lock: the host and this flight's random token.
+public struct FleetLock: Sendable, Equatable {
+    public var host: String
+    public var token: String
+
+    public init(host: String, token: String) {
+        self.host = host
+        self.token = token
+    }
+}

@@ -1,0 +1,169 @@
+import Dispatch
+import HTTPDNSCore
+import HTTPDNSFleet
+import HTTPDNSRedis
+import HTTPDNSSodium
+import HTTPDNSSystem
+import HTTPDNSTestSupport
+import Synchronization
+import Testing
+
+/// Keys, records and loops shared by the fleet suites.
+enum FleetFixtures {
+    static let keyHex = "8f2a5c0e9b1d47a3c6e5f0b2d4a69871ec3b5d7f9a0c2e4b6d8f1a3c5e7b9d0f"
+    static let otherKeyHex = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+
+    static func key(_ hex: String = keyHex) -> FleetKey {
+        FleetKey(master: try! FleetKey.parse(hex: Array(hex.utf8)))
+    }
+
+    static func redisOptions(_ server: RedisServer, commandTimeout: Int = 2_000) -> RedisOptions {
+        RedisOptions(
+            endpoint: .unix(path: server.socketPath), password: server.password.map { RedisPassword(Array($0.utf8)) },
+            connectTimeoutMilliseconds: 1_000, commandTimeoutMilliseconds: commandTimeout)
+    }
+
+    static func fleetRedis(
+        _ server: RedisServer, key: FleetKey = key(), name: String = "gateways", maxLength: Int = 10_000
+    )
+        -> FleetRedis
+    {
+        FleetRedis(
+            connection: RedisConnection(options: redisOptions(server)), key: key, fleetName: name,
+            streamMaxLength: maxLength)
+    }
+
+    static func machine(_ character: Character) -> FleetMachineID {
+        FleetMachineID(String(repeating: character, count: 32))!
+    }
+
+    static func cookie(_ name: String, value: String, domain: String = "login.example.com") -> Cookie {
+        Cookie(
+            name: name, value: value, domain: domain, hostOnly: true, path: "/", expires: nil, secure: true,
+            httpOnly: true, sameSite: .lax, partitioned: false, created: 1_764_400_000, creationIndex: 0, lastAccess: 0)
+    }
+
+    static func answer(_ host: String, _ addresses: [String], family: DNSFamily = .ipv4, ttlMs: Int64 = 60_000)
+        -> FleetCacheRecord
+    {
+        FleetCacheRecord(
+            host: host, family: family, addresses: addresses, negative: false,
+            expiresAtUnixMs: WallClock.nowMilliseconds() + ttlMs)
+    }
+
+    /// Every key and value of a Redis database, as bytes (strings, hashes, streams).
+    static func dump(_ redis: RedisConnection) throws -> [[UInt8]] {
+        var out: [[UInt8]] = []
+        var cursor = "0"
+        repeat {
+            let step = try redis.scan(cursor: cursor, count: 100)
+            cursor = step.cursor
+            for key in step.keys {
+                out.append(key)
+                let name = String(decoding: key, as: UTF8.self)
+                switch try redis.command(["TYPE", RedisArgument(key)]).text {
+                case "string": out.append(try redis.get(name) ?? [])
+                case "hash":
+                    for pair in try redis.hashGetAll(name) { out += [pair.field, pair.value] }
+                case "stream":
+                    for entry in try redis.streamRange(name, from: "-", to: "+", count: nil) {
+                        out.append(Array(entry.id.utf8))
+                        for pair in entry.fields { out += [pair.field, pair.value] }
+                    }
+                default: Issue.record("unexpected key type for \(name)")
+                }
+            }
+        } while cursor != "0"
+        return out
+    }
+
+    /// Whether `needle` occurs in any of `haystack`.
+    static func contains(_ haystack: [[UInt8]], _ needle: String) -> Bool {
+        let bytes = Array(needle.utf8)
+        return haystack.contains { item in
+            guard item.count >= bytes.count else { return false }
+            return (0...(item.count - bytes.count)).contains { item[$0..<($0 + bytes.count)].elementsEqual(bytes) }
+        }
+    }
+
+    /// Waits until `condition` holds, checking every 10 ms, at most `seconds`.
+    static func eventually(_ seconds: Double = 20, _ condition: () -> Bool) -> Bool {
+        let deadline = MonotonicClock.nowMilliseconds() + Int64(seconds * 1_000)
+        while MonotonicClock.nowMilliseconds() < deadline {
+            if condition() { return true }
+            usleepMilliseconds(10)
+        }
+        return condition()
+    }
+
+    static func usleepMilliseconds(_ milliseconds: Int) {
+        _ = WakeableSleepOnce.shared.sleep(milliseconds: milliseconds)
+    }
+}
+
+/// A sleep for test polling (never woken).
+enum WakeableSleepOnce {
+    static let shared = try! WakeableSleep()
+}
+
+/// An event loop on a thread of its own, for driving loop-confined fleet objects from a test:
+/// `run` executes a closure on the loop and waits for its result.
+final class LoopThread: @unchecked Sendable {
+    // @unchecked: `loop` is only touched on the loop thread; `mailbox` hands work over.
+    private let inbox = Mutex<[@Sendable () -> Void]>([])
+    private let ready = DispatchSemaphore(value: 0)
+    private nonisolated(unsafe) var loop: EventLoop!
+    private nonisolated(unsafe) var wakeToken: UInt64 = 0
+    private let posterBox = Mutex<LoopPoster?>(nil)
+
+    init() {
+        spawnThread { [self] in
+            let loop = try! EventLoop()
+            self.loop = loop
+            self.posterBox.withLock { $0 = loop.poster }
+            self.armWake()
+            self.ready.signal()
+            loop.run()
+        }
+        ready.wait()
+    }
+
+    private func armWake() {
+        wakeToken = loop.expectCompletion(Bool.self) { [self] _ in
+            let work = inbox.withLock { work in
+                defer { work.removeAll() }
+                return work
+            }
+            self.armWake()
+            for item in work { item() }
+        }
+    }
+
+    /// Runs `body` on the loop thread (with the loop) and returns its result.
+    func run<T>(_ body: @escaping (EventLoop) -> T) -> T {
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var result: T?
+        nonisolated(unsafe) let unsafeBody = body
+        inbox.withLock {
+            $0.append { [self] in
+                result = unsafeBody(self.loop)
+                done.signal()
+            }
+        }
+        posterBox.withLock { $0 }!.post(token: wakeToken, value: true)
+        done.wait()
+        return result!
+    }
+
+    func stop() {
+        run { $0.stop() }
+    }
+}
+
+/// Values recorded on the loop and read by the test thread.
+final class Recorder<Value: Sendable>: Sendable {
+    private let values = Mutex<[Value]>([])
+    func append(_ value: Value) { values.withLock { $0.append(value) } }
+    var all: [Value] { values.withLock { $0 } }
+    var count: Int { values.withLock { $0.count } }
+}
