@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import HTTPDNSCore
 import HTTPDNSFleet
 import HTTPDNSRedis
@@ -48,11 +49,13 @@ struct FleetCacheTests {
         defer { for daemon in [a, b, c] { _ = daemon.stop() } }
         let queries = Recorder<String>()
         let outcomes = Recorder<Outcome>()
-        Self.resolve(a, host: "api.example.com", upstreamQueries: queries, outcomes: outcomes)
+        // A generous budget: waiting machines give up only at half of it, and a loaded test
+        // machine must not turn a slow answer into a second query.
+        Self.resolve(a, host: "api.example.com", upstreamQueries: queries, outcomes: outcomes, timeoutMs: 10_000)
         #expect(F.eventually { queries.count == 1 })
         // B and C miss while A holds the lock: they wait for A's answer instead of querying.
-        Self.resolve(b, host: "api.example.com", upstreamQueries: queries, outcomes: outcomes)
-        Self.resolve(c, host: "api.example.com", upstreamQueries: queries, outcomes: outcomes)
+        Self.resolve(b, host: "api.example.com", upstreamQueries: queries, outcomes: outcomes, timeoutMs: 10_000)
+        Self.resolve(c, host: "api.example.com", upstreamQueries: queries, outcomes: outcomes, timeoutMs: 10_000)
         #expect(F.eventually { outcomes.count == 3 })
         #expect(queries.all == ["api.example.com"])
         let fleetAnswers = outcomes.all.compactMap { outcome -> [FleetCacheHit]? in
@@ -120,6 +123,41 @@ struct FleetCacheTests {
                 return a.status().condition == .connected
             })
         #expect(a.model.logs.all.filter { $0.message.contains("is back") }.count == 1)
+    }
+
+    @Test func aStalledRedisCostsAResolveOneCommandTimeoutAndThenNothing() throws {
+        let server = try RedisServer()
+        let a = TestFleetDaemon(
+            server: server, machine: F.machine("a"),
+            configure: {
+                $0.redis.commandTimeoutMilliseconds = 150
+                $0.backoff = FleetBackoff(initialMilliseconds: 60_000, maximumMilliseconds: 60_000)
+            }, replicate: false)
+        defer { _ = a.stop() }
+        let queries = Recorder<String>()
+        let outcomes = Recorder<Outcome>()
+        Self.resolve(a, host: "warm.example.com", upstreamQueries: queries, outcomes: outcomes, upstreamDelayMs: 1)
+        #expect(F.eventually { outcomes.count == 1 })
+        let pid = try #require(server.pid)
+        kill(pid, SIGSTOP)
+        defer { kill(pid, SIGCONT) }
+        Self.resolve(a, host: "stalled.example.com", upstreamQueries: queries, outcomes: outcomes, upstreamDelayMs: 1)
+        #expect(F.eventually { outcomes.count == 2 })
+        let status = a.status()
+        #expect(status.condition == .unreachable && status.lastError?.contains("temporarily unavailable") == true)
+        // While backing off, the next resolves do not touch Redis at all.
+        for index in 0..<5 {
+            Self.resolve(
+                a, host: "next\(index).example.com", upstreamQueries: queries, outcomes: outcomes, upstreamDelayMs: 1)
+        }
+        #expect(F.eventually { outcomes.count == 7 })
+        #expect(queries.count == 7)
+        kill(pid, SIGCONT)
+        // Redis saw one connection from the daemon (the one that stalled) and this one: no
+        // reconnect per request.
+        let info = try RedisConnection(options: F.redisOptions(server)).command(["INFO", "stats"]).text ?? ""
+        let line = info.split(whereSeparator: \.isNewline).first { $0.hasPrefix("total_connections_received:") }
+        #expect(line == "total_connections_received:2")
     }
 
     @Test func aWrongFleetKeyNeverServesAnotherFleetsAnswers() throws {
