@@ -54,7 +54,10 @@ public final class FleetRedis {
             case .failure(let error):
                 lookup.rejected.append("an answer is invalid: \(error.reason)")
             case .success(let record):
-                let hit = FleetCacheHit(record: record, nowUnixMs: nowUnixMs, keyMillisecondsLeft: left.integer ?? -1)
+                // -2: the key expired between GET and PTTL; -1: no expiry (the record's own counts).
+                let keyLeft = left.integer ?? -1
+                guard keyLeft != -2 else { continue }
+                let hit = FleetCacheHit(record: record, nowUnixMs: nowUnixMs, keyMillisecondsLeft: keyLeft)
                 if let hit { lookup.hits[family] = hit }
             }
         }
@@ -205,9 +208,14 @@ public final class FleetRedis {
     /// Looks at the stream and the dataset's epoch (creating the epoch if Redis has none), and
     /// checks whether the remembered entries are still there.
     public func observe(remembering ids: [FleetStreamID]) throws(RedisError) -> FleetStreamObservation {
-        let fresh = Sodium.randomHex(byteCount: 16)
-        try connection.set(keyspace.epochKey, Array(fresh.utf8), onlyIfAbsent: true)
-        guard let epochBytes = try connection.get(keyspace.epochKey) else {
+        // Read first: a full Redis refuses even a SET NX that would change nothing, and
+        // replication must go on reading while it is full.
+        var epochBytes = try connection.get(keyspace.epochKey)
+        if epochBytes == nil {
+            try connection.set(keyspace.epochKey, Array(Sodium.randomHex(byteCount: 16).utf8), onlyIfAbsent: true)
+            epochBytes = try connection.get(keyspace.epochKey)
+        }
+        guard let epochBytes else {
             throw RedisError(.unexpectedReply, "\(connection.options.endpoint): the fleet epoch vanished")
         }
         let info = try connection.streamInfo(keyspace.changesKey)

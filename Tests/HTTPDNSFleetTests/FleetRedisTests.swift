@@ -202,6 +202,7 @@ struct FleetRedisTests {
         let fleet = F.fleetRedis(server)
         let now = WallClock.nowMilliseconds()
         try fleet.publish([F.answer("a.example.com", ["192.0.2.1"])], nowUnixMs: now, releasingLock: nil)
+        let epoch = try fleet.observe(remembering: []).epoch
         // Checked before each command: a write below the limit takes Redis above it (unless an
         // empty Redis is above it already).
         _ = try? fleet.connection.set("ballast", [UInt8](repeating: 1, count: 2_000_000))
@@ -215,6 +216,9 @@ struct FleetRedisTests {
         }
         #expect(cacheError.code == .outOfMemory)
         #expect(try fleet.lookUp(host: "a.example.com", families: [.ipv4], nowUnixMs: now).hits.count == 1)
+        // Replication keeps reading: observing writes nothing once the epoch exists.
+        #expect(try fleet.observe(remembering: []).epoch == epoch)
+        #expect(try fleet.readChanges(after: .zero, count: 10, blockMilliseconds: nil).isEmpty)
     }
 
     @Test func authenticatesWithTheFleetPassword() throws {
