@@ -34,7 +34,7 @@ extension FleetUpstreamReport: Sendable {}
 extension FleetCacheFlight {
     /// The outcomes a driver reports, as one type.
     public enum Event: Sendable, Equatable {
-        case lookedUp([DNSFamily: FleetCacheHit])
+        case lookedUp([IPFamily: FleetCacheHit])
         case lookupFailed
         case lockAcquired
         case lockBusy
@@ -68,7 +68,7 @@ extension FleetClient {
     /// Only one machine of the fleet queries the upstreams for a name at a time; the others
     /// wait for its answer, at most until half of `timeoutMs` is left (see `FleetCacheFlight`).
     public func resolve(
-        host: String, families: [DNSFamily], timeoutMs: Int, answer: @escaping ([FleetCacheHit]) -> Void,
+        host: String, families: [IPFamily], timeoutMs: Int, answer: @escaping ([FleetCacheHit]) -> Void,
         queryUpstream: @escaping (FleetUpstreamReport) -> Void
     ) {
         let token = Sodium.randomHex(byteCount: 16)

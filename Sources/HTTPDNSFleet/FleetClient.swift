@@ -78,8 +78,8 @@ public final class FleetClient {
 
     /// The fleet's answers for `host` (families without a usable answer are left out).
     public func lookUp(
-        host: String, families: [DNSFamily], deadlineMilliseconds: Int? = nil,
-        completion: @escaping (Result<[DNSFamily: FleetCacheHit], RedisError>) -> Void
+        host: String, families: [IPFamily], deadlineMilliseconds: Int? = nil,
+        completion: @escaping (Result<[IPFamily: FleetCacheHit], RedisError>) -> Void
     ) {
         submit(kind: .read, deadlineMilliseconds: deadlineMilliseconds) { redis throws(RedisError) in
             try redis.lookUp(host: host, families: families, nowUnixMs: WallClock.nowMilliseconds())

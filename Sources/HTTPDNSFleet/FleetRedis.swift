@@ -32,12 +32,12 @@ public final class FleetRedis {
 
     /// What a lookup found: usable answers by family, and why others were rejected.
     public struct Lookup: Sendable, Equatable {
-        public var hits: [DNSFamily: FleetCacheHit] = [:]
+        public var hits: [IPFamily: FleetCacheHit] = [:]
         public var rejected: [String] = []
     }
 
     /// Reads the fleet answers of `host` (value and remaining lifetime, one round trip).
-    public func lookUp(host: String, families: [DNSFamily], nowUnixMs: Int64) throws(RedisError) -> Lookup {
+    public func lookUp(host: String, families: [IPFamily], nowUnixMs: Int64) throws(RedisError) -> Lookup {
         let keys = families.map { keyspace.cacheKey(host: host, family: $0) }
         let replies = try connection.pipelineThrowingErrors(
             keys.flatMap { [["GET", RedisArgument($0)], ["PTTL", RedisArgument($0)]] })

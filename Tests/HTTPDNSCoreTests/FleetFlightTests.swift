@@ -7,17 +7,17 @@ struct FleetFlightTests {
     static let t0 = MonotonicInstant(seconds: 100)
     static let timing = FleetCacheFlight.Timing(timeoutMs: 2_000)
 
-    static func record(_ family: DNSFamily = .ipv4) -> FleetCacheRecord {
+    static func record(_ family: IPFamily = .ipv4) -> FleetCacheRecord {
         FleetCacheRecord(
             host: "a.example", family: family, addresses: family == .ipv4 ? ["192.0.2.1"] : ["2001:db8::1"],
             negative: false, expiresAtUnixMs: 60_000)
     }
 
-    static func hit(_ family: DNSFamily = .ipv4) -> FleetCacheHit {
+    static func hit(_ family: IPFamily = .ipv4) -> FleetCacheHit {
         FleetCacheHit(record: record(family), millisecondsLeft: 30_000)
     }
 
-    static func flight(_ families: [DNSFamily] = [.ipv4]) -> FleetCacheFlight {
+    static func flight(_ families: [IPFamily] = [.ipv4]) -> FleetCacheFlight {
         FleetCacheFlight(host: "a.example", families: families, token: "t1", timing: timing, now: t0)
     }
 

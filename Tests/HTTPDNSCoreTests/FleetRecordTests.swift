@@ -59,7 +59,7 @@ struct FleetRecordTests {
     }
 
     @Test func openedCacheRecordsAreRevalidated() throws {
-        func decode(_ text: String, host: String = "a.example", family: DNSFamily = .ipv4) -> String? {
+        func decode(_ text: String, host: String = "a.example", family: IPFamily = .ipv4) -> String? {
             switch FleetCacheRecord.decode(Array(text.utf8), host: host, family: family) {
             case .success: return nil
             case .failure(let error): return error.reason

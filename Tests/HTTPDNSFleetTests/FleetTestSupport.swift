@@ -43,7 +43,7 @@ enum FleetFixtures {
             httpOnly: true, sameSite: .lax, partitioned: false, created: 1_764_400_000, creationIndex: 0, lastAccess: 0)
     }
 
-    static func answer(_ host: String, _ addresses: [String], family: DNSFamily = .ipv4, ttlMs: Int64 = 60_000)
+    static func answer(_ host: String, _ addresses: [String], family: IPFamily = .ipv4, ttlMs: Int64 = 60_000)
         -> FleetCacheRecord
     {
         FleetCacheRecord(

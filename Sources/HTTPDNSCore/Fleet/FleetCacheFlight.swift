@@ -66,7 +66,7 @@ public struct FleetCacheFlight: Sendable {
 
     public let host: String
     /// The families the resolve needs; a fleet answer must cover all of them.
-    public let families: [DNSFamily]
+    public let families: [IPFamily]
     /// A random value naming this flight's claim on the lock.
     public let token: String
     public let timing: Timing
@@ -74,7 +74,7 @@ public struct FleetCacheFlight: Sendable {
     private var state = State.created
     private var nextPollMs: Int
 
-    public init(host: String, families: [DNSFamily], token: String, timing: Timing, now: MonotonicInstant) {
+    public init(host: String, families: [IPFamily], token: String, timing: Timing, now: MonotonicInstant) {
         self.host = host
         self.families = families
         self.token = token
@@ -96,7 +96,7 @@ public struct FleetCacheFlight: Sendable {
     }
 
     /// The fleet entries found, by family (expired or unopenable ones left out).
-    public mutating func lookedUp(_ hits: [DNSFamily: FleetCacheHit], now: MonotonicInstant) -> Action {
+    public mutating func lookedUp(_ hits: [IPFamily: FleetCacheHit], now: MonotonicInstant) -> Action {
         guard state == .lookingUp else { return .none }
         if families.allSatisfy({ hits[$0] != nil }) {
             state = .finished

@@ -15,7 +15,7 @@ public struct FleetCacheRecord: Sendable, Equatable {
     public static let maximumAddresses = 64
 
     public var host: String
-    public var family: DNSFamily
+    public var family: IPFamily
     /// Canonical address text, in the upstream's order; empty when `negative`.
     public var addresses: [String]
     /// The upstream said the host has no address of this family.
@@ -23,7 +23,7 @@ public struct FleetCacheRecord: Sendable, Equatable {
     /// Unix milliseconds at which the answer stops being fresh on every machine.
     public var expiresAtUnixMs: Int64
 
-    public init(host: String, family: DNSFamily, addresses: [String], negative: Bool, expiresAtUnixMs: Int64) {
+    public init(host: String, family: IPFamily, addresses: [String], negative: Bool, expiresAtUnixMs: Int64) {
         self.host = host
         self.family = family
         self.addresses = addresses
@@ -66,7 +66,7 @@ public struct FleetCacheRecord: Sendable, Equatable {
 
     /// Decodes and validates an opened record that was stored under the key of `host` and
     /// `family`.
-    public static func decode(_ bytes: [UInt8], host expectedHost: String, family expectedFamily: DNSFamily)
+    public static func decode(_ bytes: [UInt8], host expectedHost: String, family expectedFamily: IPFamily)
         -> Result<FleetCacheRecord, FleetRecordError>
     {
         guard let json = try? JSONParser.parse(bytes), let object = json.objectValue else {

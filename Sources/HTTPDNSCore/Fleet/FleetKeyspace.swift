@@ -26,7 +26,7 @@ public struct FleetKeyspace: Sendable {
     public var scanPattern: String { prefix + "*" }
 
     /// One cached answer: the addresses of `host` in `family`.
-    public func cacheKey(host: String, family: DNSFamily) -> String {
+    public func cacheKey(host: String, family: IPFamily) -> String {
         prefix + "dns:" + hasher.hashedName(purpose: "dns", Self.material([host, family.rawValue]))
     }
 
