@@ -68,6 +68,11 @@ let package = Package(
                 ])
             ]
         ),
+        // libnss_httpdns.so.2, the glibc NSS hosts module: plain C, no Swift runtime. SwiftPM compiles
+        // it (warnings and all) but cannot link it as it must be: every SwiftPM product is linked by
+        // swiftc, which always adds libswiftCore.so (NEEDED) and the toolchain's RUNPATH. So it has
+        // no product here; packaging/build-nss links it with cc (SONAME, version script, libc only).
+        .target(name: "nss_httpdns", exclude: ["nss_httpdns.map"], cSettings: [.define("_GNU_SOURCE")]),
         .target(
             name: "HTTPDNSTestSupport",
             dependencies: ["HTTPDNSProtocol", "HTTPDNSSystem", "HTTPDNSClient"],
@@ -102,6 +107,11 @@ let package = Package(
         .testTarget(
             name: "HTTPDNSClientTests",
             dependencies: ["HTTPDNSClient", "HTTPDNSProtocol", "HTTPDNSTestSupport", "httpdnsctl"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "NSSModuleTests",
+            dependencies: ["HTTPDNSTestSupport", "HTTPDNSSystem", "HTTPDNSProtocol", "httpdnsd"],
             swiftSettings: strictSettings
         ),
         .testTarget(

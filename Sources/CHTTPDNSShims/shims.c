@@ -1,6 +1,7 @@
 #include "CHTTPDNSShims.h"
 #include <errno.h>
 #include <netdb.h>
+#include <nss.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -48,6 +49,10 @@ int chttpdns_block_signal(int signal) {
     sigemptyset(&set);
     sigaddset(&set, signal);
     return pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+int chttpdns_configure_hosts_lookup(const char *services) {
+    return __nss_configure_lookup("hosts", services);
 }
 
 const int chttpdns_EAI_NODATA = EAI_NODATA;

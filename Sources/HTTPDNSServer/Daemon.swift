@@ -47,6 +47,14 @@ public final class Daemon {
         self.logger = logger
         SignalSource.ignoreSIGPIPE()
         ResourceLimits.raiseOpenFileLimit()
+        // Before any thread resolves a name: the system upstream must not reach this daemon again
+        // through its own NSS module (nss-httpdns(8), "No recursion").
+        do {
+            let services = try SystemResolver.bypassNSSModule()
+            logger.debug("getaddrinfo in the daemon uses hosts: \(services)")
+        } catch {
+            throw StartupError("cannot set the daemon's own hosts lookup: \(error)")
+        }
         // The loop and its signalfd come first: the signal mask is inherited by every thread
         // started afterwards, so SIGTERM always reaches the loop.
         loop = try EventLoop()

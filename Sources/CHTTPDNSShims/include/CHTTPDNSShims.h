@@ -24,6 +24,10 @@ void chttpdns_unblock_all_signals(void);
 /* pthread_sigmask(SIG_BLOCK) of one signal, for worker threads that must never take it. */
 int chttpdns_block_signal(int signal);
 
+/* __nss_configure_lookup("hosts", services): this process's hosts lookups use these NSS services,
+   whatever nsswitch.conf says, and glibc stops reloading nsswitch.conf. 0, or -1 with errno. */
+int chttpdns_configure_hosts_lookup(const char *services);
+
 /* getaddrinfo's GNU-only "name exists but has no address of this family" codes. */
 extern const int chttpdns_EAI_NODATA;
 extern const int chttpdns_EAI_ADDRFAMILY;

@@ -1,0 +1,553 @@
+/* The NSS entry points: a request to the daemon, its reply read into the caller's buffer, and the
+ * answer laid out in the rest of that buffer. Nothing is allocated and nothing is kept between
+ * calls, so the module is thread-safe and has no state for fork() to break. The conventions
+ * (errnop, h_errnop, buffer layout) are those of glibc's nss_files and nss_dns. */
+#include "nss_httpdns.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdalign.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "daemon_call.h"
+#include "json.h"
+
+/* Error codes of the wire contract. */
+enum {
+    RPC_INVALID_PARAMS = -32602,
+    RPC_HOST_NOT_FOUND = -32001,
+    RPC_RESOLUTION_UNAVAILABLE = -32002,
+    RPC_LIMIT_EXCEEDED = -32003,
+};
+
+/* Longer names are not sent: DNS names have at most 253 octets, this leaves room for UTF-8
+   before IDNA, and it bounds the request. */
+enum { NAME_MAX_BYTES = 1024 };
+
+/* A request: the envelope plus the name, every byte of which may need a backslash. */
+enum { REQUEST_CAPACITY = 128 + 2 * NAME_MAX_BYTES };
+
+/* One request per connection, so one id (text for the request, number for the reply). */
+#define REQUEST_ID "1"
+enum { REPLY_ID = 1 };
+
+/* How a lookup ended: the status, *errnop (0: left alone) and *h_errnop. */
+struct outcome {
+    enum nss_status status;
+    int errnum;
+    int herrnum;
+};
+
+static const struct outcome success = {NSS_STATUS_SUCCESS, 0, NETDB_SUCCESS};
+static const struct outcome not_found = {NSS_STATUS_NOTFOUND, 0, HOST_NOT_FOUND};
+/* The name is known but has no address of the family asked for. */
+static const struct outcome no_data = {NSS_STATUS_NOTFOUND, 0, NO_DATA};
+static const struct outcome try_again = {NSS_STATUS_TRYAGAIN, EAGAIN, TRY_AGAIN};
+/* glibc retries with a larger buffer exactly on TRYAGAIN + ERANGE + NETDB_INTERNAL. */
+static const struct outcome buffer_too_small = {NSS_STATUS_TRYAGAIN, ERANGE, NETDB_INTERNAL};
+
+/* The daemon is not there, not answering in time, or answering something unreadable: the next
+   source in nsswitch.conf gets its turn ([!UNAVAIL=return] lets it). NO_RECOVERY rather than
+   NETDB_INTERNAL, which getaddrinfo would turn into EAI_SYSTEM. */
+static struct outcome unavailable(int errnum) { return (struct outcome){NSS_STATUS_UNAVAIL, errnum, NO_RECOVERY}; }
+
+static bool succeeded(struct outcome outcome) { return outcome.status == NSS_STATUS_SUCCESS; }
+
+/* Restores errno as the caller had it, then reports: glibc often passes &errno as errnop. */
+static enum nss_status finish(struct outcome outcome, int saved_errno, int *errnop, int *h_errnop) {
+    errno = saved_errno;
+    if (outcome.errnum != 0) *errnop = outcome.errnum;
+    *h_errnop = outcome.herrnum;
+    return outcome.status;
+}
+
+/* --- the caller's buffer ------------------------------------------------------------------- */
+
+/* What is left of the caller's buffer; every result is carved from it. */
+struct arena {
+    char *cursor;
+    char *end;
+};
+
+/* size bytes aligned to align, or NULL when they do not fit. */
+static void *arena_take(struct arena *arena, size_t size, size_t align) {
+    size_t pad = (align - (uintptr_t)arena->cursor % align) % align;
+    size_t left = (size_t)(arena->end - arena->cursor);
+    if (pad > left || size > left - pad) return NULL;
+    char *start = arena->cursor + pad;
+    arena->cursor = start + size;
+    return start;
+}
+
+/* A host name from the reply as a C string in the arena. NULL with *invalid false: no room;
+   *invalid true: not a name a caller could print (empty, too long, control characters, NUL). */
+static char *arena_name(struct arena *arena, const struct json_span *span, bool *invalid) {
+    size_t length = json_span_decoded_length(span);
+    *invalid = length == 0 || length > NAME_MAX_BYTES;
+    if (*invalid) return NULL;
+    char *name = arena_take(arena, length + 1, 1);
+    if (name == NULL) return NULL;
+    json_span_decode(span, name);
+    name[length] = '\0';
+    for (size_t i = 0; i < length; i++) {
+        unsigned char c = (unsigned char)name[i];
+        if (c < 0x20 || c == 0x7F) {
+            *invalid = true;
+            return NULL;
+        }
+    }
+    return name;
+}
+
+/* --- requests and replies ------------------------------------------------------------------ */
+
+/* Appends a NUL-terminated piece to out[0..REQUEST_CAPACITY); false when it does not fit. */
+static bool append(char *out, size_t *length, const char *piece) {
+    size_t piece_length = strlen(piece);
+    if (piece_length > REQUEST_CAPACITY - *length) return false;
+    memcpy(out + *length, piece, piece_length);
+    *length += piece_length;
+    return true;
+}
+
+/* {"jsonrpc":"2.0","id":1,"method":METHOD,"params":{KEY:VALUE[,"family":FAMILY]}}\n into out;
+   0 when VALUE cannot be sent (see json_write_string). */
+static size_t build_request(char *out, const char *method, const char *key, const char *value, const char *family) {
+    size_t value_length = strlen(value);
+    if (value_length == 0 || value_length > NAME_MAX_BYTES) return 0;
+    size_t length = 0;
+    if (!append(out, &length, "{\"jsonrpc\":\"2.0\",\"id\":" REQUEST_ID ",\"method\":\"") ||
+        !append(out, &length, method) || !append(out, &length, "\",\"params\":{\"") || !append(out, &length, key) ||
+        !append(out, &length, "\":"))
+        return 0;
+    size_t written = json_write_string(value, value_length, out + length, REQUEST_CAPACITY - length);
+    if (written == 0) return 0;
+    length += written;
+    if (family != NULL && (!append(out, &length, ",\"family\":\"") || !append(out, &length, family) ||
+                           !append(out, &length, "\"")))
+        return 0;
+    return append(out, &length, "}}\n") ? length : 0;
+}
+
+static struct outcome outcome_of_error(int64_t code) {
+    switch (code) {
+    case RPC_HOST_NOT_FOUND:
+    case RPC_INVALID_PARAMS: /* the daemon finds the name malformed: it names no host */
+        return not_found;
+    case RPC_RESOLUTION_UNAVAILABLE:
+    case RPC_LIMIT_EXCEEDED:
+        return try_again;
+    default: /* internal error, permission denied, a daemon without the method */
+        return unavailable(EPROTO);
+    }
+}
+
+/* Reads {"jsonrpc":"2.0","id":1,"result":R} or {"jsonrpc":"2.0","id":1,"error":{"code":N,...}}:
+   the reader at R, or the code. Unknown members are skipped, repeated ones refused. */
+static int read_envelope(const char *line, size_t length, struct json_reader *result, bool *is_error, int64_t *code) {
+    struct json_reader reader;
+    json_reader_init(&reader, line, length);
+    bool seen_version = false, seen_id = false, seen_result = false, seen_error = false;
+    struct json_iterator members = {0};
+    struct json_span key;
+    int more;
+    if (json_object_begin(&reader) != 0) return -1;
+    while ((more = json_object_next(&reader, &members, &key)) == 1) {
+        if (json_span_equals(&key, "jsonrpc")) {
+            struct json_span version;
+            if (seen_version || json_read_string(&reader, &version) != 0 || !json_span_equals(&version, "2.0"))
+                return -1;
+            seen_version = true;
+        } else if (json_span_equals(&key, "id")) {
+            int64_t id;
+            if (seen_id || json_read_integer(&reader, &id) != 0 || id != REPLY_ID) return -1;
+            seen_id = true;
+        } else if (json_span_equals(&key, "result")) {
+            if (seen_result) return -1;
+            *result = reader;
+            if (json_skip_value(&reader) != 0) return -1;
+            seen_result = true;
+        } else if (json_span_equals(&key, "error")) {
+            if (seen_error || json_object_begin(&reader) != 0) return -1;
+            bool seen_code = false;
+            struct json_iterator fields = {0};
+            struct json_span field;
+            int more_fields;
+            while ((more_fields = json_object_next(&reader, &fields, &field)) == 1) {
+                if (json_span_equals(&field, "code")) {
+                    if (seen_code || json_read_integer(&reader, code) != 0) return -1;
+                    seen_code = true;
+                } else if (json_skip_value(&reader) != 0) {
+                    return -1;
+                }
+            }
+            if (more_fields != 0 || !seen_code) return -1;
+            seen_error = true;
+        } else if (json_skip_value(&reader) != 0) {
+            return -1;
+        }
+    }
+    if (more != 0 || json_expect_end(&reader) != 0) return -1;
+    if (!seen_version || !seen_id || seen_result == seen_error) return -1;
+    *is_error = seen_error;
+    return 0;
+}
+
+/* Sends the request and reads the reply into the caller's buffer; on success the reader is at the
+   result and the arena holds the rest of the buffer. */
+static struct outcome call_daemon(const char *request, size_t request_length, char *buffer, size_t buflen,
+                                  struct json_reader *result, struct arena *rest) {
+    size_t reply_length;
+    int rc = buffer == NULL ? -ERANGE : daemon_call(request, request_length, buffer, buflen, &reply_length);
+    if (rc == -ERANGE) return buffer_too_small;
+    if (rc != 0) return unavailable(-rc);
+    /* The reply stays where it is (the spans point into it); the answer goes after its newline. */
+    rest->cursor = buffer + reply_length + 1;
+    rest->end = buffer + buflen;
+    bool is_error = false;
+    int64_t code = 0;
+    if (read_envelope(buffer, reply_length, result, &is_error, &code) != 0) return unavailable(EBADMSG);
+    return is_error ? outcome_of_error(code) : success;
+}
+
+/* An array of address literals of one family, checked once and read again when laid out. */
+struct address_list {
+    struct json_reader array;
+    size_t count;
+};
+
+/* An address literal of af into out (4 or 16 bytes); -1 for anything else. */
+static int parse_address(const struct json_span *text, int af, void *out) {
+    char literal[INET6_ADDRSTRLEN];
+    if (text->escaped || text->length >= sizeof literal) return -1;
+    memcpy(literal, text->start, text->length);
+    literal[text->length] = '\0';
+    return inet_pton(af, literal, out) == 1 ? 0 : -1;
+}
+
+static int read_address_list(struct json_reader *reader, int af, struct address_list *list) {
+    list->array = *reader;
+    list->count = 0;
+    if (json_array_begin(reader) != 0) return -1;
+    struct json_iterator elements = {0};
+    int more;
+    while ((more = json_array_next(reader, &elements)) == 1) {
+        struct json_span text;
+        unsigned char address[16];
+        if (json_read_string(reader, &text) != 0 || parse_address(&text, af, address) != 0) return -1;
+        list->count++;
+    }
+    return more;
+}
+
+/* Walks a list that read_address_list accepted. */
+struct address_cursor {
+    struct json_reader reader;
+    struct json_iterator elements;
+};
+
+static void address_cursor_init(struct address_cursor *cursor, const struct address_list *list) {
+    cursor->reader = list->array;
+    cursor->elements = (struct json_iterator){0};
+    json_array_begin(&cursor->reader);
+}
+
+static void address_cursor_next(struct address_cursor *cursor, int af, void *out) {
+    struct json_span text;
+    json_array_next(&cursor->reader, &cursor->elements);
+    json_read_string(&cursor->reader, &text);
+    parse_address(&text, af, out);
+}
+
+/* The TTL as glibc takes it. */
+static int32_t clamp_ttl(int64_t ttl) { return ttl > INT32_MAX ? INT32_MAX : (int32_t)ttl; }
+
+/* --- forward lookups ----------------------------------------------------------------------- */
+
+/* The result of resolve: {"host":H,"ipv4":[...],"ipv6":[...],"ttl":N,...}. */
+struct resolve_answer {
+    struct json_span host;
+    struct address_list ipv4;
+    struct address_list ipv6;
+    int64_t ttl;
+};
+
+static int read_resolve_answer(struct json_reader *reader, struct resolve_answer *answer) {
+    bool seen_host = false, seen_ipv4 = false, seen_ipv6 = false, seen_ttl = false;
+    struct json_iterator members = {0};
+    struct json_span key;
+    int more;
+    if (json_object_begin(reader) != 0) return -1;
+    while ((more = json_object_next(reader, &members, &key)) == 1) {
+        if (json_span_equals(&key, "host")) {
+            if (seen_host || json_read_string(reader, &answer->host) != 0) return -1;
+            seen_host = true;
+        } else if (json_span_equals(&key, "ipv4")) {
+            if (seen_ipv4 || read_address_list(reader, AF_INET, &answer->ipv4) != 0) return -1;
+            seen_ipv4 = true;
+        } else if (json_span_equals(&key, "ipv6")) {
+            if (seen_ipv6 || read_address_list(reader, AF_INET6, &answer->ipv6) != 0) return -1;
+            seen_ipv6 = true;
+        } else if (json_span_equals(&key, "ttl")) {
+            if (seen_ttl || json_read_integer(reader, &answer->ttl) != 0 || answer->ttl < 0) return -1;
+            seen_ttl = true;
+        } else if (json_skip_value(reader) != 0) {
+            return -1;
+        }
+    }
+    return more == 0 && seen_host && seen_ipv4 && seen_ipv6 && seen_ttl ? 0 : -1;
+}
+
+/* Asks the daemon for name's addresses (family "ipv4", "ipv6", or NULL for both). */
+static struct outcome resolve(const char *name, const char *family, char *buffer, size_t buflen,
+                              struct resolve_answer *answer, struct arena *rest) {
+    char request[REQUEST_CAPACITY];
+    size_t request_length = build_request(request, "resolve", "host", name, family);
+    /* Empty, overlong, control characters, invalid UTF-8: no host has such a name. */
+    if (request_length == 0) return not_found;
+    struct json_reader result;
+    struct outcome outcome = call_daemon(request, request_length, buffer, buflen, &result, rest);
+    if (!succeeded(outcome)) return outcome;
+    if (read_resolve_answer(&result, answer) != 0) return unavailable(EBADMSG);
+    return success;
+}
+
+static struct outcome lookup_tuples(const char *name, struct gaih_addrtuple **pat, char *buffer, size_t buflen,
+                                    int32_t *ttlp) {
+    struct resolve_answer answer;
+    struct arena arena;
+    struct outcome outcome = resolve(name, NULL, buffer, buflen, &answer, &arena);
+    if (!succeeded(outcome)) return outcome;
+    size_t count = answer.ipv4.count + answer.ipv6.count;
+    if (count == 0) return no_data;
+
+    bool invalid;
+    char *canonical = arena_name(&arena, &answer.host, &invalid);
+    if (canonical == NULL) return invalid ? unavailable(EBADMSG) : buffer_too_small;
+    struct gaih_addrtuple *tuples =
+        arena_take(&arena, count * sizeof(struct gaih_addrtuple), alignof(struct gaih_addrtuple));
+    if (tuples == NULL) return buffer_too_small;
+
+    /* IPv4 first, as nss_dns answers A before AAAA; getaddrinfo sorts them afterwards (RFC 6724). */
+    struct address_cursor cursor;
+    size_t index = 0;
+    address_cursor_init(&cursor, &answer.ipv4);
+    for (size_t i = 0; i < answer.ipv4.count; i++, index++) {
+        memset(&tuples[index], 0, sizeof tuples[index]);
+        tuples[index].family = AF_INET;
+        address_cursor_next(&cursor, AF_INET, tuples[index].addr);
+    }
+    address_cursor_init(&cursor, &answer.ipv6);
+    for (size_t i = 0; i < answer.ipv6.count; i++, index++) {
+        memset(&tuples[index], 0, sizeof tuples[index]);
+        tuples[index].family = AF_INET6;
+        address_cursor_next(&cursor, AF_INET6, tuples[index].addr);
+    }
+    for (index = 0; index < count; index++) {
+        tuples[index].name = canonical;
+        tuples[index].next = index + 1 < count ? &tuples[index + 1] : NULL;
+    }
+    /* A caller may hand in the first tuple (older getaddrinfo did); the rest stay in the buffer. */
+    if (*pat != NULL) {
+        **pat = tuples[0];
+    } else {
+        *pat = tuples;
+    }
+    if (ttlp != NULL) *ttlp = clamp_ttl(answer.ttl);
+    return success;
+}
+
+static struct outcome lookup_hostent(const char *name, int af, struct hostent *host, char *buffer, size_t buflen,
+                                     int32_t *ttlp, char **canonp) {
+    /* AF_UNSPEC means IPv4 here, as in nss-resolve; anything else is not a host address family. */
+    if (af == AF_UNSPEC) af = AF_INET;
+    if (af != AF_INET && af != AF_INET6) return (struct outcome){NSS_STATUS_UNAVAIL, EAFNOSUPPORT, NO_DATA};
+    struct resolve_answer answer;
+    struct arena arena;
+    struct outcome outcome = resolve(name, af == AF_INET ? "ipv4" : "ipv6", buffer, buflen, &answer, &arena);
+    if (!succeeded(outcome)) return outcome;
+    const struct address_list *list = af == AF_INET ? &answer.ipv4 : &answer.ipv6;
+    if (list->count == 0) return no_data;
+
+    size_t length = af == AF_INET ? sizeof(struct in_addr) : sizeof(struct in6_addr);
+    char **aliases = arena_take(&arena, sizeof(char *), alignof(char *));
+    char **addresses = arena_take(&arena, (list->count + 1) * sizeof(char *), alignof(char *));
+    char *bytes = arena_take(&arena, list->count * length, alignof(struct in6_addr));
+    if (aliases == NULL || addresses == NULL || bytes == NULL) return buffer_too_small;
+    bool invalid;
+    char *canonical = arena_name(&arena, &answer.host, &invalid);
+    if (canonical == NULL) return invalid ? unavailable(EBADMSG) : buffer_too_small;
+
+    aliases[0] = NULL;
+    struct address_cursor cursor;
+    address_cursor_init(&cursor, list);
+    for (size_t i = 0; i < list->count; i++) {
+        addresses[i] = bytes + i * length;
+        address_cursor_next(&cursor, af, addresses[i]);
+    }
+    addresses[list->count] = NULL;
+    host->h_name = canonical;
+    host->h_aliases = aliases;
+    host->h_addrtype = af;
+    host->h_length = (int)length;
+    host->h_addr_list = addresses;
+    if (ttlp != NULL) *ttlp = clamp_ttl(answer.ttl);
+    if (canonp != NULL) *canonp = canonical;
+    return success;
+}
+
+enum nss_status _nss_httpdns_gethostbyname4_r(const char *name, struct gaih_addrtuple **pat, char *buffer,
+                                              size_t buflen, int *errnop, int *h_errnop, int32_t *ttlp) {
+    int saved_errno = errno;
+    return finish(lookup_tuples(name, pat, buffer, buflen, ttlp), saved_errno, errnop, h_errnop);
+}
+
+enum nss_status _nss_httpdns_gethostbyname3_r(const char *name, int af, struct hostent *host, char *buffer,
+                                              size_t buflen, int *errnop, int *h_errnop, int32_t *ttlp,
+                                              char **canonp) {
+    int saved_errno = errno;
+    return finish(lookup_hostent(name, af, host, buffer, buflen, ttlp, canonp), saved_errno, errnop, h_errnop);
+}
+
+enum nss_status _nss_httpdns_gethostbyname2_r(const char *name, int af, struct hostent *host, char *buffer,
+                                              size_t buflen, int *errnop, int *h_errnop) {
+    return _nss_httpdns_gethostbyname3_r(name, af, host, buffer, buflen, errnop, h_errnop, NULL, NULL);
+}
+
+enum nss_status _nss_httpdns_gethostbyname_r(const char *name, struct hostent *host, char *buffer, size_t buflen,
+                                             int *errnop, int *h_errnop) {
+    return _nss_httpdns_gethostbyname3_r(name, AF_INET, host, buffer, buflen, errnop, h_errnop, NULL, NULL);
+}
+
+/* --- reverse lookups ----------------------------------------------------------------------- */
+
+/* The result of reverse: {"address":A,"hosts":[...],"ttl":N}. */
+struct reverse_answer {
+    struct json_span address;
+    struct json_reader hosts;
+    size_t host_count;
+    int64_t ttl;
+};
+
+static int read_reverse_answer(struct json_reader *reader, struct reverse_answer *answer) {
+    bool seen_address = false, seen_hosts = false, seen_ttl = false;
+    struct json_iterator members = {0};
+    struct json_span key;
+    int more;
+    if (json_object_begin(reader) != 0) return -1;
+    while ((more = json_object_next(reader, &members, &key)) == 1) {
+        if (json_span_equals(&key, "address")) {
+            if (seen_address || json_read_string(reader, &answer->address) != 0) return -1;
+            seen_address = true;
+        } else if (json_span_equals(&key, "hosts")) {
+            if (seen_hosts) return -1;
+            answer->hosts = *reader;
+            answer->host_count = 0;
+            if (json_array_begin(reader) != 0) return -1;
+            struct json_iterator elements = {0};
+            struct json_span host;
+            int more_hosts;
+            while ((more_hosts = json_array_next(reader, &elements)) == 1) {
+                if (json_read_string(reader, &host) != 0) return -1;
+                answer->host_count++;
+            }
+            if (more_hosts != 0) return -1;
+            seen_hosts = true;
+        } else if (json_span_equals(&key, "ttl")) {
+            if (seen_ttl || json_read_integer(reader, &answer->ttl) != 0 || answer->ttl < 0) return -1;
+            seen_ttl = true;
+        } else if (json_skip_value(reader) != 0) {
+            return -1;
+        }
+    }
+    return more == 0 && seen_address && seen_hosts && seen_ttl ? 0 : -1;
+}
+
+static struct outcome lookup_address(const void *addr, socklen_t len, int af, struct hostent *host, char *buffer,
+                                     size_t buflen, int32_t *ttlp) {
+    static const unsigned char v4_mapped_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    static const unsigned char v4_compatible_prefix[12] = {0};
+    static const unsigned char loopback_suffix[4] = {0, 0, 0, 1};
+    const unsigned char *bytes = addr;
+    /* As nss_dns does: an IPv4 address written as IPv6 (::ffff:a.b.c.d, or the old ::a.b.c.d
+       other than ::1) is the IPv4 address, answered as AF_INET. */
+    if (af == AF_INET6 && len == sizeof(struct in6_addr) &&
+        (memcmp(bytes, v4_mapped_prefix, 12) == 0 ||
+         (memcmp(bytes, v4_compatible_prefix, 12) == 0 && memcmp(bytes + 12, loopback_suffix, 4) != 0))) {
+        bytes += 12;
+        af = AF_INET;
+        len = sizeof(struct in_addr);
+    }
+    size_t length;
+    if (af == AF_INET) {
+        length = sizeof(struct in_addr);
+    } else if (af == AF_INET6) {
+        length = sizeof(struct in6_addr);
+    } else {
+        return (struct outcome){NSS_STATUS_UNAVAIL, EAFNOSUPPORT, NETDB_INTERNAL};
+    }
+    if (len != length) return (struct outcome){NSS_STATUS_UNAVAIL, EINVAL, NETDB_INTERNAL};
+
+    char text[INET6_ADDRSTRLEN];
+    if (inet_ntop(af, bytes, text, sizeof text) == NULL) return unavailable(errno);
+    char request[REQUEST_CAPACITY];
+    size_t request_length = build_request(request, "reverse", "address", text, NULL);
+    if (request_length == 0) return unavailable(EINVAL);
+    struct json_reader result;
+    struct arena arena;
+    struct outcome outcome = call_daemon(request, request_length, buffer, buflen, &result, &arena);
+    if (!succeeded(outcome)) return outcome;
+    struct reverse_answer answer;
+    unsigned char echoed[16];
+    /* The answer must be about this address and name at least one host. */
+    if (read_reverse_answer(&result, &answer) != 0 || parse_address(&answer.address, af, echoed) != 0 ||
+        memcmp(echoed, bytes, length) != 0)
+        return unavailable(EBADMSG);
+    if (answer.host_count == 0) return not_found;
+
+    char **aliases = arena_take(&arena, answer.host_count * sizeof(char *), alignof(char *));
+    char **addresses = arena_take(&arena, 2 * sizeof(char *), alignof(char *));
+    char *copy = arena_take(&arena, length, alignof(struct in6_addr));
+    if (aliases == NULL || addresses == NULL || copy == NULL) return buffer_too_small;
+    struct json_reader hosts = answer.hosts;
+    struct json_iterator elements = {0};
+    json_array_begin(&hosts);
+    /* Most recent first: the first is h_name, the others are aliases. */
+    for (size_t i = 0; i < answer.host_count; i++) {
+        struct json_span span;
+        json_array_next(&hosts, &elements);
+        json_read_string(&hosts, &span);
+        bool invalid;
+        char *name = arena_name(&arena, &span, &invalid);
+        if (name == NULL) return invalid ? unavailable(EBADMSG) : buffer_too_small;
+        if (i == 0) {
+            host->h_name = name;
+        } else {
+            aliases[i - 1] = name;
+        }
+    }
+    aliases[answer.host_count - 1] = NULL;
+    memcpy(copy, bytes, length);
+    addresses[0] = copy;
+    addresses[1] = NULL;
+    host->h_aliases = aliases;
+    host->h_addrtype = af;
+    host->h_length = (int)length;
+    host->h_addr_list = addresses;
+    if (ttlp != NULL) *ttlp = clamp_ttl(answer.ttl);
+    return success;
+}
+
+enum nss_status _nss_httpdns_gethostbyaddr2_r(const void *addr, socklen_t len, int af, struct hostent *host,
+                                              char *buffer, size_t buflen, int *errnop, int *h_errnop,
+                                              int32_t *ttlp) {
+    int saved_errno = errno;
+    return finish(lookup_address(addr, len, af, host, buffer, buflen, ttlp), saved_errno, errnop, h_errnop);
+}
+
+enum nss_status _nss_httpdns_gethostbyaddr_r(const void *addr, socklen_t len, int af, struct hostent *host,
+                                             char *buffer, size_t buflen, int *errnop, int *h_errnop) {
+    return _nss_httpdns_gethostbyaddr2_r(addr, len, af, host, buffer, buflen, errnop, h_errnop, NULL);
+}
