@@ -176,13 +176,15 @@ public final class DaemonHarness {
     public let stderrPath: String
 
     /// Starts `systemd-socket-activate -l SOCKET httpdnsd --config CONFIG --state-dir DIR`.
-    /// The daemon itself starts on the first connection, as under systemd.
+    /// The daemon itself starts on the first connection, as under systemd. `socketName` names the
+    /// socket in `directory`; `launcher`, when given, is a command that runs the rest (e.g. in a
+    /// private mount namespace) and must end by exec'ing its arguments.
     public init(
         config: String = "", environment: [String: String] = [:], extraArguments: [String] = [],
-        directory: TemporaryDirectory = TemporaryDirectory()
+        directory: TemporaryDirectory = TemporaryDirectory(), socketName: String = "d.sock", launcher: [String] = []
     ) throws {
         self.directory = directory
-        socketPath = directory.file("d.sock")
+        socketPath = directory.file(socketName)
         stateDirectory = directory.file("state")
         stderrPath = directory.file("stderr.log")
         let configPath = directory.file("httpdnsd.conf")
@@ -195,8 +197,8 @@ public final class DaemonHarness {
         for (key, value) in environment { arguments += ["-E", "\(key)=\(value)"] }
         arguments += [BuiltProducts.path("httpdnsd"), "--config", configPath, "--state-dir", stateDirectory]
         arguments += extraArguments
-        process = try ChildProcess(
-            "/usr/bin/systemd-socket-activate", arguments, stdout: stderrPath, stderr: stderrPath)
+        let command = launcher + ["/usr/bin/systemd-socket-activate"] + arguments
+        process = try ChildProcess(command[0], Array(command.dropFirst()), stdout: stderrPath, stderr: stderrPath)
         // systemd-socket-activate binds before it waits; wait for the path to appear.
         let deadline = Date().addingTimeInterval(10)
         while !FileManager.default.fileExists(atPath: socketPath) && Date() < deadline { usleep(5_000) }

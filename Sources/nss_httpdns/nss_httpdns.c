@@ -470,16 +470,6 @@ static struct outcome lookup_address(const void *addr, socklen_t len, int af, st
     static const unsigned char v4_mapped_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
     static const unsigned char v4_compatible_prefix[12] = {0};
     static const unsigned char loopback_suffix[4] = {0, 0, 0, 1};
-    const unsigned char *bytes = addr;
-    /* As nss_dns does: an IPv4 address written as IPv6 (::ffff:a.b.c.d, or the old ::a.b.c.d
-       other than ::1) is the IPv4 address, answered as AF_INET. */
-    if (af == AF_INET6 && len == sizeof(struct in6_addr) &&
-        (memcmp(bytes, v4_mapped_prefix, 12) == 0 ||
-         (memcmp(bytes, v4_compatible_prefix, 12) == 0 && memcmp(bytes + 12, loopback_suffix, 4) != 0))) {
-        bytes += 12;
-        af = AF_INET;
-        len = sizeof(struct in_addr);
-    }
     size_t length;
     if (af == AF_INET) {
         length = sizeof(struct in_addr);
@@ -490,8 +480,20 @@ static struct outcome lookup_address(const void *addr, socklen_t len, int af, st
     }
     if (len != length) return (struct outcome){NSS_STATUS_UNAVAIL, EINVAL, NETDB_INTERNAL};
 
+    /* An IPv4 address written as IPv6 (::ffff:a.b.c.d, or the old ::a.b.c.d other than ::1) is
+       the IPv4 address, as nss_dns has it; the answer keeps the form asked for, as nss_files says
+       ("we always return entries of the requested form"). */
+    const unsigned char *query = addr;
+    int query_af = af;
+    size_t query_length = length;
+    if (af == AF_INET6 && (memcmp(query, v4_mapped_prefix, 12) == 0 ||
+                           (memcmp(query, v4_compatible_prefix, 12) == 0 && memcmp(query + 12, loopback_suffix, 4) != 0))) {
+        query += 12;
+        query_af = AF_INET;
+        query_length = sizeof(struct in_addr);
+    }
     char text[INET6_ADDRSTRLEN];
-    if (inet_ntop(af, bytes, text, sizeof text) == NULL) return unavailable(errno);
+    if (inet_ntop(query_af, query, text, sizeof text) == NULL) return unavailable(errno);
     char request[REQUEST_CAPACITY];
     size_t request_length = build_request(request, "reverse", "address", text, NULL);
     if (request_length == 0) return unavailable(EINVAL);
@@ -502,8 +504,8 @@ static struct outcome lookup_address(const void *addr, socklen_t len, int af, st
     struct reverse_answer answer;
     unsigned char echoed[16];
     /* The answer must be about this address and name at least one host. */
-    if (read_reverse_answer(&result, &answer) != 0 || parse_address(&answer.address, af, echoed) != 0 ||
-        memcmp(echoed, bytes, length) != 0)
+    if (read_reverse_answer(&result, &answer) != 0 || parse_address(&answer.address, query_af, echoed) != 0 ||
+        memcmp(echoed, query, query_length) != 0)
         return unavailable(EBADMSG);
     if (answer.host_count == 0) return not_found;
 
@@ -529,7 +531,7 @@ static struct outcome lookup_address(const void *addr, socklen_t len, int af, st
         }
     }
     aliases[answer.host_count - 1] = NULL;
-    memcpy(copy, bytes, length);
+    memcpy(copy, addr, length);
     addresses[0] = copy;
     addresses[1] = NULL;
     host->h_aliases = aliases;

@@ -29,7 +29,8 @@ enum nss_status _nss_httpdns_gethostbyname_r(const char *name, struct hostent *h
                                              int *errnop, int *h_errnop);
 
 /* The host names the daemon handed addr out for to the calling user, most recent first (h_name,
-   then h_aliases). An IPv4-mapped or IPv4-compatible IPv6 address is looked up as IPv4. */
+   then h_aliases). An IPv4-mapped or IPv4-compatible IPv6 address is looked up as IPv4 and
+   answered in the form asked for. */
 enum nss_status _nss_httpdns_gethostbyaddr2_r(const void *addr, socklen_t len, int af, struct hostent *host,
                                               char *buffer, size_t buflen, int *errnop, int *h_errnop,
                                               int32_t *ttlp);

@@ -1,0 +1,241 @@
+import Foundation
+import Glibc
+import HTTPDNSProtocol
+import HTTPDNSTestSupport
+import Testing
+
+/// Unmodified programs (getent, Python, curl) resolving through the module in a private mount
+/// namespace, against the real daemon whose upstream is a fake Alibaba HTTPDNS service on
+/// 127.0.0.1 that maps names to 127.0.0.x.
+@Suite(.serialized, .enabled(if: runsAsRoot, "mounts in a private namespace: needs root"))
+struct NSSProgramsTests {
+    static let answers: [String: (v4: [String], v6: [String], ttl: Int)] = [
+        "web.nss.test": (["127.0.0.1"], [], 300),
+        "alpha.nss.test": (["127.0.0.21"], [], 300),
+        "beta.nss.test": (["127.0.0.22", "127.0.0.23"], [], 300),
+        "gamma.nss.test": ([], ["fd00::24"], 300),
+        "dual.nss.test": (["127.0.0.25"], ["fd00::25"], 300),
+        "missing.nss.test": ([], [], 60),
+        "onlyfiles.nss.test": ([], [], 60),
+    ]
+
+    /// The recommended line, with a second "files" where a real system would have "dns": the tests
+    /// never reach a real DNS server.
+    static let recommendedLine = "files httpdns [!UNAVAIL=return] files"
+    static let plainHosts = "127.0.0.1 localhost\n::1 localhost\n127.0.0.99 fallback.nss.test\n"
+
+    /// The daemon on a fake upstream, its socket named as the system socket is.
+    struct Setup {
+        let upstream: FakeHTTPServer
+        let daemon: DaemonHarness
+        let artifacts: NSSArtifacts
+
+        init(launcher: (TemporaryDirectory) throws -> [String] = { _ in [] }, config: String? = nil) throws {
+            artifacts = try NSSArtifacts.get()
+            upstream = try FakeHTTPServer.alibaba(answers: NSSProgramsTests.answers)
+            let directory = TemporaryDirectory(prefix: "nssd")
+            daemon = try DaemonHarness(
+                config: config ?? "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\n",
+                environment: ["LD_LIBRARY_PATH": artifacts.moduleDirectory], directory: directory,
+                socketName: "httpdnsd.sock", launcher: try launcher(directory))
+            _ = try daemon.connectReady()
+        }
+
+        func namespace(_ nsswitchHosts: String, hosts: String = NSSProgramsTests.plainHosts, daemonUp: Bool = true)
+            throws -> ResolverNamespace
+        {
+            try ResolverNamespace(
+                nsswitchHosts: nsswitchHosts, hosts: hosts, daemonDirectory: daemonUp ? daemon.directory.path : nil,
+                artifacts: artifacts)
+        }
+
+        /// Upstream requests for one name so far.
+        func upstreamRequests(for host: String) -> Int {
+            upstream.requests.filter { $0.queryValue("host") == host }.count
+        }
+    }
+
+    /// `getent` output as lines of whitespace-separated words.
+    static func rows(_ result: CommandResult) -> [[String]] {
+        result.stdout.split(separator: "\n").map {
+            $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        }
+    }
+
+    @Test func getentForwardAndReverse() throws {
+        let setup = try Setup()
+        let space = try setup.namespace(Self.recommendedLine)
+
+        let alpha = try space.run("getent", ["ahosts", "alpha.nss.test"])
+        #expect(alpha.status == 0, "\(alpha.stderr)")
+        #expect(
+            Self.rows(alpha) == [
+                ["127.0.0.21", "STREAM", "alpha.nss.test"], ["127.0.0.21", "DGRAM"], ["127.0.0.21", "RAW"],
+            ])
+        // A second program asking again is a cache hit in the daemon: one upstream query for both.
+        #expect(try space.run("getent", ["ahosts", "alpha.nss.test"]).status == 0)
+        #expect(setup.upstreamRequests(for: "alpha.nss.test") == 1)
+
+        let dual = try space.run("getent", ["ahosts", "dual.nss.test"])
+        #expect(Set(Self.rows(dual).map { $0[0] }) == ["127.0.0.25", "fd00::25"], "\(dual.stdout)")
+        #expect(
+            Self.rows(try space.run("getent", ["ahostsv4", "dual.nss.test"])).map { $0[0] }
+                == Array(repeating: "127.0.0.25", count: 3))
+        #expect(
+            Self.rows(try space.run("getent", ["ahostsv6", "gamma.nss.test"])).first == [
+                "fd00::24", "STREAM", "gamma.nss.test",
+            ])
+        // AI_V4MAPPED (getent ahostsv6): glibc maps the module's IPv4 answer.
+        #expect(
+            Self.rows(try space.run("getent", ["ahostsv6", "alpha.nss.test"])).first == [
+                "::ffff:127.0.0.21", "STREAM", "alpha.nss.test",
+            ])
+
+        // getent hosts: gethostbyname2 for AF_INET6 first (NO_DATA here), then AF_INET.
+        let beta = try space.run("getent", ["hosts", "beta.nss.test"])
+        #expect(Self.rows(beta).first == ["127.0.0.22", "beta.nss.test"], "\(beta.stdout)")
+        #expect(Self.rows(try space.run("getent", ["hosts", "gamma.nss.test"])) == [["fd00::24", "gamma.nss.test"]])
+
+        let missing = try space.run("getent", ["ahosts", "missing.nss.test"])
+        #expect(missing.status == 2 && missing.stdout.isEmpty)
+        // files comes first and still answers what it knows.
+        #expect(Self.rows(try space.run("getent", ["ahosts", "fallback.nss.test"])).first?.first == "127.0.0.99")
+
+        // Reverse: this uid's memory of what the daemon handed out.
+        #expect(Self.rows(try space.run("getent", ["hosts", "127.0.0.23"])) == [["127.0.0.23", "beta.nss.test"]])
+        #expect(Self.rows(try space.run("getent", ["hosts", "fd00::25"])) == [["fd00::25", "dual.nss.test"]])
+        let unknown = try space.run("getent", ["hosts", "127.0.0.88"])
+        #expect(unknown.status == 2 && unknown.stdout.isEmpty)
+    }
+
+    @Test func pythonGetaddrinfoFromSixteenThreads() throws {
+        let setup = try Setup()
+        let space = try setup.namespace(Self.recommendedLine)
+        let expected: JSON = [
+            "alpha.nss.test": ["inet 127.0.0.21"], "beta.nss.test": ["inet 127.0.0.22", "inet 127.0.0.23"],
+            "gamma.nss.test": ["inet6 fd00::24"], "dual.nss.test": ["inet 127.0.0.25", "inet6 fd00::25"],
+            "missing.nss.test": ["EAI_NONAME"], "fallback.nss.test": ["inet 127.0.0.99"],
+        ]
+        let result = try space.run(
+            "/usr/bin/python3",
+            [BuiltProducts.packageRoot + "/Tests/nss/getaddrinfo_threads.py", expected.encodedString, "16", "20"],
+            environment: ["PYTHONDONTWRITEBYTECODE": "1"], timeout: 120)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let summary = try JSONParser.parse(result.stdout)
+        #expect(summary["threads"] == 16)
+        #expect(summary["lookups"] == .int(16 * 20 * 6))
+        #expect(summary["mismatches"] == [])
+    }
+
+    @Test func curlReachesALoopbackServerByName() throws {
+        let server = try FakeHTTPServer { request in .text("hello from \(request.header("Host") ?? "?")") }
+        let setup = try Setup()
+        let space = try setup.namespace(Self.recommendedLine)
+        let url = "http://web.nss.test:\(server.port)/page"
+        let result = try space.run(
+            "curl", ["-sS", "--noproxy", "*", "--max-time", "20", "-w", "\n%{remote_ip}", url])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == "hello from web.nss.test:\(server.port)\n127.0.0.1")
+        #expect(server.requests.first?.path == "/page")
+        #expect(setup.upstreamRequests(for: "web.nss.test") == 1)
+    }
+
+    /// [!UNAVAIL=return]: the daemon's "not found" is final, its absence hands over to the next source.
+    @Test func fallbackWhenTheDaemonIsStopped() throws {
+        let setup = try Setup()
+        let hosts = Self.plainHosts + "127.0.0.99 web.nss.test\n127.0.0.98 onlyfiles.nss.test\n"
+        let line = "httpdns [!UNAVAIL=return] files"
+        let up = try setup.namespace(line, hosts: hosts)
+        #expect(Self.rows(try up.run("getent", ["ahosts", "web.nss.test"])).first?.first == "127.0.0.1")
+        let final = try up.run("getent", ["ahosts", "onlyfiles.nss.test"])
+        #expect(final.status == 2 && final.stdout.isEmpty)
+
+        // Stopped: the socket file is still there, nothing listens (ECONNREFUSED).
+        setup.daemon.stop()
+        #expect(FileManager.default.fileExists(atPath: setup.daemon.socketPath))
+        #expect(Self.rows(try up.run("getent", ["ahosts", "web.nss.test"])).first?.first == "127.0.0.99")
+        #expect(Self.rows(try up.run("getent", ["ahosts", "onlyfiles.nss.test"])).first?.first == "127.0.0.98")
+        #expect(Self.rows(try up.run("getent", ["hosts", "127.0.0.98"])) == [["127.0.0.98", "onlyfiles.nss.test"]])
+
+        // Not installed at all: no socket (ENOENT).
+        let gone = try setup.namespace(line, hosts: hosts, daemonUp: false)
+        #expect(Self.rows(try gone.run("getent", ["ahosts", "web.nss.test"])).first?.first == "127.0.0.99")
+        let python = try gone.run(
+            "/usr/bin/python3", ["-c", "import socket; print(socket.gethostbyname('web.nss.test'))"])
+        #expect(python.stdout == "127.0.0.99\n", "\(python.stderr)")
+    }
+
+    /// glibc's answers through the module equal its answers through nss_files for the same names
+    /// and addresses, under every getaddrinfo hint that matters (families, AI_V4MAPPED, AI_ALL,
+    /// AI_ADDRCONFIG, AI_CANONNAME), gethostbyname and gethostbyaddr included.
+    @Test func answersEqualNSSFilesForTheSameData() throws {
+        let setup = try Setup()
+        let names = ["alpha.nss.test", "beta.nss.test", "gamma.nss.test", "dual.nss.test", "missing.nss.test"]
+        // Not ::ffff:127.0.0.25: nss_files only finds a mapped address written so in /etc/hosts, the
+        // module looks the IPv4 address up (the probe tests check that).
+        let addresses = ["127.0.0.21", "127.0.0.22", "127.0.0.23", "fd00::24", "127.0.0.25", "fd00::25", "127.0.0.200"]
+        var equivalent = Self.plainHosts
+        for name in names.sorted() {
+            let answer = try #require(Self.answers[name])
+            for address in answer.v4 + answer.v6 { equivalent += "\(address) \(name)\n" }
+        }
+        let arguments = [BuiltProducts.packageRoot + "/Tests/nss/resolver_matrix.py"] + names + ["--"] + addresses
+        // multi on: nss_files returns every line of a name, as the daemon returns every address.
+        let environment = ["RESOLV_MULTI": "on", "PYTHONDONTWRITEBYTECODE": "1"]
+        let files = try setup.namespace("files", hosts: equivalent).run(
+            "/usr/bin/python3", arguments, environment: environment)
+        let module = try setup.namespace("httpdns").run("/usr/bin/python3", arguments, environment: environment)
+        #expect(files.status == 0 && module.status == 0, "\(files.stderr)\(module.stderr)")
+        #expect(module.stdout == files.stdout)
+        if module.stdout != files.stdout {
+            let a = files.stdout.split(separator: "\n"), b = module.stdout.split(separator: "\n")
+            for (x, y) in zip(a, b) where x != y { Issue.record("files: \(x)\nhttpdns: \(y)") }
+        }
+        #expect(files.stdout.contains("\"127.0.0.25\""))
+    }
+
+    /// The daemon started where nsswitch.conf puts httpdns first still answers Upstream=system from
+    /// /etc/hosts, without ever loading the module into itself.
+    @Test func theDaemonsSystemUpstreamNeverLoopsThroughTheModule() throws {
+        let artifacts = try NSSArtifacts.get()
+        var space: ResolverNamespace?
+        let setup = try Setup(
+            launcher: { directory in
+                let made = try ResolverNamespace(
+                    nsswitchHosts: "httpdns [!UNAVAIL=return] files",
+                    hosts: "127.0.0.1 localhost\n127.0.0.41 sys.nss.test\n", daemonDirectory: directory.path,
+                    artifacts: artifacts)
+                space = made
+                return made.launcher
+            }, config: "[Resolver]\nUpstream=system\nTimeout=2s\n")
+        let client = try setup.daemon.connect()
+        let response = try #require(try client.call("resolve", ["host": "sys.nss.test"]))
+        let result = try #require(response["result"], "\(response.encodedString)")
+        #expect(result["ipv4"] == ["127.0.0.41"])
+        #expect(result["source"] == "system")
+
+        let pid = try #require(Self.daemonProcess(under: setup.daemon.process.pid))
+        let maps = try String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)
+        #expect(!maps.contains("libnss_httpdns"))
+
+        // The same namespace sends every other program through the module.
+        let getent = try #require(space).run("getent", ["ahosts", "sys.nss.test"])
+        #expect(Self.rows(getent).first == ["127.0.0.41", "STREAM", "sys.nss.test"])
+    }
+
+    /// The httpdnsd process at or below `pid` (systemd-socket-activate execs it in place).
+    static func daemonProcess(under pid: pid_t) -> pid_t? {
+        var queue = [pid]
+        while let next = queue.first {
+            queue.removeFirst()
+            if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(next)/exe"),
+                exe.hasSuffix("/httpdnsd")
+            {
+                return next
+            }
+            let children = (try? String(contentsOfFile: "/proc/\(next)/task/\(next)/children", encoding: .utf8)) ?? ""
+            queue += children.split(separator: " ").compactMap { pid_t($0.trimmingCharacters(in: .whitespaces)) }
+        }
+        return nil
+    }
+}
