@@ -47,6 +47,9 @@ static const struct outcome no_data = {NSS_STATUS_NOTFOUND, 0, NO_DATA};
 static const struct outcome try_again = {NSS_STATUS_TRYAGAIN, EAGAIN, TRY_AGAIN};
 /* glibc retries with a larger buffer exactly on TRYAGAIN + ERANGE + NETDB_INTERNAL. */
 static const struct outcome buffer_too_small = {NSS_STATUS_TRYAGAIN, ERANGE, NETDB_INTERNAL};
+/* An address the daemon never handed out to this user: its memory is no authority on addresses,
+   so the next source (DNS PTR records after "[!UNAVAIL=return]") gets to answer. */
+static const struct outcome unknown_address = {NSS_STATUS_UNAVAIL, 0, HOST_NOT_FOUND};
 
 /* The daemon is not there, not answering in time, or answering something unreadable: the next
    source in nsswitch.conf gets its turn ([!UNAVAIL=return] lets it). NO_RECOVERY rather than
@@ -500,6 +503,7 @@ static struct outcome lookup_address(const void *addr, socklen_t len, int af, st
     struct json_reader result;
     struct arena arena;
     struct outcome outcome = call_daemon(request, request_length, buffer, buflen, &result, &arena);
+    if (outcome.status == NSS_STATUS_NOTFOUND) return unknown_address;
     if (!succeeded(outcome)) return outcome;
     struct reverse_answer answer;
     unsigned char echoed[16];
@@ -507,7 +511,7 @@ static struct outcome lookup_address(const void *addr, socklen_t len, int af, st
     if (read_reverse_answer(&result, &answer) != 0 || parse_address(&answer.address, query_af, echoed) != 0 ||
         memcmp(echoed, query, query_length) != 0)
         return unavailable(EBADMSG);
-    if (answer.host_count == 0) return not_found;
+    if (answer.host_count == 0) return unknown_address;
 
     char **aliases = arena_take(&arena, answer.host_count * sizeof(char *), alignof(char *));
     char **addresses = arena_take(&arena, 2 * sizeof(char *), alignof(char *));

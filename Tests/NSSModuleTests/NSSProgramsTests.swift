@@ -149,6 +149,8 @@ struct NSSProgramsTests {
         #expect(Self.rows(try up.run("getent", ["ahosts", "web.nss.test"])).first?.first == "127.0.0.1")
         let final = try up.run("getent", ["ahosts", "onlyfiles.nss.test"])
         #expect(final.status == 2 && final.stdout.isEmpty)
+        // An address the daemon never handed out is not its to deny: the next source answers.
+        #expect(Self.rows(try up.run("getent", ["hosts", "127.0.0.98"])) == [["127.0.0.98", "onlyfiles.nss.test"]])
 
         // Stopped: the socket file is still there, nothing listens (ECONNREFUSED).
         setup.daemon.stop()

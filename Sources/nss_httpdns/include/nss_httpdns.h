@@ -30,7 +30,8 @@ enum nss_status _nss_httpdns_gethostbyname_r(const char *name, struct hostent *h
 
 /* The host names the daemon handed addr out for to the calling user, most recent first (h_name,
    then h_aliases). An IPv4-mapped or IPv4-compatible IPv6 address is looked up as IPv4 and
-   answered in the form asked for. */
+   answered in the form asked for. An address the daemon never handed out to this user is
+   UNAVAIL (HOST_NOT_FOUND), so that the next source, usually DNS, answers it. */
 enum nss_status _nss_httpdns_gethostbyaddr2_r(const void *addr, socklen_t len, int af, struct hostent *host,
                                               char *buffer, size_t buflen, int *errnop, int *h_errnop,
                                               int32_t *ttlp);
