@@ -284,6 +284,11 @@ static int skip_literal(struct json_reader *reader, const char *literal) {
     return 0;
 }
 
+int json_read_null(struct json_reader *reader) {
+    skip_whitespace(reader);
+    return skip_literal(reader, "null");
+}
+
 int json_object_begin(struct json_reader *reader) { return consume(reader, '{'); }
 
 int json_array_begin(struct json_reader *reader) { return consume(reader, '['); }

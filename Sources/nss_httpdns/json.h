@@ -43,6 +43,9 @@ int json_array_next(struct json_reader *reader, struct json_iterator *iterator);
 
 int json_read_string(struct json_reader *reader, struct json_span *string);
 
+/* The literal null. */
+int json_read_null(struct json_reader *reader);
+
 /* An integer without fraction or exponent that fits in int64_t. */
 int json_read_integer(struct json_reader *reader, int64_t *value);
 

@@ -45,6 +45,9 @@ static const struct outcome not_found = {NSS_STATUS_NOTFOUND, 0, HOST_NOT_FOUND}
 /* The name is known but has no address of the family asked for. */
 static const struct outcome no_data = {NSS_STATUS_NOTFOUND, 0, NO_DATA};
 static const struct outcome try_again = {NSS_STATUS_TRYAGAIN, EAGAIN, TRY_AGAIN};
+/* The daemon refuses for now (too many connections): another user may be flooding it, so the next
+   source answers instead of every lookup on the machine failing. */
+static const struct outcome busy = {NSS_STATUS_UNAVAIL, EBUSY, TRY_AGAIN};
 /* glibc retries with a larger buffer exactly on TRYAGAIN + ERANGE + NETDB_INTERNAL. */
 static const struct outcome buffer_too_small = {NSS_STATUS_TRYAGAIN, ERANGE, NETDB_INTERNAL};
 /* An address the daemon never handed out to this user: its memory is no authority on addresses,
@@ -140,19 +143,22 @@ static struct outcome outcome_of_error(int64_t code) {
     case RPC_INVALID_PARAMS: /* the daemon finds the name malformed: it names no host */
         return not_found;
     case RPC_RESOLUTION_UNAVAILABLE:
-    case RPC_LIMIT_EXCEEDED:
         return try_again;
+    case RPC_LIMIT_EXCEEDED:
+        return busy;
     default: /* internal error, permission denied, a daemon without the method */
         return unavailable(EPROTO);
     }
 }
 
 /* Reads {"jsonrpc":"2.0","id":1,"result":R} or {"jsonrpc":"2.0","id":1,"error":{"code":N,...}}:
-   the reader at R, or the code. Unknown members are skipped, repeated ones refused. */
+   the reader at R, or the code. An error may have "id":null (the daemon refusing the connection
+   before it read the request, which on this connection can only be ours). Unknown members are
+   skipped, repeated ones refused. */
 static int read_envelope(const char *line, size_t length, struct json_reader *result, bool *is_error, int64_t *code) {
     struct json_reader reader;
     json_reader_init(&reader, line, length);
-    bool seen_version = false, seen_id = false, seen_result = false, seen_error = false;
+    bool seen_version = false, seen_id = false, null_id = false, seen_result = false, seen_error = false;
     struct json_iterator members = {0};
     struct json_span key;
     int more;
@@ -165,7 +171,9 @@ static int read_envelope(const char *line, size_t length, struct json_reader *re
             seen_version = true;
         } else if (json_span_equals(&key, "id")) {
             int64_t id;
-            if (seen_id || json_read_integer(&reader, &id) != 0 || id != REPLY_ID) return -1;
+            if (seen_id) return -1;
+            null_id = json_read_null(&reader) == 0;
+            if (!null_id && (json_read_integer(&reader, &id) != 0 || id != REPLY_ID)) return -1;
             seen_id = true;
         } else if (json_span_equals(&key, "result")) {
             if (seen_result) return -1;
@@ -193,7 +201,7 @@ static int read_envelope(const char *line, size_t length, struct json_reader *re
         }
     }
     if (more != 0 || json_expect_end(&reader) != 0) return -1;
-    if (!seen_version || !seen_id || seen_result == seen_error) return -1;
+    if (!seen_version || !seen_id || seen_result == seen_error || (null_id && seen_result)) return -1;
     *is_error = seen_error;
     return 0;
 }
