@@ -318,6 +318,9 @@ static struct outcome resolve(const char *name, const char *family, char *buffer
     size_t request_length = build_request(request, "resolve", "host", name, family);
     /* Empty, overlong, control characters, invalid UTF-8: no host has such a name. */
     if (request_length == 0) return not_found;
+    /* A single-label name is for the search list of resolv.conf, which only nss_dns applies;
+       HTTPDNS answers fully qualified names. Step aside so "[!UNAVAIL=return] dns" completes it. */
+    if (strchr(name, '.') == NULL) return (struct outcome){NSS_STATUS_UNAVAIL, 0, HOST_NOT_FOUND};
     struct json_reader result;
     struct outcome outcome = call_daemon(request, request_length, buffer, buflen, &result, rest);
     if (!succeeded(outcome)) return outcome;

@@ -228,6 +228,11 @@ struct NSSModuleLibraryTests {
             let result = try artifacts.lookup(["name4", name], socket: server.socketPath)
             #expect(result["status"] == "NOTFOUND" && result["h_errno"] == "HOST_NOT_FOUND")
         }
+        // A single-label name goes to the next source, whose search list completes it.
+        for arguments in [["name4", "intranet"], ["name3-inet", "build01"], ["name", "localhost"]] {
+            let result = try artifacts.lookup(arguments, socket: server.socketPath)
+            #expect(result["status"] == "UNAVAIL" && result["h_errno"] == "HOST_NOT_FOUND", "\(arguments)")
+        }
         let invalidUTF8 = try runCommand(
             "/bin/sh", ["-c", "exec \"$0\" \"$1\" name4 \"$(printf 'a\\377b')\"", artifacts.probe, artifacts.module],
             environment: ["HTTPDNSD_SOCKET": server.socketPath])
