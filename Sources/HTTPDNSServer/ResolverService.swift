@@ -117,7 +117,7 @@ final class ResolverService {
     /// `uid`'s host names for the address `ip`, most recent first: what cookie normalization reads.
     func hostNames(of ip: String, uid: UInt32) -> [String] {
         guard let address = IPAddress(ip) else { return [] }
-        return owners.attributions(uid: uid, of: address, now: Self.now()).map(\.host)
+        return owners.normalizationCandidates(uid: uid, of: address, now: Self.now())
     }
 
     func registerMethods(on server: RPCServer) {

@@ -29,6 +29,34 @@ struct CacheAddressOwnerTests {
         #expect(memory.count == 2)
     }
 
+    /// Normalization chooses among the names whose answer is still valid; only when none is does
+    /// it fall back to the names kept past their TTL (which may then be ambiguous).
+    @Test func normalizationPrefersAnswersWithinTheirTTL() {
+        var clock = CacheManualClock()
+        let memory = AddressOwnerMemory(retention: 3_600)
+        let ip = IPAddress("192.0.2.7")!
+        memory.record(uid: Self.root, host: "old.example", addresses: ["192.0.2.7"], ttl: 1, now: clock.now)
+        clock.advance(seconds: 2)
+        memory.record(uid: Self.root, host: "new.example", addresses: ["192.0.2.7"], ttl: 60, now: clock.now)
+        #expect(memory.normalizationCandidates(uid: Self.root, of: ip, now: clock.now) == ["new.example"])
+        // reverse still lists both, most recent first.
+        #expect(Self.hosts(memory, Self.root, "192.0.2.7", clock.now) == ["new.example", "old.example"])
+        // Two current answers are ambiguous.
+        memory.record(uid: Self.root, host: "other.example", addresses: ["192.0.2.7"], ttl: 60, now: clock.now)
+        #expect(
+            memory.normalizationCandidates(uid: Self.root, of: ip, now: clock.now) == [
+                "other.example", "new.example",
+            ])
+        // Once every answer has expired, the retained names are the candidates.
+        clock.advance(seconds: 120)
+        #expect(
+            memory.normalizationCandidates(uid: Self.root, of: ip, now: clock.now) == [
+                "other.example", "new.example", "old.example",
+            ])
+        clock.advance(seconds: 3_600)
+        #expect(memory.normalizationCandidates(uid: Self.root, of: ip, now: clock.now) == [])
+    }
+
     /// What another uid resolves never shows in root's memory, nor the other way round.
     @Test func anotherUsersAnswersNeverFeedThisUsersMemory() {
         let clock = CacheManualClock()

@@ -504,6 +504,8 @@ struct DomainNormalizationSocketTests {
         "a.example.com": (["203.0.113.10", "203.0.113.11"], ["2001:db8::10"], 300),
         "first.example.com": (["203.0.113.20"], [], 300),
         "second.example.com": (["203.0.113.20"], [], 300),
+        "brief.example.com": (["203.0.113.30"], [], 1),
+        "lasting.example.com": (["203.0.113.30"], [], 300),
     ]
 
     private static func start() throws -> (FakeHTTPServer, RPCSession) {
@@ -601,6 +603,21 @@ struct DomainNormalizationSocketTests {
 
     /// Two of the caller's own names on one IP: without `host` the daemon does not guess whose
     /// login a cookie is; every call by that URL says so and lists the candidates.
+    /// The memory goes by the answers still within their TTL: a name whose answer expired before
+    /// the address was handed out for another name does not make the address ambiguous.
+    @Test func anExpiredAnswerLeavesTheAddressToTheCurrentOne() throws {
+        let (upstream, rpc) = try Self.start()
+        defer { upstream.stop() }
+        _ = try rpc.result("resolve", ["host": "brief.example.com", "family": "ipv4"])
+        Thread.sleep(forTimeInterval: 1.2)  // brief.example.com's answer has a TTL of 1 s
+        _ = try rpc.result("resolve", ["host": "lasting.example.com", "family": "ipv4"])
+        let stored = try rpc.setCookies("https://203.0.113.30/", ["s=1"])
+        #expect(stored["host"] == "lasting.example.com", "\(stored.encodedString)")
+        // reverse still lists both, most recent first.
+        let reverse = try rpc.result("reverse", ["address": "203.0.113.30"])
+        #expect(reverse["hosts"] == ["lasting.example.com", "brief.example.com"])
+    }
+
     @Test func twoOfTheCallersNamesOnOneIPAreAnAmbiguousAddress() throws {
         let (upstream, rpc) = try Self.start()
         defer { upstream.stop() }

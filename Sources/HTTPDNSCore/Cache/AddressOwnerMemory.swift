@@ -89,6 +89,15 @@ public final class AddressOwnerMemory {
         return live
     }
 
+    /// The host names cookie normalization chooses among for `address`, most recent first: those
+    /// whose answer is still within its TTL when there are any (an answer that expired was replaced
+    /// by whatever the uid resolved since), else the ones only retained past their TTL.
+    public func normalizationCandidates(uid: UInt32, of address: IPAddress, now: MonotonicInstant) -> [String] {
+        let known = attributions(uid: uid, of: address, now: now)
+        let current = known.filter { now < $0.answerExpiresAt }
+        return (current.isEmpty ? known : current).map(\.host)
+    }
+
     /// Forgets every expired attribution. O(n); meant for a periodic timer, not the hot path.
     ///
     /// - Returns: the number of addresses forgotten.
