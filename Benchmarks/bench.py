@@ -1,0 +1,538 @@
+#!/usr/bin/env python3
+"""httpdnsd's benchmark: the daemon against the reference server, in one run on one machine.
+
+.ci/bench builds the programs and runs this script; see Benchmarks/README.md for what is
+measured and why. Python 3 standard library only. Everything it starts listens on Unix sockets
+or on 127.0.0.1; the daemon's only upstream is the fake HTTPDNS server below.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import select
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TEMPLATES = os.path.join(HERE, "templates")
+
+# (title, template file, what every daemon answer must contain)
+TEMPLATE_RUNS = [
+    ("resolve (cache hit)", "resolve.jsonl", '"source":"cache"'),
+    ("getCookieHeader", "getCookieHeader.jsonl", '"count":3'),
+    ("getCookieHeader, IP URL + host", "getCookieHeader-ip.jsonl", '"count":3'),
+    ("handleSetCookie", "handleSetCookie.jsonl", '"stored":1'),
+    ("mixed 2:2:1", "mixed.jsonl", None),
+]
+SHAPES = [(1, 1), (32, 1), (32, 8)]
+
+
+class BenchError(Exception):
+    pass
+
+
+# ---- state the daemon is filled with ------------------------------------------------------
+
+def site_host(site):
+    return f"site{site}.example"
+
+
+def site_cookies(site):
+    """The three cookies of a filled site: host-only, domain-wide, and on a sub-path."""
+    return [
+        f"sid=s{site:04d}x7f3a9c2e; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age=2592000",
+        f"lang=en-US; Domain={site_host(site)}; Path=/; Max-Age=31536000",
+        f"pref=theme-dark-{site}; Path=/app; Max-Age=31536000",
+    ]
+
+
+def request_line(method, params):
+    body = json.dumps(params, separators=(",", ":"))
+    return '{"jsonrpc":"2.0","id":{{id}},"method":"%s","params":%s}' % (method, body)
+
+
+def write_lines(path, lines):
+    with open(path, "w", encoding="utf-8") as f:
+        for line in lines:
+            f.write(line + "\n")
+    return path
+
+
+def cookie_fill_lines(sites):
+    """One handleSetCookie per site, with its three cookies."""
+    return [request_line("handleSetCookie", {"url": f"https://{site_host(s)}/", "setCookie": site_cookies(s)})
+            for s in range(sites)]
+
+
+def cookie_range_lines(first, last):
+    """One handleSetCookie per cookie, cookies first..last-1 of the sequence site0 sid, lang, pref, site1 ..."""
+    return [request_line("handleSetCookie", {"url": f"https://{site_host(k // 3)}/",
+                                             "setCookie": [site_cookies(k // 3)[k % 3]]})
+            for k in range(first, last)]
+
+
+def name_fill_lines(names):
+    return [request_line("resolve", {"host": f"name{i}.example"}) for i in range(names)]
+
+
+# ---- the fake HTTPDNS upstream (Alibaba's v1 API) -----------------------------------------
+
+class FakeAlibaba:
+    """Answers GET /ACCOUNT/d?host=NAME like Alibaba's HTTPDNS, with one IPv4 and one IPv6
+    address per name, unique per name, from the benchmarking and documentation ranges."""
+
+    TTL = 86400
+
+    def __init__(self):
+        self.addresses = {}
+        self.queries = 0
+        self.lock = threading.Lock()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self):
+                url = urlsplit(self.path)
+                query = parse_qs(url.query)
+                if url.path.endswith("/d") and "host" in query:
+                    body = fake.answer(query["host"][0])
+                elif url.path.endswith("/resolve") and "host" in query:
+                    body = {"dns": [fake.answer(h) for h in query["host"][0].split(",")]}
+                else:
+                    self.send_error(404)
+                    return
+                data = json.dumps(body).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def answer(self, host):
+        with self.lock:
+            self.queries += 1
+            n = self.addresses.setdefault(host, len(self.addresses))
+        return {"host": host, "ips": [f"198.19.{n >> 8 & 255}.{n & 255}"], "ipsv6": [f"2001:db8::{n:x}"],
+                "ttl": self.TTL, "origin_ttl": self.TTL}
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+# ---- processes ----------------------------------------------------------------------------
+
+def call(path, method, params=None, timeout=30):
+    """One JSON-RPC request on a fresh connection; returns the whole response object."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        s.connect(path)
+        message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}
+        s.sendall(json.dumps(message).encode() + b"\n")
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = s.recv(65536)
+            if not chunk:
+                raise BenchError(f"{method}: the server closed the connection")
+            data += chunk
+    return json.loads(data)
+
+
+def wait_connectable(path, process, seconds, log=None):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise BenchError(f"{path}: the server exited with status {process.returncode}" + tail(log))
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                s.connect(path)
+                return
+        except OSError:
+            time.sleep(0.02)
+    raise BenchError(f"{path}: nothing listens after {seconds} s" + tail(log))
+
+
+def tail(log):
+    if not log or not os.path.exists(log):
+        return ""
+    with open(log, encoding="utf-8", errors="replace") as f:
+        return "; its log ends:\n" + "".join(f.readlines()[-20:])
+
+
+def stop(process, seconds=30):
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(seconds)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+class Daemon:
+    def __init__(self, binary, work, name, config):
+        self.directory = os.path.join(work, name)
+        os.makedirs(self.directory)
+        self.socket = os.path.join(self.directory, "d.sock")
+        self.state = os.path.join(self.directory, "state")
+        self.config = os.path.join(self.directory, "httpdnsd.conf")
+        self.log = os.path.join(self.directory, "log")
+        with open(self.config, "w") as f:
+            f.write(config)
+        self.binary = binary
+        self.process = None
+
+    def start(self):
+        env = dict(os.environ, SWIFT_BACKTRACE="enable=no")
+        with open(self.log, "ab") as log:
+            self.process = subprocess.Popen(
+                [self.binary, "--config", self.config, "--socket", self.socket, "--state-dir", self.state],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env)
+        wait_connectable(self.socket, self.process, 60, self.log)
+
+    def memory(self):
+        """(VmRSS, VmHWM) in MiB."""
+        fields = {}
+        with open(f"/proc/{self.process.pid}/status") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                fields[key] = value.strip()
+        return tuple(int(fields[k].split()[0]) / 1024 for k in ("VmRSS", "VmHWM"))
+
+    def stop(self):
+        if self.process:
+            stop(self.process)
+            if self.process.returncode != 0:
+                raise BenchError(f"the daemon exited with status {self.process.returncode}" + tail(self.log))
+
+
+class ReferenceServer:
+    def __init__(self, binary, path, result):
+        self.socket = path
+        self.process = subprocess.Popen([binary, "--socket", path, "--result", result],
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
+        ready, _, _ = select.select([self.process.stdout], [], [], 10)
+        if not ready or self.process.stdout.readline().strip() != b"ready":
+            stop(self.process)
+            raise BenchError("the reference server did not start")
+
+    def stop(self):
+        stop(self.process)
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.work = tempfile.mkdtemp(prefix="httpdnsd-bench.")
+        self.processes = []
+        self.report = {"runs": []}
+
+    # -- load generator --
+
+    def load(self, path, templates, connections=1, depth=1, expect=None, once=False, seconds=None):
+        command = [self.args.rpcload, "--socket", path, "--templates", templates, "-c", str(connections),
+                   "-d", str(depth), "--json"]
+        if once:
+            command.append("--once")
+        else:
+            command += ["--seconds", str(seconds or self.args.seconds), "--warmup", str(self.args.warmup)]
+        if expect:
+            command += ["--expect", expect]
+        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if done.returncode != 0:
+            raise BenchError(f"rpcload {' '.join(command[1:])} failed ({done.returncode}):\n"
+                             f"{done.stderr.strip()}\n{done.stdout.strip()}")
+        return json.loads(done.stdout)
+
+    def fill(self, path, name, lines, connections=1, depth=8, expect=None):
+        templates = write_lines(os.path.join(self.work, name + ".jsonl"), lines)
+        started = time.monotonic()
+        self.load(path, templates, connections, depth, expect=expect, once=True)
+        return time.monotonic() - started
+
+    def reference_server(self, name, result):
+        server = ReferenceServer(self.args.refserver, os.path.join(self.work, name + ".sock"), result)
+        self.processes.append(server)
+        return server
+
+    def measure_pair(self, daemon_socket, reference_socket, templates, shape, expect, label):
+        """Interleaved runs, alternating which server goes first; medians of each."""
+        runs = {"reference": [], "httpdnsd": []}
+        for rep in range(self.args.reps):
+            order = [("reference", reference_socket, None), ("httpdnsd", daemon_socket, expect)]
+            if rep % 2:
+                order.reverse()
+            for side, path, check in order:
+                result = self.load(path, templates, shape[0], shape[1], expect=check)
+                runs[side].append(result)
+                self.report["runs"].append(dict(result, server=side, template=label))
+        cell = {"template": label, "connections": shape[0], "depth": shape[1]}
+        for side, results in runs.items():
+            cell[side] = {"rps": statistics.median(r["rps"] for r in results),
+                          "p99_us": statistics.median(r["latency_us"]["p99"] for r in results)}
+        cell["ratio"] = cell["httpdnsd"]["rps"] / cell["reference"]["rps"]
+        return cell
+
+    # -- the parts of a run --
+
+    def machine(self):
+        model = "unknown CPU"
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+        return {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                "cpu": model, "cpus": os.cpu_count(), "kernel": platform.release(),
+                "load": os.getloadavg()[0], "daemon": self.args.daemon}
+
+    def main_config(self, upstream_port):
+        return ("[Resolver]\n"
+                f"Upstream=alibaba http://127.0.0.1:{upstream_port}/100000\n"
+                f"CacheSize={max(4096, 4 * self.args.names)}\n"
+                "Timeout=10s\n"
+                "[Server]\nIdleExit=0\n")
+
+    def run(self):
+        a = self.args
+        machine = self.machine()
+        self.report["machine"] = machine
+        print(f"httpdnsd benchmark, {machine['date']}: {machine['cpus']} x {machine['cpu']}, "
+              f"Linux {machine['kernel']}, load {machine['load']:.2f} at start")
+        print(f"daemon: {a.daemon}")
+        upstream = FakeAlibaba()
+        try:
+            self.run_matrix(upstream)
+            self.run_cold_start()
+            self.run_scaling(upstream)
+        finally:
+            upstream.close()
+        self.report["upstreamQueries"] = upstream.queries
+        if a.json:
+            with open(a.json, "w") as f:
+                json.dump(self.report, f, indent=1)
+            print(f"\nevery run, as JSON: {a.json}")
+
+    def run_matrix(self, upstream):
+        a = self.args
+        self.daemon = Daemon(a.daemon, self.work, "main", self.main_config(upstream.port))
+        self.daemon.start()
+        seconds = self.fill(self.daemon.socket, "fill-cookies", cookie_fill_lines(a.sites), expect='"stored":3')
+        seconds += self.fill(self.daemon.socket, "fill-names", name_fill_lines(a.names), connections=4,
+                             expect='"source":"upstream"')
+        status = call(self.daemon.socket, "status")["result"]
+        rss, peak = self.daemon.memory()
+        self.report["state"] = {"cookies": status["cookies"]["count"], "cacheEntries": status["cache"]["entries"],
+                                "fillSeconds": seconds, "rssMiB": rss}
+        print(f"state: {status['cookies']['count']} cookies ({a.sites} sites x 3) in uid {os.getuid()}'s jar, "
+              f"{status['cache']['entries']} cache entries ({a.names} names x 2 families); filled in {seconds:.1f} s")
+        print(f"runs: {a.seconds:g} s measured after {a.warmup:g} s warm-up, median of {a.reps}, "
+              "the reference server and httpdnsd interleaved\n")
+
+        references = {}
+        for label, template, _ in TEMPLATE_RUNS:
+            path = os.path.join(TEMPLATES, template)
+            with open(path, encoding="utf-8") as f:
+                first = next(line for line in f.read().split("\n") if line and not line.startswith("#"))
+            request = json.loads(first.replace("{{id}}", "1"))
+            # The reference server writes the daemon's own answer, so both write the same bytes.
+            answer = call(self.daemon.socket, request["method"], request["params"])
+            if "result" not in answer:
+                raise BenchError(f"{template}: the daemon answered {answer}")
+            references[label] = self.reference_server(template, json.dumps(answer["result"], separators=(",", ":")))
+
+        cells = []
+        print("| template | conns x depth | reference req/s | httpdnsd req/s | ratio | reference p99 | httpdnsd p99 |")
+        print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+        for label, template, expect in TEMPLATE_RUNS:
+            for shape in SHAPES:
+                cell = self.measure_pair(self.daemon.socket, references[label].socket,
+                                         os.path.join(TEMPLATES, template), shape, expect, label)
+                cells.append(cell)
+                print(f"| {label} | {shape[0]}x{shape[1]} | {cell['reference']['rps']:,.0f} | "
+                      f"{cell['httpdnsd']['rps']:,.0f} | {cell['ratio']:.2f} | "
+                      f"{format_us(cell['reference']['p99_us'])} | {format_us(cell['httpdnsd']['p99_us'])} |",
+                      flush=True)
+        self.report["table"] = cells
+        for server in references.values():
+            server.stop()
+
+        rss_after, peak = self.daemon.memory()
+        status = call(self.daemon.socket, "status")["result"]
+        self.report["memory"] = {"rssAfterFillMiB": rss, "rssAfterRunsMiB": rss_after, "peakMiB": peak}
+        print(f"\ndaemon memory with that state: RSS {rss:.1f} MiB after filling, {rss_after:.1f} MiB after the "
+              f"runs (peak {peak:.1f} MiB); jar {status['cookies']['count']} cookies, "
+              f"cache {status['cache']['entries']} entries")
+        # Stopping writes the state that the cold starts load.
+        self.daemon.stop()
+
+    def cold_start_once(self, command, path, request, expect):
+        """Milliseconds from connect() to the first answer of a server socket-activated on connect."""
+        if os.path.exists(path):
+            os.unlink(path)
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 10
+            while not os.path.exists(path):
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise BenchError("systemd-socket-activate did not bind " + path)
+                time.sleep(0.005)
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(30)
+            while True:  # the path appears at bind(), a moment before listen()
+                started = time.monotonic()
+                try:
+                    s.connect(path)
+                    break
+                except ConnectionRefusedError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.001)
+            s.sendall(request)
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = s.recv(65536)
+                if not chunk:
+                    raise BenchError("the socket-activated server closed the connection")
+                data += chunk
+            elapsed = (time.monotonic() - started) * 1000
+            s.close()
+            if expect.encode() not in data:
+                raise BenchError(f"cold start answered {data[:300]!r}, expected {expect}")
+            return elapsed
+        finally:
+            stop(process)
+
+    def run_cold_start(self):
+        a = self.args
+        activate = shutil.which("systemd-socket-activate")
+        if not activate:
+            raise BenchError("systemd-socket-activate is needed (Debian package systemd)")
+        d = self.daemon
+        path = os.path.join(self.work, "activated.sock")
+        # A request that needs the loaded jar: the three cookies of a filled site.
+        request = (json.dumps({"jsonrpc": "2.0", "id": 1, "method": "getCookieHeader",
+                               "params": {"url": f"https://{site_host(3)}/app/page"}}) + "\n").encode()
+        daemon_command = [activate, "-l", path, "-E", "SWIFT_BACKTRACE=enable=no", d.binary, "--config",
+                          d.config, "--state-dir", d.state]
+        reference_command = [activate, "-l", path, a.refserver, "--result", '{"header":"","count":3}']
+        times = {"httpdnsd": [], "reference": []}
+        for _ in range(a.cold_starts):
+            times["httpdnsd"].append(self.cold_start_once(daemon_command, path, request, '"count":3'))
+            times["reference"].append(self.cold_start_once(reference_command, path, request, '"count":3'))
+        medians = {k: statistics.median(v) for k, v in times.items()}
+        self.report["coldStart"] = {"runs": times, "medianMs": medians}
+        print(f"cold start under systemd-socket-activate, connect to the first answer (getCookieHeader of a "
+              f"filled site, state loaded), median of {a.cold_starts}: httpdnsd {medians['httpdnsd']:.1f} ms "
+              f"(each: {', '.join(f'{t:.1f}' for t in times['httpdnsd'])}); "
+              f"reference server {medians['reference']:.1f} ms")
+
+    def run_scaling(self, upstream):
+        """getCookieHeader of the same sites while the jar grows, cookies spread 3 per site."""
+        a = self.args
+        config = self.main_config(upstream.port) + f"[Cookies]\nMaxTotal={max(a.jar_sizes) + 1000}\n"
+        daemon = Daemon(a.daemon, self.work, "scaling", config)
+        daemon.start()
+        self.processes.append(daemon)
+        lookups = write_lines(os.path.join(self.work, "scaling-get.jsonl"),
+                              [request_line("getCookieHeader", {"url": f"https://{site_host(s)}/app/page?q=1"})
+                               for s in range(8)])
+        reference = self.reference_server("scaling-reference", json.dumps({"header": "", "count": 3}))
+        print(f"\ngetCookieHeader of 8 sites (3 cookies each) while the jar grows (3 cookies per site; "
+              f"[Cookies] MaxTotal= raised to {max(a.jar_sizes) + 1000}):\n")
+        print("| cookies in the jar | conns x depth | httpdnsd req/s | vs. smallest jar | ratio to reference | "
+              "httpdnsd p99 |")
+        print("| ---: | --- | ---: | ---: | ---: | ---: |")
+        filled, rows, smallest = 0, [], {}
+        for size in sorted(a.jar_sizes):
+            self.fill(daemon.socket, f"scaling-fill-{size}", cookie_range_lines(filled, size), expect='"stored":1')
+            filled = size
+            count = call(daemon.socket, "status")["result"]["cookies"]["count"]
+            for shape in [(1, 1), (32, 8)]:
+                cell = self.measure_pair(daemon.socket, reference.socket, lookups, shape, '"count":3',
+                                         f"getCookieHeader at {count} cookies")
+                smallest.setdefault(shape, cell["httpdnsd"]["rps"])
+                vs = cell["httpdnsd"]["rps"] / smallest[shape]
+                rows.append(dict(cell, cookies=count, vsSmallest=vs))
+                print(f"| {count} | {shape[0]}x{shape[1]} | {cell['httpdnsd']['rps']:,.0f} | {vs:.2f} | "
+                      f"{cell['ratio']:.2f} | {format_us(cell['httpdnsd']['p99_us'])} |", flush=True)
+        self.report["scaling"] = rows
+        reference.stop()
+        daemon.stop()
+
+    def cleanup(self):
+        for p in reversed(self.processes):
+            try:
+                p.stop()
+            except BenchError:
+                pass
+        if getattr(self, "daemon", None) and self.daemon.process and self.daemon.process.poll() is None:
+            stop(self.daemon.process)
+        if self.args.keep:
+            print(f"work directory kept: {self.work}")
+        else:
+            shutil.rmtree(self.work, ignore_errors=True)
+
+
+def format_us(us):
+    return f"{us / 1000:.2f} ms" if us >= 1000 else f"{us:.0f} us"
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--daemon", required=True, help="the httpdnsd binary")
+    p.add_argument("--rpcload", required=True, help="the load generator binary")
+    p.add_argument("--refserver", required=True, help="the reference server binary")
+    p.add_argument("--quick", action="store_true",
+                   help="a smoke run of every part in seconds (one repetition, short runs, small fill)")
+    p.add_argument("--reps", type=int, help="repetitions per cell (default 3)")
+    p.add_argument("--seconds", type=float, help="measured seconds per run (default 2)")
+    p.add_argument("--warmup", type=float, help="unmeasured seconds before each run (default 0.5)")
+    p.add_argument("--json", metavar="FILE", help="write every run and the tables as JSON to FILE")
+    p.add_argument("--keep", action="store_true", help="keep the work directory (logs, state)")
+    a = p.parse_args()
+    quick = a.quick
+    a.reps = a.reps or (1 if quick else 3)
+    a.seconds = a.seconds or (0.2 if quick else 2.0)
+    a.warmup = a.warmup if a.warmup is not None else (0.05 if quick else 0.5)
+    # The templates use sites up to 998 and names up to 299 (see templates/).
+    a.sites = 1000
+    a.names = 300 if quick else 10000
+    a.jar_sizes = [100, 1000] if quick else [100, 3000, 30000]
+    a.cold_starts = 1 if quick else 5
+    bench = Bench(a)
+    try:
+        bench.run()
+    except BenchError as e:
+        print(f"bench: {e}", file=sys.stderr)
+        bench.args.keep = True
+        return 1
+    finally:
+        bench.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
