@@ -33,6 +33,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "toplevel.h"
+
 #define READ_CHUNK (256 * 1024)
 #define MAX_LINE (1024 * 1024) /* the daemon's default MaxLineLength */
 
@@ -58,47 +60,26 @@ static void fail(const char *what)
 
 /*
  * Finds the value of the top-level member "id" of a request line: a string (quotes included), a
- * number or null. Returns its length, 0 when the line has no such member. Strings are skipped
- * whole, so "id" inside params never matches.
+ * number or null. Returns its length, 0 when the line has no such member.
  */
-static size_t find_id(const char *p, const char *end, const char **value)
+static size_t find_id(const char *line, const char *end, const char **value)
 {
-	int nesting = 0;
-	while (p < end) {
-		char c = *p;
-		if (c == '{' || c == '[') {
-			nesting++;
-			p++;
-		} else if (c == '}' || c == ']') {
-			nesting--;
-			p++;
-		} else if (c == '"') {
-			const char *name = ++p;
-			while (p < end && *p != '"') p += (*p == '\\') ? 2 : 1;
-			if (p >= end) return 0;
-			bool is_id = nesting == 1 && p - name == 2 && name[0] == 'i' && name[1] == 'd';
-			p++;
-			if (!is_id) continue;
-			const char *q = p;
-			while (q < end && (*q == ' ' || *q == '\t')) q++;
-			if (q >= end || *q != ':') continue;
+	struct top_level_walk walk = top_level_walk(line, end);
+	struct top_level_member member;
+	while (next_top_level_member(&walk, &member)) {
+		if (!top_level_member_is(&member, "id")) continue;
+		const char *q = member.value;
+		if (q < end && *q == '"') {
 			q++;
-			while (q < end && (*q == ' ' || *q == '\t')) q++;
-			const char *start = q;
-			if (q < end && *q == '"') {
-				q++;
-				while (q < end && *q != '"') q += (*q == '\\') ? 2 : 1;
-				if (q >= end) return 0;
-				q++;
-			} else {
-				while (q < end && *q != ',' && *q != '}' && *q != ' ' && *q != '\t') q++;
-			}
-			if (q == start) return 0;
-			*value = start;
-			return (size_t)(q - start);
+			while (q < end && *q != '"') q += (*q == '\\') ? 2 : 1;
+			if (q >= end) return 0;
+			q++;
 		} else {
-			p++;
+			while (q < end && *q != ',' && *q != '}' && *q != ' ' && *q != '\t') q++;
 		}
+		if (q == member.value) return 0;
+		*value = member.value;
+		return (size_t)(q - member.value);
 	}
 	return 0;
 }

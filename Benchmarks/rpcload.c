@@ -39,6 +39,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "toplevel.h"
+
 /* Ids carry the slot in their low bits, so a response finds its request without a search. */
 #define SLOT_BITS 10
 #define MAX_DEPTH (1u << SLOT_BITS)
@@ -164,49 +166,25 @@ struct reply_shape {
 	uint64_t id;
 };
 
-/*
- * Reads what the generator needs from one response line without parsing the JSON fully: the
- * members of the top-level object named "id" (a non-negative integer), "result" and "error".
- * Strings are skipped as a whole, so an "id" inside a value or a nested object never matches.
- */
-static struct reply_shape read_reply_shape(const char *p, const char *end)
+/* What the generator needs from one response line: "id" (a non-negative integer), "result", "error". */
+static struct reply_shape read_reply_shape(const char *line, const char *end)
 {
 	struct reply_shape shape = { 0 };
-	int nesting = 0;
-	while (p < end) {
-		char c = *p;
-		if (c == '{' || c == '[') {
-			nesting++;
-			p++;
-		} else if (c == '}' || c == ']') {
-			nesting--;
-			p++;
-		} else if (c == '"') {
-			const char *name = ++p;
-			while (p < end && *p != '"') p += (*p == '\\') ? 2 : 1;
-			if (p >= end) break;
-			size_t name_len = (size_t)(p - name);
-			p++;
-			if (nesting != 1) continue;
-			const char *q = p;
-			while (q < end && (*q == ' ' || *q == '\t')) q++;
-			if (q >= end || *q != ':') continue; /* a string value, not a member name */
-			q++;
-			while (q < end && (*q == ' ' || *q == '\t')) q++;
-			if (name_len == 2 && memcmp(name, "id", 2) == 0) {
-				if (q < end && *q >= '0' && *q <= '9') {
-					uint64_t value = 0;
-					while (q < end && *q >= '0' && *q <= '9') value = value * 10 + (uint64_t)(*q++ - '0');
-					shape.has_id = true;
-					shape.id = value;
-				}
-			} else if (name_len == 6 && memcmp(name, "result", 6) == 0) {
-				shape.has_result = true;
-			} else if (name_len == 5 && memcmp(name, "error", 5) == 0) {
-				shape.has_error = true;
+	struct top_level_walk walk = top_level_walk(line, end);
+	struct top_level_member member;
+	while (next_top_level_member(&walk, &member)) {
+		if (top_level_member_is(&member, "id")) {
+			const char *q = member.value;
+			if (q < end && *q >= '0' && *q <= '9') {
+				uint64_t value = 0;
+				while (q < end && *q >= '0' && *q <= '9') value = value * 10 + (uint64_t)(*q++ - '0');
+				shape.has_id = true;
+				shape.id = value;
 			}
-		} else {
-			p++;
+		} else if (top_level_member_is(&member, "result")) {
+			shape.has_result = true;
+		} else if (top_level_member_is(&member, "error")) {
+			shape.has_error = true;
 		}
 	}
 	return shape;
