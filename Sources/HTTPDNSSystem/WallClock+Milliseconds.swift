@@ -1,3 +1,4 @@
+import CHTTPDNSShims
 import Glibc
 
 extension WallClock {
