@@ -35,8 +35,10 @@ let package = Package(
         .target(name: "HTTPDNSSystemd", dependencies: ["CSystemd", "HTTPDNSSystem"], swiftSettings: strictSettings),
         .target(name: "HTTPDNSPSL", dependencies: ["CPSL", "CIDN2", "HTTPDNSCore"], swiftSettings: strictSettings),
         .target(name: "HTTPDNSCurl", dependencies: ["CCurl", "HTTPDNSSystem"], swiftSettings: strictSettings),
+        .target(name: "HTTPDNSSQLite", dependencies: ["CSQLite"], swiftSettings: strictSettings),
+        // The daemon's state over SQLite: schema, stores, the store thread and group commit.
         .target(
-            name: "HTTPDNSSQLite", dependencies: ["CSQLite", "HTTPDNSCore", "HTTPDNSSystem"],
+            name: "HTTPDNSStore", dependencies: ["HTTPDNSCore", "HTTPDNSSQLite", "HTTPDNSSystem"],
             swiftSettings: strictSettings),
         .target(name: "HTTPDNSRedis", dependencies: ["CHiredis"], swiftSettings: strictSettings),
         .target(name: "HTTPDNSSodium", dependencies: ["CSodium", "HTTPDNSSystem"], swiftSettings: strictSettings),
@@ -48,7 +50,7 @@ let package = Package(
             name: "HTTPDNSServer",
             dependencies: [
                 "HTTPDNSProtocol", "HTTPDNSCore", "HTTPDNSSystem", "HTTPDNSSystemd",
-                "HTTPDNSPSL", "HTTPDNSCurl", "HTTPDNSSQLite",
+                "HTTPDNSPSL", "HTTPDNSCurl", "HTTPDNSStore",
             ],
             swiftSettings: strictSettings
         ),
@@ -90,7 +92,12 @@ let package = Package(
             name: "HTTPDNSCurlTests", dependencies: ["HTTPDNSCurl", "HTTPDNSTestSupport"], swiftSettings: strictSettings
         ),
         .testTarget(
-            name: "HTTPDNSSQLiteTests", dependencies: ["HTTPDNSSQLite", "HTTPDNSCore"], swiftSettings: strictSettings),
+            name: "HTTPDNSSQLiteTests", dependencies: ["HTTPDNSSQLite", "HTTPDNSTestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "HTTPDNSStoreTests",
+            dependencies: ["HTTPDNSStore", "HTTPDNSSQLite", "HTTPDNSCore", "HTTPDNSSystem", "HTTPDNSTestSupport"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPDNSRedisTests", dependencies: ["HTTPDNSRedis", "HTTPDNSSystem", "HTTPDNSTestSupport"],
             swiftSettings: strictSettings),

@@ -1,12 +1,28 @@
 /// One named schema change. Once shipped, a migration is never edited: a fix is a new migration.
-struct Migration: Sendable {
+public struct Migration: Sendable {
     /// Recorded in `schema_migrations`; unique and stable forever.
-    let name: String
-    let sql: String
+    public let name: String
+    /// One or more `;`-separated statements.
+    public let sql: String
+
+    public init(name: String, sql: String) {
+        self.name = name
+        self.sql = sql
+    }
 }
 
-/// Applies migrations in order, each once, each in its own transaction, recording each by name.
-enum Migrator {
+/// Why `Migrator.migrate` stopped.
+public enum MigrationError: Error, Sendable {
+    /// The database records migrations that are not a prefix of the known list (a newer program
+    /// wrote it); nothing was changed.
+    case unknownMigrations(recorded: [String])
+    /// A statement failed; the migration it belongs to (if any) was rolled back whole.
+    case failed(migration: String?, SQLiteError)
+}
+
+/// Applies migrations in order, each once, each in its own transaction, recording each by name in
+/// the `schema_migrations` table.
+public enum Migrator {
     static let createLedger = """
         CREATE TABLE IF NOT EXISTS schema_migrations (
             name TEXT PRIMARY KEY NOT NULL,
@@ -17,21 +33,18 @@ enum Migrator {
     /// Brings `database` up to date.
     ///
     /// - Returns: the names of the migrations applied now.
-    /// - Throws: `.incompatibleSchema` when the recorded migrations are not a prefix of `migrations`
-    ///   (a newer httpdnsd wrote the file), or the sqlite failure.
-    static func migrate(_ database: SQLiteDatabase, _ migrations: [Migration]) throws(StoreError) -> [String] {
+    public static func migrate(_ database: SQLiteDatabase, _ migrations: [Migration]) throws(MigrationError)
+        -> [String]
+    {
         let recorded: [String]
         do {
             try database.execute(createLedger)
             recorded = try recordedNames(database)
         } catch {
-            throw StoreError(error, path: database.path)
+            throw .failed(migration: nil, error)
         }
         guard recorded.count <= migrations.count, zip(recorded, migrations).allSatisfy({ $0 == $1.name }) else {
-            throw StoreError(
-                .incompatibleSchema,
-                "\(database.path): the database records schema migrations this httpdnsd does not know "
-                    + "(\(recorded.joined(separator: ", "))); a newer version wrote it")
+            throw .unknownMigrations(recorded: recorded)
         }
         var applied: [String] = []
         for migration in migrations.dropFirst(recorded.count) {
@@ -43,7 +56,7 @@ enum Migrator {
                     ).run([.text(migration.name)])
                 }
             } catch {
-                throw StoreError(error, path: database.path)
+                throw .failed(migration: migration.name, error)
             }
             applied.append(migration.name)
         }
@@ -51,7 +64,7 @@ enum Migrator {
     }
 
     /// The names in `schema_migrations`, in the order they were applied.
-    static func recordedNames(_ database: SQLiteDatabase) throws(SQLiteError) -> [String] {
+    public static func recordedNames(_ database: SQLiteDatabase) throws(SQLiteError) -> [String] {
         var names: [String] = []
         try database.prepare("SELECT name FROM schema_migrations ORDER BY rowid").query { row in
             names.append(row.string(0))

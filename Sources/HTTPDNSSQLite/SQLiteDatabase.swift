@@ -1,7 +1,7 @@
 import CSQLite
 
-/// One sqlite3 connection. Not thread-safe: it is opened with `SQLITE_OPEN_NOMUTEX`, so exactly one
-/// thread may use it (the `StateStore` writer thread).
+/// One sqlite3 connection. Not thread-safe: it is opened with `SQLITE_OPEN_NOMUTEX`, so one thread
+/// at a time may use it (it is not `Sendable`; whoever owns it decides which thread that is).
 public final class SQLiteDatabase {
     /// `sqlite3_open_v2` flags.
     public struct OpenFlags: OptionSet, Sendable {
@@ -21,8 +21,8 @@ public final class SQLiteDatabase {
         /// `SQLITE_OPEN_EXRESCODE`: extended result codes from the start (including open errors).
         public static let extendedResultCodes = OpenFlags(rawValue: SQLITE_OPEN_EXRESCODE)
 
-        /// What the daemon uses: read-write, created if missing, single-threaded, no symlinks.
-        public static let daemon: OpenFlags = [.readWrite, .create, .noMutex, .noFollow, .extendedResultCodes]
+        /// Read-write, created if missing, one thread at a time, no symlinks, extended result codes.
+        public static let standard: OpenFlags = [.readWrite, .create, .noMutex, .noFollow, .extendedResultCodes]
     }
 
     /// The file name the connection was opened with.
@@ -31,7 +31,8 @@ public final class SQLiteDatabase {
 
     /// Opens (or creates) the database at `path`; sqlite reads nothing until the first statement,
     /// so a damaged file shows up then, not here.
-    public init(path: String, flags: OpenFlags = .daemon, busyTimeoutMilliseconds: Int32 = 5_000) throws(SQLiteError) {
+    public init(path: String, flags: OpenFlags = .standard, busyTimeoutMilliseconds: Int32 = 5_000) throws(SQLiteError)
+    {
         var raw: OpaquePointer?
         let rc = sqlite3_open_v2(path, &raw, flags.rawValue, nil)
         guard rc == SQLITE_OK, let raw else {

@@ -1,15 +1,16 @@
 import HTTPDNSCore
 import HTTPDNSProtocol
+import HTTPDNSStore
 import HTTPDNSSystem
 
 /// Where acknowledged cookie changes go before the client hears "done".
 protocol CookiePersistence: AnyObject {
-    /// Makes `changes` durable, then calls `completion` on the loop thread.
-    func commit(
-        _ changes: [(uid: UInt32, change: CookieChange)], completion: @escaping (Result<Void, RPCError>) -> Void)
-    /// The jar of `uid` as last committed (after a failed commit, memory is rolled back to it).
-    func committedCookies(uid: UInt32, now: Int64) -> [Cookie]?
+    /// Makes `batch` durable, then calls `completion` on the loop thread; a failure carries the
+    /// jar as committed (memory is rolled back to it).
+    func commit(_ batch: CookieBatch, completion: @escaping (Result<Void, CookieCommitFailure>) -> Void)
 }
+
+extension CookieGroupCommit: CookiePersistence {}
 
 /// The cookie methods: one jar per peer uid (SO_PEERCRED), so no user ever reads, changes or
 /// deletes another user's cookies. IP-literal URLs are normalized to host names here.
@@ -23,11 +24,17 @@ final class CookieService {
     /// The host names the resolver handed an IP out for to a uid, most recent first (its
     /// per-uid memory: another user's resolves never appear here).
     private let hostNames: (_ ip: String, _ uid: UInt32) -> [String]
-    var persistence: (any CookiePersistence)?
+    private let persistence: any CookiePersistence
+    private let logger: Logger
 
-    init(rules: any DomainRules, limits: CookieJarLimits, hostNames: @escaping (String, UInt32) -> [String]) {
+    init(
+        rules: any DomainRules, limits: CookieJarLimits, persistence: any CookiePersistence, logger: Logger,
+        hostNames: @escaping (String, UInt32) -> [String]
+    ) {
         self.rules = rules
         self.limits = limits
+        self.persistence = persistence
+        self.logger = logger
         self.hostNames = hostNames
     }
 
@@ -105,7 +112,7 @@ final class CookieService {
         let result = SetCookieResult(
             host: outcome.host, stored: outcome.stored,
             rejected: outcome.rejected.map { SetCookieResult.Rejection(index: $0.index, reason: $0.reason.rawValue) })
-        persist(uid: uid, jar: jar) { done($0.map { _ in result.json }) }
+        persist(uid: uid, jar: jar) { done($0.methodOutcome { _ in result.json }) }
     }
 
     func deleteCookies(_ params: DeleteCookiesParams, uid: UInt32, done: @escaping (MethodOutcome) -> Void)
@@ -125,7 +132,7 @@ final class CookieService {
         let deleted = try mapHostError { () throws(CookieHostError) in
             try jar.delete(scope, name: params.name, now: WallClock.nowSeconds())
         }
-        persist(uid: uid, jar: jar) { done($0.map { _ in .object(["deleted": .int(deleted)]) }) }
+        persist(uid: uid, jar: jar) { done($0.methodOutcome { _ in .object(["deleted": .int(deleted)]) }) }
     }
 
     func listCookies(domain: String?, uid: UInt32) throws(RPCError) -> JSON {
@@ -139,7 +146,7 @@ final class CookieService {
         let jar = jar(for: uid)
         let result = jar.importNetscape(data, now: WallClock.nowSeconds())
         persist(uid: uid, jar: jar) {
-            done($0.map { _ in .object(["imported": .int(result.imported)]) })
+            done($0.methodOutcome { _ in .object(["imported": .int(result.imported)]) })
         }
     }
 
@@ -148,19 +155,25 @@ final class CookieService {
     /// Acknowledges only after the store committed; on failure the jar goes back to what is on disk.
     private func persist(uid: UInt32, jar: CookieJar, then reply: @escaping (Result<Void, RPCError>) -> Void) {
         let changes = jar.drainChanges()
-        guard let persistence, !changes.isEmpty else {
+        guard !changes.isEmpty else {
             reply(.success(()))
             return
         }
-        persistence.commit(changes.map { (uid, $0) }) { [weak self] result in
-            if case .failure = result, let self,
-                let committed = persistence.committedCookies(uid: uid, now: WallClock.nowSeconds())
-            {
-                let restored = CookieJar(rules: self.rules, limits: self.limits)
-                restored.load(committed, now: WallClock.nowSeconds())
-                self.jars[uid] = restored
+        persistence.commit(CookieBatch(uid: uid, changes: changes)) { [weak self] result in
+            guard case .failure(let failure) = result else {
+                reply(.success(()))
+                return
             }
-            reply(result)
+            if let self {
+                self.logger.error("Failed to store cookie changes: \(failure.error)")
+                if let committed = failure.committedJar {
+                    let restored = CookieJar(rules: self.rules, limits: self.limits)
+                    restored.load(committed, now: WallClock.nowSeconds())
+                    self.jars[uid] = restored
+                }
+            }
+            reply(
+                .failure(.internalError("the change could not be stored (\(failure.error.code)); nothing was changed")))
         }
     }
 
@@ -209,8 +222,8 @@ final class CookieService {
 }
 
 extension Result where Failure == RPCError {
-    /// A method's outcome from a result value.
-    func map(_ transform: (Success) -> JSON) -> MethodOutcome {
+    /// The method's outcome: the result `transform` makes of the success value, or the error.
+    func methodOutcome(_ transform: (Success) -> JSON) -> MethodOutcome {
         switch self {
         case .success(let value): return .result(transform(value))
         case .failure(let error): return .failure(error)

@@ -1,6 +1,8 @@
 import Glibc
 import HTTPDNSCore
+import HTTPDNSPSL
 import HTTPDNSProtocol
+import HTTPDNSStore
 import HTTPDNSSystem
 import HTTPDNSSystemd
 
@@ -24,24 +26,26 @@ public struct StartupError: Error, CustomStringConvertible {
 }
 
 /// The whole daemon: one event-loop thread that owns every connection, the cookie jars and the
-/// DNS cache; worker threads for blocking upstream work; sd_notify for the service manager.
+/// DNS cache; worker threads for blocking upstream work; one store thread for the state database;
+/// sd_notify for the service manager.
+///
+/// `init` builds everything (this is the composition root); `run` serves until a signal or idle
+/// exit asks it to stop, then drains the connections and puts the state to disk.
 public final class Daemon {
     public static let version = "0.1.0"
 
-    let loop: EventLoop
-    let logger: Logger
-    let notifier = SystemdNotifier()
-    let configuration: DaemonConfiguration
-    let paths: RuntimePaths
-    let startedAt = MonotonicClock.nowNanoseconds()
-
-    private var server: RPCServer!
-    private var signals: SignalSource?
-    private var services: Services!
+    private let loop: EventLoop
+    private let logger: Logger
+    private let notifier = SystemdNotifier()
+    private let configuration: DaemonConfiguration
+    private let stopRequest: StopRequest
+    /// Kept for its registration with the loop.
+    private let signals: SignalSource
+    private let listener: ListeningSocket
+    private let storeThread: StoreThread
+    private let services: Services
+    private let server: RPCServer
     private var idleTimer: EventLoop.TimerID?
-    private var shutdownStarted = false
-    /// Whether systemd passed the listening socket (and so will start us again on demand).
-    private var activated = false
 
     public init(options: DaemonOptions, logger: Logger = Logger()) throws {
         self.logger = logger
@@ -56,99 +60,118 @@ public final class Daemon {
             throw StartupError("cannot set the daemon's own hosts lookup: \(error)")
         }
         // The loop and its signalfd come first: the signal mask is inherited by every thread
-        // started afterwards, so SIGTERM always reaches the loop.
-        loop = try EventLoop()
+        // started afterwards (workers, the store thread), so SIGTERM always reaches the loop.
+        let loop = try EventLoop()
+        let stopRequest = StopRequest()
+        signals = try SignalSource(loop: loop, signals: [SIGTERM, SIGINT, SIGHUP]) { [unowned loop] signal in
+            switch signal {
+            case SIGTERM: stopRequest.stop(reason: "SIGTERM", loop: loop)
+            case SIGINT: stopRequest.stop(reason: "SIGINT", loop: loop)
+            default: logger.info("SIGHUP ignored: restart the service to reload the configuration")
+            }
+        }
+        self.loop = loop
+        self.stopRequest = stopRequest
         let (configuration, warnings) = try ConfigurationLoader.load(explicitPath: options.configPath)
         for warning in warnings { logger.warning(warning.description) }
         self.configuration = configuration
-        paths = try RuntimePaths.resolve(options: options, configuration: configuration)
-        signals = try SignalSource(loop: loop, signals: [SIGTERM, SIGINT, SIGHUP]) { [unowned self] signal in
-            self.handleSignal(signal)
+        let paths = try RuntimePaths.resolve(options: options, configuration: configuration)
+        listener = try ListeningSocket.open(path: paths.socket)
+
+        // Everything that can fail comes before the resolver's worker threads exist, so the process
+        // never exits while they are still starting up.
+        let rules: PublicSuffixRules
+        let stored: StoredState
+        do {
+            do {
+                rules = try PublicSuffixRules()
+            } catch {
+                throw StartupError("Failed to load the public suffix list: \(error)")
+            }
+            let stores: StateStores
+            do {
+                stores = StateStores(
+                    try SQLiteStateStore.open(
+                        directory: paths.stateDirectory, resetOnCorruption: configuration.store.resetOnCorruption,
+                        synchronousFull: configuration.store.synchronousFull
+                    ) { message in logger.warning(message) })
+            } catch {
+                throw StartupError("Failed to open the state database: \(error)")
+            }
+            stored = try StoredState.load(from: stores, logger: logger)
+            // From here on the store thread owns the database.
+            storeThread = StoreThread(stores)
+        } catch {
+            listener.release()
+            throw error
         }
+        services = Services(
+            configuration: configuration, rules: rules, stored: stored, storeThread: storeThread, loop: loop,
+            logger: logger)
+        server = RPCServer(loop: loop, listener: listener.fd, limits: configuration.serverLimits, logger: logger)
+        services.registerMethods(on: server)
+        server.onConnectionCountChange = { [unowned self] count in self.connectionCountChanged(count) }
     }
 
     /// Serves until SIGTERM (or idle exit); returns the process exit status (0: a clean stop;
     /// failures are thrown).
     public func run() throws -> Int32 {
-        let listener: FileDescriptor
-        if let passed = try SocketActivation.listeningSocket() {
-            listener = passed
-            activated = true
-        } else {
-            try RuntimePaths.createParentDirectory(of: paths.socket)
-            listener = try UnixSocket.listen(path: paths.socket)
-            activated = false
-        }
-        defer {
-            // A socket we bound ourselves is ours to remove; systemd's is systemd's.
-            if !self.activated {
-                listener.close()
-                unlink(paths.socket)
-            }
-        }
-
-        services = try Services(daemon: self)
-        server = RPCServer(loop: loop, listener: listener, limits: configuration.serverLimits, logger: logger)
-        services.registerMethods(on: server)
-        server.onConnectionCountChange = { [unowned self] count in self.connectionCountChanged(count) }
+        defer { listener.release() }
         try server.startListening()
         services.start()
 
-        let endpoint = activated ? "socket passed by systemd" : paths.socket
-        logger.notice("httpdnsd \(Self.version) serving on \(endpoint)")
+        logger.notice("httpdnsd \(Self.version) serving on \(listener)")
         notify { try $0.ready(status: self.statusLine()) }
         startWatchdog()
-        if activated { armIdleTimer() }
+        if listener.isActivated { armIdleTimer() }
         scheduleStatusUpdates()
 
         loop.run()
+        drain(reason: stopRequest.reason ?? "stop")
         services.shutdown()
+        // Commits what is queued (the DNS cache last) and closes the database.
+        storeThread.close()
         logger.notice("httpdnsd stopped")
         return 0
     }
 
     // MARK: lifecycle
 
-    private func handleSignal(_ signal: Int32) {
-        switch signal {
-        case SIGTERM, SIGINT:
-            beginShutdown(reason: signal == SIGTERM ? "SIGTERM" : "SIGINT")
-        case SIGHUP:
-            logger.info("SIGHUP ignored: restart the service to reload the configuration")
-        default:
-            break
-        }
-    }
-
-    /// STOPPING=1, stop accepting, answer what was already read, flush state, exit.
-    func beginShutdown(reason: String) {
-        guard !shutdownStarted else { return }
-        shutdownStarted = true
+    /// STOPPING=1, stop accepting, answer what was already read; returns once that is done or the
+    /// grace period is over.
+    private func drain(reason: String) {
         logger.notice("Stopping (\(reason))")
         notify { try $0.stopping(status: "Stopping: \(reason)") }
         if let idleTimer { loop.cancel(idleTimer) }
         server.beginShutdown()
         // In-flight requests get a grace period (an upstream may hang), then whatever is left is cut.
         let deadline = MonotonicClock.nowNanoseconds() + configuration.shutdownGraceMilliseconds * 1_000_000
+        guard !isDrained(until: deadline) else { return }
         waitForDrain(until: deadline)
+        loop.run()
     }
 
     private func waitForDrain(until deadline: Int64) {
-        if server.connectionCount == 0 && services.isQuiescent {
-            loop.stop()
-            return
+        loop.schedule(afterMilliseconds: 10) { [unowned self] in
+            if isDrained(until: deadline) {
+                loop.stop()
+            } else {
+                waitForDrain(until: deadline)
+            }
         }
-        if MonotonicClock.nowNanoseconds() >= deadline {
-            logger.warning("Shutdown grace period over: closing \(server.connectionCount) connection(s)")
-            server.closeAll()
-            loop.stop()
-            return
-        }
-        loop.schedule(afterMilliseconds: 10) { [unowned self] in self.waitForDrain(until: deadline) }
+    }
+
+    /// Whether nothing is left to answer; past `deadline`, closes what is left and says yes.
+    private func isDrained(until deadline: Int64) -> Bool {
+        if server.connectionCount == 0 && services.isQuiescent { return true }
+        guard MonotonicClock.nowNanoseconds() >= deadline else { return false }
+        logger.warning("Shutdown grace period over: closing \(server.connectionCount) connection(s)")
+        server.closeAll()
+        return true
     }
 
     private func connectionCountChanged(_ count: Int) {
-        guard !shutdownStarted else { return }
+        guard !stopRequest.isStopping else { return }
         if count == 0 {
             armIdleTimer()
         } else if let timer = idleTimer {
@@ -159,11 +182,11 @@ public final class Daemon {
 
     /// Idle exit only makes sense when systemd holds the socket and restarts us on the next connection.
     private var idleExitEnabled: Bool {
-        configuration.idleExitMilliseconds > 0 && activated
+        configuration.idleExitMilliseconds > 0 && listener.isActivated
     }
 
     private func armIdleTimer() {
-        guard idleExitEnabled, !shutdownStarted else { return }
+        guard idleExitEnabled, !stopRequest.isStopping else { return }
         if let timer = idleTimer { loop.cancel(timer) }
         idleTimer = loop.schedule(afterMilliseconds: configuration.idleExitMilliseconds) { [unowned self] in
             self.idleTimer = nil
@@ -172,7 +195,7 @@ public final class Daemon {
                 self.armIdleTimer()
                 return
             }
-            self.beginShutdown(reason: "idle")
+            self.stopRequest.stop(reason: "idle", loop: self.loop)
         }
     }
 
@@ -190,18 +213,15 @@ public final class Daemon {
 
     private func scheduleStatusUpdates() {
         loop.schedule(afterMilliseconds: 10_000) { [unowned self] in
-            guard !self.shutdownStarted else { return }
+            guard !self.stopRequest.isStopping else { return }
             self.notify { try $0.status(self.statusLine()) }
             self.scheduleStatusUpdates()
         }
     }
 
-    func statusLine() -> String {
-        let connections = server?.connectionCount ?? 0
-        return "Serving: \(connections) connection(s), " + services.statusSummary
+    private func statusLine() -> String {
+        "Serving: \(server.connectionCount) connection(s), " + services.statusSummary
     }
-
-    var uptimeSeconds: Int64 { (MonotonicClock.nowNanoseconds() - startedAt) / 1_000_000_000 }
 
     private func notify(_ body: (SystemdNotifier) throws -> Bool) {
         do {
@@ -214,3 +234,43 @@ public final class Daemon {
 
 @available(*, unavailable)
 extension Daemon: Sendable {}
+
+/// Why the daemon stops serving: set once, by a signal or by idle exit, on the loop thread.
+private final class StopRequest {
+    private(set) var reason: String?
+
+    var isStopping: Bool { reason != nil }
+
+    /// Records the first request and ends the loop's serving phase; later requests change nothing
+    /// (a second SIGTERM does not cut the drain short).
+    func stop(reason: String, loop: EventLoop) {
+        guard self.reason == nil else { return }
+        self.reason = reason
+        loop.stop()
+    }
+}
+
+/// The socket the daemon serves on: passed by systemd (socket activation) or bound here.
+private struct ListeningSocket: CustomStringConvertible {
+    let fd: FileDescriptor
+    /// The path this daemon bound, and so removes at exit; nil when systemd passed the socket.
+    let boundPath: String?
+
+    /// Whether systemd passed the socket (and so will start us again on demand).
+    var isActivated: Bool { boundPath == nil }
+
+    static func open(path: String) throws -> ListeningSocket {
+        if let passed = try SocketActivation.listeningSocket() { return ListeningSocket(fd: passed, boundPath: nil) }
+        try RuntimePaths.createParentDirectory(of: path)
+        return ListeningSocket(fd: try UnixSocket.listen(path: path), boundPath: path)
+    }
+
+    /// A socket we bound ourselves is ours to remove; systemd's is systemd's.
+    func release() {
+        guard let boundPath else { return }
+        fd.close()
+        unlink(boundPath)
+    }
+
+    var description: String { boundPath ?? "socket passed by systemd" }
+}

@@ -1,41 +1,38 @@
 import HTTPDNSCore
 import HTTPDNSPSL
 import HTTPDNSProtocol
+import HTTPDNSStore
 import HTTPDNSSystem
 
 /// Everything the methods work on, owned by the loop thread.
 final class Services {
-    private unowned let daemon: Daemon
     let resolver: ResolverService
     let cookies: CookieService
-    let state: StateStoreBridge
+    /// Acknowledges cookie changes once committed, many requests per transaction.
+    let cookieCommits: CookieGroupCommit
+    /// Writes the DNS cache out every minute and at shutdown.
+    let dnsSaver: DNSSnapshotSaver
+    private let startedAt = MonotonicClock.nowNanoseconds()
 
-    init(daemon: Daemon) throws {
-        self.daemon = daemon
-        let rules: PublicSuffixRules
-        do {
-            rules = try PublicSuffixRules()
-        } catch {
-            throw StartupError("Failed to load the public suffix list: \(error)")
-        }
-        let configuration = daemon.configuration
-        // State first: a startup error must come before the resolver's worker threads exist, so
-        // the process never exits while they are still starting up.
-        state = try StateStoreBridge(
-            directory: daemon.paths.stateDirectory, options: configuration.store,
-            loop: daemon.loop, logger: daemon.logger)
-        let now = WallClock.nowSeconds()
-        let storedCookies = try state.loadCookies(now: now)
-        resolver = ResolverService(configuration: configuration, rules: rules, loop: daemon.loop, logger: daemon.logger)
+    /// Builds the services over `stored` (read at startup); their writes go to `storeThread`.
+    init(
+        configuration: DaemonConfiguration, rules: PublicSuffixRules, stored: StoredState, storeThread: StoreThread,
+        loop: EventLoop, logger: Logger
+    ) {
+        resolver = ResolverService(configuration: configuration, rules: rules, loop: loop, logger: logger)
+        stored.restoreDNS(into: resolver, logger: logger)
+        // With Synchronous=full a commit waits for the disk: never on the loop thread.
+        cookieCommits = CookieGroupCommit(
+            loop: loop, storeThread: storeThread, commitsOnLoopThread: !configuration.store.synchronousFull)
         let resolver = self.resolver
         cookies = CookieService(
             rules: rules,
             limits: CookieJarLimits(
                 maxPerDomain: configuration.cookies.maxPerDomain, maxTotal: configuration.cookies.maxTotal),
+            persistence: cookieCommits, logger: logger,
             hostNames: { [unowned resolver] ip, uid in resolver.hostNames(of: ip, uid: uid) })
-        cookies.load(storedCookies, now: now)
-        cookies.persistence = state
-        state.loadDNS(into: resolver)
+        cookies.load(stored.jars, now: WallClock.nowSeconds())
+        dnsSaver = DNSSnapshotSaver(resolver: resolver, storeThread: storeThread, loop: loop, logger: logger)
     }
 
     func registerMethods(on server: RPCServer) {
@@ -48,11 +45,11 @@ final class Services {
 
     func start() {
         resolver.startPrefetch()
-        state.scheduleDNSSaves(of: resolver)
+        dnsSaver.start()
     }
 
-    /// No upstream query or store write is still running.
-    var isQuiescent: Bool { resolver.isQuiescent && state.pendingWrites == 0 }
+    /// No upstream query or cookie commit is still running.
+    var isQuiescent: Bool { resolver.isQuiescent && cookieCommits.unansweredCount == 0 }
 
     var statusSummary: String {
         "\(resolver.cache.entryCount) cached name(s), \(cookies.totalCount) cookie(s)"
@@ -62,7 +59,7 @@ final class Services {
         let cache = resolver.cache
         var o = JSONObject()
         o.append("version", .string(Daemon.version))
-        o.append("uptime", .int64(daemon.uptimeSeconds))
+        o.append("uptime", .int64((MonotonicClock.nowNanoseconds() - startedAt) / 1_000_000_000))
         o.append(
             "cache",
             .object([
@@ -75,9 +72,9 @@ final class Services {
         return .object(o)
     }
 
-    /// After the loop stopped: no more upstream work, then the state goes to disk.
+    /// After the loop stopped: no more upstream work; the DNS cache is queued for saving.
     func shutdown() {
         resolver.shutdown()
-        state.close(saving: resolver)
+        dnsSaver.save()
     }
 }

@@ -1,4 +1,5 @@
 import HTTPDNSSQLite
+import HTTPDNSTestSupport
 import Testing
 
 struct SQLiteDatabaseTests {

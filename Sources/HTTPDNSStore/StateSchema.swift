@@ -1,3 +1,5 @@
+import HTTPDNSSQLite
+
 /// The state database's schema, as the ordered list of its migrations.
 ///
 /// Never edit a migration that has shipped; append a new one.

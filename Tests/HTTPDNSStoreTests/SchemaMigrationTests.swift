@@ -1,9 +1,12 @@
 import HTTPDNSCore
+import HTTPDNSSQLite
+import HTTPDNSTestSupport
 import Testing
 
-@testable import HTTPDNSSQLite
+@testable import HTTPDNSStore
 
-struct MigrationTests {
+/// The state database's own migrations, applied to real files.
+struct SchemaMigrationTests {
     static let allNames = ["0001-cookies-dns-meta", "0002-cookies-expiry-index", "0003-address-owners-per-uid"]
 
     static func recordedMigrations(_ path: String) throws -> [String] {
@@ -59,7 +62,7 @@ struct MigrationTests {
         #expect(try Self.indexNames(directory.databasePath).isEmpty)
 
         let store = try StoreFixtures.open(directory)
-        let jars = try store.loadCookies(bootID: StoreFixtures.bootA, now: StoreFixtures.now)
+        let jars = try store.loadJars(bootID: StoreFixtures.bootA, now: StoreFixtures.now)
         store.close()
 
         #expect(try Self.recordedMigrations(directory.databasePath) == Self.allNames)
@@ -90,12 +93,12 @@ struct MigrationTests {
         let store = try StoreFixtures.open(directory)
         defer { store.close() }
         #expect(try Self.recordedMigrations(directory.databasePath) == Self.allNames)
-        #expect(try store.loadDNS().owners.isEmpty)
+        #expect(try store.loadDNSSnapshot().owners.isEmpty)
         let owner = PersistedAddressOwner(
             uid: 1000, ip: "203.0.113.10", host: "mine.example", answerExpiresAtUnix: 1_900_000_000,
             expiresAtUnix: 1_900_086_400)
-        #expect(store.saveDNSAndWait(entries: [], owners: [owner]).failure == nil)
-        #expect(try store.loadDNS().owners == [owner])
+        try store.saveDNSSnapshot(DNSSnapshot(owners: [owner]))
+        #expect(try store.loadDNSSnapshot().owners == [owner])
     }
 
     @Test func migrationUnknownToThisVersionIsRefused() throws {
@@ -103,31 +106,10 @@ struct MigrationTests {
         try StoreFixtures.open(directory).close()
         do {
             let database = try SQLiteDatabase(path: directory.databasePath)
-            try database.execute("INSERT INTO schema_migrations VALUES ('0003-from-the-future', 1900000000)")
+            try database.execute("INSERT INTO schema_migrations VALUES ('9999-from-the-future', 1900000000)")
         }
         let error = #expect(throws: StoreError.self) { try StoreFixtures.open(directory) }
         #expect(error?.code == .incompatibleSchema)
         #expect(error?.message.hasPrefix(directory.databasePath) == true)
-    }
-
-    @Test func migrationsRunInOrderEachInItsOwnTransaction() throws {
-        let directory = TemporaryDirectory()
-        let database = try SQLiteDatabase(path: directory.databasePath)
-        let broken = [
-            Migration(name: "a", sql: "CREATE TABLE a (x)"),
-            Migration(name: "b", sql: "CREATE TABLE b (x); CREATE TABLE a (y)"),  // fails half-way
-        ]
-        #expect(throws: StoreError.self) { _ = try Migrator.migrate(database, broken) }
-        #expect(try Migrator.recordedNames(database) == ["a"])
-        var tables: [String] = []
-        try database.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").query {
-            tables.append($0.string(0))
-        }
-        #expect(tables == ["a", "schema_migrations"])  // "b" was rolled back with its migration
-
-        let fixed = [broken[0], Migration(name: "b", sql: "CREATE TABLE b (x)")]
-        #expect(try Migrator.migrate(database, fixed) == ["b"])
-        #expect(try Migrator.migrate(database, fixed) == [])
-        #expect(try Migrator.recordedNames(database) == ["a", "b"])
     }
 }

@@ -1,5 +1,5 @@
-/// Why the state store could not open, read or write. Messages name the database file and never
-/// contain cookie values.
+/// Why a state store could not open, read or write. Messages name the store (for the SQLite
+/// stores, the database file) and never contain cookie values.
 public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure; may grow, so it is a struct rather than a public enum.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
@@ -8,15 +8,15 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         }
         private let value: Value
 
-        /// The file is damaged or not a database (`SQLITE_CORRUPT`, `SQLITE_NOTADB`, quick_check).
+        /// The stored state is damaged or not a database at all.
         public static let corrupt = Code(value: .corrupt)
-        /// The disk is full (`SQLITE_FULL`); the write was rolled back and nothing earlier was lost.
+        /// No room for the write (a full disk); the write was rolled back and nothing earlier was lost.
         public static let diskFull = Code(value: .diskFull)
-        /// The file or its directory cannot be opened, created or written (permissions, read-only).
+        /// The store cannot be opened, created or written (permissions, a read-only file system).
         public static let unavailable = Code(value: .unavailable)
-        /// The database was written by a newer httpdnsd (it has migrations this one does not know).
+        /// The state was written by a newer httpdnsd (it has schema migrations this one does not know).
         public static let incompatibleSchema = Code(value: .incompatibleSchema)
-        /// Any other sqlite failure while reading or writing (I/O errors, busy, ...).
+        /// Any other failure while reading or writing (I/O errors, busy, ...).
         public static let ioError = Code(value: .ioError)
         /// The store was closed.
         public static let closed = Code(value: .closed)
@@ -33,34 +33,26 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         }
     }
 
+    /// What kind of failure.
     public let code: Code
-    /// A sentence for logs and clients, starting with the database path.
+    /// A sentence for logs and clients, starting with what failed (for SQLite, the database path).
     public let message: String
-    /// The sqlite failure behind it, if any.
-    public let underlying: SQLiteError?
+    /// The lower-level failure behind it (an sqlite3 error), if any.
+    public let underlying: (any Error)?
+    /// Where the error was made, for logs.
     public let file: String
+    /// Where the error was made, for logs.
     public let line: Int
 
+    /// A failure of kind `code`, explained by `message`.
     public init(
-        _ code: Code, _ message: String, underlying: SQLiteError? = nil, file: String = #fileID, line: Int = #line
+        _ code: Code, _ message: String, underlying: (any Error)? = nil, file: String = #fileID, line: Int = #line
     ) {
         self.code = code
         self.message = message
         self.underlying = underlying
         self.file = file
         self.line = line
-    }
-
-    /// Classifies a sqlite failure on the database at `path`.
-    init(_ error: SQLiteError, path: String, file: String = #fileID, line: Int = #line) {
-        let code: Code
-        switch error.code {
-        case .corrupt, .notADatabase: code = .corrupt
-        case .full: code = .diskFull
-        case .cantOpen, .readOnly: code = .unavailable
-        default: code = .ioError
-        }
-        self.init(code, "\(path): \(error.message)", underlying: error, file: file, line: line)
     }
 
     public var description: String { message }

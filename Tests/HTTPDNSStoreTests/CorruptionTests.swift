@@ -1,7 +1,9 @@
 import HTTPDNSCore
+import HTTPDNSSQLite
+import HTTPDNSTestSupport
 import Testing
 
-@testable import HTTPDNSSQLite
+@testable import HTTPDNSStore
 
 struct CorruptionTests {
     typealias F = StoreFixtures
@@ -24,8 +26,8 @@ struct CorruptionTests {
         RawFile.write(directory.databasePath, Self.garbage)
         let log = CapturedLog()
         let store = try F.open(directory, reset: true, log: log)
-        #expect(store.commitAndWait([(1, .upsert(F.cookie("fresh")))]).failure == nil)
-        #expect(try store.loadCookies(uid: 1, now: F.now).map(\.name) == ["fresh"])
+        #expect(store.commitOne(F.upserts(1, [F.cookie("fresh")])).failure == nil)
+        #expect(try store.loadJar(uid: 1, now: F.now).map(\.name) == ["fresh"])
         store.close()
 
         let aside = directory.fileNames().filter { $0.hasPrefix("httpdnsd.sqlite3.corrupt-") }
@@ -44,7 +46,7 @@ struct CorruptionTests {
         let directory = TemporaryDirectory()
         let store = try F.open(directory)
         let cookies = (0..<400).map { F.cookie("cookie-\($0)", value: String(repeating: "v", count: 100)) }
-        #expect(store.commitAndWait(cookies.map { (uid: 1, change: .upsert($0)) }).failure == nil)
+        #expect(store.commitOne(F.upserts(1, cookies)).failure == nil)
         store.close()
         let size = RawFile.size(directory.databasePath)
         #expect(size > 8 * 4096)
@@ -58,7 +60,7 @@ struct CorruptionTests {
         let log = CapturedLog()
         let reset = try F.open(directory, reset: true, log: log)
         defer { reset.close() }
-        #expect(try reset.loadCookies(bootID: F.bootA, now: F.now).isEmpty)
+        #expect(try reset.loadJars(bootID: F.bootA, now: F.now).isEmpty)
         #expect(log.all.count == 1)
     }
 
@@ -88,26 +90,23 @@ struct CorruptionTests {
     }
 
     /// Damages the schema through the open connection, so the damage shows up at the next read.
-    static func damageSchema(_ store: StateStore) {
-        store.onWriter { database in
-            var version: Int64 = 0
-            try? database.prepare("PRAGMA schema_version").query { version = $0.int64(0) }
-            try? database.execute(
-                """
-                PRAGMA writable_schema = ON;
-                UPDATE sqlite_master SET sql = 'CREATE TABLE cookies (' WHERE name = 'cookies';
-                PRAGMA writable_schema = OFF;
-                PRAGMA schema_version = \(version + 1);
-                """)
-        }
+    static func damageSchema(_ store: SQLiteStateStore) throws {
+        let version = try store.count("PRAGMA schema_version")
+        try store.connection.execute(
+            """
+            PRAGMA writable_schema = ON;
+            UPDATE sqlite_master SET sql = 'CREATE TABLE cookies (' WHERE name = 'cookies';
+            PRAGMA writable_schema = OFF;
+            PRAGMA schema_version = \(version + 1);
+            """)
     }
 
     @Test func damageFoundByAStartupLoadIsACorruptionError() throws {
         let directory = TemporaryDirectory()
         let store = try F.open(directory)
         defer { store.close() }
-        Self.damageSchema(store)
-        let error = #expect(throws: StoreError.self) { try store.loadCookies(bootID: F.bootA, now: F.now) }
+        try Self.damageSchema(store)
+        let error = #expect(throws: StoreError.self) { try store.loadJars(bootID: F.bootA, now: F.now) }
         #expect(error?.code == .corrupt)
         #expect(error?.message.hasPrefix(directory.databasePath) == true)
     }
@@ -116,15 +115,15 @@ struct CorruptionTests {
         let directory = TemporaryDirectory()
         let log = CapturedLog()
         let store = try F.open(directory, reset: true, log: log)
-        #expect(store.commitAndWait([(1, .upsert(F.cookie("old")))]).failure == nil)
-        Self.damageSchema(store)
-        #expect(try store.loadCookies(bootID: F.bootA, now: F.now).isEmpty)
+        #expect(store.commitOne(F.upserts(1, [F.cookie("old")])).failure == nil)
+        try Self.damageSchema(store)
+        #expect(try store.loadJars(bootID: F.bootA, now: F.now).isEmpty)
         #expect(log.all.count == 1)
-        #expect(store.commitAndWait([(1, .upsert(F.cookie("new")))]).failure == nil)
+        #expect(store.commitOne(F.upserts(1, [F.cookie("new")])).failure == nil)
         store.close()
         #expect(directory.fileNames().filter { $0.hasPrefix("httpdnsd.sqlite3.corrupt-") }.count == 1)
         let reopened = try F.open(directory)
         defer { reopened.close() }
-        #expect(try reopened.loadCookies(bootID: F.bootA, now: F.now)[1]?.map(\.name) == ["new"])
+        #expect(try reopened.loadJars(bootID: F.bootA, now: F.now)[1]?.map(\.name) == ["new"])
     }
 }

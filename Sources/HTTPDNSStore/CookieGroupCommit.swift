@@ -1,0 +1,114 @@
+import HTTPDNSCore
+import HTTPDNSSystem
+
+/// Why a batch of cookie changes was not stored, with the jar as committed so that memory can go
+/// back to it.
+public struct CookieCommitFailure: Error, Sendable {
+    /// What failed (nothing of the batch was stored).
+    public let error: StoreError
+    /// The user's jar as committed, read right after the failure; nil if it could not be read.
+    public let committedJar: [Cookie]?
+}
+
+/// Group commit of cookie changes, run from the event loop: a change is acknowledged only once it
+/// is durable, and many requests share each transaction.
+///
+/// Every batch handed in during one loop turn goes into one transaction, committed once the turn's
+/// events are handled. While that transaction runs on the store thread, the batches of the next
+/// turns wait and all go into the next one, so the busier the daemon, the more requests share a
+/// commit (and, with `Synchronous=full`, its fsync). When the store thread is idle and commits
+/// may run on the loop thread, the transaction is committed there, borrowing the stores
+/// (`StoreThread.borrowIfIdle`): a lone client then does not wait for two thread hand-offs.
+public final class CookieGroupCommit {
+    /// Called on the loop thread once the batch is committed, or with why it is not.
+    public typealias Completion = (Result<Void, CookieCommitFailure>) -> Void
+
+    private let loop: EventLoop
+    private let storeThread: StoreThread
+    private let commitsOnLoopThread: Bool
+    /// Batches that wait for the next transaction.
+    private var waiting: [(batch: CookieBatch, completion: Completion)] = []
+    private var transactionRunning = false
+    private var flushScheduled = false
+
+    /// Batches handed in and not answered yet; shutdown and idle exit wait for them.
+    public private(set) var unansweredCount = 0
+
+    /// `commitsOnLoopThread`: whether an idle store's commit may run on the loop thread (never when
+    /// each commit waits for an fsync).
+    public init(loop: EventLoop, storeThread: StoreThread, commitsOnLoopThread: Bool) {
+        self.loop = loop
+        self.storeThread = storeThread
+        self.commitsOnLoopThread = commitsOnLoopThread
+    }
+
+    /// Commits `batch` with the other batches of this loop turn, then calls `completion`.
+    public func commit(_ batch: CookieBatch, completion: @escaping Completion) {
+        unansweredCount += 1
+        waiting.append((batch, completion))
+        scheduleTransaction()
+    }
+
+    private func scheduleTransaction() {
+        guard !flushScheduled, !transactionRunning, !waiting.isEmpty else { return }
+        flushScheduled = true
+        loop.runBeforeNextWait { [self] in
+            flushScheduled = false
+            startTransaction()
+        }
+    }
+
+    private func startTransaction() {
+        guard !transactionRunning, !waiting.isEmpty else { return }
+        let group = waiting
+        waiting.removeAll()
+        let batches = group.map(\.batch)
+        if commitsOnLoopThread,
+            let results = storeThread.borrowIfIdle({ stores in Self.commit(batches, to: stores.cookies) })
+        {
+            finish(group, results)
+            return
+        }
+        transactionRunning = true
+        let done: ([Result<Void, CookieCommitFailure>]) -> Void = { [self] results in
+            transactionRunning = false
+            finish(group, results)
+            scheduleTransaction()
+        }
+        let token = loop.expectCompletion([Result<Void, CookieCommitFailure>].self, done)
+        let poster = loop.poster
+        let submitted = storeThread.submit { stores in
+            poster.post(token: token, value: Self.commit(batches, to: stores.cookies))
+        }
+        if !submitted {
+            let closed = StoreError(.closed, "the state store is closed")
+            poster.post(
+                token: token,
+                value: batches.map { _ in
+                    Result<Void, CookieCommitFailure>.failure(.init(error: closed, committedJar: nil))
+                })
+        }
+    }
+
+    private func finish(
+        _ group: [(batch: CookieBatch, completion: Completion)], _ results: [Result<Void, CookieCommitFailure>]
+    ) {
+        unansweredCount -= group.count
+        for (write, result) in zip(group, results) { write.completion(result) }
+    }
+
+    /// One transaction for `batches`; for each batch that failed, its jar as committed.
+    private static func commit(_ batches: [CookieBatch], to store: any CookieStore) -> [Result<
+        Void, CookieCommitFailure
+    >] {
+        zip(batches, store.commit(batches)).map { batch, result in
+            result.mapError { error in
+                CookieCommitFailure(
+                    error: error, committedJar: try? store.loadJar(uid: batch.uid, now: WallClock.nowSeconds()))
+            }
+        }
+    }
+}
+
+@available(*, unavailable, message: "CookieGroupCommit belongs to the event loop's thread")
+extension CookieGroupCommit: Sendable {}

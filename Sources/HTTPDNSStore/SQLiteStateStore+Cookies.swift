@@ -1,0 +1,123 @@
+import HTTPDNSCore
+import HTTPDNSSQLite
+
+extension SQLiteStateStore: CookieStore {
+    static let cookieColumns =
+        "uid, name, value, domain, host_only, path, expires, secure, http_only, same_site, partitioned, "
+        + "created, creation_index, last_access"
+
+    public func loadJars(bootID: String, now: Int64) throws(StoreError) -> [UInt32: [Cookie]] {
+        try read { database throws(SQLiteError) in
+            try database.transaction { () throws(SQLiteError) in
+                var storedBootID: String?
+                try database.prepare("SELECT value FROM meta WHERE key = 'boot_id'").query { row in
+                    storedBootID = row.string(0)
+                }
+                if storedBootID != bootID {
+                    // A reboot ends every browsing session (RFC 6265bis 5.7: session cookies expire
+                    // "at the end of the session"); daemon restarts within one boot do not.
+                    try database.execute("DELETE FROM cookies WHERE expires IS NULL")
+                    try database.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('boot_id', ?)")
+                        .run([.text(bootID)])
+                }
+                try database.prepare("DELETE FROM cookies WHERE expires IS NOT NULL AND expires <= ?")
+                    .run([.integer(now)])
+                var jars: [UInt32: [Cookie]] = [:]
+                try database.prepare(
+                    "SELECT \(Self.cookieColumns) FROM cookies ORDER BY uid, last_access, creation_index"
+                ).query { row in
+                    if let (uid, cookie) = Self.cookie(row) { jars[uid, default: []].append(cookie) }
+                }
+                return jars
+            }
+        }
+    }
+
+    public func loadJar(uid: UInt32, now: Int64) throws(StoreError) -> [Cookie] {
+        try read { database throws(SQLiteError) in
+            var cookies: [Cookie] = []
+            try database.prepare(
+                "SELECT \(Self.cookieColumns) FROM cookies WHERE uid = ? AND (expires IS NULL OR expires > ?) "
+                    + "ORDER BY last_access, creation_index"
+            ).query([.integer(Int64(uid)), .integer(now)]) { row in
+                if let (_, cookie) = Self.cookie(row) { cookies.append(cookie) }
+            }
+            return cookies
+        }
+    }
+
+    /// One transaction for all batches, each batch in its own savepoint: a batch that fails is
+    /// rolled back alone, unless sqlite rolled back the whole transaction or the commit itself
+    /// failed; then every batch fails and nothing of this group is stored.
+    public func commit(_ batches: [CookieBatch]) -> [Result<Void, StoreError>] {
+        guard !batches.isEmpty else { return [] }
+        let database: SQLiteDatabase
+        do {
+            database = try openDatabase()
+        } catch {
+            return batches.map { _ in .failure(error) }
+        }
+        var failures = [StoreError?](repeating: nil, count: batches.count)
+        do throws(SQLiteError) {
+            try statement("BEGIN IMMEDIATE", on: database).run()
+            for (index, batch) in batches.enumerated() {
+                try statement("SAVEPOINT batch", on: database).run()
+                do throws(SQLiteError) {
+                    try apply(batch, on: database)
+                    try statement("RELEASE batch", on: database).run()
+                } catch {
+                    guard database.isInTransaction else { throw error }
+                    try statement("ROLLBACK TO batch", on: database).run()
+                    try statement("RELEASE batch", on: database).run()
+                    failures[index] = StoreError(error, path: path)
+                }
+            }
+            try statement("COMMIT", on: database).run()
+        } catch {
+            database.rollbackIfNeeded()
+            let failure = StoreError(error, path: path)
+            for index in failures.indices where failures[index] == nil { failures[index] = failure }
+        }
+        return failures.map { $0.map { .failure($0) } ?? .success(()) }
+    }
+
+    /// Applies one batch's changes, in order.
+    private func apply(_ batch: CookieBatch, on database: SQLiteDatabase) throws(SQLiteError) {
+        let uid = Int64(batch.uid)
+        for change in batch.changes {
+            switch change {
+            case .upsert(let cookie):
+                try statement(
+                    "INSERT OR REPLACE INTO cookies (\(Self.cookieColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    on: database
+                ).run(Self.row(uid: uid, cookie))
+            case .delete(let key):
+                try statement(
+                    "DELETE FROM cookies WHERE uid = ? AND domain = ? AND path = ? AND name = ?", on: database
+                ).run([.integer(uid), .text(key.domain), .text(key.path), .text(key.name)])
+            }
+        }
+    }
+
+    private static func row(uid: Int64, _ cookie: Cookie) -> [SQLiteValue] {
+        [
+            .integer(uid), .text(cookie.name), .text(cookie.value), .text(cookie.domain),
+            .integer(cookie.hostOnly ? 1 : 0), .text(cookie.path), cookie.expires.map { .integer($0) } ?? .null,
+            .integer(cookie.secure ? 1 : 0), .integer(cookie.httpOnly ? 1 : 0), .text(cookie.sameSite.rawValue),
+            .integer(cookie.partitioned ? 1 : 0), .integer(cookie.created),
+            .integer(Int64(bitPattern: cookie.creationIndex)), .integer(cookie.lastAccess),
+        ]
+    }
+
+    /// Decodes a row of `cookieColumns`; nil for a uid outside UInt32 (the file is not trusted).
+    private static func cookie(_ row: SQLiteStatement) -> (UInt32, Cookie)? {
+        guard let uid = UInt32(exactly: row.int64(0)) else { return nil }
+        let cookie = Cookie(
+            name: row.string(1), value: row.string(2), domain: row.string(3), hostOnly: row.int64(4) != 0,
+            path: row.string(5), expires: row.optionalInt64(6), secure: row.int64(7) != 0,
+            httpOnly: row.int64(8) != 0, sameSite: CookieSameSite(rawValue: row.string(9)) ?? .default,
+            partitioned: row.int64(10) != 0, created: row.int64(11),
+            creationIndex: UInt64(bitPattern: row.int64(12)), lastAccess: row.int64(13))
+        return (uid, cookie)
+    }
+}
