@@ -98,8 +98,8 @@ public final class SQLiteDatabase {
     /// Whether a transaction is open (`sqlite3_get_autocommit` is 0).
     public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
-    /// Rows changed by the last INSERT, UPDATE or DELETE.
-    public var changes: Int { Int(sqlite3_changes64(handle)) }
+    /// Rows changed by every INSERT, UPDATE and DELETE since the connection was opened.
+    public var totalChanges: Int { Int(sqlite3_total_changes64(handle)) }
 
     /// The error state of the connection, for a call that just failed.
     func error(sql: String?) -> SQLiteError {

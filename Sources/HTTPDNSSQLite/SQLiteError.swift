@@ -47,9 +47,6 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
         self.sql = sql
     }
 
-    /// The file is damaged or not a database at all.
-    public var isCorruption: Bool { code == .corrupt || code == .notADatabase }
-
     public var description: String {
         var text = "\(message) (sqlite code \(code.rawValue), extended \(extendedCode))"
         if let sql { text += " in: \(sql)" }

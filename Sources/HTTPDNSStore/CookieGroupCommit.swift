@@ -14,11 +14,12 @@ public struct CookieCommitFailure: Error, Sendable {
 /// is durable, and many requests share each transaction.
 ///
 /// Every batch handed in during one loop turn goes into one transaction, committed once the turn's
-/// events are handled. While that transaction runs on the store thread, the batches of the next
-/// turns wait and all go into the next one, so the busier the daemon, the more requests share a
-/// commit (and, with `Synchronous=full`, its fsync). When the store thread is idle and commits
-/// may run on the loop thread, the transaction is committed there, borrowing the stores
-/// (`StoreThread.borrowIfIdle`): a lone client then does not wait for two thread hand-offs.
+/// events are handled, on the store thread, so that the loop goes on reading requests meanwhile.
+/// While that transaction runs, the batches of the next turns wait and all go into the next one:
+/// the busier the daemon, the more requests share a commit (and, with `Synchronous=full`, its
+/// fsync). A lone batch (one request in the turn) finding the store thread idle is committed on the
+/// loop thread instead, borrowing the stores (`StoreThread.borrowIfIdle`) when that is allowed: a
+/// single client then does not wait for two thread hand-offs.
 public final class CookieGroupCommit {
     /// Called on the loop thread once the batch is committed, or with why it is not.
     public typealias Completion = (Result<Void, CookieCommitFailure>) -> Void
@@ -34,8 +35,8 @@ public final class CookieGroupCommit {
     /// Batches handed in and not answered yet; shutdown and idle exit wait for them.
     public private(set) var unansweredCount = 0
 
-    /// `commitsOnLoopThread`: whether an idle store's commit may run on the loop thread (never when
-    /// each commit waits for an fsync).
+    /// `commitsOnLoopThread`: whether a lone batch may be committed on the loop thread when the store
+    /// thread is idle (never when each commit waits for an fsync).
     public init(loop: EventLoop, storeThread: StoreThread, commitsOnLoopThread: Bool) {
         self.loop = loop
         self.storeThread = storeThread
@@ -63,7 +64,7 @@ public final class CookieGroupCommit {
         let group = waiting
         waiting.removeAll()
         let batches = group.map(\.batch)
-        if commitsOnLoopThread,
+        if commitsOnLoopThread, batches.count == 1,
             let results = storeThread.borrowIfIdle({ stores in Self.commit(batches, to: stores.cookies) })
         {
             finish(group, results)

@@ -46,9 +46,18 @@ extension SQLiteStateStore: CookieStore {
         }
     }
 
-    /// One transaction for all batches, each batch in its own savepoint: a batch that fails is
-    /// rolled back alone, unless sqlite rolled back the whole transaction or the commit itself
-    /// failed; then every batch fails and nothing of this group is stored.
+    static let upsertCookie =
+        "INSERT OR REPLACE INTO cookies (\(cookieColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    static let deleteCookie = "DELETE FROM cookies WHERE uid = ? AND domain = ? AND path = ? AND name = ?"
+
+    /// One transaction for all batches.
+    ///
+    /// First as one unit in which each cookie is written once, with its last change: the state that
+    /// applying the batches in order leaves, at a fraction of the writes when many requests change
+    /// the same cookies (a session cookie refreshed by every response). Should that fail, it is
+    /// rolled back and done again batch by batch, each in its own savepoint, so that a batch that
+    /// fails is rolled back alone, unless sqlite rolled back the whole transaction or the commit
+    /// itself failed: then every batch fails and nothing of the group is stored.
     public func commit(_ batches: [CookieBatch]) -> [Result<Void, StoreError>] {
         guard !batches.isEmpty else { return [] }
         let database: SQLiteDatabase
@@ -57,45 +66,87 @@ extension SQLiteStateStore: CookieStore {
         } catch {
             return batches.map { _ in .failure(error) }
         }
+        do throws(SQLiteError) {
+            try transaction(on: database) { () throws(SQLiteError) in
+                for (uid, change) in Self.lastChanges(batches) { try apply(change, uid: uid, on: database) }
+            }
+            return batches.map { _ in .success(()) }
+        } catch {
+            return commitEachInASavepoint(batches, on: database)
+        }
+    }
+
+    private func commitEachInASavepoint(_ batches: [CookieBatch], on database: SQLiteDatabase) -> [Result<
+        Void, StoreError
+    >] {
         var failures = [StoreError?](repeating: nil, count: batches.count)
         do throws(SQLiteError) {
-            try statement("BEGIN IMMEDIATE", on: database).run()
-            for (index, batch) in batches.enumerated() {
-                try statement("SAVEPOINT batch", on: database).run()
-                do throws(SQLiteError) {
-                    try apply(batch, on: database)
-                    try statement("RELEASE batch", on: database).run()
-                } catch {
-                    guard database.isInTransaction else { throw error }
-                    try statement("ROLLBACK TO batch", on: database).run()
-                    try statement("RELEASE batch", on: database).run()
-                    failures[index] = StoreError(error, path: path)
+            try transaction(on: database) { () throws(SQLiteError) in
+                for (index, batch) in batches.enumerated() {
+                    try statement("SAVEPOINT batch", on: database).run()
+                    do throws(SQLiteError) {
+                        for change in batch.changes { try apply(change, uid: batch.uid, on: database) }
+                        try statement("RELEASE batch", on: database).run()
+                    } catch {
+                        guard database.isInTransaction else { throw error }
+                        try statement("ROLLBACK TO batch", on: database).run()
+                        try statement("RELEASE batch", on: database).run()
+                        failures[index] = StoreError(error, path: path)
+                    }
                 }
             }
-            try statement("COMMIT", on: database).run()
         } catch {
-            database.rollbackIfNeeded()
             let failure = StoreError(error, path: path)
             for index in failures.indices where failures[index] == nil { failures[index] = failure }
         }
         return failures.map { $0.map { .failure($0) } ?? .success(()) }
     }
 
-    /// Applies one batch's changes, in order.
-    private func apply(_ batch: CookieBatch, on database: SQLiteDatabase) throws(SQLiteError) {
-        let uid = Int64(batch.uid)
-        for change in batch.changes {
-            switch change {
-            case .upsert(let cookie):
-                try statement(
-                    "INSERT OR REPLACE INTO cookies (\(Self.cookieColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    on: database
-                ).run(Self.row(uid: uid, cookie))
-            case .delete(let key):
-                try statement(
-                    "DELETE FROM cookies WHERE uid = ? AND domain = ? AND path = ? AND name = ?", on: database
-                ).run([.integer(uid), .text(key.domain), .text(key.path), .text(key.name)])
+    /// `body` in a `BEGIN IMMEDIATE` transaction with prepared statements; rolled back if anything
+    /// fails, the commit included.
+    private func transaction(on database: SQLiteDatabase, _ body: () throws(SQLiteError) -> Void)
+        throws(SQLiteError)
+    {
+        do {
+            try statement("BEGIN IMMEDIATE", on: database).run()
+            try body()
+            try statement("COMMIT", on: database).run()
+        } catch {
+            database.rollbackIfNeeded()
+            throw error
+        }
+    }
+
+    /// The last change of each cookie (uid and key) in `batches`, in the order each was first changed.
+    static func lastChanges(_ batches: [CookieBatch]) -> [(uid: UInt32, change: CookieChange)] {
+        struct Identity: Hashable {
+            var uid: UInt32
+            var key: CookieKey
+        }
+        var changes: [(uid: UInt32, change: CookieChange)] = []
+        var positions: [Identity: Int] = [:]
+        for batch in batches {
+            for change in batch.changes {
+                let identity = Identity(uid: batch.uid, key: change.key)
+                if let position = positions[identity] {
+                    changes[position].change = change
+                } else {
+                    positions[identity] = changes.count
+                    changes.append((batch.uid, change))
+                }
             }
+        }
+        return changes
+    }
+
+    private func apply(_ change: CookieChange, uid: UInt32, on database: SQLiteDatabase) throws(SQLiteError) {
+        switch change {
+        case .upsert(let cookie):
+            try statement(Self.upsertCookie, on: database).run(Self.row(uid: Int64(uid), cookie))
+        case .delete(let key):
+            try statement(Self.deleteCookie, on: database).run([
+                .integer(Int64(uid)), .text(key.domain), .text(key.path), .text(key.name),
+            ])
         }
     }
 

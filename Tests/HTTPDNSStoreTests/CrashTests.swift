@@ -40,7 +40,7 @@ struct CrashTests {
 
     /// The writer process: four clients that each commit, wait for the acknowledgement, report it
     /// and commit again, until the process is killed. Even rounds commit on the loop thread when the
-    /// store is idle, odd rounds always through the store thread. Runs only when started by
+    /// store is idle, odd rounds never. Runs only when started by
     /// `acknowledgedCommitsSurviveSIGKILL`.
     @Test(.enabled(if: getenv(directoryVariable) != nil))
     func child() throws {

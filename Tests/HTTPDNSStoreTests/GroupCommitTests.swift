@@ -171,8 +171,8 @@ struct GroupCommitTests {
         #expect(transactionsSeenByLateBatches == [2])
     }
 
-    /// A lone commit runs on the loop thread, borrowing the idle store; when the store thread is
-    /// busy, or when commits may not run on the loop thread, it runs on the store thread.
+    /// A lone batch runs on the loop thread, borrowing the idle store, when that is allowed; a
+    /// group, or any batch while the store thread is busy, runs on the store thread.
     @Test(arguments: [true, false])
     func whereTheTransactionRuns(commitsOnLoopThread: Bool) throws {
         let loop = try EventLoop()
@@ -182,19 +182,27 @@ struct GroupCommitTests {
         let gate = StoreThreadGate()
         let commits = CookieGroupCommit(loop: loop, storeThread: thread, commitsOnLoopThread: commitsOnLoopThread)
         runLoop(loop) {
-            commits.commit(F.upserts(1, [F.cookie("idle")])) { outcome in
+            commits.commit(F.upserts(1, [F.cookie("lone")])) { outcome in
                 #expect(outcome.failure == nil)
-                gate.hold(thread)
-                loop.schedule(afterMilliseconds: 5) { gate.release() }
-                commits.commit(F.upserts(1, [F.cookie("busy")])) { outcome in
-                    #expect(outcome.failure == nil)
-                    loop.stop()
+                var answered = 0
+                for index in 0..<3 {
+                    commits.commit(F.upserts(1, [F.cookie("group\(index)")])) { outcome in
+                        #expect(outcome.failure == nil)
+                        answered += 1
+                        guard answered == 3 else { return }
+                        gate.hold(thread)
+                        loop.schedule(afterMilliseconds: 5) { gate.release() }
+                        commits.commit(F.upserts(1, [F.cookie("busy")])) { outcome in
+                            #expect(outcome.failure == nil)
+                            loop.stop()
+                        }
+                    }
                 }
             }
         }
         let loopThread = pthread_self()
-        let threads = log.commits.map { pthread_equal($0.thread, loopThread) != 0 }
-        #expect(threads == [commitsOnLoopThread, false])
+        #expect(log.commits.map(\.batches) == [1, 3, 1])
+        #expect(log.commits.map { pthread_equal($0.thread, loopThread) != 0 } == [commitsOnLoopThread, false, false])
     }
 
     @Test func aFailedBatchIsAnsweredWithTheJarAsCommitted() throws {

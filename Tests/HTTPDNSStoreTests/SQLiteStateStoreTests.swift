@@ -115,6 +115,18 @@ struct SQLiteStateStoreTests {
         #expect(!(try store.connection.isInTransaction))
     }
 
+    /// A group writes each cookie once, with its last change, however many requests changed it.
+    @Test func aGroupWritesEachCookieOnce() throws {
+        let directory = TemporaryDirectory()
+        let store = try F.open(directory)
+        defer { store.close() }
+        let before = try store.connection.totalChanges
+        let batches = (0..<100).map { F.upserts(1, [F.cookie("sid", value: "v\($0)"), F.cookie("lang")]) }
+        #expect(store.commit(batches).allSatisfy { $0.failure == nil })
+        #expect(try store.connection.totalChanges - before == 2)
+        #expect(try store.loadJar(uid: 1, now: F.now).map(\.value).sorted() == ["v", "v99"])
+    }
+
     /// The file is not trusted: a row whose uid is not a uid is skipped, not wrapped around.
     @Test func rowsWithAnImpossibleUidAreSkipped() throws {
         let directory = TemporaryDirectory()

@@ -145,6 +145,32 @@ struct StoreContractTests {
         #expect(store.cookies.commit([]).isEmpty)
     }
 
+    /// Many batches that change the same few cookies, committed together, leave what committing them
+    /// one by one leaves.
+    @Test(arguments: StoreKind.allCases)
+    func aGroupLeavesWhatItsBatchesOneByOneLeave(_ kind: StoreKind) throws {
+        let store = try StoreUnderTest(kind)
+        let reference = InMemoryCookieStore()
+        var random = SeededGenerator(state: 0x5EED_0F_C00C1E)
+        for round in 0..<20 {
+            let batches = (0..<Int.random(in: 1...40, using: &random)).map { _ in
+                CookieBatch(
+                    uid: UInt32.random(in: 1...3, using: &random),
+                    changes: (0..<Int.random(in: 1...4, using: &random)).map { _ -> CookieChange in
+                        let name = "k\(Int.random(in: 0..<6, using: &random))"
+                        guard Bool.random(using: &random) else { return .delete(F.cookie(name).key) }
+                        return .upsert(F.cookie(name, value: "r\(round)-\(Int.random(in: 0..<1_000, using: &random))"))
+                    })
+            }
+            #expect(store.cookies.commit(batches).allSatisfy { $0.failure == nil })
+            for batch in batches { #expect(reference.commitOne(batch).failure == nil) }
+            for uid: UInt32 in 1...3 {
+                let stored = try store.cookies.loadJar(uid: uid, now: F.now)
+                #expect(Set(stored) == Set(try reference.loadJar(uid: uid, now: F.now)), "round \(round), uid \(uid)")
+            }
+        }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func identityIsOctetsNotUnicodeEquivalence(_ kind: StoreKind) throws {
         let store = try StoreUnderTest(kind)

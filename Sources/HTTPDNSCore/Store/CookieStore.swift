@@ -40,3 +40,13 @@ public protocol CookieStore: AnyObject {
     /// a second close does nothing.
     func close()
 }
+
+extension CookieChange {
+    /// The identity of the cookie it changes.
+    public var key: CookieKey {
+        switch self {
+        case .upsert(let cookie): return cookie.key
+        case .delete(let key): return key
+        }
+    }
+}
