@@ -15,7 +15,7 @@ public final class SQLiteStateStore {
     private(set) var database: SQLiteDatabase?
     /// Statements prepared once and reused (preparing was a visible share of a group commit);
     /// they belong to `database` and go with it.
-    private var statements: [String: SQLiteStatement] = [:]
+    private var statements: [PreparedStatement: SQLiteStatement] = [:]
     private let synchronousFull: Bool
     private let resetOnCorruption: Bool
     private let log: @Sendable (String) -> Void
@@ -74,11 +74,11 @@ public final class SQLiteStateStore {
         return database
     }
 
-    /// `sql` prepared once per connection (`database` is the open connection).
-    func statement(_ sql: String, on database: SQLiteDatabase) throws(SQLiteError) -> SQLiteStatement {
-        if let statement = statements[sql] { return statement }
-        let statement = try database.prepare(sql)
-        statements[sql] = statement
+    /// `prepared`, prepared once per connection (`database` is the open connection).
+    func statement(_ prepared: PreparedStatement, on database: SQLiteDatabase) throws(SQLiteError) -> SQLiteStatement {
+        if let statement = statements[prepared] { return statement }
+        let statement = try database.prepare(prepared.sql)
+        statements[prepared] = statement
         return statement
     }
 
