@@ -31,7 +31,7 @@ public struct JSONParser {
     public static func parse(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int = defaultMaxDepth) throws(JSONParseError)
         -> JSON
     {
-        var parser = Cursor(bytes: buffer, maxDepth: maxDepth)
+        var parser = JSONCursor(bytes: buffer, maxDepth: maxDepth)
         parser.skipWhitespace()
         let value = try parser.parseValue(depth: 0)
         parser.skipWhitespace()
@@ -40,7 +40,10 @@ public struct JSONParser {
     }
 }
 
-private struct Cursor {
+/// The parser's position in a buffer, with the grammar's pieces. `RequestScanner` reads requests
+/// with the same pieces (the `skip` functions accept exactly what the `parse` ones accept), so
+/// both paths agree on what is JSON.
+struct JSONCursor {
     let bytes: UnsafeBufferPointer<UInt8>
     let maxDepth: Int
     var index = 0
@@ -146,6 +149,13 @@ private struct Cursor {
     }
 
     mutating func parseNumber() throws(JSONParseError) -> JSONNumber {
+        let range = try scanNumber()
+        let literal = String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+        return JSONNumber(validatedLiteral: literal)
+    }
+
+    /// Moves past one number (RFC 8259 section 6) and returns where its literal is.
+    mutating func scanNumber() throws(JSONParseError) -> Range<Int> {
         let start = index
         if current == UInt8(ascii: "-") { index += 1 }
         guard !atEnd, isDigit(current) else { throw error("invalid number") }
@@ -165,8 +175,7 @@ private struct Cursor {
             guard !atEnd, isDigit(current) else { throw error("invalid number") }
             while !atEnd && isDigit(current) { index += 1 }
         }
-        let literal = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-        return JSONNumber(validatedLiteral: literal)
+        return start..<index
     }
 
     @inline(__always) func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
@@ -195,11 +204,13 @@ private struct Cursor {
                 return String(decoding: scratch, as: UTF8.self)
             case UInt8(ascii: "\\"):
                 index += 1
-                try parseEscape(into: &scratch)
+                appendUTF8(try parseEscape(), to: &scratch)
             case 0x00..<0x20:
                 throw error("control character in string")
             case 0x80...:
-                try copyUTF8Sequence(into: &scratch)
+                let length = try validateUTF8Sequence()
+                scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[index..<(index + length)]))
+                index += length
             default:
                 scratch.append(byte)
                 index += 1
@@ -207,7 +218,84 @@ private struct Cursor {
         }
     }
 
-    mutating func parseEscape(into scratch: inout [UInt8]) throws(JSONParseError) {
+    /// Moves past one string, validating it as `parseString` does, without decoding it.
+    /// Returns whether it holds an escape (its bytes then differ from its value).
+    mutating func skipString() throws(JSONParseError) -> Bool {
+        index += 1  // opening quote
+        var escaped = false
+        while true {
+            guard index < bytes.count else { throw error("unterminated string") }
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                return escaped
+            case UInt8(ascii: "\\"):
+                index += 1
+                _ = try parseEscape()
+                escaped = true
+            case 0x00..<0x20:
+                throw error("control character in string")
+            case 0x80...:
+                index += try validateUTF8Sequence()
+            default:
+                index += 1
+            }
+        }
+    }
+
+    /// Moves past one value, validating it as `parseValue` does, without building it.
+    mutating func skipValue(depth: Int) throws(JSONParseError) {
+        guard !atEnd else { throw error("unexpected end of input") }
+        switch current {
+        case UInt8(ascii: "{"): try skipContainer(depth: depth + 1, isObject: true)
+        case UInt8(ascii: "["): try skipContainer(depth: depth + 1, isObject: false)
+        case UInt8(ascii: "\""): _ = try skipString()
+        case UInt8(ascii: "t"): try expectLiteral("true")
+        case UInt8(ascii: "f"): try expectLiteral("false")
+        case UInt8(ascii: "n"): try expectLiteral("null")
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try scanNumber()
+        default: throw error("unexpected character")
+        }
+    }
+
+    /// `parseObject` and `parseArray` without the values.
+    private mutating func skipContainer(depth: Int, isObject: Bool) throws(JSONParseError) {
+        guard depth <= maxDepth else { throw error("nesting too deep") }
+        let close = isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
+        index += 1
+        skipWhitespace()
+        if !atEnd && current == close {
+            index += 1
+            return
+        }
+        while true {
+            skipWhitespace()
+            if isObject {
+                guard !atEnd, current == UInt8(ascii: "\"") else { throw error("expected a member name") }
+                _ = try skipString()
+                skipWhitespace()
+                guard !atEnd, current == UInt8(ascii: ":") else { throw error("expected ':'") }
+                index += 1
+                skipWhitespace()
+            }
+            try skipValue(depth: depth)
+            skipWhitespace()
+            guard !atEnd else { throw error(isObject ? "unterminated object" : "unterminated array") }
+            if current == UInt8(ascii: ",") {
+                index += 1
+                continue
+            }
+            if current == close {
+                index += 1
+                return
+            }
+            throw error(isObject ? "expected ',' or '}'" : "expected ',' or ']'")
+        }
+    }
+
+    /// One escape after its backslash (already consumed), as a Unicode scalar value.
+    mutating func parseEscape() throws(JSONParseError) -> UInt32 {
         // Errors point at the backslash, not past the escape already consumed.
         let escapeStart = index - 1
         func failure(_ reason: String) -> JSONParseError { JSONParseError(offset: escapeStart, reason: reason) }
@@ -215,14 +303,14 @@ private struct Cursor {
         let byte = bytes[index]
         index += 1
         switch byte {
-        case UInt8(ascii: "\""): scratch.append(0x22)
-        case UInt8(ascii: "\\"): scratch.append(0x5C)
-        case UInt8(ascii: "/"): scratch.append(0x2F)
-        case UInt8(ascii: "b"): scratch.append(0x08)
-        case UInt8(ascii: "f"): scratch.append(0x0C)
-        case UInt8(ascii: "n"): scratch.append(0x0A)
-        case UInt8(ascii: "r"): scratch.append(0x0D)
-        case UInt8(ascii: "t"): scratch.append(0x09)
+        case UInt8(ascii: "\""): return 0x22
+        case UInt8(ascii: "\\"): return 0x5C
+        case UInt8(ascii: "/"): return 0x2F
+        case UInt8(ascii: "b"): return 0x08
+        case UInt8(ascii: "f"): return 0x0C
+        case UInt8(ascii: "n"): return 0x0A
+        case UInt8(ascii: "r"): return 0x0D
+        case UInt8(ascii: "t"): return 0x09
         case UInt8(ascii: "u"):
             var scalar = try parseHex4()
             if (0xD800..<0xDC00).contains(scalar) {
@@ -236,7 +324,7 @@ private struct Cursor {
             } else if (0xDC00..<0xE000).contains(scalar) {
                 throw failure("lone surrogate in \\u escape")
             }
-            appendUTF8(UInt32(scalar), to: &scratch)
+            return UInt32(scalar)
         default:
             throw failure("invalid escape")
         }
@@ -260,8 +348,9 @@ private struct Cursor {
         return value
     }
 
-    /// Validates one multi-byte UTF-8 sequence (RFC 3629: no overlongs, no surrogates, ≤ U+10FFFF).
-    mutating func copyUTF8Sequence(into scratch: inout [UInt8]) throws(JSONParseError) {
+    /// Validates the multi-byte UTF-8 sequence at `index` (RFC 3629: no overlongs, no surrogates,
+    /// at most U+10FFFF) and returns its length; `index` does not move.
+    func validateUTF8Sequence() throws(JSONParseError) -> Int {
         let lead = bytes[index]
         let length: Int
         var lowerBound: UInt8 = 0x80
@@ -283,8 +372,7 @@ private struct Cursor {
             let byte = bytes[index + i]
             guard byte >= 0x80 && byte <= 0xBF else { throw error("invalid UTF-8") }
         }
-        scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[index..<(index + length)]))
-        index += length
+        return length
     }
 }
 

@@ -10,6 +10,10 @@ public struct LineFramer {
         case tooLong
     }
 
+    /// Storage kept between lines; a larger buffer (one long line) is released once drained, so
+    /// an idle connection holds no more than this.
+    static let retainedCapacity = 16 * 1024
+
     public let maxLineLength: Int
     private var buffer: [UInt8] = []
     /// Offset of the first byte not yet handed out.
@@ -20,11 +24,13 @@ public struct LineFramer {
 
     public init(maxLineLength: Int) {
         self.maxLineLength = maxLineLength
-        buffer.reserveCapacity(min(maxLineLength, 64 * 1024))
     }
 
-    /// Bytes received but not yet part of a complete line.
+    /// Bytes received but not yet handed out: complete lines not drained yet and the unfinished line.
     public var pendingByteCount: Int { buffer.count - start }
+
+    /// Bytes of memory the framer holds.
+    public var capacity: Int { buffer.capacity }
 
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         compactIfUseful()
@@ -38,7 +44,18 @@ public struct LineFramer {
 
     /// Calls `body` for each complete line and for an overflow; stops after `.tooLong`.
     public mutating func drain(_ body: (Event) -> Void) {
-        guard !overflowed else { return }
+        drainLines(while: { event in
+            body(event)
+            return true
+        })
+    }
+
+    /// Calls `body` for each complete line and for an overflow, until it returns false (the line
+    /// it was given counts as handed out) or `.tooLong`. Returns false when it stopped because
+    /// `body` said so: more complete lines may be waiting for the next call.
+    @discardableResult
+    public mutating func drainLines(while body: (Event) -> Bool) -> Bool {
+        guard !overflowed else { return true }
         while true {
             let end = buffer.count
             var newline: Int? = nil
@@ -58,9 +75,11 @@ public struct LineFramer {
                 let pending = end - start - (end > start && buffer[end - 1] == 0x0D ? 1 : 0)
                 if pending > maxLineLength {
                     overflowed = true
-                    body(.tooLong)
+                    _ = body(.tooLong)
+                } else if start == end {
+                    releaseIfDrained()
                 }
-                return
+                return true
             }
             var contentEnd = lineEnd
             if contentEnd > start && buffer[contentEnd - 1] == 0x0D { contentEnd -= 1 }
@@ -69,16 +88,28 @@ public struct LineFramer {
             scanned = start
             if contentEnd - lineStart > maxLineLength {
                 overflowed = true
-                body(.tooLong)
-                return
+                _ = body(.tooLong)
+                return true
             }
             let blank = buffer[lineStart..<contentEnd].allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
             if !blank {
-                buffer.withUnsafeBufferPointer { all in
+                let proceed = buffer.withUnsafeBufferPointer { all in
                     body(.line(UnsafeBufferPointer(rebasing: all[lineStart..<contentEnd])))
                 }
+                if !proceed { return false }
             }
         }
+    }
+
+    /// Everything was handed out: start over at offset 0, dropping an outsized buffer.
+    private mutating func releaseIfDrained() {
+        if buffer.capacity > Self.retainedCapacity {
+            buffer = []
+        } else {
+            buffer.removeAll(keepingCapacity: true)
+        }
+        start = 0
+        scanned = 0
     }
 
     private mutating func compactIfUseful() {

@@ -1,12 +1,35 @@
 /// Typed access to a `params` object. Each accessor throws -32602 naming the member, so a
 /// method's parser reads like the list of its fields (systemd's dispatch-table habit).
+///
+/// The object is either a parsed tree or still in the request's bytes, indexed by
+/// `RequestScanner` (the request path's fast lane). Both answer every accessor the same way, so
+/// each method's params are parsed by one piece of code, errors included. Params over request
+/// bytes are valid only while those bytes are: a method reads them before it returns.
 public struct Params {
-    public let object: JSONObject
+    private enum Storage {
+        case tree(JSONObject)
+        case raw(RawObject)
+    }
 
-    public init(_ object: JSONObject) { self.object = object }
+    private let storage: Storage
+
+    public init(_ object: JSONObject) { storage = .tree(object) }
+
+    init(raw: RawObject) { storage = .raw(raw) }
+
+    /// The last member named `field` (duplicates: the last wins, as `JSONObject` lookups do).
+    func value(_ field: String) -> ParamValue? {
+        switch storage {
+        case .tree(let object):
+            return object[field].map(ParamValue.tree)
+        case .raw(let object):
+            guard let member = object.last(named: field) else { return nil }
+            return .raw(object.line, member.value)
+        }
+    }
 
     public func requiredString(_ field: String) throws(RPCError) -> String {
-        guard let value = object[field], !value.isNull else { throw .invalidParams(field: field, "is required") }
+        guard let value = value(field), !value.isNull else { throw .invalidParams(field: field, "is required") }
         guard let s = value.stringValue else {
             throw .invalidParams(field: field, "must be a string, not \(value.typeName)")
         }
@@ -14,7 +37,7 @@ public struct Params {
     }
 
     public func optionalString(_ field: String) throws(RPCError) -> String? {
-        guard let value = object[field], !value.isNull else { return nil }
+        guard let value = value(field), !value.isNull else { return nil }
         guard let s = value.stringValue else {
             throw .invalidParams(field: field, "must be a string, not \(value.typeName)")
         }
@@ -22,7 +45,7 @@ public struct Params {
     }
 
     public func optionalBool(_ field: String) throws(RPCError) -> Bool? {
-        guard let value = object[field], !value.isNull else { return nil }
+        guard let value = value(field), !value.isNull else { return nil }
         guard let b = value.boolValue else {
             throw .invalidParams(field: field, "must be a boolean, not \(value.typeName)")
         }
@@ -31,7 +54,7 @@ public struct Params {
 
     /// An integer within `range` (fractions and exponents are rejected).
     public func optionalInt(_ field: String, in range: ClosedRange<Int64>) throws(RPCError) -> Int64? {
-        guard let value = object[field], !value.isNull else { return nil }
+        guard let value = value(field), !value.isNull else { return nil }
         guard let number = value.numberValue else {
             throw .invalidParams(field: field, "must be an integer, not \(value.typeName)")
         }
@@ -43,19 +66,8 @@ public struct Params {
     }
 
     public func requiredStringArray(_ field: String) throws(RPCError) -> [String] {
-        guard let value = object[field], !value.isNull else { throw .invalidParams(field: field, "is required") }
-        guard let elements = value.arrayValue else {
-            throw .invalidParams(field: field, "must be an array of strings, not \(value.typeName)")
-        }
-        var strings: [String] = []
-        strings.reserveCapacity(elements.count)
-        for (i, element) in elements.enumerated() {
-            guard let s = element.stringValue else {
-                throw .invalidParams(field: "\(field)[\(i)]", "must be a string, not \(element.typeName)")
-            }
-            strings.append(s)
-        }
-        return strings
+        guard let value = value(field), !value.isNull else { throw .invalidParams(field: field, "is required") }
+        return try value.strings(field: field)
     }
 
     /// One of a fixed set of strings.
@@ -63,5 +75,153 @@ public struct Params {
         guard let raw = try optionalString(field) else { return nil }
         guard let value = E(rawValue: raw) else { throw .invalidParams(field: field, "unknown value \"\(raw)\"") }
         return value
+    }
+}
+
+/// One member's value: a tree node, or its bytes in a request line that was already validated.
+enum ParamValue {
+    case tree(JSON)
+    case raw(UnsafeBufferPointer<UInt8>, Range<Int>)
+
+    /// A cursor at a raw value. The line was validated as a whole, so nothing here can fail.
+    private static func cursor(_ line: UnsafeBufferPointer<UInt8>, at offset: Int) -> JSONCursor {
+        var cursor = JSONCursor(bytes: line, maxDepth: .max)
+        cursor.index = offset
+        return cursor
+    }
+
+    private var firstByte: UInt8? {
+        if case .raw(let line, let range) = self { return line[range.lowerBound] }
+        return nil
+    }
+
+    var isNull: Bool {
+        switch self {
+        case .tree(let json): return json.isNull
+        case .raw: return firstByte == UInt8(ascii: "n")
+        }
+    }
+
+    var typeName: String {
+        switch self {
+        case .tree(let json): return json.typeName
+        case .raw(let line, let range): return Self.typeName(startingWith: line[range.lowerBound])
+        }
+    }
+
+    /// The JSON type of a valid value from its first byte.
+    static func typeName(startingWith byte: UInt8) -> String {
+        switch byte {
+        case UInt8(ascii: "n"): return "null"
+        case UInt8(ascii: "t"), UInt8(ascii: "f"): return "boolean"
+        case UInt8(ascii: "\""): return "string"
+        case UInt8(ascii: "["): return "array"
+        case UInt8(ascii: "{"): return "object"
+        default: return "number"
+        }
+    }
+
+    var stringValue: String? {
+        switch self {
+        case .tree(let json):
+            return json.stringValue
+        case .raw(let line, let range):
+            guard line[range.lowerBound] == UInt8(ascii: "\"") else { return nil }
+            var cursor = Self.cursor(line, at: range.lowerBound)
+            return try? cursor.parseString()
+        }
+    }
+
+    var boolValue: Bool? {
+        switch self {
+        case .tree(let json): return json.boolValue
+        case .raw(let line, let range):
+            switch line[range.lowerBound] {
+            case UInt8(ascii: "t"): return true
+            case UInt8(ascii: "f"): return false
+            default: return nil
+            }
+        }
+    }
+
+    var numberValue: JSONNumber? {
+        switch self {
+        case .tree(let json):
+            return json.numberValue
+        case .raw(let line, let range):
+            let first = line[range.lowerBound]
+            guard first == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else {
+                return nil
+            }
+            return JSONNumber(
+                validatedLiteral: String(decoding: UnsafeBufferPointer(rebasing: line[range]), as: UTF8.self))
+        }
+    }
+
+    /// An array of strings; -32602 naming the array, or the first element that is not a string.
+    func strings(field: String) throws(RPCError) -> [String] {
+        switch self {
+        case .tree(let json):
+            guard let elements = json.arrayValue else {
+                throw .invalidParams(field: field, "must be an array of strings, not \(json.typeName)")
+            }
+            var strings: [String] = []
+            strings.reserveCapacity(elements.count)
+            for (i, element) in elements.enumerated() {
+                guard let s = element.stringValue else {
+                    throw .invalidParams(field: "\(field)[\(i)]", "must be a string, not \(element.typeName)")
+                }
+                strings.append(s)
+            }
+            return strings
+        case .raw(let line, let range):
+            guard line[range.lowerBound] == UInt8(ascii: "[") else {
+                throw .invalidParams(field: field, "must be an array of strings, not \(typeName)")
+            }
+            var strings: [String] = []
+            var cursor = Self.cursor(line, at: range.lowerBound + 1)
+            cursor.skipWhitespace()
+            if cursor.current == UInt8(ascii: "]") { return strings }
+            while true {
+                cursor.skipWhitespace()
+                let byte = cursor.current
+                guard byte == UInt8(ascii: "\""), let s = try? cursor.parseString() else {
+                    throw .invalidParams(
+                        field: "\(field)[\(strings.count)]",
+                        "must be a string, not \(Self.typeName(startingWith: byte))")
+                }
+                strings.append(s)
+                cursor.skipWhitespace()
+                if cursor.current == UInt8(ascii: "]") { return strings }
+                cursor.index += 1  // ","
+            }
+        }
+    }
+}
+
+/// A `params` object in place in a request line: where each member's name and value are.
+struct RawObject {
+    struct Member {
+        /// The name's bytes, between the quotes (never holding an escape).
+        var name: Range<Int>
+        var value: Range<Int>
+    }
+
+    let line: UnsafeBufferPointer<UInt8>
+    let members: [Member]
+
+    func last(named field: String) -> Member? {
+        for member in members.reversed() where nameEquals(member.name, field) { return member }
+        return nil
+    }
+
+    private func nameEquals(_ name: Range<Int>, _ field: String) -> Bool {
+        guard name.count == field.utf8.count else { return false }
+        var i = name.lowerBound
+        for byte in field.utf8 {
+            if line[i] != byte { return false }
+            i += 1
+        }
+        return true
     }
 }

@@ -22,6 +22,15 @@ public enum RPCID: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { json.encodedString }
+
+    /// Appends the id as the client wrote it (a number keeps its literal).
+    public func write(to out: inout [UInt8]) {
+        switch self {
+        case .string(let s): JSONWriter.string(s, to: &out)
+        case .number(let n): JSONWriter.number(n, to: &out)
+        case .null: JSONWriter.raw("null", to: &out)
+        }
+    }
 }
 
 /// One validated request or notification.
@@ -123,29 +132,29 @@ public enum RPCDecoder {
 }
 
 public enum RPCEncoder {
-    /// Appends `{"jsonrpc":"2.0","id":…,"result":…}`.
-    public static func writeResult(_ result: JSON, id: RPCID, to out: inout [UInt8]) {
-        out.append(contentsOf: #"{"jsonrpc":"2.0","id":"#.utf8)
-        id.json.write(to: &out)
-        out.append(contentsOf: #","result":"#.utf8)
+    /// Appends `{"jsonrpc":"2.0","id":…,"result":…}` for a typed result, written in place.
+    public static func writeResult<Result: MethodResult>(_ result: Result, id: RPCID, to out: inout [UInt8]) {
+        JSONWriter.raw(#"{"jsonrpc":"2.0","id":"#, to: &out)
+        id.write(to: &out)
+        JSONWriter.raw(#","result":"#, to: &out)
         result.write(to: &out)
         out.append(UInt8(ascii: "}"))
     }
 
-    /// Appends a result whose JSON text is already encoded (the OpenRPC document, byte for byte).
-    public static func writeRawResult(_ result: [UInt8], id: RPCID, to out: inout [UInt8]) {
-        out.append(contentsOf: #"{"jsonrpc":"2.0","id":"#.utf8)
-        id.json.write(to: &out)
-        out.append(contentsOf: #","result":"#.utf8)
-        out.append(contentsOf: result)
+    /// Appends `{"jsonrpc":"2.0","id":…,"result":…}`.
+    public static func writeResult(_ result: JSON, id: RPCID, to out: inout [UInt8]) {
+        JSONWriter.raw(#"{"jsonrpc":"2.0","id":"#, to: &out)
+        id.write(to: &out)
+        JSONWriter.raw(#","result":"#, to: &out)
+        result.write(to: &out)
         out.append(UInt8(ascii: "}"))
     }
 
     /// Appends `{"jsonrpc":"2.0","id":…,"error":{…}}`.
     public static func writeError(_ error: RPCError, id: RPCID, to out: inout [UInt8]) {
-        out.append(contentsOf: #"{"jsonrpc":"2.0","id":"#.utf8)
-        id.json.write(to: &out)
-        out.append(contentsOf: #","error":"#.utf8)
+        JSONWriter.raw(#"{"jsonrpc":"2.0","id":"#, to: &out)
+        id.write(to: &out)
+        JSONWriter.raw(#","error":"#, to: &out)
         error.json.write(to: &out)
         out.append(UInt8(ascii: "}"))
     }

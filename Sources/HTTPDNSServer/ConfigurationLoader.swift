@@ -56,7 +56,10 @@ extension DaemonConfiguration {
         limits.maxConnections = server.maxConnections
         limits.maxConnectionsPerUser = server.maxConnectionsPerUser
         limits.maxRequestsInFlight = server.maxRequestsInFlight
+        limits.maxRequestsInFlightPerUser = server.maxRequestsInFlightPerUser
         limits.maxBatch = server.maxBatch
+        limits.idleTimeoutMilliseconds = Int64(server.idleTimeoutMs)
+        limits.lineTimeoutMilliseconds = Int64(server.lineTimeoutMs)
         return limits
     }
 

@@ -1,302 +1,453 @@
+import Glibc
 import HTTPDNSProtocol
 import HTTPDNSSystem
 
-/// Who is calling, as the kernel says (SO_PEERCRED at accept time).
-public struct CallContext: Sendable {
-    public let peer: PeerCredentials
-    public let connectionID: UInt64
-}
-
-/// What a method produced.
-public enum MethodOutcome: Sendable {
-    case result(JSON)
-    /// An already encoded JSON value (the OpenRPC document, served byte for byte).
-    case rawResult([UInt8])
-    case failure(RPCError)
-
-    /// The outcome of a typed method, encoded.
-    init(_ result: Result<JSON, RPCError>) {
-        switch result {
-        case .success(let json): self = .result(json)
-        case .failure(let error): self = .failure(error)
-        }
-    }
-}
-
-/// The side of the server a connection talks to.
-protocol ConnectionOwner: AnyObject {
-    var loop: EventLoop { get }
-    var limits: ServerLimits { get }
-    var isStopping: Bool { get }
-    func execute(_ request: RPCRequest, context: CallContext, completion: @escaping (MethodOutcome) -> Void)
-    func connectionDidClose(_ connection: Connection)
-    /// Scratch space for reads, shared by every connection of the loop thread.
-    var readBuffer: UnsafeMutableRawBufferPointer { get }
-}
-
 /// One client connection: reads newline-framed requests, runs them, writes responses.
 ///
-/// Requests are executed as they arrive, so pipelined requests may be answered out of order
-/// (matched by id). Backpressure: when the client does not read its responses, the connection
-/// stops reading requests until the output drains. Once the client half-closes (socat does
-/// after stdin's EOF), every request already read is still answered before the close.
+/// Requests run as they arrive, so pipelined requests may be answered out of order (matched
+/// by id). Work and memory per client are bounded:
+/// - at most `requestsPerTurn` lines per loop turn; what is left runs in the next turn (no new
+///   readable event would bring it back: the bytes are already read);
+/// - no request runs while the connection's (or its user's) unsent output is over its cap, and
+///   nothing more is read then; running resumes when the output drains;
+/// - requests and notifications in flight count against per-connection and per-user caps;
+/// - buffered unfinished lines count against per-user and total caps;
+/// - an idle connection, or one holding an unfinished line, is closed after its timeout.
+/// Once the client half-closes (socat does after stdin's EOF), every request already read is
+/// still answered before the close. A peer that is gone entirely (EPOLLHUP, which epoll reports
+/// whatever the interest) is dropped from epoll at once: its requests run, their answers go
+/// nowhere, and the loop never spins on it.
 final class Connection: EventHandler {
     let id: UInt64
     let fd: FileDescriptor
     let context: CallContext
-    private unowned let owner: any ConnectionOwner
+    let user: UserLoad
+    private unowned let server: RPCServer
 
     private var framer: LineFramer
     private var output: [UInt8] = []
     private var outputOffset = 0
     private(set) var inFlight = 0
-    /// No more requests are read: end of file, an oversized line, or shutdown.
+    /// No more bytes are read: end of file, an oversized line, shutdown, or a refusal.
     private var readClosed = false
+    /// Nothing can be delivered any more (hang-up, a failed send): no epoll, no output.
+    private var peerGone = false
     private(set) var closed = false
     private var interest: UInt32 = 0
-    /// While set, responses are batched and sent once the event is handled.
-    private var handlingEvent = false
+    /// Complete lines may be waiting in the framer (the turn's budget or the output cap stopped them).
+    private var linesPending = false
+    /// Requests stopped because unsent output passed a cap; resumed when it drains.
+    private var waitingForOutput = false
+    /// In the user's list of connections to wake when the user's output drains.
+    var registeredWithUser = false
+    var flushQueued = false
+    var resumeQueued = false
+    /// When bytes last moved either way, or a request completed (loop clock, nanoseconds).
+    private var lastActivity: Int64
+    /// Since when the framer holds an unfinished line while the connection is read.
+    private var unfinishedLineSince: Int64?
+    /// What this connection added to the user's and server's counters.
+    private var bufferedInputCounted = 0
+    private var pendingOutputCounted = 0
 
-    /// Stop reading while this much output waits for the client.
-    static let outputHighWater = 4 << 20
-
-    init(id: UInt64, fd: FileDescriptor, peer: PeerCredentials, owner: any ConnectionOwner) {
+    init(id: UInt64, fd: FileDescriptor, peer: PeerCredentials, user: UserLoad, server: RPCServer) {
         self.id = id
         self.fd = fd
         self.context = CallContext(peer: peer, connectionID: id)
-        self.owner = owner
-        self.framer = LineFramer(maxLineLength: owner.limits.maxLineLength)
+        self.user = user
+        self.server = server
+        self.framer = LineFramer(maxLineLength: server.limits.maxLineLength)
+        lastActivity = server.loop.now
     }
+
+    private var limits: ServerLimits { server.limits }
+    private var pendingOutput: Int { output.count - outputOffset }
 
     func start() throws(SystemError) {
         interest = EpollEvents.readable
-        try owner.loop.register(fd, events: interest, handler: self)
+        try server.loop.register(fd, events: interest, handler: self)
     }
 
     // MARK: events
 
     func handleEvents(_ events: UInt32) {
         guard !closed else { return }
-        handlingEvent = true
-        if events & (EpollEvents.readable | EpollEvents.hangUp | EpollEvents.error) != 0 && !readClosed {
-            readAvailable()
+        if events & (EpollEvents.readable | EpollEvents.hangUp | EpollEvents.error) != 0 && wantsToRead {
+            readOnce()
+            runLines()
         }
-        handlingEvent = false
+        if events & (EpollEvents.hangUp | EpollEvents.error) != 0 { peerHungUp() }
+        server.needsFlush(self)
+    }
+
+    /// Runs what the last turn left, and reads on when that is done (epoll was not asked to say
+    /// whether there is more while lines were waiting).
+    func resume() {
         guard !closed else { return }
-        flush()
-        settle()
+        if waitingForOutput {
+            guard !outputOverCap else {
+                waitForOutput()
+                return
+            }
+            waitingForOutput = false
+            // The line's clock ran while the connection was not read; it starts over.
+            unfinishedLineSince = nil
+        }
+        runLines()
+        if wantsToRead {
+            readOnce()
+            runLines()
+        }
+        server.needsFlush(self)
     }
 
-    private func readAvailable() {
-        // Bounded per event so one busy client cannot monopolise the loop.
-        var budget = 1 << 20
-        let buffer = owner.readBuffer
-        while budget > 0 && !readClosed && !closed {
-            let result: IOResult<Int>
-            do {
-                result = try fd.read(into: buffer)
-            } catch {
-                abort()
-                return
-            }
-            switch result {
-            case .wouldBlock:
-                return
-            case .done(0):
-                readClosed = true
-                return
-            case .done(let count):
-                budget -= count
-                framer.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-                processLines()
-                if output.count - outputOffset > Self.outputHighWater { return }
-                // A short read drained the socket: skip the read that would only say EAGAIN
-                // (level-triggered epoll reports the connection again when more arrives).
-                if count < buffer.count { return }
-            }
+    private var wantsToRead: Bool { !readClosed && !linesPending && !waitingForOutput }
+
+    /// One `recv` of whatever is there (up to the shared buffer).
+    private func readOnce() {
+        let buffer = server.readBuffer
+        let result: IOResult<Int>
+        do {
+            result = try fd.read(into: buffer)
+        } catch {
+            // ECONNRESET: the peer is gone.
+            peerHungUp()
+            readClosed = true
+            return
+        }
+        switch result {
+        case .wouldBlock:
+            return
+        case .done(0):
+            readClosed = true
+        case .done(let count):
+            lastActivity = server.loop.now
+            framer.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
         }
     }
 
-    private func processLines() {
-        framer.drain { event in
+    /// Runs complete lines until none is left, the turn's budget is spent, or output is over a cap.
+    private func runLines() {
+        var budget = limits.requestsPerTurn
+        let drained = framer.drainLines(while: { event in
             switch event {
             case .line(let line):
-                guard !readClosed else { return }
-                handleLine(line)
+                budget -= handleLine(line)
             case .tooLong:
-                write { out in
-                    RPCEncoder.writeError(.lineTooLong(limit: owner.limits.maxLineLength), id: .null, to: &out)
-                }
+                appendLine { RPCEncoder.writeError(.lineTooLong(limit: limits.maxLineLength), id: .null, to: &$0) }
                 readClosed = true
+                return false
             }
+            if outputOverCap {
+                waitForOutput()
+                return false
+            }
+            return budget > 0 && !closed
+        })
+        linesPending = !drained && !framer.overflowed
+        if linesPending && !waitingForOutput { server.needsResume(self) }
+        accountBufferedInput()
+    }
+
+    private var outputOverCap: Bool {
+        !peerGone
+            && (pendingOutput > limits.maxPendingOutput || user.pendingOutput > limits.maxPendingOutputPerUser)
+    }
+
+    /// Stops running requests until output drains: this connection's own (its flush resumes it)
+    /// or its user's (any of the user's flushes wakes it).
+    private func waitForOutput() {
+        waitingForOutput = true
+        if user.pendingOutput > limits.maxPendingOutputPerUser && !registeredWithUser {
+            registeredWithUser = true
+            user.waitingForOutput.append(self)
+        }
+    }
+
+    /// Counts the framer's bytes against the user's and the server's caps; a connection that
+    /// takes either over is answered -32003 and closed.
+    private func accountBufferedInput() {
+        let now = framer.pendingByteCount
+        let delta = now - bufferedInputCounted
+        guard delta != 0 else {
+            trackUnfinishedLine()
+            return
+        }
+        bufferedInputCounted = now
+        user.bufferedInput += delta
+        server.bufferedInput += delta
+        if delta > 0 {
+            if user.bufferedInput > limits.maxBufferedInputPerUser {
+                refuse(.limitExceeded("buffered request bytes of one user", limit: limits.maxBufferedInputPerUser))
+                return
+            }
+            if server.bufferedInput > limits.maxBufferedInput {
+                refuse(.limitExceeded("buffered request bytes", limit: limits.maxBufferedInput))
+                return
+            }
+        }
+        trackUnfinishedLine()
+    }
+
+    private func trackUnfinishedLine() {
+        if framer.pendingByteCount == 0 {
+            unfinishedLineSince = nil
+        } else if !linesPending && unfinishedLineSince == nil {
+            unfinishedLineSince = server.loop.now
         }
     }
 
     // MARK: requests
 
-    private func handleLine(_ line: UnsafeBufferPointer<UInt8>) {
-        switch RPCDecoder.decode(line: line, maxBatch: owner.limits.maxBatch) {
+    /// Handles one line; returns how many requests it held (a batch counts each element).
+    private func handleLine(_ line: UnsafeBufferPointer<UInt8>) -> Int {
+        if let request = server.scanner.scan(line) {
+            run(request.method, request.params, id: request.id, batch: nil, slot: 0)
+            return 1
+        }
+        switch RPCDecoder.decode(line: line, maxBatch: limits.maxBatch) {
         case .failure(let error):
-            write { RPCEncoder.writeError(error, id: .null, to: &$0) }
+            appendLine { RPCEncoder.writeError(error, id: .null, to: &$0) }
         case .single(.invalid(nil, _)):
             break
         case .single(.invalid(let id?, let error)):
-            write { RPCEncoder.writeError(error, id: id, to: &$0) }
+            appendLine { RPCEncoder.writeError(error, id: id, to: &$0) }
         case .single(.request(let request)):
-            run(request) { [weak self] bytes in
-                guard let self, let bytes else { return }
-                self.write { $0.append(contentsOf: bytes) }
-            }
+            run(request, batch: nil, slot: 0)
         case .batch(let elements):
-            let batch = BatchResponse(count: elements.count) { [weak self] bytes in
-                self?.write { $0.append(contentsOf: bytes) }
-            }
-            for (index, element) in elements.enumerated() {
+            let batch = BatchResponse(count: elements.count)
+            for (slot, element) in elements.enumerated() {
                 switch element {
                 case .invalid(nil, _):
-                    batch.fill(index, nil)
+                    deliver(nil, to: batch, slot: slot)
                 case .invalid(let id?, let error):
                     var out: [UInt8] = []
                     RPCEncoder.writeError(error, id: id, to: &out)
-                    batch.fill(index, out)
+                    deliver(out, to: batch, slot: slot)
                 case .request(let request):
-                    run(request) { batch.fill(index, $0) }
+                    // The elements' answers wait in the batch until the last is in: they count
+                    // against the output cap like output, and requests past it are refused.
+                    if batch.byteCount + pendingOutput > limits.maxPendingOutput && request.id != nil {
+                        var out: [UInt8] = []
+                        let error = RPCError.limitExceeded(
+                            "output waiting for the client", limit: limits.maxPendingOutput)
+                        RPCEncoder.writeError(error, id: request.id ?? .null, to: &out)
+                        deliver(out, to: batch, slot: slot)
+                    } else {
+                        run(request, batch: batch, slot: slot)
+                    }
                 }
             }
+            return elements.count
         }
+        return 1
     }
 
-    /// Runs one request; `respond` gets the encoded response, or nil for a notification.
-    private func run(_ request: RPCRequest, respond: @escaping ([UInt8]?) -> Void) {
-        guard let id = request.id else {
-            owner.execute(request, context: context) { _ in }
-            respond(nil)
+    private func run(_ request: RPCRequest, batch: BatchResponse?, slot: Int) {
+        guard let method = Method(rawValue: request.method) else {
+            let responder = Responder(connection: self, id: request.id, batch: batch, slot: slot)
+            inFlight += 1
+            user.inFlight += 1
+            responder.fail(.methodNotFound(request.method))
             return
         }
-        guard inFlight < owner.limits.maxRequestsInFlight else {
-            var out: [UInt8] = []
-            RPCEncoder.writeError(
-                .limitExceeded("requests in flight on one connection", limit: owner.limits.maxRequestsInFlight),
-                id: id, to: &out)
-            respond(out)
-            return
+        run(method, Params(request.params), id: request.id, batch: batch, slot: slot)
+    }
+
+    /// Runs one request within the in-flight caps; beyond them a request gets -32003 and a
+    /// notification is dropped (it cannot be answered).
+    private func run(_ method: Method, _ params: Params, id: RPCID?, batch: BatchResponse?, slot: Int) {
+        let responder = Responder(connection: self, id: id, batch: batch, slot: slot)
+        var refusal: RPCError?
+        if inFlight >= limits.maxRequestsInFlight {
+            refusal = .limitExceeded("requests in flight on one connection", limit: limits.maxRequestsInFlight)
+        } else if user.inFlight >= limits.maxRequestsInFlightPerUser {
+            refusal = .limitExceeded("requests in flight of one user", limit: limits.maxRequestsInFlightPerUser)
         }
         inFlight += 1
-        owner.execute(request, context: context) { [weak self] outcome in
-            guard let self, !self.closed else { return }
-            self.inFlight -= 1
-            var out: [UInt8] = []
-            out.reserveCapacity(128)
-            switch outcome {
-            case .result(let json): RPCEncoder.writeResult(json, id: id, to: &out)
-            case .rawResult(let bytes): RPCEncoder.writeRawResult(bytes, id: id, to: &out)
-            case .failure(let error): RPCEncoder.writeError(error, id: id, to: &out)
-            }
-            respond(out)
-            if !self.handlingEvent { self.settle() }
+        user.inFlight += 1
+        if let refusal {
+            responder.fail(refusal)
+            return
         }
+        server.dispatch(method, params, context: context, to: responder)
+    }
+
+    /// A request's outcome: counts it out of flight and writes its response where it goes.
+    func complete(_ responder: Responder, encode: (inout [UInt8]) -> Void) {
+        inFlight -= 1
+        user.inFlight -= 1
+        if closed {
+            server.forgetIfUnused(user)
+            return
+        }
+        lastActivity = server.loop.now
+        if let batch = responder.batch {
+            var out: [UInt8]?
+            if responder.id != nil && !peerGone {
+                var encoded: [UInt8] = []
+                encode(&encoded)
+                out = encoded
+            }
+            deliver(out, to: batch, slot: responder.slot)
+        } else if responder.id != nil {
+            appendLine(encode)
+        }
+        server.needsFlush(self)
+    }
+
+    private func deliver(_ response: [UInt8]?, to batch: BatchResponse, slot: Int) {
+        if let line = batch.fill(slot, response) { appendLine { $0.append(contentsOf: line) } }
     }
 
     // MARK: output
 
-    /// Appends one response line; sends at once unless an event is being handled.
-    private func write(_ encode: (inout [UInt8]) -> Void) {
-        guard !closed else { return }
+    /// Appends one response line, to be sent at the end of the turn.
+    private func appendLine(_ encode: (inout [UInt8]) -> Void) {
+        guard !closed && !peerGone else { return }
+        let before = output.count
         encode(&output)
         output.append(0x0A)
-        if !handlingEvent {
-            flush()
-            settle()
-        }
+        pendingOutputCounted += output.count - before
+        server.outputChanged(user, by: output.count - before)
+        server.needsFlush(self)
+    }
+
+    /// The end of a turn: one send of everything pending, then the epoll interest (or the close)
+    /// that follows from what is left.
+    func flushAndSettle() {
+        guard !closed else { return }
+        flush()
+        settle()
     }
 
     private func flush() {
-        while outputOffset < output.count {
-            let result = output.withUnsafeBytes { raw in
-                Result { () throws(SystemError) in try fd.send(UnsafeRawBufferPointer(rebasing: raw[outputOffset...])) }
-            }
-            switch result {
-            case .success(.done(let sent)):
-                outputOffset += sent
-            case .success(.wouldBlock):
-                return
-            case .failure:
-                // EPIPE/ECONNRESET: the client is gone; nothing left to deliver.
-                abort()
-                return
-            }
+        guard !peerGone, outputOffset < output.count else { return }
+        let result = output.withUnsafeBytes { raw in
+            Result { () throws(SystemError) in try fd.send(UnsafeRawBufferPointer(rebasing: raw[outputOffset...])) }
         }
-        if outputOffset > 0 {
+        switch result {
+        case .success(.done(let sent)):
+            outputOffset += sent
+            lastActivity = server.loop.now
+            pendingOutputCounted -= sent
+            server.outputChanged(user, by: -sent)
+        case .success(.wouldBlock):
+            break
+        case .failure:
+            // EPIPE/ECONNRESET: the client is gone; nothing left to deliver.
+            peerHungUp()
+            return
+        }
+        if outputOffset == output.count {
             output.removeAll(keepingCapacity: output.capacity <= 64 * 1024)
             outputOffset = 0
+        } else if outputOffset >= 64 * 1024 {
+            output.removeSubrange(0..<outputOffset)
+            outputOffset = 0
+        }
+        if waitingForOutput {
+            if outputOverCap { waitForOutput() } else { server.needsResume(self) }
         }
     }
-
-    var hasPendingOutput: Bool { outputOffset < output.count }
 
     /// Closes when nothing is left to do, else sets the epoll interest for what remains.
     func settle() {
         guard !closed else { return }
-        if owner.isStopping { readClosed = true }
-        if readClosed && inFlight == 0 && !hasPendingOutput {
+        if server.isStopping { readClosed = true }
+        if peerGone {
+            if linesPending || (!readClosed && !waitingForOutput) {
+                // Read and run what the peer sent before it went: notifications must still run.
+                server.needsResume(self)
+            } else {
+                close()
+            }
+            return
+        }
+        if readClosed && !linesPending && inFlight == 0 && pendingOutput == 0 {
             close()
             return
         }
         var wanted: UInt32 = 0
-        if !readClosed && output.count - outputOffset <= Self.outputHighWater { wanted |= EpollEvents.readable }
-        if hasPendingOutput { wanted |= EpollEvents.writable }
+        if wantsToRead { wanted |= EpollEvents.readable }
+        if pendingOutput > 0 { wanted |= EpollEvents.writable }
         if wanted != interest {
             interest = wanted
             do {
-                try owner.loop.modify(fd, events: wanted)
+                try server.loop.modify(fd, events: wanted)
             } catch {
                 abort()
             }
         }
     }
 
-    /// Drops the connection at once (the peer is gone, or shutdown's grace period is over).
+    /// The peer can receive nothing more: stop watching the descriptor (EPOLLHUP cannot be
+    /// masked, so a watched one would wake the loop at every turn) and drop unsent output.
+    private func peerHungUp() {
+        guard !peerGone && !closed else { return }
+        peerGone = true
+        server.loop.unregister(fd)
+        interest = 0
+        discardOutput()
+    }
+
+    private func discardOutput() {
+        if pendingOutputCounted != 0 { server.outputChanged(user, by: -pendingOutputCounted) }
+        pendingOutputCounted = 0
+        output = []
+        outputOffset = 0
+    }
+
+    // MARK: deadlines
+
+    /// Closes the connection when it was idle, or held an unfinished line, for too long.
+    func checkDeadlines(now: Int64) {
+        guard !closed else { return }
+        let idle = limits.idleTimeoutMilliseconds
+        if idle > 0 && inFlight == 0 && now - lastActivity >= idle * 1_000_000 {
+            abort()
+            return
+        }
+        let line = limits.lineTimeoutMilliseconds
+        if line > 0, !waitingForOutput, let since = unfinishedLineSince, now - since >= line * 1_000_000 {
+            refuse(.invalidRequest("line not completed within \(line) ms"))
+        }
+    }
+
+    // MARK: closing
+
+    /// Answers `error` with id null (best effort, at once) and closes.
+    private func refuse(_ error: RPCError) {
+        appendLine { RPCEncoder.writeError(error, id: .null, to: &$0) }
+        flush()
+        abort()
+    }
+
+    /// Drops the connection at once (the peer is gone, a limit, or shutdown's grace period is over).
     func abort() {
         readClosed = true
-        output.removeAll()
-        outputOffset = 0
+        linesPending = false
+        discardOutput()
         close()
     }
 
     private func close() {
         guard !closed else { return }
         closed = true
-        owner.loop.unregister(fd)
+        if !peerGone { server.loop.unregister(fd) }
         fd.close()
-        owner.connectionDidClose(self)
-    }
-}
-
-/// Collects the responses of one batch and writes them as one array line once all are in.
-/// A batch of notifications only produces no line at all (JSON-RPC 2.0 §6).
-private final class BatchResponse {
-    private var slots: [[UInt8]?]
-    private var remaining: Int
-    private let deliver: ([UInt8]) -> Void
-
-    init(count: Int, deliver: @escaping ([UInt8]) -> Void) {
-        slots = Array(repeating: nil, count: count)
-        remaining = count
-        self.deliver = deliver
-    }
-
-    func fill(_ index: Int, _ response: [UInt8]?) {
-        slots[index] = response
-        remaining -= 1
-        guard remaining == 0 else { return }
-        let present = slots.compactMap { $0 }
-        guard !present.isEmpty else { return }
-        var out: [UInt8] = [UInt8(ascii: "[")]
-        for (i, response) in present.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            out.append(contentsOf: response)
+        if bufferedInputCounted != 0 {
+            user.bufferedInput -= bufferedInputCounted
+            server.bufferedInput -= bufferedInputCounted
+            bufferedInputCounted = 0
         }
-        out.append(UInt8(ascii: "]"))
-        deliver(out)
+        framer = LineFramer(maxLineLength: 0)
+        if registeredWithUser, let index = user.waitingForOutput.firstIndex(where: { $0 === self }) {
+            user.waitingForOutput.remove(at: index)
+        }
+        server.connectionDidClose(self)
     }
 }
+
+@available(*, unavailable)
+extension Connection: Sendable {}

@@ -58,33 +58,9 @@ final class CookieService {
         return jar
     }
 
-    func registerMethods(on server: RPCServer) {
-        server.register(.getCookieHeader) { [unowned self] params, context, done throws(RPCError) in
-            done(.result(try self.cookieHeader(GetCookieHeaderParams(params), uid: context.peer.uid)))
-        }
-        server.register(.handleSetCookie) { [unowned self] params, context, done throws(RPCError) in
-            try self.handleSetCookie(HandleSetCookieParams(params), uid: context.peer.uid, done: done)
-        }
-        server.register(.deleteCookies) { [unowned self] params, context, done throws(RPCError) in
-            try self.deleteCookies(DeleteCookiesParams(params), uid: context.peer.uid, done: done)
-        }
-        server.register(.listCookies) { [unowned self] params, context, done throws(RPCError) in
-            done(.result(try self.listCookies(domain: try params.optionalString("domain"), uid: context.peer.uid)))
-        }
-        server.register(.importCookies) { [unowned self] params, context, done throws(RPCError) in
-            try Self.requireNetscapeFormat(params)
-            try self.importCookies(try params.requiredString("data"), uid: context.peer.uid, done: done)
-        }
-        server.register(.exportCookies) { [unowned self] params, context, done throws(RPCError) in
-            try Self.requireNetscapeFormat(params)
-            let data = self.jar(for: context.peer.uid).exportNetscape(now: WallClock.nowSeconds())
-            done(.result(.object(["data": .string(data)])))
-        }
-    }
-
     // MARK: methods
 
-    func cookieHeader(_ params: GetCookieHeaderParams, uid: UInt32) throws(RPCError) -> JSON {
+    func cookieHeader(_ params: GetCookieHeaderParams, uid: UInt32) throws(RPCError) -> CookieHeaderResult {
         let url = try Self.parseURL(params.url, field: "url")
         let site = try params.siteForCookies.map { (s) throws(RPCError) in try Self.parseURL(s, field: "siteForCookies")
         }
@@ -94,11 +70,11 @@ final class CookieService {
                 url: url, normalizedHost: normalized, forScript: params.forScript, siteForCookies: site,
                 topLevelNavigation: params.topLevelNavigation, now: WallClock.nowSeconds())
         }
-        return CookieHeaderResult(header: header.header, count: header.count).json
+        return CookieHeaderResult(header)
     }
 
     func handleSetCookie(
-        _ params: HandleSetCookieParams, uid: UInt32, done: @escaping (MethodOutcome) -> Void
+        _ params: HandleSetCookieParams, uid: UInt32, done: @escaping Reply<SetCookieResult>
     ) throws(RPCError) {
         guard params.setCookie.count <= Self.maxCookiesPerRequest else {
             throw .limitExceeded("cookies in one request", limit: Self.maxCookiesPerRequest)
@@ -109,13 +85,10 @@ final class CookieService {
         let outcome = try mapHostError { () throws(CookieHostError) in
             try jar.setCookies(params.setCookie, url: url, normalizedHost: normalized, now: WallClock.nowSeconds())
         }
-        let result = SetCookieResult(
-            host: outcome.host, stored: outcome.stored,
-            rejected: outcome.rejected.map { SetCookieResult.Rejection(index: $0.index, reason: $0.reason.rawValue) })
-        persist(uid: uid, jar: jar) { done($0.methodOutcome { _ in result.json }) }
+        persist(uid: uid, jar: jar) { done($0.map { _ in SetCookieResult(outcome) }) }
     }
 
-    func deleteCookies(_ params: DeleteCookiesParams, uid: UInt32, done: @escaping (MethodOutcome) -> Void)
+    func deleteCookies(_ params: DeleteCookiesParams, uid: UInt32, done: @escaping Reply<DeleteCookiesResult>)
         throws(RPCError)
     {
         let scope: CookieDeletionScope
@@ -132,22 +105,24 @@ final class CookieService {
         let deleted = try mapHostError { () throws(CookieHostError) in
             try jar.delete(scope, name: params.name, now: WallClock.nowSeconds())
         }
-        persist(uid: uid, jar: jar) { done($0.methodOutcome { _ in .object(["deleted": .int(deleted)]) }) }
+        persist(uid: uid, jar: jar) { done($0.map { _ in DeleteCookiesResult(deleted: deleted) }) }
     }
 
-    func listCookies(domain: String?, uid: UInt32) throws(RPCError) -> JSON {
+    func listCookies(_ params: ListCookiesParams, uid: UInt32) throws(RPCError) -> ListCookiesResult {
         let cookies = try mapHostError { () throws(CookieHostError) in
-            try jar(for: uid).list(domain: domain, now: WallClock.nowSeconds())
+            try jar(for: uid).list(domain: params.domain, now: WallClock.nowSeconds())
         }
-        return .object(["cookies": .array(cookies.map { Self.record($0).json })])
+        return ListCookiesResult(cookies: cookies.map(CookieRecord.init))
     }
 
-    func importCookies(_ data: String, uid: UInt32, done: @escaping (MethodOutcome) -> Void) throws(RPCError) {
+    func importCookies(_ params: ImportCookiesParams, uid: UInt32, done: @escaping Reply<ImportCookiesResult>) {
         let jar = jar(for: uid)
-        let result = jar.importNetscape(data, now: WallClock.nowSeconds())
-        persist(uid: uid, jar: jar) {
-            done($0.methodOutcome { _ in .object(["imported": .int(result.imported)]) })
-        }
+        let result = jar.importNetscape(params.data, now: WallClock.nowSeconds())
+        persist(uid: uid, jar: jar) { done($0.map { _ in ImportCookiesResult(imported: result.imported) }) }
+    }
+
+    func exportCookies(_ params: ExportCookiesParams, uid: UInt32) -> ExportCookiesResult {
+        ExportCookiesResult(data: jar(for: uid).exportNetscape(now: WallClock.nowSeconds()))
     }
 
     // MARK: helpers
@@ -198,35 +173,11 @@ final class CookieService {
         return url
     }
 
-    private static func requireNetscapeFormat(_ params: Params) throws(RPCError) {
-        let format = try params.optionalString("format") ?? CookieFileFormat.netscape.rawValue
-        guard CookieFileFormat(rawValue: format) != nil else {
-            throw .invalidParams(field: "format", "only \"netscape\" (cookies.txt) is supported")
-        }
-    }
-
     private func mapHostError<T>(_ body: () throws(CookieHostError) -> T) throws(RPCError) -> T {
         do {
             return try body()
         } catch {
             throw .invalidParams(field: error.field, "\"\(error.host)\" is not a valid host name")
-        }
-    }
-
-    static func record(_ cookie: Cookie) -> CookieRecord {
-        CookieRecord(
-            name: cookie.name, value: cookie.value, domain: cookie.domain, hostOnly: cookie.hostOnly,
-            path: cookie.path, expires: cookie.expires, secure: cookie.secure, httpOnly: cookie.httpOnly,
-            sameSite: cookie.sameSite.rawValue, partitioned: cookie.partitioned, created: cookie.created)
-    }
-}
-
-extension Result where Failure == RPCError {
-    /// The method's outcome: the result `transform` makes of the success value, or the error.
-    func methodOutcome(_ transform: (Success) -> JSON) -> MethodOutcome {
-        switch self {
-        case .success(let value): return .result(transform(value))
-        case .failure(let error): return .failure(error)
         }
     }
 }

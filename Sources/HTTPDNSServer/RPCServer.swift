@@ -9,48 +9,101 @@ public struct ServerLimits: Sendable, Equatable {
     public var maxConnections = 4096
     /// One user cannot take every connection (sd-varlink: 1024 per uid).
     public var maxConnectionsPerUser = 1024
+    /// Unanswered requests (notifications included) on one connection; -32003 beyond.
     public var maxRequestsInFlight = 1024
+    /// Unanswered requests of one uid across its connections; -32003 beyond.
+    public var maxRequestsInFlightPerUser = 4096
     public var maxBatch = 1024
+    /// A connection with nothing in flight that moves no byte for this long is closed (0: never).
+    public var idleTimeoutMilliseconds: Int64 = 300_000
+    /// A connection holding an unfinished line for this long is closed (0: never).
+    public var lineTimeoutMilliseconds: Int64 = 10_000
+    /// Lines one connection may run per loop turn, so that no client holds the loop for long.
+    public var requestsPerTurn = 64
+    /// A connection stops running requests while this much of its output waits for the client
+    /// (checked before each request, so one large answer may go past it).
+    public var maxPendingOutput = 512 << 10
+    /// The same across all connections of one uid.
+    public var maxPendingOutputPerUser = 4 << 20
 
     public init() {}
+
+    /// Bytes of received, unprocessed request data one uid may hold across its connections
+    /// (unfinished lines, mostly): room for several maximal lines, never less than 16 MiB.
+    public var maxBufferedInputPerUser: Int { max(16 << 20, 2 * maxLineLength) }
+    /// The same across all users: four users' worth.
+    public var maxBufferedInput: Int { 4 * maxBufferedInputPerUser }
 }
 
-/// A method implementation: reads its params, then calls `completion` exactly once, now or later.
-public typealias MethodHandler = (Params, CallContext, @escaping (MethodOutcome) -> Void) throws(RPCError) -> Void
+/// What one uid holds across its connections, for the per-user caps.
+final class UserLoad {
+    let uid: UInt32
+    var connections = 0
+    var inFlight = 0
+    var bufferedInput = 0
+    var pendingOutput = 0
+    /// Connections that stopped running requests because this user's output passed its cap.
+    var waitingForOutput: [Connection] = []
+
+    init(uid: UInt32) { self.uid = uid }
+
+    var isUnused: Bool { connections == 0 && inFlight == 0 }
+}
 
 /// Accepts connections on the listening socket and routes their requests to the method table.
-final class RPCServer: ConnectionOwner, EventHandler {
+///
+/// Output is batched per loop turn: responses produced during a turn are appended to their
+/// connection's output and sent at the end of the turn, one `send` per connection.
+final class RPCServer: EventHandler {
+    typealias Accept = (FileDescriptor) throws(SystemError) -> IOResult<FileDescriptor>
+    typealias PeerCredentialsReader = (FileDescriptor) throws(SystemError) -> PeerCredentials
+
     let loop: EventLoop
     let limits: ServerLimits
     private(set) var isStopping = false
     let readBuffer: UnsafeMutableRawBufferPointer
+    /// The request path's decoder, shared by the connections of this (single) loop thread.
+    var scanner = RequestScanner()
+    /// Bytes of received, unprocessed request data across all connections.
+    var bufferedInput = 0
 
     private let listener: FileDescriptor
     private let logger: Logger
-    private var methods: [String: MethodHandler] = [:]
+    private let accept: Accept
+    private let peerCredentials: PeerCredentialsReader
+    private(set) var methods: (any MethodTable)?
     private var connections: [UInt64: Connection] = [:]
-    private var connectionsPerUser: [UInt32: Int] = [:]
+    private var users: [UInt32: UserLoad] = [:]
     private var nextConnectionID: UInt64 = 1
     private var listening = false
+    private var needsFlush: [Connection] = []
+    private var needsResume: [Connection] = []
+    private var sweepTimer: EventLoop.TimerID?
 
     /// Called whenever the last connection closes or the first one opens (idle tracking).
     var onConnectionCountChange: ((Int) -> Void)?
 
-    init(loop: EventLoop, listener: FileDescriptor, limits: ServerLimits, logger: Logger) {
+    init(
+        loop: EventLoop, listener: FileDescriptor, limits: ServerLimits, logger: Logger,
+        accept: @escaping Accept = UnixSocket.accept,
+        peerCredentials: @escaping PeerCredentialsReader = UnixSocket.peerCredentials
+    ) {
         self.loop = loop
         self.listener = listener
         self.limits = limits
         self.logger = logger
+        self.accept = accept
+        self.peerCredentials = peerCredentials
         readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
+        loop.onTurnEnd { [weak self] in self?.endTurn() }
     }
 
     deinit { readBuffer.deallocate() }
 
     var connectionCount: Int { connections.count }
 
-    func register(_ method: Method, _ handler: @escaping MethodHandler) {
-        methods[method.rawValue] = handler
-    }
+    /// The methods this server runs.
+    func serve(_ methods: any MethodTable) { self.methods = methods }
 
     func startListening() throws(SystemError) {
         try loop.register(listener, events: EpollEvents.readable, handler: self)
@@ -63,7 +116,7 @@ final class RPCServer: ConnectionOwner, EventHandler {
         while listening {
             let accepted: IOResult<FileDescriptor>
             do {
-                accepted = try UnixSocket.accept(listener)
+                accepted = try accept(listener)
             } catch {
                 if error.errno == EMFILE || error.errno == ENFILE || error.errno == ENOBUFS || error.errno == ENOMEM {
                     // Out of descriptors: pause accepting briefly instead of spinning on a ready listener.
@@ -79,6 +132,9 @@ final class RPCServer: ConnectionOwner, EventHandler {
         }
     }
 
+    /// Whether the listener is in the epoll set (false while paused after EMFILE, or stopping).
+    var isListening: Bool { listening }
+
     private func pauseAccepting(milliseconds: Int64) {
         loop.unregister(listener)
         listening = false
@@ -88,27 +144,28 @@ final class RPCServer: ConnectionOwner, EventHandler {
         }
     }
 
-    private func admit(_ fd: FileDescriptor) {
+    /// Takes a connected socket as a client connection (after accept; tests hand socketpairs in).
+    func admit(_ fd: FileDescriptor) {
         let peer: PeerCredentials
         do {
-            peer = try UnixSocket.peerCredentials(fd)
+            peer = try peerCredentials(fd)
         } catch {
             logger.warning("Failed to read peer credentials: \(error)")
             fd.close()
             return
         }
-        let userCount = connectionsPerUser[peer.uid, default: 0]
+        let user = users[peer.uid] ?? UserLoad(uid: peer.uid)
         if connections.count >= limits.maxConnections {
             refuse(fd, .limitExceeded("connections", limit: limits.maxConnections))
             return
         }
-        if userCount >= limits.maxConnectionsPerUser {
+        if user.connections >= limits.maxConnectionsPerUser {
             refuse(fd, .limitExceeded("connections of one user", limit: limits.maxConnectionsPerUser))
             return
         }
         let id = nextConnectionID
         nextConnectionID += 1
-        let connection = Connection(id: id, fd: fd, peer: peer, owner: self)
+        let connection = Connection(id: id, fd: fd, peer: peer, user: user, server: self)
         do {
             try connection.start()
         } catch {
@@ -117,7 +174,9 @@ final class RPCServer: ConnectionOwner, EventHandler {
             return
         }
         connections[id] = connection
-        connectionsPerUser[peer.uid] = userCount + 1
+        users[peer.uid] = user
+        user.connections += 1
+        scheduleSweep()
         onConnectionCountChange?(connections.count)
     }
 
@@ -132,23 +191,99 @@ final class RPCServer: ConnectionOwner, EventHandler {
 
     func connectionDidClose(_ connection: Connection) {
         connections[connection.id] = nil
-        let uid = connection.context.peer.uid
-        let remaining = connectionsPerUser[uid, default: 1] - 1
-        connectionsPerUser[uid] = remaining > 0 ? remaining : nil
+        let user = connection.user
+        user.connections -= 1
+        forgetIfUnused(user)
         onConnectionCountChange?(connections.count)
+    }
+
+    /// A uid's accounting goes once it has no connection and nothing in flight.
+    func forgetIfUnused(_ user: UserLoad) {
+        if user.isUnused && users[user.uid] === user { users[user.uid] = nil }
     }
 
     // MARK: dispatch
 
-    func execute(_ request: RPCRequest, context: CallContext, completion: @escaping (MethodOutcome) -> Void) {
-        guard let handler = methods[request.method] else {
-            completion(.failure(.methodNotFound(request.method)))
+    /// Runs one request with its params; `responder` gets the outcome.
+    func dispatch(_ method: Method, _ params: Params, context: CallContext, to responder: Responder) {
+        guard let methods else {
+            responder.fail(.internalError("the daemon has no methods yet"))
             return
         }
-        do {
-            try handler(Params(request.params), context, completion)
-        } catch {
-            completion(.failure(error))
+        methods.dispatch(method, params, context: context, to: responder)
+    }
+
+    // MARK: turns
+
+    /// The connection has output to send at the end of this turn (or its state changed).
+    func needsFlush(_ connection: Connection) {
+        guard !connection.flushQueued else { return }
+        connection.flushQueued = true
+        needsFlush.append(connection)
+    }
+
+    /// The connection has buffered requests to run in the next turn.
+    func needsResume(_ connection: Connection) {
+        guard !connection.resumeQueued else { return }
+        connection.resumeQueued = true
+        if needsResume.isEmpty { loop.runNextTurn { [weak self] in self?.resumeConnections() } }
+        needsResume.append(connection)
+    }
+
+    private func resumeConnections() {
+        let waiting = needsResume
+        needsResume.removeAll()
+        for connection in waiting {
+            connection.resumeQueued = false
+            connection.resume()
+        }
+    }
+
+    /// Flushes the turn's output: one send per connection, then each settles its epoll interest.
+    private func endTurn() {
+        while !needsFlush.isEmpty {
+            let pending = needsFlush
+            needsFlush.removeAll(keepingCapacity: true)
+            for connection in pending {
+                connection.flushQueued = false
+                connection.flushAndSettle()
+            }
+        }
+    }
+
+    /// A connection's unsent output changed by `delta`; wakes the user's waiting connections
+    /// once the user is back under its cap.
+    func outputChanged(_ user: UserLoad, by delta: Int) {
+        user.pendingOutput += delta
+        if delta < 0 && user.pendingOutput <= limits.maxPendingOutputPerUser && !user.waitingForOutput.isEmpty {
+            let waiting = user.waitingForOutput
+            user.waitingForOutput.removeAll()
+            for connection in waiting {
+                connection.registeredWithUser = false
+                needsResume(connection)
+            }
+        }
+    }
+
+    // MARK: deadlines
+
+    /// How often connections are checked against the idle and line timeouts: a fraction of the
+    /// shorter one, so a deadline is kept to within a quarter of it (and never worse than 1 s).
+    var sweepIntervalMilliseconds: Int64 {
+        let timeouts = [limits.idleTimeoutMilliseconds, limits.lineTimeoutMilliseconds].filter { $0 > 0 }
+        guard let shortest = timeouts.min() else { return 0 }
+        return min(max(shortest / 4, 10), 1_000)
+    }
+
+    private func scheduleSweep() {
+        let interval = sweepIntervalMilliseconds
+        guard sweepTimer == nil, interval > 0, !connections.isEmpty else { return }
+        sweepTimer = loop.schedule(afterMilliseconds: interval) { [weak self] in
+            guard let self else { return }
+            self.sweepTimer = nil
+            let now = self.loop.clock.nowNanoseconds()
+            for connection in Array(self.connections.values) { connection.checkDeadlines(now: now) }
+            self.scheduleSweep()
         }
     }
 
@@ -170,3 +305,6 @@ final class RPCServer: ConnectionOwner, EventHandler {
         for connection in Array(connections.values) { connection.abort() }
     }
 }
+
+@available(*, unavailable)
+extension RPCServer: Sendable {}

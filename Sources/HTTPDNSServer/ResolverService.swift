@@ -120,22 +120,14 @@ final class ResolverService {
         return owners.normalizationCandidates(uid: uid, of: address, now: Self.now())
     }
 
-    func registerMethods(on server: RPCServer) {
-        server.register(.resolve) { [unowned self] params, context, done throws(RPCError) in
-            try self.resolve(ResolveParams(params), uid: context.peer.uid) { done(MethodOutcome($0.map(\.json))) }
+    /// `flushCache`: the cache is shared by every user, so only root and the daemon's own user
+    /// may empty it.
+    func flushCache(_ params: FlushCacheParams, uid: UInt32) throws(RPCError) -> FlushCacheResult {
+        guard uid == 0 || uid == ProcessEnvironment.effectiveUserID else {
+            throw .permissionDenied("only root or the daemon's user may flush the shared cache")
         }
-        server.register(.reverse) { [unowned self] params, context, done throws(RPCError) in
-            done(.result(try self.reverse(ReverseParams(params), uid: context.peer.uid).json))
-        }
-        server.register(.flushCache) { [unowned self] params, context, done throws(RPCError) in
-            // The cache is shared by every user: only root and the daemon's own user may empty it.
-            let uid = context.peer.uid
-            guard uid == 0 || uid == ProcessEnvironment.effectiveUserID else {
-                throw .permissionDenied("only root or the daemon's user may flush the shared cache")
-            }
-            let host = try params.optionalString("host").map { (h) throws(RPCError) in try self.canonicalName(h) }
-            done(.result(.object(["flushed": .int(self.cache.flush(host: host))])))
-        }
+        let host = try params.host.map { (h) throws(RPCError) in try canonicalName(h) }
+        return FlushCacheResult(flushed: cache.flush(host: host))
     }
 
     // MARK: resolve

@@ -35,12 +35,9 @@ final class Services {
         dnsSaver = DNSSnapshotSaver(resolver: resolver, storeThread: storeThread, loop: loop, logger: logger)
     }
 
+    /// The server runs its methods on these services.
     func registerMethods(on server: RPCServer) {
-        server.register(.discover) { _, _, done in done(.rawResult(Array(OpenRPCDocument.text.utf8))) }
-        server.register(.status) { [unowned self] _, context, done in done(.result(self.status(uid: context.peer.uid)))
-        }
-        resolver.registerMethods(on: server)
-        cookies.registerMethods(on: server)
+        server.serve(self)
     }
 
     func start() {
@@ -55,26 +52,89 @@ final class Services {
         "\(resolver.cache.entryCount) cached name(s), \(cookies.totalCount) cookie(s)"
     }
 
-    func status(uid: UInt32) -> JSON {
+    func status(uid: UInt32) -> StatusResult {
         let cache = resolver.cache
-        var o = JSONObject()
-        o.append("version", .string(Daemon.version))
-        o.append("uptime", .int64((MonotonicClock.nowNanoseconds() - startedAt) / 1_000_000_000))
-        o.append(
-            "cache",
-            .object([
-                "entries": .int(cache.entryCount), "hits": .int(cache.hits), "misses": .int(cache.misses),
-                "staleServed": .int(cache.staleServed),
-            ]))
-        // Counts only: the caller's own jar, never another user's.
-        o.append("cookies", .object(["count": .int(cookies.count(uid: uid))]))
-        o.append("upstreams", .array(resolver.upstreamStatus.map(\.json)))
-        return .object(o)
+        return StatusResult(
+            version: Daemon.version, uptime: Double((MonotonicClock.nowNanoseconds() - startedAt) / 1_000_000_000),
+            cache: .init(
+                entries: cache.entryCount, hits: cache.hits, misses: cache.misses, staleServed: cache.staleServed),
+            // Counts only: the caller's own jar, never another user's.
+            cookieCount: cookies.count(uid: uid), upstreams: resolver.upstreamStatus)
     }
 
     /// After the loop stopped: no more upstream work; the DNS cache is queued for saving.
     func shutdown() {
         resolver.shutdown()
         dnsSaver.save()
+    }
+}
+
+/// The contract's methods, each on the service that owns its state.
+extension Services: MethodTable {
+    /// `rpc.discover`'s answer: the embedded document, served byte for byte.
+    static let discoverResult = DiscoverResult(encodedDocument: Array(OpenRPCDocument.text.utf8))
+
+    func resolve(_ params: ResolveParams, context: CallContext, reply: @escaping Reply<ResolveResult>)
+        throws(RPCError)
+    {
+        try resolver.resolve(params, uid: context.peer.uid, done: reply)
+    }
+
+    func reverse(_ params: ReverseParams, context: CallContext, reply: @escaping Reply<ReverseResult>)
+        throws(RPCError)
+    {
+        reply(.success(try resolver.reverse(params, uid: context.peer.uid)))
+    }
+
+    func getCookieHeader(
+        _ params: GetCookieHeaderParams, context: CallContext, reply: @escaping Reply<CookieHeaderResult>
+    ) throws(RPCError) {
+        reply(.success(try cookies.cookieHeader(params, uid: context.peer.uid)))
+    }
+
+    func handleSetCookie(
+        _ params: HandleSetCookieParams, context: CallContext, reply: @escaping Reply<SetCookieResult>
+    ) throws(RPCError) {
+        try cookies.handleSetCookie(params, uid: context.peer.uid, done: reply)
+    }
+
+    func deleteCookies(
+        _ params: DeleteCookiesParams, context: CallContext, reply: @escaping Reply<DeleteCookiesResult>
+    ) throws(RPCError) {
+        try cookies.deleteCookies(params, uid: context.peer.uid, done: reply)
+    }
+
+    func listCookies(_ params: ListCookiesParams, context: CallContext, reply: @escaping Reply<ListCookiesResult>)
+        throws(RPCError)
+    {
+        reply(.success(try cookies.listCookies(params, uid: context.peer.uid)))
+    }
+
+    func importCookies(
+        _ params: ImportCookiesParams, context: CallContext, reply: @escaping Reply<ImportCookiesResult>
+    ) throws(RPCError) {
+        cookies.importCookies(params, uid: context.peer.uid, done: reply)
+    }
+
+    func exportCookies(
+        _ params: ExportCookiesParams, context: CallContext, reply: @escaping Reply<ExportCookiesResult>
+    ) throws(RPCError) {
+        reply(.success(cookies.exportCookies(params, uid: context.peer.uid)))
+    }
+
+    func flushCache(_ params: FlushCacheParams, context: CallContext, reply: @escaping Reply<FlushCacheResult>)
+        throws(RPCError)
+    {
+        reply(.success(try resolver.flushCache(params, uid: context.peer.uid)))
+    }
+
+    func status(_ params: StatusParams, context: CallContext, reply: @escaping Reply<StatusResult>) throws(RPCError) {
+        reply(.success(status(uid: context.peer.uid)))
+    }
+
+    func discover(_ params: DiscoverParams, context: CallContext, reply: @escaping Reply<DiscoverResult>)
+        throws(RPCError)
+    {
+        reply(.success(Self.discoverResult))
     }
 }

@@ -17,14 +17,35 @@ public enum EpollEvents {
     public static let readHangUp = UInt32(EPOLLRDHUP.rawValue)
 }
 
+/// Where the loop reads the time: the monotonic clock, or a clock a test moves by hand.
+public protocol LoopClock: AnyObject {
+    /// Nanoseconds on a monotonic scale (only differences mean anything).
+    func nowNanoseconds() -> Int64
+}
+
+/// CLOCK_MONOTONIC, the loop's clock outside tests.
+public final class SystemLoopClock: LoopClock {
+    public init() {}
+    public func nowNanoseconds() -> Int64 { MonotonicClock.nowNanoseconds() }
+}
+
 /// One thread's event loop over a raw epoll set, with timers and a thread-safe way for other
 /// threads to hand results back (an eventfd).
 ///
 /// Measured here (NOTES-swift-linux.md §3): a raw epoll loop runs at about the speed of a C epoll
 /// server, where sd-event with one source per connection and Dispatch ran at ~0.45x. Everything
 /// registered with the loop is owned by the loop's thread: no locks on the hot path.
+///
+/// A turn: wait for descriptors (not at all when work was deferred to this turn), handle them,
+/// fire due timers, run the work deferred to this turn, run the `runBeforeNextWait` bodies, then
+/// the turn-end handlers (a server flushes the output of the turn there, once per connection).
 public final class EventLoop {
     public typealias TimerID = UInt64
+
+    /// The loop's clock; timers and `now` follow it.
+    public let clock: any LoopClock
+    /// The time at the start of the current turn (one clock read per turn, for per-event stamps).
+    public private(set) var now: Int64
 
     private let epoll: FileDescriptor
     private var handlerObjects: [Int32: any EventHandler] = [:]
@@ -33,21 +54,29 @@ public final class EventLoop {
     private var nextTimerID: TimerID = 1
     private var running = false
     private var beforeWait: [() -> Void] = []
+    private var nextTurn: [() -> Void] = []
+    private var turnEndHandlers: [() -> Void] = []
+    private let events: UnsafeMutablePointer<epoll_event>
+    private static let eventCapacity = 256
 
     private let wakeFD: FileDescriptor
     private let inbox: Inbox
     private var pendingCompletions: [UInt64: (any Sendable) -> Void] = [:]
     private var nextCompletionToken: UInt64 = 1
 
-    public init() throws(SystemError) {
+    public init(clock: any LoopClock = SystemLoopClock()) throws(SystemError) {
+        self.clock = clock
+        now = clock.nowNanoseconds()
         epoll = FileDescriptor(rawValue: try syscall("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) })
         wakeFD = FileDescriptor(
             rawValue: try syscall("eventfd") { eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC)) })
         inbox = Inbox(wakeFD: wakeFD)
+        events = .allocate(capacity: Self.eventCapacity)
         try register(wakeFD, events: EpollEvents.readable, handler: WakeHandler(loop: self))
     }
 
     deinit {
+        events.deallocate()
         wakeFD.close()
         epoll.close()
     }
@@ -73,12 +102,12 @@ public final class EventLoop {
 
     // MARK: timers
 
-    /// Runs `callback` on the loop after `milliseconds` (monotonic clock).
+    /// Runs `callback` on the loop after `milliseconds` of the loop's clock.
     @discardableResult
     public func schedule(afterMilliseconds milliseconds: Int64, _ callback: @escaping () -> Void) -> TimerID {
         let id = nextTimerID
         nextTimerID += 1
-        timers.push(deadline: MonotonicClock.nowNanoseconds() + milliseconds * 1_000_000, id: id)
+        timers.push(deadline: clock.nowNanoseconds() + milliseconds * 1_000_000, id: id)
         timerCallbacks[id] = callback
         return id
     }
@@ -91,6 +120,17 @@ public final class EventLoop {
     /// waits again (to batch work that many events of one turn produced).
     public func runBeforeNextWait(_ body: @escaping () -> Void) {
         beforeWait.append(body)
+    }
+
+    /// Runs `body` in the next turn, which then does not wait for descriptors: for work left over
+    /// by design (a per-turn budget), which no new event would bring back.
+    public func runNextTurn(_ body: @escaping () -> Void) {
+        nextTurn.append(body)
+    }
+
+    /// Calls `body` at the end of every turn, after the `runBeforeNextWait` bodies.
+    public func onTurnEnd(_ body: @escaping () -> Void) {
+        turnEndHandlers.append(body)
     }
 
     // MARK: work from other threads
@@ -120,47 +160,58 @@ public final class EventLoop {
 
     // MARK: running
 
-    /// Runs until `stop()`. Each turn waits for descriptors or the next timer.
+    /// Runs turns until `stop()`.
     public func run() {
         running = true
-        let capacity = 256
-        let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
-        defer { events.deallocate() }
-        while running {
-            let timeout = millisecondsUntilNextTimer()
-            let count = epoll_wait(epoll.rawValue, events, Int32(capacity), timeout)
-            if count < 0 {
-                precondition(errno == EINTR, "epoll_wait failed: \(SystemError.describe(errno))")
-                continue
+        while running { runTurn() }
+    }
+
+    public func stop() { running = false }
+
+    /// Runs one turn, waiting at most `maxWaitMilliseconds` for descriptors (nil: until the next
+    /// timer). Tests drive the loop with it, so they wait for events instead of sleeping.
+    public func runTurn(maxWaitMilliseconds: Int32? = nil) {
+        var timeout = nextTurn.isEmpty ? millisecondsUntilNextTimer() : 0
+        if let maxWaitMilliseconds { timeout = timeout < 0 ? maxWaitMilliseconds : min(timeout, maxWaitMilliseconds) }
+        let count = epoll_wait(epoll.rawValue, events, Int32(Self.eventCapacity), timeout)
+        if count < 0 {
+            precondition(errno == EINTR, "epoll_wait failed: \(SystemError.describe(errno))")
+            return
+        }
+        now = clock.nowNanoseconds()
+        for i in 0..<Int(count) {
+            let event = events[i]
+            // A handler may close other descriptors during this batch: look each one up afresh.
+            if let handler = handlerObjects[event.data.fd] {
+                handler.handleEvents(event.events)
             }
-            for i in 0..<Int(count) {
-                let event = events[i]
-                // A handler may close other descriptors during this batch: look each one up afresh.
-                if let handler = handlerObjects[event.data.fd] {
-                    handler.handleEvents(event.events)
-                }
-            }
-            fireDueTimers()
+        }
+        fireDueTimers()
+        if !nextTurn.isEmpty {
+            let bodies = nextTurn
+            nextTurn.removeAll()
+            for body in bodies { body() }
+        }
+        repeat {
             while !beforeWait.isEmpty {
                 let bodies = beforeWait
                 beforeWait.removeAll()
                 for body in bodies { body() }
             }
-        }
+            for handler in turnEndHandlers { handler() }
+        } while !beforeWait.isEmpty
     }
-
-    public func stop() { running = false }
 
     private func millisecondsUntilNextTimer() -> Int32 {
         while let first = timers.peek(), timerCallbacks[first.id] == nil { _ = timers.pop() }
         guard let first = timers.peek() else { return -1 }
-        let remaining = first.deadline - MonotonicClock.nowNanoseconds()
+        let remaining = first.deadline - clock.nowNanoseconds()
         if remaining <= 0 { return 0 }
         return Int32(min((remaining + 999_999) / 1_000_000, Int64(Int32.max)))
     }
 
     private func fireDueTimers() {
-        let now = MonotonicClock.nowNanoseconds()
+        let now = clock.nowNanoseconds()
         while let first = timers.peek(), first.deadline <= now {
             _ = timers.pop()
             if let callback = timerCallbacks.removeValue(forKey: first.id) { callback() }

@@ -181,7 +181,7 @@ struct CookieDeleteCommand: SingleCallCommand {
 
     var method: Method { .deleteCookies }
     var params: JSONObject { request.json }
-    func human(_ result: JSON) -> String? { CountResult.count("deleted", in: result).map { "deleted \($0)\n" } }
+    func human(_ result: JSON) -> String? { DeleteCookiesResult(json: result).map { "deleted \($0.deleted)\n" } }
 }
 
 struct CookieListCommand: SingleCallCommand {
@@ -223,10 +223,10 @@ struct CookieImportCommand: Subcommand {
             result = try connection.call(Method.importCookies.rawValue, params: ImportCookiesParams(data: data).json)
         } catch { throw .client(error) }
         if json { return result.encodedString + "\n" }
-        guard let count = CountResult.count("imported", in: result) else {
+        guard let imported = ImportCookiesResult(json: result) else {
             throw .client(.malformedResponse("the importCookies result does not match the contract"))
         }
-        return "imported \(count)\n"
+        return "imported \(imported.imported)\n"
     }
 }
 
@@ -247,7 +247,7 @@ struct CookieExportCommand: Subcommand {
         do {
             result = try connection.call(Method.exportCookies.rawValue, params: ExportCookiesParams().json)
         } catch { throw .client(error) }
-        guard let data = result["data"]?.stringValue else {
+        guard let data = ExportCookiesResult(json: result)?.data else {
             throw .client(.malformedResponse("the exportCookies result does not match the contract"))
         }
         if let file {
@@ -287,7 +287,7 @@ struct FlushCommand: SingleCallCommand {
 
     var method: Method { .flushCache }
     var params: JSONObject { request.json }
-    func human(_ result: JSON) -> String? { CountResult.count("flushed", in: result).map { "flushed \($0)\n" } }
+    func human(_ result: JSON) -> String? { FlushCacheResult(json: result).map { "flushed \($0.flushed)\n" } }
 }
 
 struct CallCommand: Subcommand {

@@ -84,42 +84,9 @@ struct OpenRPCDocumentTests {
                 }
                 let result = try #require(example["result"]?["value"])
                 let label = "\(name) example \(example["name"]?.stringValue ?? "?")"
-                let parsed = Params(params)
-                let document = try Self.document()
                 do throws(RPCError) {
-                    switch kind {
-                    case .resolve:
-                        _ = try ResolveParams(parsed)
-                        #expect(ResolveResult(json: result) != nil, "\(label)")
-                    case .reverse:
-                        _ = try ReverseParams(parsed)
-                        #expect(ReverseResult(json: result) != nil, "\(label)")
-                    case .getCookieHeader:
-                        _ = try GetCookieHeaderParams(parsed)
-                        #expect(CookieHeaderResult(json: result) != nil, "\(label)")
-                    case .handleSetCookie:
-                        _ = try HandleSetCookieParams(parsed)
-                        #expect(SetCookieResult(json: result) != nil, "\(label)")
-                    case .deleteCookies:
-                        _ = try DeleteCookiesParams(parsed)
-                        #expect(CountResult.count("deleted", in: result) != nil, "\(label)")
-                    case .listCookies:
-                        _ = try ListCookiesParams(parsed)
-                        #expect(ListCookiesResult(json: result) != nil, "\(label)")
-                    case .importCookies:
-                        _ = try ImportCookiesParams(parsed)
-                        #expect(CountResult.count("imported", in: result) != nil, "\(label)")
-                    case .exportCookies:
-                        _ = try ExportCookiesParams(parsed)
-                        #expect(result["data"]?.stringValue != nil, "\(label)")
-                    case .flushCache:
-                        _ = try FlushCacheParams(parsed)
-                        #expect(CountResult.count("flushed", in: result) != nil, "\(label)")
-                    case .status:
-                        #expect(StatusResult(json: result) != nil, "\(label)")
-                    case .discover:
-                        #expect(result["openrpc"] == document["openrpc"], "\(label)")
-                    }
+                    _ = try kind.paramsType.init(Params(params))
+                    #expect(kind.resultType.init(json: result) != nil, "\(label)")
                 } catch {
                     Issue.record("\(label): params rejected: \(error.message)")
                 }

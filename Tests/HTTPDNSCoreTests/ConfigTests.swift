@@ -105,8 +105,11 @@ struct ConfigTests {
             MaxConnections=100
             MaxConnectionsPerUser=10
             MaxRequestsInFlight=64
+            MaxRequestsInFlightPerUser=128
             MaxBatch=16
             IdleExit=5min
+            IdleTimeout=90s
+            LineTimeout=1500ms
             Socket=/run/httpdnsd/test.sock
 
             [Store]
@@ -143,8 +146,11 @@ struct ConfigTests {
         #expect(server.maxConnections == 100)
         #expect(server.maxConnectionsPerUser == 10)
         #expect(server.maxRequestsInFlight == 64)
+        #expect(server.maxRequestsInFlightPerUser == 128)
         #expect(server.maxBatch == 16)
         #expect(server.idleExitMs == 300_000)
+        #expect(server.idleTimeoutMs == 90_000)
+        #expect(server.lineTimeoutMs == 1_500)
         #expect(server.socket == "/run/httpdnsd/test.sock")
         #expect(configuration.store.resetOnCorruption)
     }
@@ -223,10 +229,13 @@ struct ConfigTests {
 
     @Test func infinityWhereItMakesSense() throws {
         let (configuration, _) = try parse(
-            "[Resolver]\nMaxStale=infinity\nMaxTTL=infinity\n[Server]\nIdleExit=infinity\n")
+            "[Resolver]\nMaxStale=infinity\nMaxTTL=infinity\n[Server]\nIdleExit=infinity\nIdleTimeout=infinity\nLineTimeout=0\n"
+        )
         #expect(configuration.resolver.maxStaleMs == .max)
         #expect(configuration.resolver.maxTTLMs == .max)
         #expect(configuration.server.idleExitMs == 0)
+        #expect(configuration.server.idleTimeoutMs == 0)
+        #expect(configuration.server.lineTimeoutMs == 0)
         let error = try parseError("[Resolver]\nTimeout=infinity\n")
         #expect(error.key == "Timeout" && error.line == 2)
     }
@@ -324,6 +333,9 @@ struct ConfigTests {
             ("Server", "MaxRequestsInFlight=0", "MaxRequestsInFlight", "positive integer"),
             ("Server", "MaxBatch= ", "MaxBatch", nil),
             ("Server", "IdleExit=later", "IdleExit", "invalid time span"),
+            ("Server", "IdleTimeout=soon", "IdleTimeout", "invalid time span"),
+            ("Server", "LineTimeout=-1s", "LineTimeout", "invalid time span"),
+            ("Server", "MaxRequestsInFlightPerUser=0", "MaxRequestsInFlightPerUser", "positive integer"),
             ("Server", "Socket=run/x.sock", "Socket", "not absolute"),
             ("Store", "ResetOnCorruption=sometimes", "ResetOnCorruption", "invalid boolean"),
         ] as [(String, String, String, String?)])

@@ -55,7 +55,7 @@ struct RPCEncoderTests {
     @Test func rawResultIsCopiedVerbatim() throws {
         let raw = Array(#"{"openrpc":"1.3.2","methods":[]}"#.utf8)
         var out: [UInt8] = []
-        RPCEncoder.writeRawResult(raw, id: .string("d"), to: &out)
+        RPCEncoder.writeResult(DiscoverResult(encodedDocument: raw), id: .string("d"), to: &out)
         let text = String(decoding: out, as: UTF8.self)
         #expect(text.contains(#""result":{"openrpc":"1.3.2","methods":[]}"#))
         #expect(try Self.members(out)["result"]?["openrpc"] == "1.3.2")

@@ -1,5 +1,5 @@
 // libFuzzer entry point for the HTTPDNSProtocol sources, which run.sh compiles into the same module
-// (so no import). Every invariant violation traps, which libFuzzer reports as a crash with its input.
+// (so no import), with the scanner's agreement check from the protocol tests. Every invariant violation traps, which libFuzzer reports as a crash with its input.
 
 /// fatalError, unlike precondition, prints its message in -O builds, so a crash report says which invariant broke.
 @inline(__always)
@@ -7,14 +7,21 @@ private func require(_ condition: Bool, _ message: @autoclosure () -> String) {
     if !condition { fatalError(message()) }
 }
 
-/// One input, three consumers: the JSON parser, the JSON-RPC decoder, and the line framer.
+/// One input, four consumers: the JSON parser, the JSON-RPC decoder, the request scanner (against
+/// the decoder), and the line framer.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeBufferPointer(start: data, count: size)
     checkParser(bytes)
     checkDecoder(bytes)
+    checkScanner(bytes)
     checkFramer(bytes)
     return 0
+}
+
+/// The daemon's fast lane reads what the tree reads: the same request, or the same params error.
+private func checkScanner(_ bytes: UnsafeBufferPointer<UInt8>) {
+    if case .disagreed(let how) = compareScannerWithDecoder(bytes) { fatalError("scanner and decoder differ: \(how)") }
 }
 
 /// An accepted text is UTF-8 and survives write-then-parse unchanged; a rejection points inside the input.

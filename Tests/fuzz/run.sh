@@ -1,10 +1,10 @@
 #!/bin/sh
-# Builds the libFuzzer harness for the JSON parser, JSON-RPC decoder and line framer, then fuzzes for
+# Builds the libFuzzer harness for the JSON parser, JSON-RPC decoder, request scanner and line framer, then fuzzes for
 # a bounded time. Usage: fuzz/run.sh [SECONDS] (default 60). Extra arguments go to libFuzzer.
 # New corpus entries and crash inputs stay under fuzz/.build; fuzz/corpus is only read.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(dirname "$here")
+root=$(cd "$here/../.." && pwd)
 seconds=${1:-60}
 [ $# -gt 0 ] && shift
 build="$here/.build"
@@ -18,7 +18,8 @@ swiftc -swift-version 6 $defines -parse-as-library -O -g \
     -enable-upcoming-feature ExistentialAny -enable-upcoming-feature MemberImportVisibility \
     -sanitize=fuzzer,address -use-ld=lld \
     -module-name HTTPDNSProtocolFuzz \
-    "$root"/Sources/HTTPDNSProtocol/*.swift "$here/FuzzEntry.swift" \
+    "$root"/Sources/HTTPDNSProtocol/*.swift "$root/Tests/HTTPDNSProtocolTests/RequestAgreement.swift" \
+    "$here/FuzzEntry.swift" \
     -o "$build/protocol-fuzzer"
 
 # The Swift runtime's own crash handler would fight ASan's; let libFuzzer report the trap.

@@ -30,8 +30,8 @@ struct ConfigurationParser {
         ],
         "Cookies": ["MaxPerDomain", "MaxTotal"],
         "Server": [
-            "MaxLineLength", "MaxConnections", "MaxConnectionsPerUser", "MaxRequestsInFlight", "MaxBatch",
-            "IdleExit", "Socket",
+            "MaxLineLength", "MaxConnections", "MaxConnectionsPerUser", "MaxRequestsInFlight",
+            "MaxRequestsInFlightPerUser", "MaxBatch", "IdleExit", "IdleTimeout", "LineTimeout", "Socket",
         ],
         "Store": ["ResetOnCorruption", "Synchronous"],
         "Fleet": ["Redis", "PasswordFile", "Name", "KeyFile", "ShareCache", "ShareCookiesOf"],
@@ -201,6 +201,15 @@ struct ConfigurationParser {
                 assignment, default: defaults.maxConnectionsPerUser)
         case "MaxRequestsInFlight":
             configuration.server.maxRequestsInFlight = try count(assignment, default: defaults.maxRequestsInFlight)
+        case "MaxRequestsInFlightPerUser":
+            configuration.server.maxRequestsInFlightPerUser = try count(
+                assignment, default: defaults.maxRequestsInFlightPerUser)
+        case "IdleTimeout":
+            configuration.server.idleTimeoutMs = try timeSpan(
+                assignment, default: defaults.idleTimeoutMs, infinity: 0)
+        case "LineTimeout":
+            configuration.server.lineTimeoutMs = try timeSpan(
+                assignment, default: defaults.lineTimeoutMs, infinity: 0)
         case "MaxBatch":
             configuration.server.maxBatch = try count(assignment, default: defaults.maxBatch)
         case "IdleExit":

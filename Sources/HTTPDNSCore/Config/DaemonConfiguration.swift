@@ -75,13 +75,25 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var maxConnections = 4_096
         /// `MaxConnectionsPerUser=`: per peer uid, so one user cannot starve the others.
         public var maxConnectionsPerUser = 1_024
-        /// `MaxRequestsInFlight=`: unanswered requests per connection.
+        /// `MaxRequestsInFlight=`: unanswered requests (notifications included) per connection.
         public var maxRequestsInFlight = 1_024
+        /// `MaxRequestsInFlightPerUser=`: the same across all connections of one peer uid.
+        public var maxRequestsInFlightPerUser = 4_096
         /// `MaxBatch=`: members of one JSON-RPC batch.
         public var maxBatch = 1_024
         /// `IdleExit=`: exit after this long without clients (socket activation restarts the
         /// daemon). Default 60 s; 0 (or `infinity`) means never.
         public var idleExitMs = 60_000
+        /// `IdleTimeout=`: close a connection that moved no byte for this long with nothing in
+        /// flight. Default 5 min: a client that keeps its connection between calls keeps it at
+        /// any realistic call rate (and the clients reconnect by themselves), while a forgotten
+        /// connection stops pinning a descriptor and keeping a socket-activated daemon up.
+        /// 0 (or `infinity`) means never.
+        public var idleTimeoutMs = 300_000
+        /// `LineTimeout=`: close a connection whose unfinished request line is older than this.
+        /// Default 10 s: a line over a local socket arrives in microseconds, so only a stalled or
+        /// hostile writer holds one for seconds. 0 (or `infinity`) means never.
+        public var lineTimeoutMs = 10_000
         /// `Socket=`: the path to bind when systemd passed no socket.
         public var socket: String?
 

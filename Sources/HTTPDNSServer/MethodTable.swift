@@ -1,0 +1,130 @@
+import HTTPDNSProtocol
+import HTTPDNSSystem
+
+/// Who is calling, as the kernel says (SO_PEERCRED at accept time).
+public struct CallContext: Sendable {
+    public let peer: PeerCredentials
+    public let connectionID: UInt64
+}
+
+/// Delivers a method's outcome; called exactly once, now or later, on the loop thread.
+typealias Reply<Result: MethodResult> = (Swift.Result<Result, RPCError>) -> Void
+
+/// The typed implementation of every method of the contract: what the server's dispatch calls.
+/// The daemon's `Services` is one; in-process tests bring their own.
+///
+/// A function either throws before replying or replies (once), never both. Params are parsed
+/// before the call, so the implementations never see a `Params`.
+protocol MethodTable: AnyObject {
+    func resolve(_ params: ResolveParams, context: CallContext, reply: @escaping Reply<ResolveResult>)
+        throws(RPCError)
+    func reverse(_ params: ReverseParams, context: CallContext, reply: @escaping Reply<ReverseResult>)
+        throws(RPCError)
+    func getCookieHeader(
+        _ params: GetCookieHeaderParams, context: CallContext, reply: @escaping Reply<CookieHeaderResult>
+    ) throws(RPCError)
+    func handleSetCookie(
+        _ params: HandleSetCookieParams, context: CallContext, reply: @escaping Reply<SetCookieResult>
+    ) throws(RPCError)
+    func deleteCookies(
+        _ params: DeleteCookiesParams, context: CallContext, reply: @escaping Reply<DeleteCookiesResult>
+    ) throws(RPCError)
+    func listCookies(_ params: ListCookiesParams, context: CallContext, reply: @escaping Reply<ListCookiesResult>)
+        throws(RPCError)
+    func importCookies(
+        _ params: ImportCookiesParams, context: CallContext, reply: @escaping Reply<ImportCookiesResult>
+    ) throws(RPCError)
+    func exportCookies(
+        _ params: ExportCookiesParams, context: CallContext, reply: @escaping Reply<ExportCookiesResult>
+    ) throws(RPCError)
+    func flushCache(_ params: FlushCacheParams, context: CallContext, reply: @escaping Reply<FlushCacheResult>)
+        throws(RPCError)
+    func status(_ params: StatusParams, context: CallContext, reply: @escaping Reply<StatusResult>) throws(RPCError)
+    func discover(_ params: DiscoverParams, context: CallContext, reply: @escaping Reply<DiscoverResult>)
+        throws(RPCError)
+}
+
+extension MethodTable {
+    /// Runs one request: one exhaustive switch from the method to its typed implementation.
+    /// `params` (possibly over the request's bytes) is parsed here, before anything can outlive them.
+    func dispatch(_ method: Method, _ params: Params, context: CallContext, to responder: Responder) {
+        do throws(RPCError) {
+            switch method {
+            case .resolve: try resolve(ResolveParams(params), context: context, reply: responder.reply)
+            case .reverse: try reverse(ReverseParams(params), context: context, reply: responder.reply)
+            case .getCookieHeader:
+                try getCookieHeader(GetCookieHeaderParams(params), context: context, reply: responder.reply)
+            case .handleSetCookie:
+                try handleSetCookie(HandleSetCookieParams(params), context: context, reply: responder.reply)
+            case .deleteCookies:
+                try deleteCookies(DeleteCookiesParams(params), context: context, reply: responder.reply)
+            case .listCookies: try listCookies(ListCookiesParams(params), context: context, reply: responder.reply)
+            case .importCookies:
+                try importCookies(ImportCookiesParams(params), context: context, reply: responder.reply)
+            case .exportCookies:
+                try exportCookies(ExportCookiesParams(params), context: context, reply: responder.reply)
+            case .flushCache: try flushCache(FlushCacheParams(params), context: context, reply: responder.reply)
+            case .status: try status(StatusParams(params), context: context, reply: responder.reply)
+            case .discover: try discover(DiscoverParams(params), context: context, reply: responder.reply)
+            }
+        } catch {
+            responder.fail(error)
+        }
+    }
+}
+
+/// Where one request's response goes: the connection's output, a slot of a batch, or nowhere
+/// (a notification, which still counts as in flight until its method replies).
+struct Responder {
+    let connection: Connection
+    /// nil for a notification.
+    let id: RPCID?
+    let batch: BatchResponse?
+    let slot: Int
+
+    func reply<Result: MethodResult>(_ outcome: Swift.Result<Result, RPCError>) {
+        connection.complete(self) { out in
+            switch outcome {
+            case .success(let result): RPCEncoder.writeResult(result, id: id ?? .null, to: &out)
+            case .failure(let error): RPCEncoder.writeError(error, id: id ?? .null, to: &out)
+            }
+        }
+    }
+
+    func fail(_ error: RPCError) {
+        connection.complete(self) { RPCEncoder.writeError(error, id: id ?? .null, to: &$0) }
+    }
+}
+
+/// Collects the responses of one batch and writes them as one array line once all are in.
+/// A batch of notifications only produces no line at all (JSON-RPC 2.0 §6).
+final class BatchResponse {
+    private var slots: [[UInt8]?]
+    private var remaining: Int
+    /// Bytes of the responses held so far: they count as the connection's output.
+    private(set) var byteCount = 0
+
+    init(count: Int) {
+        slots = Array(repeating: nil, count: count)
+        remaining = count
+    }
+
+    /// Stores one element's response (nil: none, a notification); returns the whole line once
+    /// the last one is in (nil while some are missing, or when none has a response).
+    func fill(_ index: Int, _ response: [UInt8]?) -> [UInt8]? {
+        slots[index] = response
+        byteCount += response?.count ?? 0
+        remaining -= 1
+        guard remaining == 0 else { return nil }
+        let present = slots.compactMap { $0 }
+        guard !present.isEmpty else { return nil }
+        var out: [UInt8] = [UInt8(ascii: "[")]
+        out.reserveCapacity(byteCount + present.count + 1)
+        for (i, response) in present.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(contentsOf: response)
+        }
+        out.append(UInt8(ascii: "]"))
+        return out
+    }
+}
