@@ -123,8 +123,14 @@ let package = Package(
         ),
         .testTarget(
             name: "HTTPDNSServerTests",
-            dependencies: ["HTTPDNSTestSupport", "HTTPDNSClient", "HTTPDNSProtocol", "httpdnsd", "httpdnsctl"],
+            dependencies: [
+                "HTTPDNSTestSupport", "HTTPDNSClient", "HTTPDNSProtocol", "HTTPDNSServer", "HTTPDNSSystem", "httpdnsd",
+                "httpdnsctl",
+            ],
             swiftSettings: strictSettings
         ),
+        .testTarget(
+            name: "HTTPDNSSystemTests", dependencies: ["HTTPDNSSystem", "HTTPDNSTestSupport"],
+            swiftSettings: strictSettings),
     ]
 )

@@ -34,12 +34,22 @@ public struct LineFramer {
 
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         compactIfUseful()
+        reserve(bytes.count)
         buffer.append(contentsOf: bytes.bindMemory(to: UInt8.self))
     }
 
     public mutating func append(_ bytes: [UInt8]) {
         compactIfUseful()
+        reserve(bytes.count)
         buffer.append(contentsOf: bytes)
+    }
+
+    /// Grows a large buffer by an eighth rather than doubling it: a long line a client is
+    /// still sending then pins little more memory than its bytes (what the server's caps count).
+    private mutating func reserve(_ count: Int) {
+        let needed = buffer.count + count
+        guard needed > buffer.capacity, needed > 64 * 1024 else { return }
+        buffer.reserveCapacity(needed + needed / 8)
     }
 
     /// Calls `body` for each complete line and for an overflow; stops after `.tooLong`.

@@ -38,8 +38,6 @@ final class Connection: EventHandler {
     private var linesPending = false
     /// Requests stopped because unsent output passed a cap; resumed when it drains.
     private var waitingForOutput = false
-    /// In the user's list of connections to wake when the user's output drains.
-    var registeredWithUser = false
     var flushQueued = false
     var resumeQueued = false
     /// When bytes last moved either way, or a request completed (loop clock, nanoseconds).
@@ -85,10 +83,7 @@ final class Connection: EventHandler {
     func resume() {
         guard !closed else { return }
         if waitingForOutput {
-            guard !outputOverCap else {
-                waitForOutput()
-                return
-            }
+            guard !outputOverCap else { return }
             waitingForOutput = false
             // The line's clock ran while the connection was not read; it starts over.
             unfinishedLineSince = nil
@@ -128,7 +123,14 @@ final class Connection: EventHandler {
 
     /// Runs complete lines until none is left, the turn's budget is spent, or output is over a cap.
     private func runLines() {
+        defer { accountBufferedInput() }
         var budget = limits.requestsPerTurn
+        guard !outputOverCap else {
+            // Checked before each request: not even one more answer while over a cap.
+            linesPending = framer.pendingByteCount > 0
+            waitingForOutput = true
+            return
+        }
         let drained = framer.drainLines(while: { event in
             switch event {
             case .line(let line):
@@ -139,30 +141,27 @@ final class Connection: EventHandler {
                 return false
             }
             if outputOverCap {
-                waitForOutput()
+                waitingForOutput = true
                 return false
             }
             return budget > 0 && !closed
         })
         linesPending = !drained && !framer.overflowed
         if linesPending && !waitingForOutput { server.needsResume(self) }
-        accountBufferedInput()
     }
 
+    /// Whether the next request must wait for output to drain: this connection's own is over
+    /// its cap, or it has some while its user's is over the user's. A connection whose client
+    /// has read everything always runs, so a sibling that never reads cannot starve it (the
+    /// server drops such siblings when the user's output grows past twice its cap); a waiting
+    /// connection has output, so its own flush resumes it.
     private var outputOverCap: Bool {
-        !peerGone
-            && (pendingOutput > limits.maxPendingOutput || user.pendingOutput > limits.maxPendingOutputPerUser)
+        guard !peerGone, pendingOutput > 0 else { return false }
+        return pendingOutput > limits.maxPendingOutput || user.pendingOutput > limits.maxPendingOutputPerUser
     }
 
-    /// Stops running requests until output drains: this connection's own (its flush resumes it)
-    /// or its user's (any of the user's flushes wakes it).
-    private func waitForOutput() {
-        waitingForOutput = true
-        if user.pendingOutput > limits.maxPendingOutputPerUser && !registeredWithUser {
-            registeredWithUser = true
-            user.waitingForOutput.append(self)
-        }
-    }
+    /// Unsent output bytes (the server drops the largest when a user has too many).
+    var unsentByteCount: Int { pendingOutput }
 
     /// Counts the framer's bytes against the user's and the server's caps; a connection that
     /// takes either over is answered -32003 and closed.
@@ -346,9 +345,7 @@ final class Connection: EventHandler {
             output.removeSubrange(0..<outputOffset)
             outputOffset = 0
         }
-        if waitingForOutput {
-            if outputOverCap { waitForOutput() } else { server.needsResume(self) }
-        }
+        if waitingForOutput && !outputOverCap { server.needsResume(self) }
     }
 
     /// Closes when nothing is left to do, else sets the epoll interest for what remains.
@@ -442,9 +439,6 @@ final class Connection: EventHandler {
             bufferedInputCounted = 0
         }
         framer = LineFramer(maxLineLength: 0)
-        if registeredWithUser, let index = user.waitingForOutput.firstIndex(where: { $0 === self }) {
-            user.waitingForOutput.remove(at: index)
-        }
         server.connectionDidClose(self)
     }
 }

@@ -26,11 +26,14 @@ public struct ServerLimits: Sendable, Equatable {
     /// The same across all connections of one uid.
     public var maxPendingOutputPerUser = 4 << 20
 
+    /// The least `maxBufferedInputPerUser` may be, whatever `maxLineLength` is.
+    public var minBufferedInputPerUser = 16 << 20
+
     public init() {}
 
     /// Bytes of received, unprocessed request data one uid may hold across its connections
-    /// (unfinished lines, mostly): room for several maximal lines, never less than 16 MiB.
-    public var maxBufferedInputPerUser: Int { max(16 << 20, 2 * maxLineLength) }
+    /// (unfinished lines, mostly): room for two maximal lines, and never less than 16 MiB.
+    public var maxBufferedInputPerUser: Int { max(minBufferedInputPerUser, 2 * maxLineLength) }
     /// The same across all users: four users' worth.
     public var maxBufferedInput: Int { 4 * maxBufferedInputPerUser }
 }
@@ -42,8 +45,6 @@ final class UserLoad {
     var inFlight = 0
     var bufferedInput = 0
     var pendingOutput = 0
-    /// Connections that stopped running requests because this user's output passed its cap.
-    var waitingForOutput: [Connection] = []
 
     init(uid: UInt32) { self.uid = uid }
 
@@ -78,6 +79,7 @@ final class RPCServer: EventHandler {
     private var listening = false
     private var needsFlush: [Connection] = []
     private var needsResume: [Connection] = []
+    private var overloadedUsers: [UserLoad] = []
     private var sweepTimer: EventLoop.TimerID?
 
     /// Called whenever the last connection closes or the first one opens (idle tracking).
@@ -101,6 +103,9 @@ final class RPCServer: EventHandler {
     deinit { readBuffer.deallocate() }
 
     var connectionCount: Int { connections.count }
+
+    /// What one uid holds (nil once it has no connection and nothing in flight).
+    func load(of uid: UInt32) -> UserLoad? { users[uid] }
 
     /// The methods this server runs.
     func serve(_ methods: any MethodTable) { self.methods = methods }
@@ -248,19 +253,34 @@ final class RPCServer: EventHandler {
                 connection.flushQueued = false
                 connection.flushAndSettle()
             }
+            if !overloadedUsers.isEmpty { trimOverloadedUsers() }
         }
     }
 
-    /// A connection's unsent output changed by `delta`; wakes the user's waiting connections
-    /// once the user is back under its cap.
+    /// A connection's unsent output changed by `delta`; a user past twice its cap is trimmed at
+    /// the end of the turn.
     func outputChanged(_ user: UserLoad, by delta: Int) {
         user.pendingOutput += delta
-        if delta < 0 && user.pendingOutput <= limits.maxPendingOutputPerUser && !user.waitingForOutput.isEmpty {
-            let waiting = user.waitingForOutput
-            user.waitingForOutput.removeAll()
-            for connection in waiting {
-                connection.registeredWithUser = false
-                needsResume(connection)
+        if delta > 0 && user.pendingOutput > 2 * limits.maxPendingOutputPerUser
+            && !overloadedUsers.contains(where: { $0 === user })
+        {
+            overloadedUsers.append(user)
+        }
+    }
+
+    /// Each connection of a user may run a request while it has no unsent output, so many
+    /// connections that never read could still pile up answers: past twice the user's cap, the
+    /// connections holding the most are dropped until the user is back under it.
+    private func trimOverloadedUsers() {
+        let users = overloadedUsers
+        overloadedUsers.removeAll()
+        for user in users where user.pendingOutput > 2 * limits.maxPendingOutputPerUser {
+            let holders = connections.values.filter { $0.user === user && $0.unsentByteCount > 0 }
+                .sorted { $0.unsentByteCount > $1.unsentByteCount }
+            for connection in holders where user.pendingOutput > limits.maxPendingOutputPerUser {
+                logger.warning(
+                    "Closing a connection of uid \(user.uid): \(connection.unsentByteCount) bytes of answers unread")
+                connection.abort()
             }
         }
     }

@@ -171,7 +171,10 @@ public final class EventLoop {
     /// Runs one turn, waiting at most `maxWaitMilliseconds` for descriptors (nil: until the next
     /// timer). Tests drive the loop with it, so they wait for events instead of sleeping.
     public func runTurn(maxWaitMilliseconds: Int32? = nil) {
-        var timeout = nextTurn.isEmpty ? millisecondsUntilNextTimer() : 0
+        // Work deferred to this turn; what it defers in turn waits for the next one.
+        let deferred = nextTurn
+        nextTurn.removeAll()
+        var timeout = deferred.isEmpty ? millisecondsUntilNextTimer() : 0
         if let maxWaitMilliseconds { timeout = timeout < 0 ? maxWaitMilliseconds : min(timeout, maxWaitMilliseconds) }
         let count = epoll_wait(epoll.rawValue, events, Int32(Self.eventCapacity), timeout)
         if count < 0 {
@@ -187,11 +190,7 @@ public final class EventLoop {
             }
         }
         fireDueTimers()
-        if !nextTurn.isEmpty {
-            let bodies = nextTurn
-            nextTurn.removeAll()
-            for body in bodies { body() }
-        }
+        for body in deferred { body() }
         repeat {
             while !beforeWait.isEmpty {
                 let bodies = beforeWait

@@ -1,0 +1,280 @@
+import Glibc
+import HTTPDNSProtocol
+import HTTPDNSTestSupport
+import Synchronization
+import Testing
+
+@testable import HTTPDNSServer
+@testable import HTTPDNSSystem
+
+/// `RPCServer` and its connections on a loop the test drives turn by turn, with a manual clock,
+/// fake methods, and clients on socketpairs: no daemon, no sleeps. Each turn waits in epoll for
+/// the event it needs, so a test awaits replies instead of sleeping.
+final class InProcessServer {
+    let clock = ManualLoopClock()
+    let loop: EventLoop
+    let server: RPCServer
+    let methods = FakeMethods()
+    let directory = TemporaryDirectory(prefix: "ips")
+    let listener: FileDescriptor
+    /// What the server's accept and credential seams do, as the test sets it.
+    final class Seams {
+        /// The uid each server-side descriptor is credited to (the socketpair's own otherwise).
+        var uids: [Int32: UInt32] = [:]
+        /// Errors the next accepts fail with, in order (EMFILE, ...).
+        var acceptFailures: [Int32] = []
+    }
+
+    /// The server's log lines.
+    final class Log: Sendable {
+        let lines = Mutex<[String]>([])
+    }
+
+    let seams = Seams()
+    let log = Log()
+
+    init(limits: ServerLimits = ServerLimits()) throws {
+        loop = try EventLoop(clock: clock)
+        listener = try UnixSocket.listen(path: directory.file("s.sock"))
+        let log = self.log
+        let seams = self.seams
+        let logger = Logger(threshold: .debug) { _, line in log.lines.withLock { $0.append(line) } }
+        server = RPCServer(
+            loop: loop, listener: listener, limits: limits, logger: logger,
+            accept: { fd throws(SystemError) in
+                if !seams.acceptFailures.isEmpty {
+                    throw SystemError(errno: seams.acceptFailures.removeFirst(), call: "accept4")
+                }
+                return try UnixSocket.accept(fd)
+            },
+            peerCredentials: { fd throws(SystemError) in
+                let real = try UnixSocket.peerCredentials(fd)
+                return PeerCredentials(pid: real.pid, uid: seams.uids[fd.rawValue] ?? real.uid, gid: real.gid)
+            })
+        server.serve(methods)
+        try server.startListening()
+    }
+
+    deinit {
+        server.closeAll()
+        listener.close()
+    }
+
+    /// A client on a socketpair, admitted as `uid`; `sendBuffer` shrinks the server side's
+    /// kernel buffer (SO_SNDBUF), so that unread answers stay in the server.
+    func connect(uid: UInt32? = nil, sendBuffer: Int32? = nil) throws -> Peer {
+        let (ours, theirs) = try socketPair()
+        try theirs.setNonBlocking()
+        if var size = sendBuffer {
+            setsockopt(theirs.rawValue, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        if let uid { seams.uids[theirs.rawValue] = uid }
+        server.admit(theirs)
+        try ours.setNonBlocking()
+        return Peer(fd: ours, server: self)
+    }
+
+    /// Runs turns until `condition` holds; false when it did not within `turns` turns (each
+    /// waits at most 100 ms of real time for an event).
+    @discardableResult
+    func run(turns: Int = 200, until condition: () -> Bool) -> Bool {
+        for _ in 0..<turns {
+            if condition() { return true }
+            loop.runTurn(maxWaitMilliseconds: 100)
+        }
+        return condition()
+    }
+
+    /// Moves the clock and runs the turn that fires what became due.
+    func advance(milliseconds: Int64) {
+        clock.advance(milliseconds: milliseconds)
+        loop.runTurn(maxWaitMilliseconds: 0)
+    }
+}
+
+/// The test's end of a connection.
+final class Peer {
+    let fd: FileDescriptor
+    unowned let server: InProcessServer
+    private var framer = LineFramer(maxLineLength: 64 << 20)
+    private(set) var lines: [String] = []
+    private(set) var reachedEOF = false
+    private(set) var bytesRead = 0
+
+    init(fd: FileDescriptor, server: InProcessServer) {
+        self.fd = fd
+        self.server = server
+    }
+
+    deinit { fd.close() }
+
+    func send(_ text: String) throws { try fd.writeAll(Array(text.utf8)) }
+
+    func send(_ request: JSON) throws { try send(request.encodedString + "\n") }
+
+    func request(_ method: String, id: JSON? = 1, _ params: JSON? = nil) -> JSON {
+        var object: JSONObject = ["jsonrpc": "2.0", "method": .string(method)]
+        if let id { object["id"] = id }
+        if let params { object["params"] = params }
+        return .object(object)
+    }
+
+    /// Reads what has arrived, without waiting.
+    func receive() {
+        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+        while !reachedEOF {
+            let result = buffer.withUnsafeMutableBytes { raw in
+                Result { () throws(SystemError) in try fd.read(into: raw) }
+            }
+            switch result {
+            case .success(.done(0)), .failure:
+                reachedEOF = true
+            case .success(.done(let n)):
+                bytesRead += n
+                framer.append(Array(buffer[0..<n]))
+                framer.drain { event in
+                    if case .line(let line) = event { lines.append(String(decoding: line, as: UTF8.self)) }
+                }
+            case .success(.wouldBlock):
+                return
+            }
+        }
+    }
+
+    /// Turns until `count` lines in all arrived (false if they did not).
+    func awaitLines(_ count: Int, turns: Int = 200) -> Bool {
+        server.run(turns: turns) {
+            receive()
+            return lines.count >= count || reachedEOF
+        } && lines.count >= count
+    }
+
+    /// Turns until the server closed this connection.
+    func awaitEOF(turns: Int = 200) -> Bool {
+        server.run(turns: turns) {
+            receive()
+            return reachedEOF
+        }
+    }
+
+    /// The responses so far, parsed.
+    var responses: [JSON] { lines.compactMap { try? JSONParser.parse($0) } }
+
+    func response(id: JSON) -> JSON? { responses.first { $0["id"] == id } }
+
+    func closeWrite() { UnixSocket.shutdownWrite(fd) }
+}
+
+/// Methods that answer at once, or (for resolves of names starting with "slow") when the test
+/// releases them; every call is recorded.
+final class FakeMethods: MethodTable {
+    private(set) var calls: [Method] = []
+    private var held: [Reply<ResolveResult>] = []
+    /// Cookies `listCookies` returns (its answer's size is the test's to choose).
+    var listed: [CookieRecord] = []
+
+    var heldCount: Int { held.count }
+
+    /// Answers every held resolve.
+    func releaseHeld() {
+        let replies = held
+        held.removeAll()
+        for reply in replies {
+            reply(
+                .success(
+                    ResolveResult(host: "slow", ipv4: ["192.0.2.1"], ipv6: [], ttl: 1, stale: false, source: .upstream))
+            )
+        }
+    }
+
+    func resolve(_ params: ResolveParams, context: CallContext, reply: @escaping Reply<ResolveResult>) throws(RPCError)
+    {
+        calls.append(.resolve)
+        if params.host.hasPrefix("slow") {
+            held.append(reply)
+            return
+        }
+        reply(
+            .success(
+                ResolveResult(host: params.host, ipv4: ["192.0.2.1"], ipv6: [], ttl: 60, stale: false, source: .cache)))
+    }
+
+    func reverse(_ params: ReverseParams, context: CallContext, reply: @escaping Reply<ReverseResult>) throws(RPCError)
+    {
+        calls.append(.reverse)
+        reply(.success(ReverseResult(address: params.address, hosts: ["a.example"], ttl: 1)))
+    }
+
+    func getCookieHeader(
+        _ params: GetCookieHeaderParams, context: CallContext, reply: @escaping Reply<CookieHeaderResult>
+    ) throws(RPCError) {
+        calls.append(.getCookieHeader)
+        reply(.success(CookieHeaderResult(header: "uid=\(context.peer.uid)", count: 1)))
+    }
+
+    func handleSetCookie(_ params: HandleSetCookieParams, context: CallContext, reply: @escaping Reply<SetCookieResult>)
+        throws(RPCError)
+    {
+        calls.append(.handleSetCookie)
+        reply(.success(SetCookieResult(host: "a.example", stored: params.setCookie.count, rejected: [])))
+    }
+
+    func deleteCookies(_ params: DeleteCookiesParams, context: CallContext, reply: @escaping Reply<DeleteCookiesResult>)
+        throws(RPCError)
+    {
+        calls.append(.deleteCookies)
+        reply(.success(DeleteCookiesResult(deleted: 0)))
+    }
+
+    func listCookies(_ params: ListCookiesParams, context: CallContext, reply: @escaping Reply<ListCookiesResult>)
+        throws(RPCError)
+    {
+        calls.append(.listCookies)
+        reply(.success(ListCookiesResult(cookies: listed)))
+    }
+
+    func importCookies(_ params: ImportCookiesParams, context: CallContext, reply: @escaping Reply<ImportCookiesResult>)
+        throws(RPCError)
+    {
+        calls.append(.importCookies)
+        reply(.success(ImportCookiesResult(imported: 0)))
+    }
+
+    func exportCookies(_ params: ExportCookiesParams, context: CallContext, reply: @escaping Reply<ExportCookiesResult>)
+        throws(RPCError)
+    {
+        calls.append(.exportCookies)
+        reply(.success(ExportCookiesResult(data: "")))
+    }
+
+    func flushCache(_ params: FlushCacheParams, context: CallContext, reply: @escaping Reply<FlushCacheResult>)
+        throws(RPCError)
+    {
+        calls.append(.flushCache)
+        reply(.success(FlushCacheResult(flushed: 0)))
+    }
+
+    func status(_ params: StatusParams, context: CallContext, reply: @escaping Reply<StatusResult>) throws(RPCError) {
+        calls.append(.status)
+        reply(
+            .success(
+                StatusResult(
+                    version: "test", uptime: 0, cache: .init(entries: 0, hits: 0, misses: 0, staleServed: 0),
+                    cookieCount: 0, upstreams: [])))
+    }
+
+    func discover(_ params: DiscoverParams, context: CallContext, reply: @escaping Reply<DiscoverResult>)
+        throws(RPCError)
+    {
+        calls.append(.discover)
+        reply(.success(DiscoverResult(encodedDocument: Array(#"{"openrpc":"1.2.6","info":{},"methods":[]}"#.utf8))))
+    }
+
+    /// A cookie of about `bytes` bytes on the wire.
+    static func cookie(bytes: Int, index: Int) -> CookieRecord {
+        CookieRecord(
+            name: "c\(index)", value: String(repeating: "v", count: bytes), domain: "a.example", hostOnly: true,
+            path: "/",
+            expires: nil, secure: false, httpOnly: false, sameSite: "lax", partitioned: false, created: 0)
+    }
+}

@@ -1,0 +1,105 @@
+import Glibc
+import HTTPDNSSystem
+import HTTPDNSTestSupport
+import Synchronization
+import Testing
+
+/// The loop's turn: descriptors, timers on its clock, deferred work, turn-end handlers, and
+/// results posted from other threads. Driven turn by turn, with a manual clock.
+struct EventLoopTests {
+    final class Recorder: EventHandler {
+        var events: [UInt32] = []
+        var onEvent: (UInt32) -> Void = { _ in }
+        func handleEvents(_ events: UInt32) {
+            self.events.append(events)
+            onEvent(events)
+        }
+    }
+
+    @Test func timersFireInDeadlineOrderOnTheLoopsClock() throws {
+        let clock = ManualLoopClock()
+        let loop = try EventLoop(clock: clock)
+        var fired: [String] = []
+        loop.schedule(afterMilliseconds: 300) { fired.append("c") }
+        loop.schedule(afterMilliseconds: 100) { fired.append("a") }
+        let cancelled = loop.schedule(afterMilliseconds: 150) { fired.append("cancelled") }
+        loop.schedule(afterMilliseconds: 200) { fired.append("b") }
+        loop.cancel(cancelled)
+        loop.runTurn(maxWaitMilliseconds: 0)
+        #expect(fired.isEmpty, "nothing is due before the clock moves")
+        clock.advance(milliseconds: 250)
+        loop.runTurn(maxWaitMilliseconds: 0)
+        #expect(fired == ["a", "b"])
+        clock.advance(milliseconds: 50)
+        loop.runTurn(maxWaitMilliseconds: 0)
+        #expect(fired == ["a", "b", "c"])
+    }
+
+    @Test func aReadableDescriptorIsHandledAndNowIsTheTurnsTime() throws {
+        let clock = ManualLoopClock()
+        let loop = try EventLoop(clock: clock)
+        let (a, b) = try socketPair()
+        defer {
+            a.close()
+            b.close()
+        }
+        let recorder = Recorder()
+        try loop.register(b, events: EpollEvents.readable, handler: recorder)
+        clock.advance(milliseconds: 7)
+        try a.writeAll([1])
+        loop.runTurn(maxWaitMilliseconds: 1_000)
+        #expect(recorder.events.count == 1)
+        #expect(recorder.events[0] & EpollEvents.readable != 0)
+        #expect(loop.now == clock.nowNanoseconds())
+        loop.unregister(b)
+        try a.writeAll([2])
+        loop.runTurn(maxWaitMilliseconds: 0)
+        #expect(recorder.events.count == 1, "an unregistered descriptor is not reported")
+    }
+
+    /// The order within a turn: events, due timers, work deferred to this turn, the
+    /// before-wait bodies (also those they add), then the turn-end handlers.
+    @Test func aTurnRunsItsPhasesInOrder() throws {
+        let clock = ManualLoopClock()
+        let loop = try EventLoop(clock: clock)
+        var order: [String] = []
+        loop.onTurnEnd { order.append("end") }
+        let (a, b) = try socketPair()
+        defer {
+            a.close()
+            b.close()
+        }
+        let recorder = Recorder()
+        recorder.onEvent = { _ in
+            order.append("event")
+            loop.runBeforeNextWait {
+                order.append("before-wait")
+                loop.runBeforeNextWait { order.append("before-wait 2") }
+            }
+            loop.runNextTurn { order.append("next turn") }
+        }
+        try loop.register(b, events: EpollEvents.readable, handler: recorder)
+        loop.schedule(afterMilliseconds: 0) { order.append("timer") }
+        try a.writeAll([1])
+        loop.runTurn(maxWaitMilliseconds: 1_000)
+        #expect(order == ["event", "timer", "before-wait", "before-wait 2", "end"])
+        loop.unregister(b)
+        order.removeAll()
+        // Work deferred to the next turn makes that turn not wait (the 10 s would otherwise pass).
+        loop.schedule(afterMilliseconds: 10_000) {}
+        loop.runTurn()
+        #expect(order == ["next turn", "end"])
+    }
+
+    /// A value posted from another thread wakes a waiting loop and reaches its completion there.
+    @Test func aCompletionPostedFromAnotherThreadWakesTheLoop() throws {
+        let loop = try EventLoop(clock: ManualLoopClock())
+        var received: [Int] = []
+        let token = loop.expectCompletion(Int.self) { received.append($0) }
+        let poster = loop.poster
+        let thread = spawnThread(joinable: true) { poster.post(token: token, value: 42) }
+        for _ in 0..<100 where received.isEmpty { loop.runTurn(maxWaitMilliseconds: 1_000) }
+        pthread_join(thread, nil)
+        #expect(received == [42])
+    }
+}
