@@ -134,18 +134,18 @@ final class CookieService {
             reply(.success(()))
             return
         }
-        persistence.commit(CookieBatch(uid: uid, changes: changes)) { [weak self] result in
+        // unowned: the service lives as long as the daemon (weak would give it a side table,
+        // which slows every retain of it on the request path).
+        persistence.commit(CookieBatch(uid: uid, changes: changes)) { [unowned self] result in
             guard case .failure(let failure) = result else {
                 reply(.success(()))
                 return
             }
-            if let self {
-                self.logger.error("Failed to store cookie changes: \(failure.error)")
-                if let committed = failure.committedJar {
-                    let restored = CookieJar(rules: self.rules, limits: self.limits)
-                    restored.load(committed, now: WallClock.nowSeconds())
-                    self.jars[uid] = restored
-                }
+            self.logger.error("Failed to store cookie changes: \(failure.error)")
+            if let committed = failure.committedJar {
+                let restored = CookieJar(rules: self.rules, limits: self.limits)
+                restored.load(committed, now: WallClock.nowSeconds())
+                self.jars[uid] = restored
             }
             reply(
                 .failure(.internalError("the change could not be stored (\(failure.error.code)); nothing was changed")))

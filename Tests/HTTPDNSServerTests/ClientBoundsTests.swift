@@ -27,30 +27,6 @@ enum ProcessProbe {
     }
 }
 
-extension OtherUser {
-    /// Sends one line as uid 65534 and returns the answer line.
-    static func send(_ line: String, to socketPath: String) throws -> JSON {
-        let result = try runCommand(
-            setpriv,
-            [
-                "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", socat, "-t", "10", "-",
-                "UNIX-CONNECT:\(socketPath)",
-            ],
-            stdin: line + "\n")
-        let text = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard let response = try? JSONParser.parse(text) else {
-            throw HarnessError("uid \(uid) got \(text.debugDescription), exit \(result.status): \(result.stderr)")
-        }
-        return response
-    }
-
-    /// Lets uid 65534 reach a harness's socket.
-    static func admit(_ daemon: DaemonHarness) throws {
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: daemon.directory.path)
-        try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: daemon.socketPath)
-    }
-}
-
 /// Bounded work and memory per client, against the real daemon over real sockets: clients that
 /// never read, flood with notifications, hang up mid-request, sit idle or hold half a line.
 @Suite(.serialized)
@@ -88,7 +64,7 @@ struct ClientBoundsTests {
             hostile.append(client)
         }
         // Another user is answered while that goes on, and so is a sibling that reads.
-        let status = try? OtherUser.send(#"{"jsonrpc":"2.0","id":2,"method":"status"}"#, to: daemon.socketPath)
+        let status = try? OtherUser.call(daemon, "status")
         #expect(status?["result"]?["version"] != nil, "\(status?.encodedString ?? "no answer")")
         #expect(try daemon.connect().call("status")?["result"] != nil)
         var peak = 0
@@ -192,7 +168,7 @@ struct ClientBoundsTests {
             try? client.send(half)
             clients.append(client)
         }
-        let status = try OtherUser.send(#"{"jsonrpc":"2.0","id":2,"method":"status"}"#, to: daemon.socketPath)
+        let status = try OtherUser.call(daemon, "status")
         #expect(status["result"] != nil, "\(status.encodedString)")
         let grown = ProcessProbe.residentBytes(pid) - before
         #expect(grown < 32 << 20, "the daemon grew by \(grown >> 20) MiB")

@@ -15,6 +15,11 @@ public final class CookieJar {
     /// always a suffix of every domain in it, so a lookup for a host only has to visit the
     /// buckets named by the host's own suffixes.
     private var buckets: [String: [StoredCookie]] = [:]
+    /// `candidateBuckets` per host, valid while the set of bucket keys stays the same (a
+    /// retrieval then costs one lookup, not one per parent domain). Bounded; cleared whenever
+    /// a bucket appears or goes.
+    private var candidateCache: [String: [String]] = [:]
+    private static let candidateCacheLimit = 4096
     /// Number of cookies in all buckets.
     public private(set) var count = 0
     private var nextCreationIndex: UInt64 = 1
@@ -242,6 +247,7 @@ public final class CookieJar {
 
     private func insert(_ cookie: Cookie, bucket: String) {
         accessClock += 1
+        if buckets[bucket] == nil { candidateCache.removeAll() }
         buckets[bucket, default: []].append(StoredCookie(cookie: cookie, accessOrder: accessClock))
         count += 1
     }
@@ -250,7 +256,10 @@ public final class CookieJar {
     private func remove(_ key: CookieKey, inBucket bucket: String) -> Cookie? {
         guard let index = buckets[bucket]?.firstIndex(where: { $0.cookie.key == key }) else { return nil }
         let removed = buckets[bucket]!.remove(at: index).cookie
-        if buckets[bucket]!.isEmpty { buckets[bucket] = nil }
+        if buckets[bucket]!.isEmpty {
+            buckets[bucket] = nil
+            candidateCache.removeAll()
+        }
         count -= 1
         return removed
     }
@@ -258,15 +267,20 @@ public final class CookieJar {
     /// Removes every cookie of `bucket` that `shouldRemove` selects, recording deletions.
     @discardableResult
     private func removeAll(inBucket bucket: String, where shouldRemove: (Cookie) -> Bool) -> Int {
-        guard var cookies = buckets[bucket] else { return 0 }
-        let before = cookies.count
-        cookies.removeAll { stored in
+        guard let slot = buckets.index(forKey: bucket) else { return 0 }
+        // Looked at before changed: most calls remove nothing, and then the bucket is not copied.
+        guard buckets.values[slot].contains(where: { shouldRemove($0.cookie) }) else { return 0 }
+        let before = buckets.values[slot].count
+        buckets.values[slot].removeAll { stored in
             guard shouldRemove(stored.cookie) else { return false }
             pendingChanges.append(.delete(stored.cookie.key))
             return true
         }
-        let removed = before - cookies.count
-        buckets[bucket] = cookies.isEmpty ? nil : cookies
+        let removed = before - buckets.values[slot].count
+        if buckets.values[slot].isEmpty {
+            buckets.remove(at: slot)
+            candidateCache.removeAll()
+        }
         count -= removed
         return removed
     }
@@ -366,24 +380,24 @@ public final class CookieJar {
         }
         // Step 2: longer paths first, then earlier creation.
         selected.sort { lhs, rhs in
-            let left = buckets[lhs.bucket]![lhs.index].cookie
-            let right = buckets[rhs.bucket]![rhs.index].cookie
-            let leftLength = left.path.utf8.count
-            let rightLength = right.path.utf8.count
-            if leftLength != rightLength { return leftLength > rightLength }
-            return left.creationIndex < right.creationIndex
+            if lhs.pathLength != rhs.pathLength { return lhs.pathLength > rhs.pathLength }
+            return lhs.creationIndex < rhs.creationIndex
         }
         var header = ""
         for (position, location) in selected.enumerated() {
+            guard let slot = buckets.index(forKey: location.bucket) else { continue }
             // Step 3: last-access-time.
             accessClock += 1
-            buckets[location.bucket]![location.index].cookie.lastAccess = now
-            buckets[location.bucket]![location.index].accessOrder = accessClock
+            buckets.values[slot][location.index].cookie.lastAccess = now
+            buckets.values[slot][location.index].accessOrder = accessClock
             // Step 4: serialization; a nameless cookie is its value alone.
-            let cookie = buckets[location.bucket]![location.index].cookie
-            if position > 0 { header += "; " }
-            if !cookie.name.isEmpty { header += cookie.name + "=" }
-            header += cookie.value
+            let cookie = buckets.values[slot][location.index].cookie
+            if position > 0 { header.append("; ") }
+            if !cookie.name.isEmpty {
+                header.append(cookie.name)
+                header.append("=")
+            }
+            header.append(cookie.value)
         }
         // CTLs are refused at every entry point (parse, load, import), so no CR or LF can
         // reach a request header.
@@ -402,6 +416,9 @@ public final class CookieJar {
     struct CookieLocation {
         var bucket: String
         var index: Int
+        /// The cookie's sort keys (RFC 6265bis 5.8.3 step 2), so sorting needs no lookups.
+        var pathLength: Int
+        var creationIndex: UInt64
     }
 
     /// Step 1 of retrieval without the SameSite/HttpOnly filters (given by `include`):
@@ -424,7 +441,12 @@ public final class CookieJar {
                     : CookieMatching.domainMatches(host, domain: cookie.domain, stringIsIPLiteral: hostIsIP)
                 guard domainOK, CookieMatching.pathMatches(path, cookiePath: cookie.path) else { continue }
                 if cookie.secure && !request.url.isSecure { continue }
-                if include(cookie) { result.append(CookieLocation(bucket: bucket, index: index)) }
+                if include(cookie) {
+                    result.append(
+                        CookieLocation(
+                            bucket: bucket, index: index, pathLength: cookie.path.utf8.count,
+                            creationIndex: cookie.creationIndex))
+                }
             }
         }
         return result
@@ -434,10 +456,19 @@ public final class CookieJar {
     /// parent domains (a bucket key is a suffix of every domain in it).
     func candidateBuckets(forHost host: String, isIPLiteral: Bool) -> [String] {
         if isIPLiteral { return buckets[host] == nil ? [] : [host] }
+        if let cached = candidateCache[host] { return cached }
+        let keys = findCandidateBuckets(forHost: host)
+        if candidateCache.count >= Self.candidateCacheLimit { candidateCache.removeAll() }
+        candidateCache[host] = keys
+        return keys
+    }
+
+    private func findCandidateBuckets(forHost host: String) -> [String] {
         var keys: [String] = []
         var candidate = Substring(host)
         while true {
-            if buckets[String(candidate)] != nil { keys.append(String(candidate)) }
+            let key = String(candidate)
+            if buckets[key] != nil { keys.append(key) }
             guard let dot = candidate.firstIndex(of: ".") else { break }
             candidate = candidate[candidate.index(after: dot)...]
             if candidate.isEmpty { break }

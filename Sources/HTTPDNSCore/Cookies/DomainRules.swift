@@ -27,13 +27,13 @@ public enum HostNameSyntax {
     /// returned in canonical form. Nil for anything else, including non-ASCII input.
     public static func canonicalASCII(_ host: String) -> String? {
         if let ip = IPLiteral.canonical(host) { return ip }
-        var bytes = Array(host.utf8)
-        guard !bytes.isEmpty, bytes.count <= maxNameLength + 1 else { return nil }
-        var body = bytes[...]
-        if body.last == UInt8(ascii: ".") { body = body.dropLast() }
+        let utf8 = host.utf8
+        guard !utf8.isEmpty, utf8.count <= maxNameLength + 1 else { return nil }
+        let body = utf8.last == UInt8(ascii: ".") ? utf8.dropLast() : utf8[...]
         guard !body.isEmpty, body.count <= maxNameLength else { return nil }
         var labelLength = 0
         var lastLabelAllDigits = true
+        var hasUppercase = false
         for byte in body {
             if byte == UInt8(ascii: ".") {
                 guard labelLength > 0 else { return nil }
@@ -45,10 +45,12 @@ public enum HostNameSyntax {
             labelLength += 1
             guard labelLength <= maxLabelLength else { return nil }
             if byte < UInt8(ascii: "0") || byte > UInt8(ascii: "9") { lastLabelAllDigits = false }
+            if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { hasUppercase = true }
         }
         guard labelLength > 0, !lastLabelAllDigits else { return nil }
-        for index in bytes.indices { bytes[index] = asciiLowercased(bytes[index]) }
-        return String(decoding: bytes, as: UTF8.self)
+        // Most names arrive lowercase already: then the name is its own canonical form.
+        guard hasUppercase else { return host }
+        return String(decoding: utf8.map(asciiLowercased), as: UTF8.self)
     }
 
     /// True when every byte of `host` is ASCII.

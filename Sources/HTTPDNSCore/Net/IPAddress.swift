@@ -22,16 +22,23 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
 
     /// Parses either family; a colon means IPv6.
     public init?(_ text: String) {
-        if text.utf8.contains(UInt8(ascii: ":")) {
-            self.init(ipv6: text)
-        } else {
-            self.init(ipv4: text)
+        // Over contiguous bytes: host names, refused here at their first letter, pass through
+        // this several times per request.
+        var text = text
+        guard let parsed = text.withUTF8({ Self.parse($0) }) else { return nil }
+        self = parsed
+    }
+
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> IPAddress? {
+        if bytes.contains(UInt8(ascii: ":")) {
+            return parseIPv6(Array(bytes)).flatMap { IPAddress(bytes: $0) }
         }
+        return parseIPv4(bytes).flatMap { IPAddress(bytes: $0) }
     }
 
     /// Strict dotted-quad: four decimal parts 0-255, no leading zeros except "0" itself.
     public init?(ipv4 text: String) {
-        guard let parsed = IPAddress.parseIPv4(Array(text.utf8)[...]) else { return nil }
+        guard let parsed = IPAddress.parseIPv4(text.utf8) else { return nil }
         self.family = .ipv4
         self.bytes = parsed
     }
@@ -62,21 +69,37 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
 
     // MARK: - Parsing
 
-    private static func parseIPv4(_ text: ArraySlice<UInt8>) -> [UInt8]? {
-        var result: [UInt8] = []
-        result.reserveCapacity(4)
-        for part in text.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false) {
-            guard result.count < 4, (1...3).contains(part.count) else { return nil }
-            guard part.count == 1 || part.first != UInt8(ascii: "0") else { return nil }
-            var value = 0
-            for byte in part {
-                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
-                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+    /// One pass, no allocation until it succeeds: host names (the common input) are refused at
+    /// their first letter, and every URL and cookie domain goes through here.
+    static func parseIPv4(_ text: some Collection<UInt8>) -> [UInt8]? {
+        var parts: (UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0)
+        var part = 0
+        var value = 0
+        var digits = 0
+        var leadingZero = false
+        for byte in text {
+            if byte == UInt8(ascii: ".") {
+                guard digits > 0, part < 3 else { return nil }
+                withUnsafeMutableBytes(of: &parts) { $0[part] = UInt8(value) }
+                part += 1
+                value = 0
+                digits = 0
+                continue
             }
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            // No leading zeros ("010" is octal to other parsers) and at most three digits.
+            if digits == 0 {
+                leadingZero = byte == UInt8(ascii: "0")
+            } else if leadingZero || digits == 3 {
+                return nil
+            }
+            value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            digits += 1
             guard value <= 255 else { return nil }
-            result.append(UInt8(value))
         }
-        return result.count == 4 ? result : nil
+        guard digits > 0, part == 3 else { return nil }
+        parts.3 = UInt8(value)
+        return [parts.0, parts.1, parts.2, parts.3]
     }
 
     private static func parseIPv6(_ text: [UInt8]) -> [UInt8]? {

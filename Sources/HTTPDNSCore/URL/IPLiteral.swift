@@ -17,8 +17,9 @@ public enum IPLiteral {
 
     /// The address `text` spells, IPv6 with or without brackets.
     public static func address(_ text: String) -> IPAddress? {
-        if text.hasPrefix("[") && text.hasSuffix("]") && text.utf8.count >= 2 {
-            return IPAddress(ipv6: String(text.dropFirst().dropLast()))
+        if text.utf8.first == UInt8(ascii: "[") {
+            guard text.utf8.count >= 2, text.utf8.last == UInt8(ascii: "]") else { return nil }
+            return IPAddress(ipv6: String(decoding: text.utf8.dropFirst().dropLast(), as: UTF8.self))
         }
         return IPAddress(text)
     }

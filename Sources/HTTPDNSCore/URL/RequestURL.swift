@@ -29,7 +29,8 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses `text`, or returns nil when it is not an absolute URL of a supported scheme.
     public init?(_ text: String) {
-        guard let parts = Self.parse(Array(text.utf8)) else { return nil }
+        var text = text
+        guard let parts = text.withUTF8({ Self.parse($0) }) else { return nil }
         self = parts
     }
 
@@ -37,7 +38,7 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
     public init(scheme: String, host: String, port: UInt16?, path: String, query: String?) {
         self.scheme = scheme
         self.host = host
-        self.isIPLiteral = IPLiteral.canonical(host) != nil
+        self.isIPLiteral = IPLiteral.address(host) != nil
         self.port = port
         self.path = path
         self.query = query
@@ -45,7 +46,8 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
 
     /// The same URL with another host (used to substitute a host name for an IP literal).
     public func replacingHost(_ newHost: String) -> RequestURL {
-        RequestURL(scheme: scheme, host: newHost, port: port, path: path, query: query)
+        if CookieMatching.same(newHost, host) { return self }
+        return RequestURL(scheme: scheme, host: newHost, port: port, path: path, query: query)
     }
 
     public var description: String {
@@ -55,12 +57,13 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
         return "\(scheme)://\(hostPart)\(portPart)\(path)\(queryPart)"
     }
 
-    private static func parse(_ bytes: [UInt8]) -> RequestURL? {
+    private typealias Bytes = Slice<UnsafeBufferPointer<UInt8>>
+
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> RequestURL? {
         // Spaces and control characters are refused anywhere (no silent trimming).
         guard !bytes.isEmpty, !bytes.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else { return nil }
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon > 0 else { return nil }
-        let scheme = String(decoding: bytes[..<colon].map(asciiLowercased), as: UTF8.self)
-        guard supportedSchemes.contains(scheme) else { return nil }
+        guard let scheme = supportedScheme(bytes[..<colon]) else { return nil }
         var index = colon + 1
         guard bytes.count >= index + 2, bytes[index] == UInt8(ascii: "/"), bytes[index + 1] == UInt8(ascii: "/") else {
             return nil
@@ -89,15 +92,23 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
         return RequestURL(scheme: scheme, host: host, port: port, path: path, query: query)
     }
 
+    /// The scheme as one of `supportedSchemes` (ASCII case-insensitively), without building a string.
+    private static func supportedScheme(_ bytes: Bytes) -> String? {
+        for scheme in ["http", "https", "ws", "wss"] where scheme.utf8.count == bytes.count {
+            if zip(scheme.utf8, bytes).allSatisfy({ $0 == asciiLowercased($1) }) { return scheme }
+        }
+        return nil
+    }
+
     private static func isAuthorityTerminator(_ byte: UInt8) -> Bool {
         byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#")
             || byte == UInt8(ascii: "\\")
     }
 
-    private static func parseHostAndPort(_ authority: ArraySlice<UInt8>) -> (String, UInt16?)? {
+    private static func parseHostAndPort(_ authority: Bytes) -> (String, UInt16?)? {
         guard !authority.isEmpty else { return nil }
-        var hostBytes: ArraySlice<UInt8>
-        var rest: ArraySlice<UInt8>
+        var hostBytes: Bytes
+        var rest: Bytes
         if authority.first == UInt8(ascii: "[") {
             guard let close = authority.firstIndex(of: UInt8(ascii: "]")) else { return nil }
             hostBytes = authority[authority.startIndex...close]
@@ -107,7 +118,7 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
             rest = authority[colon...]
         } else {
             hostBytes = authority
-            rest = []
+            rest = authority[authority.endIndex...]
         }
         var port: UInt16?
         if !rest.isEmpty {
@@ -128,16 +139,20 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
             else { return nil }
             return (v6.description, port)
         }
-        if let v4 = IPAddress(ipv4: String(decoding: hostBytes, as: UTF8.self)) {
+        if let v4 = IPAddress.parseIPv4(hostBytes).flatMap({ IPAddress(bytes: $0) }) {
             return (v4.description, port)
         }
         guard hostBytes.allSatisfy(isHostByte) else { return nil }
-        let lowered = hostBytes.map(asciiLowercased)
         // A host whose last label is a number must be an IPv4 address (WHATWG "ends in a
         // number"); anything else of that shape is refused rather than read as a name.
-        let lastLabel = lowered[((lowered.lastIndex(of: UInt8(ascii: ".")) ?? -1) + 1)...]
+        let lastLabel = hostBytes[((hostBytes.lastIndex(of: UInt8(ascii: ".")) ?? hostBytes.startIndex - 1) + 1)...]
         if !lastLabel.isEmpty, lastLabel.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) { return nil }
-        return (String(decoding: lowered, as: UTF8.self), port)
+        let hasUppercase = hostBytes.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
+        let host =
+            hasUppercase
+            ? String(decoding: hostBytes.map(asciiLowercased), as: UTF8.self)
+            : String(decoding: hostBytes, as: UTF8.self)
+        return (host, port)
     }
 
     /// Letters, digits, `-`, `.`, `_`, `~` and non-ASCII bytes (IDNA host names as written).
