@@ -79,7 +79,8 @@ public enum JSONWriter {
     }
 
     public static func number(_ value: JSONNumber, to out: inout [UInt8]) {
-        out.append(contentsOf: value.literal.utf8)
+        var literal = value.literal
+        literal.withUTF8 { out.append(contentsOf: $0) }
     }
 
     private static func digits(_ value: UInt64, to out: inout [UInt8]) {

@@ -217,11 +217,10 @@ struct RawObject {
 
     private func nameEquals(_ name: Range<Int>, _ field: String) -> Bool {
         guard name.count == field.utf8.count else { return false }
-        var i = name.lowerBound
-        for byte in field.utf8 {
-            if line[i] != byte { return false }
-            i += 1
+        var field = field
+        return field.withUTF8 { expected in
+            for i in 0..<expected.count where line[name.lowerBound + i] != expected[i] { return false }
+            return true
         }
-        return true
     }
 }

@@ -179,11 +179,18 @@ public struct RequestScanner {
 }
 
 extension Method {
+    /// Each method's name as bytes, for matching request bytes without building a String.
+    private static let names: [(method: Method, bytes: [UInt8])] = allCases.map { ($0, Array($0.rawValue.utf8)) }
+
     /// The method named by these bytes (a string's content without escapes), if any.
     init?(utf8 name: UnsafeBufferPointer<UInt8>) {
-        for method in Method.allCases where name.count == method.rawValue.utf8.count {
-            if name.elementsEqual(method.rawValue.utf8) {
-                self = method
+        for candidate in Self.names where candidate.bytes.count == name.count {
+            let same = candidate.bytes.withUnsafeBufferPointer { bytes in
+                for i in 0..<bytes.count where bytes[i] != name[i] { return false }
+                return true
+            }
+            if same {
+                self = candidate.method
                 return
             }
         }
