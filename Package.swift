@@ -77,7 +77,7 @@ let package = Package(
         .target(name: "nss_httpdns", exclude: ["nss_httpdns.map"], cSettings: [.define("_GNU_SOURCE")]),
         .target(
             name: "HTTPDNSTestSupport",
-            dependencies: ["HTTPDNSProtocol", "HTTPDNSSystem", "HTTPDNSClient"],
+            dependencies: ["HTTPDNSProtocol", "HTTPDNSSystem", "HTTPDNSClient", "HTTPDNSRedis"],
             swiftSettings: strictSettings
         ),
 

@@ -163,12 +163,17 @@ public final class FleetClient {
         completion: @escaping (Result<T, RedisError>) -> Void
     ) {
         // Weak: a result may arrive after the daemon let go of a client it shut down.
-        let token = loop.expectCompletion(Result<T, RedisError>.self) { [weak self] result in
-            switch result {
-            case .success: self?.observe(kind == .read ? .readSucceeded : .writeSucceeded)
-            case .failure(let error): self?.observe(Self.observation(for: error))
+        let token = loop.expectCompletion(Timed<Result<T, RedisError>>.self) { [weak self] timed in
+            // A call that never reached Redis (queued past its deadline) says nothing of its health.
+            if let started = timed.startedAtMs {
+                switch timed.value {
+                case .success:
+                    self?.observe(kind == .read ? .readSucceeded : .writeSucceeded, started, timed.endedAtMs)
+                case .failure(let error):
+                    self?.observe(Self.observation(for: error), started, timed.endedAtMs)
+                }
             }
-            completion(result)
+            completion(timed.value)
         }
         let poster = loop.poster
         let deadline = deadlineMilliseconds.map { MonotonicClock.nowMilliseconds() + Int64($0) }
@@ -177,8 +182,11 @@ public final class FleetClient {
         }
     }
 
-    func observe(_ observation: FleetObservation) {
-        if let line = health.observe(observation, nowUnix: WallClock.nowSeconds()) { log(line) }
+    /// Feeds the health; `startedAtMs` and `endedAtMs` are the operation's monotonic times.
+    func observe(_ observation: FleetObservation, _ startedAtMs: Int64?, _ endedAtMs: Int64?) {
+        let line = health.observe(
+            observation, nowUnix: WallClock.nowSeconds(), startedAtMs: startedAtMs, endedAtMs: endedAtMs)
+        if let line { log(line) }
     }
 
     func rejected(_ reason: String) {
@@ -202,6 +210,14 @@ public final class FleetClient {
 @available(*, unavailable)
 extension FleetClient: Sendable {}
 
+/// A result with the monotonic milliseconds at which the Redis operation it reports began (nil
+/// when none was made) and ended.
+struct Timed<Value: Sendable>: Sendable {
+    var value: Value
+    var startedAtMs: Int64?
+    var endedAtMs: Int64
+}
+
 /// The command thread's state: its connection and the backoff after failures.
 final class FleetCommandWorker {
     let redis: FleetRedis
@@ -209,26 +225,50 @@ final class FleetCommandWorker {
     /// While set, calls fail at once with `lastError` until this monotonic millisecond.
     private var retryAt: Int64?
     private var lastError: RedisError?
+    /// When the attempt that failed with `lastError` began.
+    private var lastErrorStartedAt: Int64 = 0
 
     init(redis: FleetRedis, backoff: FleetBackoff) {
         self.redis = redis
         self.backoff = backoff
     }
 
-    func perform<T>(deadline: Int64?, _ body: (FleetRedis) throws(RedisError) -> T) -> Result<T, RedisError> {
+    /// Runs `body`, or fails at once: queued past `deadline` (no Redis operation), or within the
+    /// backoff after a failure (reported with the time of the attempt that failed, so the health
+    /// does not take a repeated old failure for a new one).
+    func perform<T>(deadline: Int64?, _ body: (FleetRedis) throws(RedisError) -> T) -> Timed<Result<T, RedisError>> {
         let now = MonotonicClock.nowMilliseconds()
         if let deadline, now > deadline {
-            return .failure(RedisError(.timeout, "\(redis.connection.options.endpoint): queued past its deadline"))
+            let error = RedisError(.timeout, "\(redis.connection.options.endpoint): queued past its deadline")
+            return Timed(value: .failure(error), startedAtMs: nil, endedAtMs: now)
         }
-        if let retryAt, now < retryAt, let lastError { return .failure(lastError) }
+        if let retryAt, now < retryAt, let lastError {
+            return Timed(value: .failure(lastError), startedAtMs: lastErrorStartedAt, endedAtMs: now)
+        }
+        let result = attempt(body)
+        return Timed(value: result, startedAtMs: now, endedAtMs: MonotonicClock.nowMilliseconds())
+    }
+
+    private func attempt<T>(_ body: (FleetRedis) throws(RedisError) -> T) -> Result<T, RedisError> {
+        let started = MonotonicClock.nowMilliseconds()
+        let wasConnected = redis.connection.isConnected
         do {
-            let value = try body(redis)
+            let value: T
+            do {
+                value = try body(redis)
+            } catch  where error.code == .connectionLost && wasConnected {
+                // A connection that sat open may have been closed by a restart of the server
+                // since: one try on a fresh connection tells whether Redis is really gone (every
+                // fleet operation is safe to repeat), instead of reporting an outage that ended.
+                value = try body(redis)
+            }
             backoff.reset()
             retryAt = nil
             return .success(value)
         } catch {
             if error.dropsConnection {
                 lastError = error
+                lastErrorStartedAt = started
                 retryAt =
                     MonotonicClock.nowMilliseconds()
                     + Int64(backoff.nextDelayMilliseconds(random: Double.random(in: 0..<1)))

@@ -58,7 +58,9 @@ extension FleetClient {
     ) {
         let token = loop.expectCompletion(ReplicationMessage.self) { [weak self] message in
             guard let self, !mailbox.isClosed else { return }
-            if let observation = message.observation { self.observe(observation) }
+            if let observation = message.observation {
+                self.observe(observation, message.startedAtMs, message.endedAtMs)
+            }
             for reason in message.rejected { self.rejected(reason) }
             if let lag = message.lagMilliseconds { self.noteLag(milliseconds: lag) }
             if let event = message.event { handler(event) }
@@ -71,6 +73,9 @@ extension FleetClient {
 /// One hand-over from the replication thread to the loop.
 struct ReplicationMessage: Sendable {
     var observation: FleetObservation?
+    /// When the operation observed began and ended (monotonic milliseconds).
+    var startedAtMs: Int64?
+    var endedAtMs: Int64?
     var rejected: [String] = []
     var lagMilliseconds: Int64?
     var event: FleetReplicationEvent?
@@ -128,12 +133,19 @@ final class FleetReplicationThread: Sendable {
         var cursor = initialCursor
         var backoff = options.backoff
         var reportedLag: Int64?
+        // Whether the last failure was a lost connection tried again at once without reporting.
+        var retriedLostConnection = false
         while !stopping {
+            // When the Redis operation under way began: what a failure reports.
+            var started = MonotonicClock.nowMilliseconds()
             do {
                 let lastPublished = state.withLock { $0.lastPublishedID }
                 let remembered = [cursor?.lastID, lastPublished].compactMap { $0 }
                 let observed = try redis.observe(remembering: remembered)
-                guard send(ReplicationMessage(observation: .readSucceeded)) else { return }
+                let observedAt = MonotonicClock.nowMilliseconds()
+                let success = ReplicationMessage(
+                    observation: .readSucceeded, startedAtMs: started, endedAtMs: observedAt)
+                guard send(success) else { return }
                 let plan = FleetSyncPlanner.plan(cursor: cursor, lastPublishedID: lastPublished, observed: observed)
                 var needsSnapshot = false
                 switch plan {
@@ -158,7 +170,9 @@ final class FleetReplicationThread: Sendable {
                 }
                 var position = cursor ?? FleetCursor(epoch: observed.epoch, lastID: .zero)
                 backoff.reset()
+                retriedLostConnection = false
                 while !stopping {
+                    started = MonotonicClock.nowMilliseconds()
                     let read = try redis.readChanges(
                         after: position.lastID, count: options.streamReadCount,
                         blockMilliseconds: options.streamBlockMilliseconds)
@@ -186,7 +200,17 @@ final class FleetReplicationThread: Sendable {
                     guard send(message) else { return }
                 }
             } catch {
-                guard send(ReplicationMessage(observation: FleetClient.observation(for: error))) else { return }
+                // A connection closed by a restart of the server: start over at once on a fresh
+                // one, once, before calling Redis unreachable (see `FleetCommandWorker`).
+                if error.code == .connectionLost, !retriedLostConnection {
+                    retriedLostConnection = true
+                    continue
+                }
+                retriedLostConnection = false
+                let failure = ReplicationMessage(
+                    observation: FleetClient.observation(for: error), startedAtMs: started,
+                    endedAtMs: MonotonicClock.nowMilliseconds())
+                guard send(failure) else { return }
                 let delay = backoff.nextDelayMilliseconds(random: Double.random(in: 0..<1))
                 sleeper?.sleep(milliseconds: delay)
             }

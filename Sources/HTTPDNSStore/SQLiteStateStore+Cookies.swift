@@ -65,6 +65,7 @@ extension SQLiteStateStore: CookieStore {
         do throws(SQLiteError) {
             try transaction(on: database) { () throws(SQLiteError) in
                 for (uid, change) in Self.lastChanges(batches) { try apply(change, uid: uid, on: database) }
+                for batch in batches where !batch.fleet.isEmpty { try apply(batch.fleet, on: database) }
             }
             return batches.map { _ in .success(()) }
         } catch {
@@ -82,6 +83,7 @@ extension SQLiteStateStore: CookieStore {
                     try statement(.savepoint, on: database).run()
                     do throws(SQLiteError) {
                         for change in batch.changes { try apply(change, uid: batch.uid, on: database) }
+                        if !batch.fleet.isEmpty { try apply(batch.fleet, on: database) }
                         try statement(.releaseSavepoint, on: database).run()
                     } catch {
                         guard database.isInTransaction else { throw error }
@@ -172,6 +174,8 @@ extension SQLiteStateStore: CookieStore {
 /// The statements of a group commit, prepared once per connection.
 enum PreparedStatement: Hashable {
     case begin, commit, savepoint, releaseSavepoint, rollbackToSavepoint, upsertCookie, deleteCookie
+    case upsertRegister, deleteRegister, insertOutboxEntry, acknowledgeOutbox, setMeta, insertSeededJar
+    case deleteSeededJar
 
     var sql: String {
         switch self {
@@ -191,6 +195,18 @@ enum PreparedStatement: Hashable {
                 + "partitioned = excluded.partitioned, created = excluded.created, "
                 + "creation_index = excluded.creation_index, last_access = excluded.last_access"
         case .deleteCookie: return "DELETE FROM cookies WHERE uid = ? AND domain = ? AND path = ? AND name = ?"
+        case .upsertRegister:
+            return
+                "INSERT INTO fleet_registers (jar, domain, path, name, updated_ms, machine, deleted) "
+                + "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (jar, domain, path, name) DO UPDATE SET "
+                + "updated_ms = excluded.updated_ms, machine = excluded.machine, deleted = excluded.deleted"
+        case .deleteRegister:
+            return "DELETE FROM fleet_registers WHERE jar = ? AND domain = ? AND path = ? AND name = ?"
+        case .insertOutboxEntry: return "INSERT OR REPLACE INTO fleet_outbox (sequence, change) VALUES (?, ?)"
+        case .acknowledgeOutbox: return "DELETE FROM fleet_outbox WHERE sequence <= ?"
+        case .setMeta: return "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"
+        case .insertSeededJar: return "INSERT OR IGNORE INTO fleet_jars (jar) VALUES (?)"
+        case .deleteSeededJar: return "DELETE FROM fleet_jars WHERE jar = ?"
         }
     }
 }

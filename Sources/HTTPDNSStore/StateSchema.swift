@@ -67,5 +67,31 @@ enum StateSchema {
                     PRIMARY KEY (uid, ip, host)
                 );
                 """),
+        // The fleet tier: the last-writer-wins register of every shared cookie (a tombstone is a
+        // register with deleted = 1: one row per cookie, whatever its state, is what last-writer-
+        // wins compares against), the outbox of local changes not yet published (the change as
+        // its JSON record), and the shared jars already handed to the fleet. The machine id, the
+        // stream cursor and the last published entry are rows of meta.
+        Migration(
+            name: "0004-fleet",
+            sql: """
+                CREATE TABLE fleet_registers (
+                    jar TEXT NOT NULL,
+                    domain TEXT NOT NULL,
+                    path TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    updated_ms INTEGER NOT NULL,
+                    machine TEXT NOT NULL,
+                    deleted INTEGER NOT NULL,
+                    PRIMARY KEY (jar, domain, path, name)
+                );
+                CREATE TABLE fleet_outbox (
+                    sequence INTEGER PRIMARY KEY NOT NULL,
+                    change TEXT NOT NULL
+                );
+                CREATE TABLE fleet_jars (
+                    jar TEXT PRIMARY KEY NOT NULL
+                );
+                """),
     ]
 }

@@ -10,16 +10,20 @@ public struct StateStores {
     public var cookies: any CookieStore
     /// The DNS cache and IP-to-host memory between runs.
     public var dns: any DNSSnapshotStore
+    /// The fleet tier's records, read at startup (its writes ride the cookie batches); nil when
+    /// the cookie store keeps none.
+    public var fleet: (any FleetStateStore)?
 
-    /// Two separate stores.
-    public init(cookies: any CookieStore, dns: any DNSSnapshotStore) {
+    /// Separate stores.
+    public init(cookies: any CookieStore, dns: any DNSSnapshotStore, fleet: (any FleetStateStore)? = nil) {
         self.cookies = cookies
         self.dns = dns
+        self.fleet = fleet
     }
 
-    /// Both kinds of state in one SQLite file.
+    /// Every kind of state in one SQLite file.
     public init(_ store: SQLiteStateStore) {
-        self.init(cookies: store, dns: store)
+        self.init(cookies: store, dns: store, fleet: store)
     }
 
     /// Closes both (closing one store twice does nothing).

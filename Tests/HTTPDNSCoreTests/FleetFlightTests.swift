@@ -148,6 +148,25 @@ struct FleetHealthTests {
                 .priority == .error)
     }
 
+    @Test func resultsOvertakenByTheLastChangeAreIgnored() {
+        var health = FleetHealth(nowUnix: 0)
+        _ = health.observe(.readSucceeded, nowUnix: 1, startedAtMs: 0, endedAtMs: 10)
+        // The stream's connection sees the server go (an operation that ended at 50)...
+        #expect(
+            health.observe(.failed(.unreachable, detail: "gone"), nowUnix: 2, startedAtMs: 40, endedAtMs: 50) != nil)
+        // ...and a command that had succeeded just before reaches the loop afterwards: stale.
+        #expect(health.observe(.writeSucceeded, nowUnix: 2, startedAtMs: 44, endedAtMs: 45) == nil)
+        #expect(health.condition == .unreachable)
+        // Back (a success that ended at 200); a failure of an attempt begun during the outage is stale.
+        #expect(health.observe(.readSucceeded, nowUnix: 3, startedAtMs: 190, endedAtMs: 200) != nil)
+        #expect(
+            health.observe(.failed(.unreachable, detail: "old"), nowUnix: 3, startedAtMs: 150, endedAtMs: 210) == nil)
+        #expect(health.condition == .connected)
+        // A failure of an attempt begun after the recovery counts.
+        #expect(
+            health.observe(.failed(.unreachable, detail: "new"), nowUnix: 4, startedAtMs: 220, endedAtMs: 230) != nil)
+    }
+
     @Test func aFullRedisStaysFullUntilAWriteWorks() {
         var health = FleetHealth(nowUnix: 0)
         _ = health.observe(.writeSucceeded, nowUnix: 1)

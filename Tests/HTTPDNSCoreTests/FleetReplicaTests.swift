@@ -201,9 +201,43 @@ struct FleetReplicaTests {
         let records = replica.republishable { address in
             address == set.address ? FleetCookieValue(R.cookie("a")) : nil
         }
-        #expect(Set(records.map(\.version)) == [set.version, deleted.version, expired.version])
+        // The cookie that expired here is left out: its expiry travelled with it.
+        #expect(Set(records.map(\.version)) == [set.version, deleted.version])
         #expect(records.first { $0.address == set.address }?.content == set.content)
-        #expect(records.first { $0.address == expired.address }?.content == .deleted)
+        #expect(records.first { $0.address == deleted.address }?.content == .deleted)
+        #expect(!records.contains { $0.address == expired.address })
+    }
+
+    @Test func anExpiredRemoteCookieLeavesATombstone() {
+        var replica = FleetCookieReplica(machine: R.machineA)
+        let change = FleetCookieChange(
+            address: Self.address("old"), version: FleetVersion(updatedAtMs: 5_000, machine: R.machineB),
+            content: .set(FleetCookieValue(R.cookie("old", expires: 4))))
+        #expect(replica.applyRemote(change, nowMs: 5_000) == .remove(Self.address("old")))
+        #expect(replica.registers[Self.address("old")] == .init(version: change.version, deleted: true))
+    }
+
+    @Test func aFailedLocalCommitPutsTheRegisterBackUnlessReplaced() {
+        var replica = FleetCookieReplica(machine: R.machineA)
+        let first = replica.recordLocal(.upsert(R.cookie("a", value: "1")), jar: Self.jar, nowMs: 100)
+        let before = replica.registers[first.address]
+        let failed = replica.recordLocal(.upsert(R.cookie("a", value: "2")), jar: Self.jar, nowMs: 200)
+        replica.restore(failed.address, to: before, ifStill: failed.version)
+        #expect(replica.registers[first.address]?.version == first.version)
+        // A later change took the register meanwhile: it stays.
+        let failedAgain = replica.recordLocal(.upsert(R.cookie("a", value: "3")), jar: Self.jar, nowMs: 300)
+        let later = replica.recordLocal(.upsert(R.cookie("a", value: "4")), jar: Self.jar, nowMs: 400)
+        replica.restore(failedAgain.address, to: before, ifStill: failedAgain.version)
+        #expect(replica.registers[first.address]?.version == later.version)
+    }
+
+    @Test func registersOfCookiesTheJarLostAreForgotten() {
+        var replica = FleetCookieReplica(machine: R.machineA)
+        let kept = replica.recordLocal(.upsert(R.cookie("kept")), jar: Self.jar, nowMs: 100)
+        let lost = replica.recordLocal(.upsert(R.cookie("lost")), jar: Self.jar, nowMs: 100)
+        let tombstone = replica.recordLocal(.delete(Self.key("gone")), jar: Self.jar, nowMs: 100)
+        #expect(replica.forgetMissing { $0 != kept.address } == [lost.address])
+        #expect(Set(replica.registers.keys) == [kept.address, tombstone.address])
     }
 }
 
@@ -214,14 +248,16 @@ struct FleetOutboxTests {
             address: address, version: FleetVersion(updatedAtMs: 1, machine: FleetRecordTests.machineA),
             content: .deleted)
         let outbox = InMemoryFleetOutbox()
-        let added = outbox.append([change, change, change])
-        #expect(added.map(\.sequence) == [1, 2, 3])
+        outbox.append((1...3).map { FleetOutboxEntry(sequence: $0, change: change) })
+        #expect(outbox.lastSequence == 3)
         #expect(outbox.pending(limit: 2).map(\.sequence) == [1, 2])
         outbox.acknowledge(through: 2)
         #expect(outbox.count == 1 && outbox.pending(limit: 10).map(\.sequence) == [3])
-        // Reloaded from storage, numbering goes on.
-        let reloaded = InMemoryFleetOutbox(entries: outbox.pending(limit: 10))
-        #expect(reloaded.append([change]).map(\.sequence) == [4])
+        // Reloaded from storage (in any order), numbering goes on from the last entry.
+        let reloaded = InMemoryFleetOutbox(entries: [
+            FleetOutboxEntry(sequence: 7, change: change), FleetOutboxEntry(sequence: 5, change: change),
+        ])
+        #expect(reloaded.pending(limit: 10).map(\.sequence) == [5, 7] && reloaded.lastSequence == 7)
     }
 
     @Test func thePumpKeepsOneBatchInFlightAndBacksOff() {

@@ -49,8 +49,10 @@ final class SharedJarModel: FleetReplicatorDelegate {
         state.withLock { $0.cookies[address] }
     }
 
-    func fleetPublished(through id: FleetStreamID) {
-        state.withLock { $0.lastPublishedID = id }
+    func fleetAcknowledged(through sequence: Int64, published: FleetStreamID?) {
+        state.withLock { state in
+            if let published { state.lastPublishedID = published }
+        }
     }
 
     func fleetForget(_ addresses: [FleetCookieAddress]) {
@@ -109,18 +111,17 @@ final class TestFleetDaemon: @unchecked Sendable {
             let change: CookieChange =
                 value.map { .upsert(FleetFixtures.cookie(name, value: $0, domain: domain)) }
                 ?? .delete(CookieKey(domain: domain, path: "/", name: name))
-            let entries = replicator!.recordLocal([change], jar: Self.jar)
-            let registers = replicator!.replica.registers
+            let recorded = replicator!.recordLocal([change], jar: Self.jar)
             model.state.withLock { state in
-                for entry in entries {
-                    state.registers[entry.change.address] = registers[entry.change.address]
+                for (address, register) in recorded.registers { state.registers[address] = register }
+                for entry in recorded.entries {
                     switch entry.change.content {
                     case .set(let cookie): state.cookies[entry.change.address] = cookie
                     case .deleted: state.cookies[entry.change.address] = nil
                     }
                 }
             }
-            replicator!.outboxCommitted()
+            replicator!.localCommitted(recorded)
         }
     }
 

@@ -51,41 +51,6 @@ enum FleetFixtures {
             expiresAtUnixMs: WallClock.nowMilliseconds() + ttlMs)
     }
 
-    /// Every key and value of a Redis database, as bytes (strings, hashes, streams).
-    static func dump(_ redis: RedisConnection) throws -> [[UInt8]] {
-        var out: [[UInt8]] = []
-        var cursor = "0"
-        repeat {
-            let step = try redis.scan(cursor: cursor, count: 100)
-            cursor = step.cursor
-            for key in step.keys {
-                out.append(key)
-                let name = String(decoding: key, as: UTF8.self)
-                switch try redis.command(["TYPE", RedisArgument(key)]).text {
-                case "string": out.append(try redis.get(name) ?? [])
-                case "hash":
-                    for pair in try redis.hashGetAll(name) { out += [pair.field, pair.value] }
-                case "stream":
-                    for entry in try redis.streamRange(name, from: "-", to: "+", count: nil) {
-                        out.append(Array(entry.id.utf8))
-                        for pair in entry.fields { out += [pair.field, pair.value] }
-                    }
-                default: Issue.record("unexpected key type for \(name)")
-                }
-            }
-        } while cursor != "0"
-        return out
-    }
-
-    /// Whether `needle` occurs in any of `haystack`.
-    static func contains(_ haystack: [[UInt8]], _ needle: String) -> Bool {
-        let bytes = Array(needle.utf8)
-        return haystack.contains { item in
-            guard item.count >= bytes.count else { return false }
-            return (0...(item.count - bytes.count)).contains { item[$0..<($0 + bytes.count)].elementsEqual(bytes) }
-        }
-    }
-
     /// Waits until `condition` holds, checking every 10 ms, at most `seconds`.
     static func eventually(_ seconds: Double = 20, _ condition: () -> Bool) -> Bool {
         let deadline = MonotonicClock.nowMilliseconds() + Int64(seconds * 1_000)

@@ -7,7 +7,9 @@ import Testing
 
 /// The state database's own migrations, applied to real files.
 struct SchemaMigrationTests {
-    static let allNames = ["0001-cookies-dns-meta", "0002-cookies-expiry-index", "0003-address-owners-per-uid"]
+    static let allNames = [
+        "0001-cookies-dns-meta", "0002-cookies-expiry-index", "0003-address-owners-per-uid", "0004-fleet",
+    ]
 
     static func recordedMigrations(_ path: String) throws -> [String] {
         let database = try SQLiteDatabase(path: path)
@@ -83,7 +85,10 @@ struct SchemaMigrationTests {
             let database = try SQLiteDatabase(path: directory.databasePath)
             try database.execute(
                 """
-                DELETE FROM schema_migrations WHERE name = '0003-address-owners-per-uid';
+                DELETE FROM schema_migrations WHERE name IN ('0003-address-owners-per-uid', '0004-fleet');
+                DROP TABLE fleet_registers;
+                DROP TABLE fleet_outbox;
+                DROP TABLE fleet_jars;
                 DROP TABLE address_owners;
                 CREATE TABLE address_owners (ip TEXT PRIMARY KEY NOT NULL, host TEXT NOT NULL,
                     expires_at INTEGER NOT NULL, recency INTEGER NOT NULL);

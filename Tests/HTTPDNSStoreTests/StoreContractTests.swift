@@ -18,6 +18,7 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
 final class StoreUnderTest {
     let cookies: any CookieStore
     let dns: any DNSSnapshotStore
+    let fleet: any FleetStateStore
     /// Makes the store behave like a full disk: a few more large cookies fit, then none.
     let makeFull: () throws -> Void
     /// Gives the room back.
@@ -29,6 +30,7 @@ final class StoreUnderTest {
         case .inMemory:
             let cookies = InMemoryCookieStore()
             self.cookies = cookies
+            fleet = cookies
             dns = InMemoryDNSSnapshotStore()
             directory = nil
             makeFull = {
@@ -43,6 +45,7 @@ final class StoreUnderTest {
             self.directory = directory
             cookies = store
             dns = store
+            fleet = store
             // `PRAGMA max_page_count` makes sqlite report SQLITE_FULL exactly as a full disk does.
             makeFull = {
                 let pages = try store.count("PRAGMA page_count")

@@ -90,6 +90,24 @@ public final class DNSCache {
         insert(host: host, parts: [(family, addresses)], ttl: ttl, upstream: upstream, now: now) == 1
     }
 
+    /// Caches answers whose expiry was decided elsewhere (another machine's, through the fleet):
+    /// each lives until its own `expiresAt`, so `MinTTL=` never lengthens it, and never longer
+    /// than `maxTTL` from now. Entries already expired are left out. Stored together, as
+    /// `insert(host:parts:ttl:upstream:now:)` stores one answer's parts.
+    ///
+    /// - Returns: how many entries are now cached.
+    @discardableResult
+    public func insertShared(_ shared: [DNSCacheEntry], now: MonotonicInstant) -> Int {
+        var cacheable: [DNSCacheEntry] = []
+        for var entry in shared where now < entry.expiresAt {
+            let ceiling = now + limits.maxTTL
+            if ceiling < entry.expiresAt { entry.expiresAt = ceiling }
+            cacheable.append(entry)
+        }
+        storeTogether(cacheable, now: now)
+        return min(cacheable.count, limits.capacity)
+    }
+
     /// Caches "this host has no address of this family" for `negativeTTL`, clamped like any TTL.
     @discardableResult
     public func insertNegative(

@@ -26,6 +26,8 @@ public final class CookieJar {
     /// A counter bumped on every set and every retrieval: exact LRU order even within one second.
     private var accessClock: UInt64 = 0
     private var pendingChanges: [CookieChange] = []
+    /// Which of `pendingChanges` only purged an expired cookie (positions in it).
+    private var pendingPurges = Set<Int>()
 
     struct StoredCookie {
         var cookie: Cookie
@@ -216,7 +218,10 @@ public final class CookieJar {
 
     /// Steps 22-23 and eviction: replaces the cookie with the same key (keeping its creation
     /// time), drops a cookie that arrives expired, inserts, and enforces the limits.
-    func store(_ incoming: Cookie, now: Int64) -> ReceiveResult {
+    ///
+    /// `keepingCreationTime` is false for a cookie from another machine's copy of a shared jar
+    /// (fleet replication): its creation time already is the one the replaced cookie had there.
+    func store(_ incoming: Cookie, now: Int64, keepingCreationTime: Bool = true) -> ReceiveResult {
         var cookie = incoming
         let key = cookie.key
         let bucket = bucketKey(cookie.domain)
@@ -229,7 +234,7 @@ public final class CookieJar {
             return .expiredOnArrival
         }
         if let old {
-            cookie.created = old.created
+            if keepingCreationTime { cookie.created = old.created }
             cookie.creationIndex = old.creationIndex
         } else {
             cookie.creationIndex = nextCreationIndex
@@ -264,15 +269,19 @@ public final class CookieJar {
         return removed
     }
 
-    /// Removes every cookie of `bucket` that `shouldRemove` selects, recording deletions.
+    /// Removes every cookie of `bucket` that `shouldRemove` selects, recording deletions (as
+    /// expiry purges when `purgingExpired`).
     @discardableResult
-    private func removeAll(inBucket bucket: String, where shouldRemove: (Cookie) -> Bool) -> Int {
+    private func removeAll(
+        inBucket bucket: String, purgingExpired: Bool = false, where shouldRemove: (Cookie) -> Bool
+    ) -> Int {
         guard let slot = buckets.index(forKey: bucket) else { return 0 }
         // Looked at before changed: most calls remove nothing, and then the bucket is not copied.
         guard buckets.values[slot].contains(where: { shouldRemove($0.cookie) }) else { return 0 }
         let before = buckets.values[slot].count
         buckets.values[slot].removeAll { stored in
             guard shouldRemove(stored.cookie) else { return false }
+            if purgingExpired { pendingPurges.insert(pendingChanges.count) }
             pendingChanges.append(.delete(stored.cookie.key))
             return true
         }
@@ -291,7 +300,7 @@ public final class CookieJar {
     /// Returns false when that is impossible without evicting `keeping`.
     private func enforceLimits(bucket: String, keeping: CookieKey?, now: Int64) -> Bool {
         if (buckets[bucket]?.count ?? 0) > limits.maxPerDomain {
-            removeAll(inBucket: bucket) { $0.isExpired(at: now) }
+            removeAll(inBucket: bucket, purgingExpired: true) { $0.isExpired(at: now) }
             while (buckets[bucket]?.count ?? 0) > limits.maxPerDomain {
                 // Priority: non-secure cookies of the over-full domain, then any of them;
                 // the least recently accessed first.
@@ -350,7 +359,7 @@ public final class CookieJar {
     public func purgeExpired(now: Int64) -> Int {
         var removed = 0
         for bucket in Array(buckets.keys) {
-            removed += removeAll(inBucket: bucket) { $0.isExpired(at: now) }
+            removed += removeAll(inBucket: bucket, purgingExpired: true) { $0.isExpired(at: now) }
         }
         return removed
     }
@@ -562,8 +571,50 @@ public final class CookieJar {
     /// jar. Last-access updates from retrievals are not included (they ride along with the
     /// cookie's next upsert).
     public func drainChanges() -> [CookieChange] {
-        defer { pendingChanges.removeAll(keepingCapacity: true) }
-        return pendingChanges
+        drainChangesMarkingPurges().changes
+    }
+
+    /// `drainChanges()`, telling apart the deletions that only purged an expired cookie: every
+    /// copy of a cookie expires by itself, so those are not changes to replicate.
+    public func drainChangesMarkingPurges() -> CookieJarChanges {
+        defer {
+            pendingChanges.removeAll(keepingCapacity: true)
+            pendingPurges.removeAll(keepingCapacity: true)
+        }
+        return CookieJarChanges(changes: pendingChanges, expiryPurges: pendingPurges)
+    }
+
+    // MARK: - Replication seam
+
+    /// The stored cookie with `key`, if any (expired or not).
+    public func cookie(for key: CookieKey) -> Cookie? {
+        buckets[bucketKey(key.domain)]?.first { $0.cookie.key == key }?.cookie
+    }
+
+    /// Stores a cookie that another machine's copy of a shared jar holds (fleet replication),
+    /// as it is there (its creation time included), and enforces this jar's limits. Returns the
+    /// changes for the store (the cookie, and any eviction the limits made) instead of
+    /// recording them as this jar's own: they are not local changes to replicate again.
+    public func applyRemote(_ cookie: Cookie, now: Int64) -> [CookieChange] {
+        takingChanges { _ = store(cookie, now: now, keepingCreationTime: false) }
+    }
+
+    /// Removes the cookie with `key` because the fleet deleted it; returns the change for the
+    /// store (none when the jar did not hold it).
+    public func applyRemoteRemoval(_ key: CookieKey) -> [CookieChange] {
+        takingChanges {
+            if remove(key, inBucket: bucketKey(key.domain)) != nil { pendingChanges.append(.delete(key)) }
+        }
+    }
+
+    /// Runs `body` and takes the changes it recorded out of the pending ones.
+    private func takingChanges(_ body: () -> Void) -> [CookieChange] {
+        let mark = pendingChanges.count
+        body()
+        let taken = Array(pendingChanges[mark...])
+        pendingChanges.removeSubrange(mark...)
+        pendingPurges = pendingPurges.filter { $0 < mark }
+        return taken
     }
 
     /// Fills the jar from storage without recording changes. Expired cookies and cookies
@@ -606,6 +657,24 @@ public final class CookieJar {
 
 @available(*, unavailable)
 extension CookieJar: Sendable {}
+
+/// The changes `CookieJar.drainChangesMarkingPurges()` took out of a jar.
+public struct CookieJarChanges: Sendable, Equatable {
+    /// Oldest first, as `drainChanges()` returns them.
+    public var changes: [CookieChange]
+    /// Positions in `changes` of the deletions that only purged an expired cookie.
+    public var expiryPurges: Set<Int>
+
+    public init(changes: [CookieChange], expiryPurges: Set<Int> = []) {
+        self.changes = changes
+        self.expiryPurges = expiryPurges
+    }
+
+    /// The changes a person or a site made (every one but the expiry purges).
+    public var deliberate: [CookieChange] {
+        changes.enumerated().filter { !expiryPurges.contains($0.offset) }.map(\.element)
+    }
+}
 
 /// What `CookieJar.setCookies` did.
 public struct SetCookiesOutcome: Sendable, Equatable {

@@ -109,15 +109,37 @@ public struct FleetCookieReplica: Sendable {
         } else if change.version.updatedAtMs < nowMs - tombstoneLifetimeMs {
             return .ignored(.beyondHorizon)
         }
-        registers[change.address] = Register(version: change.version, deleted: change.isDeletion)
         switch change.content {
         case .deleted:
+            registers[change.address] = Register(version: change.version, deleted: true)
             return .remove(change.address)
         case .set(let value):
-            // An already expired cookie deletes, as a Set-Cookie with a past date does.
-            if let expires = value.expires, expires * 1_000 <= nowMs { return .remove(change.address) }
+            // An already expired cookie deletes, as a Set-Cookie with a past date does, and is
+            // remembered as a tombstone: no jar holds it any more.
+            if let expires = value.expires, expires * 1_000 <= nowMs {
+                registers[change.address] = Register(version: change.version, deleted: true)
+                return .remove(change.address)
+            }
+            registers[change.address] = Register(version: change.version, deleted: false)
             return .store(change.address, value)
         }
+    }
+
+    /// Puts a register back after the local transaction that changed it failed, unless a later
+    /// change replaced it meanwhile (`expected` is the version the failed change set).
+    public mutating func restore(_ address: FleetCookieAddress, to previous: Register?, ifStill expected: FleetVersion)
+    {
+        guard registers[address]?.version == expected else { return }
+        registers[address] = previous
+    }
+
+    /// Forgets the registers of cookies the local jar no longer holds although no replicated
+    /// change removed them (expiry, or the purge of session cookies after a reboot), so the
+    /// fleet's copy of them applies again when it is read; returns the forgotten addresses.
+    public mutating func forgetMissing(where isMissing: (FleetCookieAddress) -> Bool) -> [FleetCookieAddress] {
+        let missing = registers.filter { !$0.value.deleted && isMissing($0.key) }.map(\.key)
+        for address in missing { registers[address] = nil }
+        return missing
     }
 
     /// Catching up from a complete snapshot: every change in it is applied as above; then every
@@ -142,13 +164,17 @@ public struct FleetCookieReplica: Sendable {
     }
 
     /// Every register as a change record, for republishing after Redis lost its data; the
-    /// cookies' current values come from the jar (`value(for:)` returns nil for one the jar no
-    /// longer holds, which is then republished as deleted at its version).
+    /// cookies' current values come from the jar. A live register whose cookie the jar no
+    /// longer holds (it expired here, and its expiry travels with it) is left out: republishing
+    /// it as deleted at the version of the change that set it would be a second, different
+    /// record with one version.
     public func republishable(value: (FleetCookieAddress) -> FleetCookieValue?) -> [FleetCookieChange] {
-        registers.map { address, register in
-            let content: FleetCookieChange.Content =
-                register.deleted ? .deleted : (value(address).map { .set($0) } ?? .deleted)
-            return FleetCookieChange(address: address, version: register.version, content: content)
+        registers.compactMap { address, register in
+            if register.deleted {
+                return FleetCookieChange(address: address, version: register.version, content: .deleted)
+            }
+            guard let current = value(address) else { return nil }
+            return FleetCookieChange(address: address, version: register.version, content: .set(current))
         }
     }
 

@@ -54,13 +54,28 @@ public struct FleetHealth: Sendable {
     /// Replication lag in milliseconds, as last measured (0 when the stream is drained).
     public private(set) var lagMilliseconds: Int64?
     private var rejectionLogged = false
+    /// When (monotonic milliseconds) the operation that last changed the condition ended.
+    private var lastChangeEndedAtMs: Int64?
 
     public init(nowUnix: Int64) {
         lastStateChange = nowUnix
     }
 
     /// Feeds one observation; returns the line to log when the condition changed.
-    public mutating func observe(_ observation: FleetObservation, nowUnix: Int64) -> FleetLogLine? {
+    ///
+    /// Operations run on two threads (commands, and the change stream), and their results may
+    /// reach the loop out of order. With the operation's times (monotonic milliseconds), an
+    /// observation the last change already overtook is ignored: a success that ended before the
+    /// failure that changed the condition, or a failure that began before the success that
+    /// changed it. So a server restart logs one line when it goes and one when it is back.
+    public mutating func observe(
+        _ observation: FleetObservation, nowUnix: Int64, startedAtMs: Int64? = nil, endedAtMs: Int64? = nil
+    ) -> FleetLogLine? {
+        if let changed = lastChangeEndedAtMs {
+            let isFailure: Bool
+            if case .failed = observation { isFailure = true } else { isFailure = false }
+            if let time = isFailure ? startedAtMs : endedAtMs, time < changed { return nil }
+        }
         let next: FleetCondition
         switch observation {
         case .writeSucceeded:
@@ -75,6 +90,7 @@ public struct FleetHealth: Sendable {
         guard next != condition else { return nil }
         let previous = condition
         condition = next
+        if let endedAtMs { lastChangeEndedAtMs = endedAtMs }
         lastStateChange = nowUnix
         let detail = lastError ?? ""
         switch next {

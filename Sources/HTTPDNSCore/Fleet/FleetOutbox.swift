@@ -12,42 +12,45 @@ public struct FleetOutboxEntry: Sendable, Equatable {
 
 /// The durable outbox: local changes of shared jars not yet acknowledged by the fleet.
 ///
-/// Entries are appended in the same transaction as the cookie changes they describe, so a
+/// Entries are stored in the same transaction as the cookie changes they describe, so a
 /// change acknowledged to a client is either in the outbox or already published, whatever
-/// crashes or outages come after. The daemon publishes the oldest entries and removes them only
+/// crashes or outages come after; they join the in-memory outbox once that transaction has
+/// committed. The daemon publishes the oldest entries and removes them only
 /// once Redis has taken them (`acknowledge`), so every change reaches the fleet at least once;
 /// receivers ignore the duplicates a crash between publishing and acknowledging produces.
 public protocol FleetOutboxStore: AnyObject {
-    /// Appends records (in the cookie changes' transaction) and returns them with their
-    /// sequence numbers.
-    func append(_ changes: [FleetCookieChange]) -> [FleetOutboxEntry]
+    /// Adds entries whose transaction has committed (numbered by the caller, each later than
+    /// every entry before it). Entries of a transaction still running never appear here, so
+    /// nothing is published that the local store might yet roll back.
+    func append(_ entries: [FleetOutboxEntry])
     /// The oldest entries, at most `limit`, oldest first.
     func pending(limit: Int) -> [FleetOutboxEntry]
     /// Removes every entry up to and including `sequence`.
     func acknowledge(through sequence: Int64)
     /// Entries waiting (`status.fleet.outbox`).
     var count: Int { get }
+    /// The highest sequence number ever appended (0 for none): numbering goes on from there.
+    var lastSequence: Int64 { get }
 }
 
 /// The outbox kept in memory: the reference behaviour of `FleetOutboxStore`, for tests and for
 /// a daemon's in-memory mirror of its stored outbox.
 public final class InMemoryFleetOutbox: FleetOutboxStore {
     private var entries: [FleetOutboxEntry] = []
-    private var nextSequence: Int64
+    public private(set) var lastSequence: Int64
 
     /// Starts with entries loaded from storage (oldest first), if any.
     public init(entries: [FleetOutboxEntry] = []) {
-        self.entries = entries
-        self.nextSequence = (entries.last?.sequence ?? 0) + 1
+        self.entries = entries.sorted { $0.sequence < $1.sequence }
+        self.lastSequence = self.entries.last?.sequence ?? 0
     }
 
-    public func append(_ changes: [FleetCookieChange]) -> [FleetOutboxEntry] {
-        let added = changes.map { change in
-            defer { nextSequence += 1 }
-            return FleetOutboxEntry(sequence: nextSequence, change: change)
+    public func append(_ added: [FleetOutboxEntry]) {
+        for entry in added {
+            precondition(entry.sequence > lastSequence, "outbox entries are appended in sequence order")
+            lastSequence = entry.sequence
+            entries.append(entry)
         }
-        entries += added
-        return added
     }
 
     public func pending(limit: Int) -> [FleetOutboxEntry] { Array(entries.prefix(limit)) }

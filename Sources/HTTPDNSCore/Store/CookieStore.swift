@@ -4,10 +4,14 @@ public struct CookieBatch: Sendable, Equatable {
     public var uid: UInt32
     /// Applied in order.
     public var changes: [CookieChange]
+    /// Fleet records stored with the changes, in the same transaction (a batch may carry only
+    /// these: an outbox acknowledgement, a stream position).
+    public var fleet: FleetStoreWrite
 
-    public init(uid: UInt32, changes: [CookieChange]) {
+    public init(uid: UInt32, changes: [CookieChange], fleet: FleetStoreWrite = FleetStoreWrite()) {
         self.uid = uid
         self.changes = changes
+        self.fleet = fleet
     }
 }
 
@@ -29,9 +33,11 @@ public protocol CookieStore: AnyObject {
     /// Commits `batches` as one transaction (one write to disk for all of them: group commit).
     ///
     /// Each batch is all or nothing: a batch that fails is rolled back alone when the store can
-    /// isolate it, otherwise every batch fails; a batch reported committed is durable. An
-    /// implementation may record more in the same transaction, such as an outbox of the changes
-    /// for replication, written and rolled back with the batch it describes.
+    /// isolate it, otherwise every batch fails; a batch reported committed is durable. A batch's
+    /// fleet records (`CookieBatch.fleet`) are written and rolled back with it; a store that is
+    /// not also a `FleetStateStore` drops them. Within one call, each cookie may be written once
+    /// with its last change (the state applying the batches in order leaves); fleet records are
+    /// applied batch by batch, in order.
     ///
     /// - Returns: one result per batch, in order.
     func commit(_ batches: [CookieBatch]) -> [Result<Void, StoreError>]

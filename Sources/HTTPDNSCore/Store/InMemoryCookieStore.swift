@@ -3,8 +3,10 @@
 ///
 /// `capacity` bounds the number of cookies it holds, the way a full disk bounds a file: a batch
 /// that would go beyond it fails with `.diskFull` and leaves nothing behind.
-public final class InMemoryCookieStore: CookieStore {
+public final class InMemoryCookieStore: CookieStore, FleetStateStore {
     private var jars: [UInt32: [CookieKey: Cookie]] = [:]
+    private var fleet = FleetStoredState()
+    private var machine: FleetMachineID?
     private var bootID: String?
     private var isClosed = false
     /// The most cookies it holds; below the current count, every batch that adds one fails.
@@ -51,11 +53,25 @@ public final class InMemoryCookieStore: CookieStore {
                     throw StoreError(.diskFull, "in-memory cookie store: full (\(capacity) cookies)")
                 }
                 jars[batch.uid] = jar.isEmpty ? nil : jar
+                batch.fleet.apply(to: &fleet)
                 return .success(())
             } catch {
                 return .failure(error)
             }
         }
+    }
+
+    public func loadFleetState() throws(StoreError) -> FleetStoredState {
+        try checkOpen()
+        return fleet
+    }
+
+    public func fleetMachineID(orCreate make: () -> FleetMachineID) throws(StoreError) -> FleetMachineID {
+        try checkOpen()
+        if let machine { return machine }
+        let made = make()
+        machine = made
+        return made
     }
 
     public func close() { isClosed = true }
