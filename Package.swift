@@ -50,7 +50,7 @@ let package = Package(
             name: "HTTPDNSServer",
             dependencies: [
                 "HTTPDNSProtocol", "HTTPDNSCore", "HTTPDNSSystem", "HTTPDNSSystemd",
-                "HTTPDNSPSL", "HTTPDNSCurl", "HTTPDNSStore",
+                "HTTPDNSPSL", "HTTPDNSCurl", "HTTPDNSStore", "HTTPDNSFleet", "HTTPDNSSodium",
             ],
             swiftSettings: strictSettings
         ),
@@ -124,8 +124,9 @@ let package = Package(
         .testTarget(
             name: "HTTPDNSServerTests",
             dependencies: [
-                "HTTPDNSTestSupport", "HTTPDNSClient", "HTTPDNSProtocol", "HTTPDNSServer", "HTTPDNSSystem", "httpdnsd",
-                "httpdnsctl",
+                "HTTPDNSTestSupport", "HTTPDNSClient", "HTTPDNSProtocol", "HTTPDNSRedis", "HTTPDNSServer",
+                "HTTPDNSSystem",
+                "httpdnsd", "httpdnsctl",
             ],
             swiftSettings: strictSettings
         ),

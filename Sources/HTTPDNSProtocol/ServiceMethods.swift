@@ -69,13 +69,19 @@ public struct StatusResult: MethodResult {
     /// Cookies in the caller's jar (never another user's).
     public var cookieCount: Int
     public var upstreams: [UpstreamStatus]
+    /// The fleet tier, only with a `[Fleet]` section.
+    public var fleet: Fleet?
 
-    public init(version: String, uptime: Double, cache: Cache, cookieCount: Int, upstreams: [UpstreamStatus]) {
+    public init(
+        version: String, uptime: Double, cache: Cache, cookieCount: Int, upstreams: [UpstreamStatus],
+        fleet: Fleet? = nil
+    ) {
         self.version = version
         self.uptime = uptime
         self.cache = cache
         self.cookieCount = cookieCount
         self.upstreams = upstreams
+        self.fleet = fleet
     }
 
     /// The members API.md requires; a daemon may add more after them.
@@ -99,7 +105,12 @@ public struct StatusResult: MethodResult {
             if i > 0 { out.append(UInt8(ascii: ",")) }
             upstream.write(to: &out)
         }
-        JSONWriter.raw("]}", to: &out)
+        JSONWriter.raw("]", to: &out)
+        if let fleet {
+            JSONWriter.raw(#","fleet":"#, to: &out)
+            fleet.write(to: &out)
+        }
+        out.append(UInt8(ascii: "}"))
     }
 
     /// Reads the members API.md promises ("at least"); extra members are ignored.
@@ -116,10 +127,86 @@ public struct StatusResult: MethodResult {
             guard let upstream = UpstreamStatus(json: element) else { return nil }
             upstreams.append(upstream)
         }
+        var fleet: Fleet?
+        if let member = json["fleet"] {
+            guard let parsed = Fleet(json: member) else { return nil }
+            fleet = parsed
+        }
         self.init(
             version: version, uptime: uptime,
             cache: Cache(entries: entries, hits: hits, misses: misses, staleServed: staleServed),
-            cookieCount: cookieCount, upstreams: upstreams)
+            cookieCount: cookieCount, upstreams: upstreams, fleet: fleet)
+    }
+}
+
+extension StatusResult {
+    /// `status.fleet`: how the fleet tier is doing, as this daemon sees it.
+    public struct Fleet: Sendable, Equatable {
+        /// Redis answers (reads work; when `state` is `full`, writes do not).
+        public var connected: Bool
+        /// `connecting`, `connected`, `unreachable`, `authentication-failed` or `full`.
+        public var state: String
+        /// The last failure (kept after recovery); never a secret.
+        public var lastError: String?
+        /// Unix seconds of the last change of `state`.
+        public var lastStateChange: Int64
+        /// Seconds between a change's publication and its application here, as last measured
+        /// (0 when nothing is left to read; nil before the first read).
+        public var lag: Double?
+        /// Local changes of shared jars not yet taken by the fleet.
+        public var outbox: Int
+        /// Fleet entries that failed to open or validate since start; never applied.
+        public var rejected: Int
+
+        public init(
+            connected: Bool, state: String, lastError: String?, lastStateChange: Int64, lag: Double?, outbox: Int,
+            rejected: Int
+        ) {
+            self.connected = connected
+            self.state = state
+            self.lastError = lastError
+            self.lastStateChange = lastStateChange
+            self.lag = lag
+            self.outbox = outbox
+            self.rejected = rejected
+        }
+
+        /// `{"connected":true,"state":"connected","lastError":null,"lastStateChange":1767225600,
+        /// "lag":0.012,"outbox":0,"rejected":0}`
+        public func write(to out: inout [UInt8]) {
+            JSONWriter.raw(#"{"connected":"#, to: &out)
+            JSONWriter.bool(connected, to: &out)
+            JSONWriter.raw(#","state":"#, to: &out)
+            JSONWriter.string(state, to: &out)
+            JSONWriter.raw(#","lastError":"#, to: &out)
+            JSONWriter.string(lastError, to: &out)
+            JSONWriter.raw(#","lastStateChange":"#, to: &out)
+            JSONWriter.integer(lastStateChange, to: &out)
+            JSONWriter.raw(#","lag":"#, to: &out)
+            if let lag {
+                JSONWriter.number(JSONNumber(lag), to: &out)
+            } else {
+                JSONWriter.raw("null", to: &out)
+            }
+            JSONWriter.raw(#","outbox":"#, to: &out)
+            JSONWriter.integer(outbox, to: &out)
+            JSONWriter.raw(#","rejected":"#, to: &out)
+            JSONWriter.integer(rejected, to: &out)
+            out.append(UInt8(ascii: "}"))
+        }
+
+        /// Reads the member; `lastError` and `lag` may be null.
+        public init?(json: JSON) {
+            guard let connected = json["connected"]?.boolValue, let state = json["state"]?.stringValue,
+                let lastStateChange = json["lastStateChange"]?.numberValue?.int64Value,
+                let outbox = nonNegativeInteger("outbox", in: json),
+                let rejected = nonNegativeInteger("rejected", in: json)
+            else { return nil }
+            self.init(
+                connected: connected, state: state, lastError: json["lastError"]?.stringValue,
+                lastStateChange: lastStateChange, lag: json["lag"]?.numberValue?.doubleValue, outbox: outbox,
+                rejected: rejected)
+        }
     }
 }
 

@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSFleet
 import HTTPDNSProtocol
 import HTTPDNSStore
 import HTTPDNSSystem
@@ -11,6 +12,16 @@ protocol CookiePersistence: AnyObject {
 }
 
 extension CookieGroupCommit: CookiePersistence {}
+
+/// Where the local changes of a shared jar go on their way to the fleet (`FleetService`).
+protocol CookieReplication: AnyObject {
+    /// The fleet records to commit with `changes` of `uid`'s jar; nil when that jar is not shared.
+    func recordLocal(_ changes: CookieJarChanges, uid: UInt32) -> FleetLocalChanges?
+    /// The transaction holding them committed.
+    func localCommitted(_ changes: FleetLocalChanges)
+    /// The transaction holding them failed.
+    func localCommitFailed(_ changes: FleetLocalChanges)
+}
 
 /// The cookie methods: one jar per peer uid (SO_PEERCRED), so no user ever reads, changes or
 /// deletes another user's cookies. IP-literal URLs are normalized to host names here.
@@ -26,6 +37,8 @@ final class CookieService {
     private let hostNames: (_ ip: String, _ uid: UInt32) -> [String]
     private let persistence: any CookiePersistence
     private let logger: Logger
+    /// Replicates the jars of the users in `ShareCookiesOf=` (nil without a fleet).
+    weak var replication: (any CookieReplication)?
 
     init(
         rules: any DomainRules, limits: CookieJarLimits, persistence: any CookiePersistence, logger: Logger,
@@ -128,27 +141,64 @@ final class CookieService {
     // MARK: helpers
 
     /// Acknowledges only after the store committed; on failure the jar goes back to what is on disk.
+    /// A shared jar's changes also go to the fleet's outbox, in the same transaction; the reply
+    /// never waits for the fleet.
     private func persist(uid: UInt32, jar: CookieJar, then reply: @escaping (Result<Void, RPCError>) -> Void) {
-        let changes = jar.drainChanges()
-        guard !changes.isEmpty else {
+        let drained = jar.drainChangesMarkingPurges()
+        guard !drained.changes.isEmpty else {
             reply(.success(()))
             return
         }
+        let shared = replication?.recordLocal(drained, uid: uid)
+        let batch = CookieBatch(uid: uid, changes: drained.changes, fleet: shared?.storeWrite ?? FleetStoreWrite())
         // unowned: the service lives as long as the daemon (weak would give it a side table,
         // which slows every retain of it on the request path).
-        persistence.commit(CookieBatch(uid: uid, changes: changes)) { [unowned self] result in
+        persistence.commit(batch) { [unowned self] result in
             guard case .failure(let failure) = result else {
+                if let shared { self.replication?.localCommitted(shared) }
                 reply(.success(()))
                 return
             }
             self.logger.error("Failed to store cookie changes: \(failure.error)")
-            if let committed = failure.committedJar {
-                let restored = CookieJar(rules: self.rules, limits: self.limits)
-                restored.load(committed, now: WallClock.nowSeconds())
-                self.jars[uid] = restored
-            }
+            if let shared { self.replication?.localCommitFailed(shared) }
+            self.restore(uid: uid, committed: failure.committedJar)
             reply(
                 .failure(.internalError("the change could not be stored (\(failure.error.code)); nothing was changed")))
+        }
+    }
+
+    /// After a failed commit: the jar goes back to what the store holds (when it could be read).
+    func restore(uid: UInt32, committed: [Cookie]?) {
+        guard let committed else { return }
+        let restored = CookieJar(rules: rules, limits: limits)
+        restored.load(committed, now: WallClock.nowSeconds())
+        jars[uid] = restored
+    }
+
+    // MARK: fleet replication
+
+    /// The cookie with `key` in `uid`'s jar, unless expired.
+    func cookie(uid: UInt32, key: CookieKey, now: Int64) -> Cookie? {
+        guard let cookie = jars[uid]?.cookie(for: key), !cookie.isExpired(at: now) else { return nil }
+        return cookie
+    }
+
+    /// Every unexpired cookie of `uid`'s jar.
+    func allCookies(uid: UInt32, now: Int64) -> [Cookie] {
+        (try? jars[uid]?.list(now: now)) ?? []
+    }
+
+    /// Applies a change another machine made to a shared jar: memory only, without recording it
+    /// as a local change; returns what the store must write.
+    func applyRemote(uid: UInt32, _ outcome: FleetCookieReplica.Outcome, now: Int64) -> [CookieChange] {
+        switch outcome {
+        case .store(let address, let value):
+            return jar(for: uid).applyRemote(
+                value.cookie(address.key, creationIndex: 0, lastAccess: now), now: now)
+        case .remove(let address):
+            return jars[uid]?.applyRemoteRemoval(address.key) ?? []
+        case .ignored:
+            return []
         }
     }
 

@@ -1,5 +1,6 @@
 import Glibc
 import HTTPDNSCore
+import HTTPDNSFleet
 import HTTPDNSPSL
 import HTTPDNSProtocol
 import HTTPDNSStore
@@ -82,11 +83,20 @@ public final class Daemon {
         // never exits while they are still starting up.
         let rules: PublicSuffixRules
         let stored: StoredState
+        var fleetSetup: FleetSetup?
         do {
             do {
                 rules = try PublicSuffixRules()
             } catch {
                 throw StartupError("Failed to load the public suffix list: \(error)")
+            }
+            if let fleet = configuration.fleet {
+                do {
+                    fleetSetup = try FleetSetup.load(fleet, resolverTimeoutMs: configuration.resolver.timeoutMs)
+                } catch {
+                    // Names the setting and the problem, never a secret.
+                    throw StartupError("Failed to set up the fleet: \(error)")
+                }
             }
             let stores: StateStores
             do {
@@ -98,7 +108,7 @@ public final class Daemon {
             } catch {
                 throw StartupError("Failed to open the state database: \(error)")
             }
-            stored = try StoredState.load(from: stores, logger: logger)
+            stored = try StoredState.load(from: stores, withFleet: fleetSetup != nil, logger: logger)
             // From here on the store thread owns the database.
             storeThread = StoreThread(stores)
         } catch {
@@ -106,8 +116,8 @@ public final class Daemon {
             throw error
         }
         services = Services(
-            configuration: configuration, rules: rules, stored: stored, storeThread: storeThread, loop: loop,
-            logger: logger)
+            configuration: configuration, rules: rules, stored: stored, storeThread: storeThread,
+            fleetSetup: fleetSetup, loop: loop, logger: logger)
         server = RPCServer(loop: loop, listener: listener.fd, limits: configuration.serverLimits, logger: logger)
         services.registerMethods(on: server)
         server.onConnectionCountChange = { [unowned self] count in self.connectionCountChanged(count) }

@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSFleet
 import HTTPDNSProtocol
 import HTTPDNSSystem
 
@@ -35,6 +36,8 @@ final class ResolverService {
     /// What to run when the queue gives a flight (or a prefetch batch) its worker, by id.
     private var starts: [UInt64: () -> Void] = [:]
     private var lastID: UInt64 = 0
+    /// With `ShareCache=yes`: asked before any upstream, and told what the upstreams answered.
+    var fleet: FleetClient?
 
     private struct FlightKey: Hashable {
         var host: String
@@ -44,6 +47,8 @@ final class ResolverService {
     /// What a flight brings back to everyone waiting for it.
     private enum FlightOutcome {
         case answered(UpstreamAnswer, upstream: String, source: ResolveResult.Source)
+        /// Another machine's answer, through the fleet: every family the flight asked for.
+        case fleet([FleetCacheHit])
         case failed(ResolutionFailure)
         /// Every caller had stopped waiting before an upstream could answer.
         case abandoned
@@ -66,6 +71,9 @@ final class ResolverService {
         /// When its callers stop waiting; set once it runs.
         var deadline: FlightDeadline?
         var budgetEnd: Int64 = 0
+        /// Through the fleet: the flight holds (or gave up waiting for) the name's fleet lock and
+        /// reports its upstream answer here.
+        var fleetReport: FleetUpstreamReport?
 
         init(id: UInt64, key: FlightKey, background: Bool) {
             self.id = id
@@ -218,6 +226,21 @@ final class ResolverService {
             }
             remember(result, uid: uid)
             return .success(result)
+        case .fleet(let hits):
+            // The publisher's expiry keeps counting down: the TTL is never extended here.
+            var result = ResolveResult(
+                host: key.host, ipv4: [], ipv6: [], ttl: min(hits.map(\.ttlSeconds).min() ?? 0, limits.maxTTL),
+                stale: false, source: .fleet)
+            for hit in hits where !hit.record.negative {
+                if hit.record.family == .ipv4 {
+                    result.ipv4 = hit.record.addresses
+                } else {
+                    result.ipv6 = hit.record.addresses
+                }
+            }
+            guard !(result.ipv4.isEmpty && result.ipv6.isEmpty) else { return .failure(.hostNotFound(key.host)) }
+            remember(result, uid: uid)
+            return .success(result)
         case .failed(let failure):
             return fallback(key, uid: uid, allowStale: allowStale, failure)
         case .abandoned:
@@ -341,6 +364,24 @@ final class ResolverService {
         let waitEnd = flight.background ? flight.budgetEnd : flight.waiters.map(\.deadline).max() ?? now
         let deadline = FlightDeadline(nanoseconds: min(waitEnd, flight.budgetEnd))
         flight.deadline = deadline
+        // localhost names never leave the machine, not even to the fleet.
+        guard let fleet, !Self.isLocalhost(flight.key.host) else {
+            query(flight)
+            return
+        }
+        let timeoutMs = Int(max(1, (deadline.value - now) / 1_000_000))
+        fleet.resolve(
+            host: flight.key.host, families: flight.key.family.families, timeoutMs: timeoutMs,
+            answer: { [unowned self] hits in self.finish(flight, fleetHits: hits) },
+            queryUpstream: { [unowned self] report in
+                flight.fleetReport = report
+                self.query(flight)
+            })
+    }
+
+    /// Queries the upstreams on a worker, within the flight's budget.
+    private func query(_ flight: Flight) {
+        let deadline = flight.deadline ?? FlightDeadline(nanoseconds: flight.budgetEnd)
         let candidates: [(index: Int, endpoint: UpstreamEndpoint)]
         if Self.isLocalhost(flight.key.host) {
             // RFC 6761: localhost names never leave the machine.
@@ -382,9 +423,44 @@ final class ResolverService {
                 outcome = .abandoned
             }
         }
+        if let report = flight.fleetReport { reportToFleet(report, outcome, key: key, now: now) }
         if flights[key] === flight { flights[key] = nil }
         for waiter in flight.waiters { waiter.deliver(outcome) }
         pump()
+    }
+
+    /// A flight answered by the fleet: the answer is cached with the time it has left.
+    private func finish(_ flight: Flight, fleetHits hits: [FleetCacheHit]) {
+        queue.finish(flight.id)
+        let now = Self.now()
+        cache.insertShared(hits.map { $0.record.cacheEntry(now: now, millisecondsLeft: $0.millisecondsLeft) }, now: now)
+        if flights[flight.key] === flight { flights[flight.key] = nil }
+        for waiter in flight.waiters { waiter.deliver(.fleet(hits)) }
+        pump()
+    }
+
+    /// Publishes what the upstreams answered (each family with the time its cache entry has
+    /// left, so the fleet never extends a TTL), or releases the name's lock after a failure.
+    /// Answers of the system resolver stay here: they reflect this machine's own configuration
+    /// (`/etc/hosts`, its DNS servers), not the HTTPDNS service the fleet shares.
+    private func reportToFleet(
+        _ report: FleetUpstreamReport, _ outcome: FlightOutcome, key: FlightKey, now: MonotonicInstant
+    ) {
+        guard case .answered(_, _, let source) = outcome else {
+            report.failed()
+            return
+        }
+        guard source == .upstream else {
+            report.answered([])
+            return
+        }
+        let nowUnixMs = WallClock.nowMilliseconds()
+        report.answered(
+            key.family.families.compactMap { family in
+                cache.peek(host: key.host, family: family).flatMap {
+                    FleetCacheRecord(entry: $0, now: now, nowUnixMs: nowUnixMs)
+                }
+            })
     }
 
     // MARK: prefetch

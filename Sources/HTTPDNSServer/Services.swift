@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSFleet
 import HTTPDNSPSL
 import HTTPDNSProtocol
 import HTTPDNSStore
@@ -12,12 +13,14 @@ final class Services {
     let cookieCommits: CookieGroupCommit
     /// Writes the DNS cache out every minute and at shutdown.
     let dnsSaver: DNSSnapshotSaver
+    /// The fleet tier, with `[Fleet]`.
+    let fleet: FleetService?
     private let startedAt = MonotonicClock.nowNanoseconds()
 
     /// Builds the services over `stored` (read at startup); their writes go to `storeThread`.
     init(
         configuration: DaemonConfiguration, rules: PublicSuffixRules, stored: StoredState, storeThread: StoreThread,
-        loop: EventLoop, logger: Logger
+        fleetSetup: FleetSetup?, loop: EventLoop, logger: Logger
     ) {
         resolver = ResolverService(configuration: configuration, rules: rules, loop: loop, logger: logger)
         stored.restoreDNS(into: resolver, logger: logger)
@@ -33,6 +36,16 @@ final class Services {
             hostNames: { [unowned resolver] ip, uid in resolver.hostNames(of: ip, uid: uid) })
         cookies.load(stored.jars, now: WallClock.nowSeconds())
         dnsSaver = DNSSnapshotSaver(resolver: resolver, storeThread: storeThread, loop: loop, logger: logger)
+        if let fleetSetup, let (machine, state) = stored.fleet {
+            let fleet = FleetService(
+                setup: fleetSetup, machine: machine, stored: state, cookies: cookies, persistence: cookieCommits,
+                loop: loop, logger: logger)
+            if fleet.sharesCache { resolver.fleet = fleet.client }
+            cookies.replication = fleet
+            self.fleet = fleet
+        } else {
+            fleet = nil
+        }
     }
 
     /// The server runs its methods on these services.
@@ -41,6 +54,7 @@ final class Services {
     }
 
     func start() {
+        fleet?.start()
         resolver.startPrefetch()
         dnsSaver.start()
     }
@@ -59,11 +73,12 @@ final class Services {
             cache: .init(
                 entries: cache.entryCount, hits: cache.hits, misses: cache.misses, staleServed: cache.staleServed),
             // Counts only: the caller's own jar, never another user's.
-            cookieCount: cookies.count(uid: uid), upstreams: resolver.upstreamStatus)
+            cookieCount: cookies.count(uid: uid), upstreams: resolver.upstreamStatus, fleet: fleet?.status.member)
     }
 
     /// After the loop stopped: no more upstream work; the DNS cache is queued for saving.
     func shutdown() {
+        fleet?.shutdown()
         resolver.shutdown()
         dnsSaver.save()
     }

@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSSodium
 import HTTPDNSStore
 import HTTPDNSSystem
 import HTTPDNSSystemd
@@ -9,10 +10,12 @@ struct StoredState {
     var jars: [UInt32: [Cookie]]
     /// The DNS cache and IP-to-host memory as last saved.
     var dns: DNSSnapshot
+    /// With a fleet: this machine's id and the replication state.
+    var fleet: (machine: FleetMachineID, state: FleetStoredState)?
 
     /// Reads the jars (a failure stops the daemon: serving without them would lose logins) and
     /// the DNS snapshot (a failure only costs the warm cache).
-    static func load(from stores: StateStores, logger: Logger) throws -> StoredState {
+    static func load(from stores: StateStores, withFleet: Bool, logger: Logger) throws -> StoredState {
         let bootID: String
         do {
             bootID = try BootID.current()
@@ -34,7 +37,17 @@ struct StoredState {
             logger.warning("Failed to load the saved DNS cache: \(error); starting empty")
             dns = DNSSnapshot()
         }
-        return StoredState(jars: jars, dns: dns)
+        var fleet: (machine: FleetMachineID, state: FleetStoredState)?
+        if withFleet, let store = stores.fleet {
+            do {
+                // 16 random bytes, made once and kept with the state.
+                let machine = try store.fleetMachineID { FleetMachineID(bytes: Sodium.randomBytes(16))! }
+                fleet = (machine, try store.loadFleetState())
+            } catch {
+                throw StartupError("Failed to load the fleet's replication state: \(error)")
+            }
+        }
+        return StoredState(jars: jars, dns: dns, fleet: fleet)
     }
 
     /// Puts the saved answers and address owners back into `resolver`.

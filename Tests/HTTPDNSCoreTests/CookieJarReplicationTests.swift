@@ -48,7 +48,8 @@ struct CookieJarReplicationTests {
         _ = harness.jar.drainChanges()
         let remote = Cookie(
             name: "second", value: "2", domain: "a.example", hostOnly: true, path: "/", expires: nil, secure: false,
-            httpOnly: false, sameSite: .default, partitioned: false, created: H.now, creationIndex: 0, lastAccess: H.now)
+            httpOnly: false, sameSite: .default, partitioned: false, created: H.now, creationIndex: 0, lastAccess: H.now
+        )
         let changes = harness.jar.applyRemote(remote, now: H.now)
         #expect(changes.map(\.key.name).sorted() == ["first", "second"])
         #expect(harness.jar.drainChanges().isEmpty)

@@ -187,17 +187,24 @@ struct FleetHealthTests {
         #expect(health.rejected == 10)
     }
 
+    /// The `status.fleet` member as the daemon writes it.
+    static func text(_ status: FleetStatus) -> String {
+        var out: [UInt8] = []
+        status.member.write(to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
     @Test func statusShape() {
         var health = FleetHealth(nowUnix: 1_767_225_600)
         #expect(
-            health.status(outbox: 0).json.encodedString
+            Self.text(health.status(outbox: 0))
                 == #"{"connected":false,"state":"connecting","lastError":null,"lastStateChange":1767225600,"#
                 + #""lag":null,"outbox":0,"rejected":0}"#)
         _ = health.observe(.failed(.unreachable, detail: "x: refused"), nowUnix: 1_767_225_700)
         _ = health.entryRejected("bad")
         health.noteLag(milliseconds: 12)
         #expect(
-            health.status(outbox: 3).json.encodedString
+            Self.text(health.status(outbox: 3))
                 == #"{"connected":false,"state":"unreachable","lastError":"x: refused","lastStateChange":1767225700,"#
                 + #""lag":0.012,"outbox":3,"rejected":1}"#)
     }

@@ -15,6 +15,12 @@ final class RPCSession {
         client = try daemon.connectReady()
     }
 
+    /// A session on a daemon started elsewhere (waits for its READY=1).
+    init(daemon: DaemonHarness) throws {
+        self.daemon = daemon
+        client = try daemon.connectReady()
+    }
+
     /// The whole response to one call.
     func response(_ method: String, _ params: JSON = [:]) throws -> JSON {
         nextID += 1

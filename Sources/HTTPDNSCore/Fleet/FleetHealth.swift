@@ -169,18 +169,11 @@ public struct FleetStatus: Sendable, Equatable {
         self.rejected = rejected
     }
 
-    /// `{"connected":true,"state":"connected","lastError":null,"lastStateChange":1767225600,
-    /// "lag":0.012,"outbox":0,"rejected":0}`: times in Unix seconds, durations in seconds, as
-    /// everywhere in the API.
-    public var json: JSON {
-        var object = JSONObject()
-        object.append("connected", .bool(connected))
-        object.append("state", .string(condition.rawValue))
-        object.append("lastError", lastError.map(JSON.string) ?? .null)
-        object.append("lastStateChange", .int64(lastStateChange))
-        object.append("lag", lagSeconds.map(JSON.double) ?? .null)
-        object.append("outbox", .int(outbox))
-        object.append("rejected", .int(rejected))
-        return .object(object)
+    /// The `fleet` member of the `status` result: times in Unix seconds, durations in
+    /// seconds, as everywhere in the API.
+    public var member: StatusResult.Fleet {
+        StatusResult.Fleet(
+            connected: connected, state: condition.rawValue, lastError: lastError, lastStateChange: lastStateChange,
+            lag: lagSeconds, outbox: outbox, rejected: rejected)
     }
 }
