@@ -134,6 +134,9 @@ final class FleetFlightDriver {
             client.loop.schedule(afterMilliseconds: Int64(milliseconds)) { self.handle(.waited) }
         case .answer(let hits):
             answer(hits)
+        case .answerReleasingLock(let hits, _):
+            answer(hits)
+            client.releaseLock(lock)
         case .queryUpstream:
             queryUpstream(FleetUpstreamReport { event in self.handle(event) })
         case .publish(let records, let releasing):

@@ -39,7 +39,10 @@ struct FleetFlightTests {
         _ = flight.start()
         // A partial answer does not do: both families are needed.
         #expect(flight.lookedUp([.ipv4: Self.hit()], now: Self.t0) == .acquireLock(token: "t1", lifetimeMs: 2_500))
-        #expect(flight.lockAcquired() == .queryUpstream)
+        // Holding the lock, it looks once more: still nothing, so it asks the upstreams.
+        #expect(flight.lockAcquired() == .lookUp)
+        #expect(flight.holdsLock)
+        #expect(flight.lookedUp([.ipv4: Self.hit()], now: Self.t0) == .queryUpstream)
         #expect(flight.holdsLock)
         #expect(
             flight.upstreamAnswered([Self.record(.ipv4), Self.record(.ipv6)])
@@ -96,8 +99,22 @@ struct FleetFlightTests {
         _ = flight.waited()
         // The holder failed and released: nothing published, the lock is free.
         #expect(flight.lookedUp([:], now: Self.t0) == .acquireLock(token: "t1", lifetimeMs: 2_500))
-        #expect(flight.lockAcquired() == .queryUpstream)
+        #expect(flight.lockAcquired() == .lookUp)
+        // Redis fails the second look: the holder still queries (and holds the lock).
+        #expect(flight.lookupFailed() == .queryUpstream)
         #expect(flight.upstreamFailed() == .releaseLock(token: "t1"))
+    }
+
+    @Test func anAnswerPublishedJustBeforeTheLockWasTakenIsServed() {
+        var flight = Self.flight()
+        _ = flight.start()
+        // Missed: the holder published and released between this lookup and the SET NX.
+        _ = flight.lookedUp([:], now: Self.t0)
+        #expect(flight.lockAcquired() == .lookUp)
+        #expect(
+            flight.lookedUp([.ipv4: Self.hit()], now: Self.t0)
+                == .answerReleasingLock([Self.hit()], token: "t1"))
+        #expect(flight.isFinished)
     }
 
     @Test func redisFailuresGoStraightToTheUpstreams() {

@@ -3,7 +3,9 @@
 /// machine holding the lock to publish its answer.
 ///
 /// At most one machine of the fleet queries the upstreams for a name at a time: the lock is a
-/// `SET NX PX` key that expires by itself if its holder dies. A waiter polls the fleet entry
+/// `SET NX PX` key that expires by itself if its holder dies. Whoever takes the lock looks the
+/// fleet up once more first: the previous holder may have published and released it between
+/// this machine's lookup and its `SET NX`. A waiter polls the fleet entry
 /// (and retries the lock, which frees when the holder gives up) until the answer appears; once
 /// the time left is down to the upstream reserve it stops waiting and queries the upstreams
 /// itself, so a request still gets an answer within its `Timeout=`. Any Redis failure goes
@@ -49,6 +51,9 @@ public struct FleetCacheFlight: Sendable {
         case wait(milliseconds: Int)
         /// Serve these fleet answers (`"source":"fleet"`). The flight is over.
         case answer([FleetCacheHit])
+        /// Serve these fleet answers, and release the lock this flight took (only if it still
+        /// holds the token). The flight is over.
+        case answerReleasingLock([FleetCacheHit], token: String)
         /// Query the upstreams; report `upstreamAnswered` or `upstreamFailed`.
         case queryUpstream
         /// Publish the answers (Redis expiry = their remaining TTL), then release the lock if a
@@ -61,7 +66,7 @@ public struct FleetCacheFlight: Sendable {
     }
 
     private enum State: Sendable, Equatable {
-        case created, lookingUp, acquiring, waiting, querying(holdingLock: Bool), finished
+        case created, lookingUp, acquiring, recheckingHoldingLock, waiting, querying(holdingLock: Bool), finished
     }
 
     public let host: String
@@ -86,8 +91,9 @@ public struct FleetCacheFlight: Sendable {
     /// Whether the flight is over.
     public var isFinished: Bool { state == .finished }
 
-    /// Whether this flight holds the lock (it is querying the upstreams for the fleet).
-    public var holdsLock: Bool { state == .querying(holdingLock: true) }
+    /// Whether this flight holds the lock (it is looking up once more, or querying the upstreams
+    /// for the fleet).
+    public var holdsLock: Bool { state == .querying(holdingLock: true) || state == .recheckingHoldingLock }
 
     public mutating func start() -> Action {
         guard state == .created else { return .none }
@@ -97,8 +103,17 @@ public struct FleetCacheFlight: Sendable {
 
     /// The fleet entries found, by family (expired or unopenable ones left out).
     public mutating func lookedUp(_ hits: [IPFamily: FleetCacheHit], now: MonotonicInstant) -> Action {
-        guard state == .lookingUp else { return .none }
-        if families.allSatisfy({ hits[$0] != nil }) {
+        guard state == .lookingUp || state == .recheckingHoldingLock else { return .none }
+        let covered = families.allSatisfy { hits[$0] != nil }
+        if state == .recheckingHoldingLock {
+            guard covered else {
+                state = .querying(holdingLock: true)
+                return .queryUpstream
+            }
+            state = .finished
+            return .answerReleasingLock(families.compactMap { hits[$0] }, token: token)
+        }
+        if covered {
             state = .finished
             return .answer(families.compactMap { hits[$0] })
         }
@@ -107,15 +122,16 @@ public struct FleetCacheFlight: Sendable {
     }
 
     public mutating func lookupFailed() -> Action {
-        guard state == .lookingUp else { return .none }
-        state = .querying(holdingLock: false)
+        guard state == .lookingUp || state == .recheckingHoldingLock else { return .none }
+        state = .querying(holdingLock: state == .recheckingHoldingLock)
         return .queryUpstream
     }
 
+    /// This flight holds the lock now: one more lookup before the upstreams.
     public mutating func lockAcquired() -> Action {
         guard state == .acquiring else { return .none }
-        state = .querying(holdingLock: true)
-        return .queryUpstream
+        state = .recheckingHoldingLock
+        return .lookUp
     }
 
     /// Another machine holds the lock: wait for its answer while the budget allows.
