@@ -266,6 +266,39 @@ struct FleetTests {
         #expect(try a.cookies()["pending"] == "acknowledged-while-redis-was-down")
     }
 
+    @Test func cookiesLostWithoutAReplicatedChangeComeBackAndExpiryIsNotReplicated() throws {
+        let fleet = try TestFleet()
+        let (a, b, _) = try fleet.trio()
+        try a.set("sid", "kept-by-the-fleet")
+        _ = try a.session.setCookies(TestFleet.loginURL, ["brief=1; Path=/; Max-Age=1"])
+        // (B may see "brief" only briefly: it expires within a second everywhere.)
+        #expect(try eventually { try b.cookies()["sid"] != nil && a.fleetNumber("outbox") == 0 })
+
+        // The expiry purge of "brief" goes to A's store but not to the fleet: only the marker set
+        // after it is a new stream entry.
+        let streamBefore = try fleet.streamLength()
+        #expect(try eventually(10) { try a.cookies()["brief"] == nil })
+        try a.set("marker", "1")
+        #expect(try eventually { try b.cookies()["marker"] == "1" })
+        #expect(try fleet.streamLength() == streamBefore + 1)
+
+        // B loses "sid" from its store while it is stopped, as the purge of session cookies after a
+        // reboot does: it comes back from the fleet when B starts again.
+        b.daemon.stop()
+        let purge = try runCommand(
+            "/usr/bin/python3",
+            [
+                "-c",
+                "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); "
+                    + "db.execute(\"DELETE FROM cookies WHERE name = 'sid'\"); db.commit()",
+                b.daemon.stateDirectory + "/httpdnsd.sqlite3",
+            ])
+        #expect(purge.status == 0, "\(purge.stderr)")
+        try b.restart()
+        #expect(try eventually { try b.cookies()["sid"] == "kept-by-the-fleet" }, "\(b.daemon.log)")
+        #expect(try a.cookies()["sid"] == "kept-by-the-fleet")
+    }
+
     @Test func concurrentChangesOnAAndBConvergeOnAllThree() throws {
         let fleet = try TestFleet()
         let (a, b, c) = try fleet.trio()
