@@ -16,12 +16,11 @@ and release daemons with their own sockets and state directories; nothing leaves
    thread per daemon, same order), with ShareCache=yes and with ShareCache=no.
 """
 import argparse
-import http.server
+import importlib.util
 import json
 import os
 import shutil
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -32,46 +31,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 KEY = "6d1f9a3c5e7b0d2f4a6c8e1b3d5f7a9c0e2b4d6f8a1c3e5b7d9f0a2c4e6b8d1f"
 
-
-class FakeAlibaba:
-    """/ACCOUNT/d?host=NAME answered at once: one address derived from the name, TTL one hour."""
-
-    def __init__(self):
-        self.count = 0
-        self.lock = threading.Lock()
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            # Headers and body go out in separate writes: without this, Nagle and the client's
-            # delayed ACK hold some answers back 40 ms.
-            disable_nagle_algorithm = True
-
-            def do_GET(self):
-                with outer.lock:
-                    outer.count += 1
-                host = self.path.split("host=", 1)[1].split("&", 1)[0] if "host=" in self.path else "x"
-                n = sum(host.encode()) * 7919 + len(host)
-                body = json.dumps({"host": host, "ips": [f"198.18.{(n >> 8) % 256}.{n % 256}"], "ipsv6": [],
-                                   "ttl": 3600}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/100000"
-
-    def take(self):
-        with self.lock:
-            count, self.count = self.count, 0
-        return count
+# The main benchmark's fake upstream and daemon process (Benchmarks/bench.py).
+_spec = importlib.util.spec_from_file_location("httpdnsd_bench", os.path.join(os.path.dirname(HERE), "bench.py"))
+common = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(common)
 
 
 class Client:
@@ -108,14 +71,15 @@ class Client:
 
 class Bench:
     def __init__(self, daemon):
-        self.daemon = daemon
+        self.binary = daemon
         self.work = tempfile.mkdtemp(prefix="fleet-bench.")
-        self.processes = []
-        self.upstream = FakeAlibaba()
+        self.daemons = []
+        self.upstream = common.FakeAlibaba()
+        self.upstream_url = f"http://127.0.0.1:{self.upstream.port}/100000"
         self.redis_socket = os.path.join(self.work, "redis.sock")
-        self.processes.append(subprocess.Popen(
+        self.redis = subprocess.Popen(
             ["redis-server", "--port", "0", "--unixsocket", self.redis_socket, "--unixsocketperm", "700",
-             "--dir", self.work, "--save", "", "--appendonly", "no", "--logfile", os.path.join(self.work, "redis.log")]))
+             "--dir", self.work, "--save", "", "--appendonly", "no", "--logfile", os.path.join(self.work, "redis.log")])
         for _ in range(200):
             if os.path.exists(self.redis_socket):
                 break
@@ -124,26 +88,18 @@ class Bench:
         with open(self.key, "w") as f:
             f.write(KEY + "\n")
         os.chmod(self.key, 0o600)
-        self.count = 0
 
     def start(self, fleet=True, share_cache=True):
         """A daemon on its own socket and state directory; returns a client."""
-        self.count += 1
-        directory = os.path.join(self.work, f"d{self.count}")
-        os.makedirs(directory)
-        config = os.path.join(directory, "httpdnsd.conf")
-        with open(config, "w") as f:
-            f.write(f"[Resolver]\nUpstream=alibaba {self.upstream.url}\nCacheSize=100000\n"
-                    "MaxUpstreamQueries=4096\nMaxUpstreamQueriesPerUser=4096\n")
-            if fleet:
-                f.write(f"[Fleet]\nRedis=unix:{self.redis_socket}\nName=bench\nKeyFile={self.key}\n"
-                        f"ShareCache={'yes' if share_cache else 'no'}\nShareCookiesOf={os.getuid()}\n")
-        path = os.path.join(directory, "d.sock")
-        log = open(os.path.join(directory, "log"), "w")
-        self.processes.append(subprocess.Popen(
-            [self.daemon, "--socket", path, "--state-dir", os.path.join(directory, "state"), "--config", config],
-            stdout=log, stderr=log, env={"SWIFT_BACKTRACE": "enable=no", "PATH": os.environ.get("PATH", "")}))
-        client = Client(path)
+        config = (f"[Resolver]\nUpstream=alibaba {self.upstream_url}\nCacheSize=100000\n"
+                  "MaxUpstreamQueries=4096\nMaxUpstreamQueriesPerUser=4096\n")
+        if fleet:
+            config += (f"[Fleet]\nRedis=unix:{self.redis_socket}\nName=bench\nKeyFile={self.key}\n"
+                       f"ShareCache={'yes' if share_cache else 'no'}\nShareCookiesOf={os.getuid()}\n")
+        daemon = common.Daemon(self.binary, self.work, f"d{len(self.daemons) + 1}", config)
+        self.daemons.append(daemon)
+        daemon.start()
+        client = Client(daemon.socket)
         if fleet:
             for _ in range(500):
                 if client.call("status", {}).get("fleet", {}).get("connected"):
@@ -151,14 +107,17 @@ class Bench:
                 time.sleep(0.01)
         return client
 
+    def queries(self):
+        """Upstream queries since the last call."""
+        with self.upstream.lock:
+            count, self.upstream.queries = self.upstream.queries, 0
+        return count
+
     def close(self):
-        for process in reversed(self.processes):
-            process.terminate()
-        for process in self.processes:
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        for daemon in self.daemons:
+            daemon.stop()
+        common.stop(self.redis)
+        self.upstream.close()
         shutil.rmtree(self.work, ignore_errors=True)
 
 
@@ -182,20 +141,15 @@ def latency(bench, names):
     plain = bench.start(fleet=False)
     rows = {"upstream query through the fleet": [], "fleet hit": [], "local cache hit": [],
             "upstream query, no fleet": []}
+    # In this order for each name: A misses everywhere, B finds A's answer in the fleet, then in
+    # its own cache; the daemon without a fleet asks the upstream.
+    steps = [("upstream query through the fleet", a, "upstream"), ("fleet hit", b, "fleet"),
+             ("local cache hit", b, "cache"), ("upstream query, no fleet", plain, "upstream")]
     for i in range(names):
-        host = f"lat{i}.example"
-        seconds, result = timed(a.call, "resolve", {"host": host, "family": "ipv4"})
-        assert result["source"] == "upstream", result
-        rows["upstream query through the fleet"].append(seconds)
-        seconds, result = timed(b.call, "resolve", {"host": host, "family": "ipv4"})
-        assert result["source"] == "fleet", result
-        rows["fleet hit"].append(seconds)
-        seconds, result = timed(b.call, "resolve", {"host": host, "family": "ipv4"})
-        assert result["source"] == "cache", result
-        rows["local cache hit"].append(seconds)
-        seconds, result = timed(plain.call, "resolve", {"host": host, "family": "ipv4"})
-        assert result["source"] == "upstream", result
-        rows["upstream query, no fleet"].append(seconds)
+        for label, client, source in steps:
+            seconds, result = timed(client.call, "resolve", {"host": f"lat{i}.example", "family": "ipv4"})
+            assert result["source"] == source, (label, result)
+            rows[label].append(seconds)
     print(f"\n1. resolve latency, {names} names (us)")
     print("| answer | p50 | p90 | p99 |\n| --- | --- | --- | --- |")
     for label in ("local cache hit", "fleet hit", "upstream query through the fleet", "upstream query, no fleet"):
@@ -227,7 +181,7 @@ def upstream_queries(bench, names):
     for share in (True, False):
         clients = [bench.start(share_cache=share) for _ in range(3)]
         prefix = "shared" if share else "unshared"
-        bench.upstream.take()
+        bench.queries()
         barrier = threading.Barrier(3)
 
         def run(client):
@@ -240,7 +194,7 @@ def upstream_queries(bench, names):
             t.start()
         for t in threads:
             t.join()
-        count = bench.upstream.take()
+        count = bench.queries()
         print(f"| {'yes' if share else 'no'} | {count} | {count / names:.2f} |")
 
 
