@@ -65,7 +65,16 @@ enum HumanFormat {
             let health = upstream.healthy ? "healthy" : "failing" + (upstream.lastError.map { ": \($0)" } ?? "")
             text += "upstream \(upstream.name) (\(upstream.kind)): \(health)\n"
         }
+        if let fleet = status.fleet { text += self.fleet(fleet) }
         return text
+    }
+
+    /// `fleet: connected, lag 0.004 s, outbox 0, 0 rejected`, with the last error while not connected.
+    static func fleet(_ fleet: StatusResult.Fleet) -> String {
+        var line = "fleet: \(fleet.state)"
+        if !fleet.connected, let error = fleet.lastError { line += " (\(error))" }
+        if let lag = fleet.lag { line += ", lag \(lag) s" }
+        return line + ", outbox \(fleet.outbox), \(fleet.rejected) rejected\n"
     }
 
     /// `1d 2h 3m 4s`, leading zero units left out.

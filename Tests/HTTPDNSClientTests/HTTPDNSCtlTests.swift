@@ -208,6 +208,20 @@ struct HTTPDNSCtlUnitTests {
         #expect(HumanFormat.cookieTable([]) == "no cookies\n")
     }
 
+    @Test func theFleetLineSaysStateLagOutboxAndRejections() {
+        #expect(
+            HumanFormat.fleet(
+                StatusResult.Fleet(
+                    connected: true, state: "connected", lastError: "old", lastStateChange: 1, lag: 0.004, outbox: 0,
+                    rejected: 2)) == "fleet: connected, lag 0.004 s, outbox 0, 2 rejected\n")
+        #expect(
+            HumanFormat.fleet(
+                StatusResult.Fleet(
+                    connected: false, state: "unreachable", lastError: "unix:/r.sock: Connection refused",
+                    lastStateChange: 1, lag: nil, outbox: 3, rejected: 0))
+                == "fleet: unreachable (unix:/r.sock: Connection refused), outbox 3, 0 rejected\n")
+    }
+
     @Test func durationsReadLikeUptime() {
         #expect(HumanFormat.duration(0) == "0s")
         #expect(HumanFormat.duration(3_725) == "1h 2m 5s")

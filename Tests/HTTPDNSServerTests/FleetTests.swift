@@ -169,6 +169,8 @@ struct FleetTests {
 
         let status = try a.fleet()
         #expect(status["connected"] == true && status["state"] == "connected", "\(status.encodedString)")
+        // The client's typed result reads the member too.
+        #expect(StatusResult(json: try a.session.result("status"))?.fleet?.state == "connected")
         #expect(try eventually { try a.fleetNumber("outbox") == 0 })
         #expect(status["rejected"] == 0)
         #expect(status["lastStateChange"]?.numberValue?.int64Value ?? 0 > 0)
