@@ -41,6 +41,12 @@ public final class PublicSuffixRules: DomainRules, @unchecked Sendable {
     }
 
     public func canonicalHost(_ host: String) -> String? {
+        // Most names are canonical already: one pass over their bytes says so (see `isCanonical`).
+        HostNameSyntax.isCanonical(host) ? host : Self.checkedCanonicalHost(host)
+    }
+
+    /// `canonicalHost` without its fast lane: IP literals, then ASCII syntax, else IDNA first.
+    static func checkedCanonicalHost(_ host: String) -> String? {
         if let ip = IPLiteral.canonical(host) { return ip }
         if HostNameSyntax.isASCII(host) { return HostNameSyntax.canonicalASCII(host) }
         guard !host.utf8.contains(0), let aLabels = Self.toASCII(host) else { return nil }

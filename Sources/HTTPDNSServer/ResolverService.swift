@@ -578,6 +578,8 @@ final class ResolverService {
 
     /// IDNA to A-labels, lowercase, syntax-checked: the cache key of a name.
     func canonicalName(_ raw: String) throws(RPCError) -> String {
+        // Already canonical (nearly every request): the checks below would return it unchanged.
+        if HostNameSyntax.isCanonical(raw) { return raw }
         guard !raw.isEmpty else { throw .invalidParams(field: "host", "must not be empty") }
         guard let ascii = rules.canonicalHost(raw) else {
             throw .invalidParams(field: "host", "\"\(raw)\" is not a valid host name")

@@ -26,6 +26,11 @@ public enum HostNameSyntax {
     /// that is not all digits (such a host must be an IPv4 address). IP literals are
     /// returned in canonical form. Nil for anything else, including non-ASCII input.
     public static func canonicalASCII(_ host: String) -> String? {
+        isCanonical(host) ? host : checkedCanonicalASCII(host)
+    }
+
+    /// `canonicalASCII` without its fast lane (tests hold the two against each other).
+    static func checkedCanonicalASCII(_ host: String) -> String? {
         if let ip = IPLiteral.canonical(host) { return ip }
         let utf8 = host.utf8
         guard !utf8.isEmpty, utf8.count <= maxNameLength + 1 else { return nil }
@@ -51,6 +56,48 @@ public enum HostNameSyntax {
         // Most names arrive lowercase already: then the name is its own canonical form.
         guard hasUppercase else { return host }
         return String(decoding: utf8.map(asciiLowercased), as: UTF8.self)
+    }
+
+    /// True when `host` is already a canonical host name that every check here and in
+    /// `HostName.validate` would return unchanged: lowercase letters, digits, `-` and `_` in
+    /// labels of 1 to 63 bytes that neither start nor end with `-`, at most 253 bytes, no
+    /// trailing dot, and a last label that is not all digits (so it is no IPv4 literal either).
+    ///
+    /// Why: nearly every name a client sends is in this form, and one pass over its bytes then
+    /// replaces the IP-literal parses, the IDNA and syntax checks and their allocations, which
+    /// were a fifth of a cache hit. Anything else (uppercase, a trailing dot, non-ASCII) takes
+    /// the full path; a test checks that both agree.
+    public static func isCanonical(_ host: String) -> Bool {
+        host.utf8.withContiguousStorageIfAvailable(isCanonical) ?? false
+    }
+
+    static func isCanonical(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard !bytes.isEmpty, bytes.count <= maxNameLength else { return false }
+        var labelLength = 0
+        var labelAllDigits = true
+        var previous = UInt8(ascii: ".")
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "."):
+                guard labelLength > 0, previous != UInt8(ascii: "-") else { return false }
+                labelLength = 0
+                labelAllDigits = true
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "_"):
+                labelLength += 1
+                labelAllDigits = false
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                labelLength += 1
+            case UInt8(ascii: "-"):
+                guard labelLength > 0 else { return false }
+                labelLength += 1
+                labelAllDigits = false
+            default:
+                return false
+            }
+            guard labelLength <= maxLabelLength else { return false }
+            previous = byte
+        }
+        return labelLength > 0 && previous != UInt8(ascii: "-") && !labelAllDigits
     }
 
     /// True when every byte of `host` is ASCII.
