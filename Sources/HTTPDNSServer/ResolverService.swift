@@ -268,8 +268,9 @@ final class ResolverService {
     /// Cookie normalization and `reverse` for `uid` learn the addresses this uid was handed out,
     /// from upstream, cache or `Static=` alike.
     private func remember(_ result: ResolveResult, uid: UInt32) {
-        owners.record(
-            uid: uid, host: result.host, addresses: result.ipv4 + result.ipv6, ttl: result.ttl, now: Self.now())
+        let now = Self.now()
+        owners.record(uid: uid, host: result.host, addresses: result.ipv4, ttl: result.ttl, now: now)
+        owners.record(uid: uid, host: result.host, addresses: result.ipv6, ttl: result.ttl, now: now)
     }
 
     /// A reply from cached entries; nil when every one is negative (no address).

@@ -111,6 +111,31 @@ struct CacheAddressOwnerTests {
         #expect(hosts.first == "h19.example" && hosts.last == "h12.example")
     }
 
+    /// A cache hit records the same answer again (the in-place lane): the host's expiry moves on,
+    /// older names of the address stay behind it, and the address becomes the most recently used.
+    @Test func recordingTheSameHostAgainRefreshesItInPlace() {
+        var clock = CacheManualClock()
+        let memory = AddressOwnerMemory(capacityPerUser: 3, retention: 100)
+        let ip = IPAddress("192.0.2.1")!
+        memory.record(uid: Self.root, host: "old.example", addresses: ["192.0.2.1"], ttl: 10, now: clock.now)
+        memory.record(uid: Self.root, host: "new.example", addresses: ["192.0.2.1"], ttl: 10, now: clock.now)
+        memory.record(uid: Self.root, host: "b.example", addresses: ["192.0.2.2"], ttl: 60, now: clock.now)
+        memory.record(uid: Self.root, host: "c.example", addresses: ["192.0.2.3"], ttl: 60, now: clock.now)
+        clock.advance(seconds: 8)
+        memory.record(uid: Self.root, host: "new.example", addresses: ["192.0.2.1"], ttl: 10, now: clock.now)
+        // 192.0.2.1 was used last: a fourth address evicts 192.0.2.2, the least recently used.
+        memory.record(uid: Self.root, host: "d.example", addresses: ["192.0.2.4"], ttl: 60, now: clock.now)
+        #expect(memory.count(uid: Self.root) == 3)
+        #expect(Self.hosts(memory, Self.root, "192.0.2.2", clock.now) == [])
+        let refreshed = memory.attributions(uid: Self.root, of: ip, now: clock.now)
+        #expect(refreshed.map(\.host) == ["new.example", "old.example"])
+        #expect(refreshed.first?.answerExpiresAt == clock.now.advanced(bySeconds: 10))
+        #expect(refreshed.first?.forgetAt == clock.now.advanced(bySeconds: 110))
+        // Past the first answer's TTL, the refreshed one is still current.
+        clock.advance(seconds: 5)
+        #expect(memory.normalizationCandidates(uid: Self.root, of: ip, now: clock.now) == ["new.example"])
+    }
+
     @Test func eachUserIsBoundedWithLeastRecentlyUsedEviction() {
         let clock = CacheManualClock()
         let memory = AddressOwnerMemory(capacityPerUser: 3)

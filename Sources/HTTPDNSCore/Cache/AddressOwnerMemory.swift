@@ -76,16 +76,12 @@ public final class AddressOwnerMemory {
 
     /// `uid`'s live host names for `address`, most recent first (empty when none is known).
     public func attributions(uid: UInt32, of address: IPAddress, now: MonotonicInstant) -> [Attribution] {
-        guard let user = users[uid] else { return [] }
         let ip = Self.key(for: address)
-        guard let slot = user.slot(of: ip) else { return [] }
-        let live = user.hosts(at: slot).filter { now < $0.forgetAt }
+        guard let live = users[uid]?.liveHosts(ip: ip, now: now) else { return [] }
         if live.isEmpty {
-            forget(uid: uid, user, slot: slot)
+            forget(uid: uid, ip: ip)
             return []
         }
-        user.setHosts(live, at: slot)
-        user.moveToNewest(slot)
         return live
     }
 
@@ -104,16 +100,11 @@ public final class AddressOwnerMemory {
     @discardableResult
     public func prune(now: MonotonicInstant) -> Int {
         var forgotten = 0
-        for (uid, user) in users {
-            for slot in user.slots {
-                let live = user.hosts(at: slot).filter { now < $0.forgetAt }
-                if live.isEmpty {
-                    forget(uid: uid, user, slot: slot)
-                    forgotten += 1
-                } else {
-                    user.setHosts(live, at: slot)
-                }
-            }
+        for uid in Array(users.keys) {
+            guard let removed = users[uid]?.prune(now: now) else { continue }
+            forgotten += removed
+            count -= removed
+            if users[uid]?.count == 0 { users[uid] = nil }
         }
         return forgotten
     }
@@ -157,7 +148,7 @@ public final class AddressOwnerMemory {
         }
         var known: Set<UserAddress> = []
         for (uid, user) in users {
-            for slot in user.slots { known.insert(UserAddress(uid: uid, ip: user.ip(at: slot))) }
+            for ip in user.addresses { known.insert(UserAddress(uid: uid, ip: ip)) }
         }
         var restored = 0
         for item in persisted where !known.contains(UserAddress(uid: item.uid, ip: item.ip)) {
@@ -198,46 +189,40 @@ public final class AddressOwnerMemory {
     }
 
     private func upsert(uid: UInt32, ip: String, _ attribution: Attribution, now: MonotonicInstant) {
-        let user = users[uid] ?? UserAddresses()
-        if let slot = user.slot(of: ip) {
-            var hosts = user.hosts(at: slot).filter { $0.host != attribution.host && now < $0.forgetAt }
-            hosts.insert(attribution, at: 0)
-            user.setHosts(Array(hosts.prefix(Self.maxHostsPerAddress)), at: slot)
-            user.moveToNewest(slot)
-            return
-        }
-        makeRoom(for: uid, user)
-        // After making room: evicting the uid's last address would have dropped it from `users`.
-        users[uid] = user
-        user.insertNewest(ip: ip, hosts: [attribution])
+        // One access to the uid's addresses, changed in place: `UserAddresses` is a value held in
+        // `users`, so the list surgery below it is free of the per-access exclusivity checks that a
+        // class's properties pay (they were a tenth of a cache hit).
+        if users[uid]?.update(ip: ip, with: attribution, now: now) == true { return }
+        makeRoom(for: uid)
+        users[uid, default: UserAddresses()].insertNewest(ip: ip, hosts: [attribution])
         count += 1
     }
 
     /// Frees one address for `uid`: its own least recently used one at its cap; at the total cap,
     /// the least recently used one of whoever remembers the most (`uid` itself on a tie).
-    private func makeRoom(for uid: UInt32, _ user: UserAddresses) {
-        if user.count >= capacityPerUser {
-            evictOldest(of: uid, user)
+    private func makeRoom(for uid: UInt32) {
+        let own = users[uid]?.count ?? 0
+        if own >= capacityPerUser {
+            evictOldest(of: uid)
             return
         }
         guard count >= capacity else { return }
-        // `user` may not be in `users` yet (a uid's first address).
-        var victim = (uid: uid, user: user)
-        for (other, candidate) in users where candidate.count > victim.user.count {
-            victim = (other, candidate)
+        var victim = (uid: uid, count: own)
+        for (other, candidate) in users where candidate.count > victim.count {
+            victim = (other, candidate.count)
         }
-        evictOldest(of: victim.uid, victim.user)
+        evictOldest(of: victim.uid)
     }
 
-    private func evictOldest(of uid: UInt32, _ user: UserAddresses) {
-        guard let oldest = user.oldestSlot else { return }
-        forget(uid: uid, user, slot: oldest)
+    private func evictOldest(of uid: UInt32) {
+        guard let oldest = users[uid]?.oldestAddress else { return }
+        forget(uid: uid, ip: oldest)
     }
 
-    private func forget(uid: UInt32, _ user: UserAddresses, slot: Int) {
-        user.remove(slot: slot)
+    private func forget(uid: UInt32, ip: String) {
+        guard users[uid]?.remove(ip: ip) == true else { return }
         count -= 1
-        if user.count == 0 { users[uid] = nil }
+        if users[uid]?.count == 0 { users[uid] = nil }
     }
 }
 
@@ -245,8 +230,9 @@ public final class AddressOwnerMemory {
 extension AddressOwnerMemory: Sendable {}
 
 /// One uid's addresses in recency order: nodes in a flat array linked by index (no per-node
-/// allocation), with freed slots recycled.
-private final class UserAddresses {
+/// allocation), with freed slots recycled. A value type, changed in place inside
+/// `AddressOwnerMemory.users`.
+private struct UserAddresses {
     private struct Node {
         var ip: String
         var hosts: [AddressOwnerMemory.Attribution]
@@ -262,9 +248,9 @@ private final class UserAddresses {
     private var oldest = -1
 
     var count: Int { slotByIP.count }
-    var oldestSlot: Int? { oldest >= 0 ? oldest : nil }
-    /// Every used slot, in no particular order (a copy: callers may remove while iterating).
-    var slots: [Int] { Array(slotByIP.values) }
+    var oldestAddress: String? { oldest >= 0 ? nodes[oldest].ip : nil }
+    /// Every address, in no particular order.
+    var addresses: Dictionary<String, Int>.Keys { slotByIP.keys }
 
     var slotsOldestFirst: [Int] {
         var result: [Int] = []
@@ -276,12 +262,54 @@ private final class UserAddresses {
         return result
     }
 
-    func slot(of ip: String) -> Int? { slotByIP[ip] }
     func ip(at slot: Int) -> String { nodes[slot].ip }
     func hosts(at slot: Int) -> [AddressOwnerMemory.Attribution] { nodes[slot].hosts }
-    func setHosts(_ hosts: [AddressOwnerMemory.Attribution], at slot: Int) { nodes[slot].hosts = hosts }
 
-    func insertNewest(ip: String, hosts: [AddressOwnerMemory.Attribution]) {
+    /// Makes `attribution` the most recent for an address already remembered, and the address
+    /// the most recently used; false when the address is new.
+    mutating func update(ip: String, with attribution: AddressOwnerMemory.Attribution, now: MonotonicInstant) -> Bool {
+        guard let slot = slotByIP[ip] else { return false }
+        if nodes[slot].hosts.first?.host == attribution.host {
+            // Every cache hit records its answer again: when `host` is already the address's most
+            // recent name, only its expiry changes, in place. (Expired older names stay until the
+            // next change; every read filters them.)
+            nodes[slot].hosts[0] = attribution
+        } else {
+            var hosts = nodes[slot].hosts.filter { $0.host != attribution.host && now < $0.forgetAt }
+            hosts.insert(attribution, at: 0)
+            nodes[slot].hosts = Array(hosts.prefix(AddressOwnerMemory.maxHostsPerAddress))
+        }
+        moveToNewest(slot)
+        return true
+    }
+
+    /// The address's unexpired attributions (the expired ones dropped), marking it the most recently
+    /// used; nil when it is not remembered, empty when none is left (the caller forgets it).
+    mutating func liveHosts(ip: String, now: MonotonicInstant) -> [AddressOwnerMemory.Attribution]? {
+        guard let slot = slotByIP[ip] else { return nil }
+        let live = nodes[slot].hosts.filter { now < $0.forgetAt }
+        guard !live.isEmpty else { return [] }
+        nodes[slot].hosts = live
+        moveToNewest(slot)
+        return live
+    }
+
+    /// Drops expired attributions and the addresses left with none; returns how many addresses went.
+    mutating func prune(now: MonotonicInstant) -> Int {
+        var removed = 0
+        for (ip, slot) in slotByIP {
+            let live = nodes[slot].hosts.filter { now < $0.forgetAt }
+            if live.isEmpty {
+                _ = remove(ip: ip)
+                removed += 1
+            } else {
+                nodes[slot].hosts = live
+            }
+        }
+        return removed
+    }
+
+    mutating func insertNewest(ip: String, hosts: [AddressOwnerMemory.Attribution]) {
         let node = Node(ip: ip, hosts: hosts, newer: -1, older: -1)
         let slot: Int
         if let reused = freeSlots.popLast() {
@@ -295,21 +323,23 @@ private final class UserAddresses {
         slotByIP[ip] = slot
     }
 
-    func remove(slot: Int) {
+    /// Forgets an address; false when it was not remembered.
+    mutating func remove(ip: String) -> Bool {
+        guard let slot = slotByIP.removeValue(forKey: ip) else { return false }
         unlink(slot)
-        slotByIP[nodes[slot].ip] = nil
         nodes[slot].hosts = []
         nodes[slot].ip = ""
         freeSlots.append(slot)
+        return true
     }
 
-    func moveToNewest(_ slot: Int) {
+    private mutating func moveToNewest(_ slot: Int) {
         guard slot != newest else { return }
         unlink(slot)
         linkAsNewest(slot)
     }
 
-    private func linkAsNewest(_ slot: Int) {
+    private mutating func linkAsNewest(_ slot: Int) {
         nodes[slot].older = newest
         nodes[slot].newer = -1
         if newest >= 0 { nodes[newest].newer = slot }
@@ -317,7 +347,7 @@ private final class UserAddresses {
         if oldest < 0 { oldest = slot }
     }
 
-    private func unlink(_ slot: Int) {
+    private mutating func unlink(_ slot: Int) {
         let older = nodes[slot].older
         let newer = nodes[slot].newer
         if older >= 0 { nodes[older].newer = newer } else { oldest = newer }
