@@ -12,14 +12,21 @@ public enum CookieMatching {
     /// `domainMatches` when the caller already knows whether `string` is an IP literal (the
     /// retrieval loop asks once per request, not once per cookie).
     static func domainMatches(_ string: String, domain: String, stringIsIPLiteral: Bool) -> Bool {
-        if string.hasSameBytes(as: domain) { return true }
-        let host = string.utf8
-        let suffix = domain.utf8
-        guard !suffix.isEmpty, host.count > suffix.count, host.reversed().starts(with: suffix.reversed()) else {
-            return false
+        let hostCount = string.utf8.count
+        let suffixCount = domain.utf8.count
+        if hostCount == suffixCount { return string.hasSameBytes(as: domain) }
+        guard suffixCount > 0, hostCount > suffixCount, !stringIsIPLiteral else { return false }
+        // Over contiguous bytes: the generic reversed-view comparison showed in retrieval profiles.
+        var host = string
+        var suffix = domain
+        return host.withUTF8 { host in
+            suffix.withUTF8 { suffix in
+                let offset = hostCount - suffixCount
+                guard host[offset - 1] == UInt8(ascii: ".") else { return false }
+                for i in 0..<suffixCount where host[offset + i] != suffix[i] { return false }
+                return true
+            }
         }
-        let dot = host.index(host.endIndex, offsetBy: -suffix.count - 1)
-        return host[dot] == UInt8(ascii: ".") && !stringIsIPLiteral
     }
 
     /// 5.1.4: the default-path of a request path.
@@ -32,12 +39,18 @@ public enum CookieMatching {
 
     /// 5.1.4: `requestPath` path-matches `cookiePath`.
     public static func pathMatches(_ requestPath: String, cookiePath: String) -> Bool {
-        let request = requestPath.utf8
-        let cookie = cookiePath.utf8
-        guard request.starts(with: cookie) else { return false }
-        if request.count == cookie.count { return true }
-        if cookie.last == UInt8(ascii: "/") { return true }
-        return request[request.index(request.startIndex, offsetBy: cookie.count)] == UInt8(ascii: "/")
+        guard requestPath.utf8.count >= cookiePath.utf8.count else { return false }
+        // Over contiguous bytes, like `domainMatches`.
+        var request = requestPath
+        var cookie = cookiePath
+        return request.withUTF8 { request in
+            cookie.withUTF8 { cookie in
+                for i in 0..<cookie.count where request[i] != cookie[i] { return false }
+                if request.count == cookie.count { return true }
+                if cookie.last == UInt8(ascii: "/") { return true }
+                return request[cookie.count] == UInt8(ascii: "/")
+            }
+        }
     }
 
     /// Octet equality.

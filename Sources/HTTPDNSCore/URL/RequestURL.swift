@@ -36,9 +36,16 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
 
     /// Builds a URL from parts; `host` must already be in canonical form.
     public init(scheme: String, host: String, port: UInt16?, path: String, query: String?) {
+        self.init(
+            scheme: scheme, host: host, isIPLiteral: IPLiteral.address(host) != nil, port: port, path: path,
+            query: query)
+    }
+
+    /// The parser knows whether the host is an IP literal: it need not be parsed again.
+    private init(scheme: String, host: String, isIPLiteral: Bool, port: UInt16?, path: String, query: String?) {
         self.scheme = scheme
         self.host = host
-        self.isIPLiteral = IPLiteral.address(host) != nil
+        self.isIPLiteral = isIPLiteral
         self.port = port
         self.path = path
         self.query = query
@@ -76,7 +83,7 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
         if let at = authority.lastIndex(of: UInt8(ascii: "@")) {
             authority = authority[(at + 1)...]
         }
-        guard let (host, port) = parseHostAndPort(authority) else { return nil }
+        guard let (host, isIPLiteral, port) = parseHostAndPort(authority) else { return nil }
 
         var pathEnd = authorityEnd
         while pathEnd < bytes.count, bytes[pathEnd] != UInt8(ascii: "?"), bytes[pathEnd] != UInt8(ascii: "#") {
@@ -89,14 +96,22 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
             while queryEnd < bytes.count, bytes[queryEnd] != UInt8(ascii: "#") { queryEnd += 1 }
             query = String(decoding: bytes[(pathEnd + 1)..<queryEnd], as: UTF8.self)
         }
-        return RequestURL(scheme: scheme, host: host, port: port, path: path, query: query)
+        return RequestURL(scheme: scheme, host: host, isIPLiteral: isIPLiteral, port: port, path: path, query: query)
     }
 
     /// The scheme as one of `supportedSchemes` (ASCII case-insensitively), without building a string.
     private static func supportedScheme(_ bytes: Bytes) -> String? {
-        for scheme in ["http", "https", "ws", "wss"] where scheme.utf8.count == bytes.count {
-            if zip(scheme.utf8, bytes).allSatisfy({ $0 == asciiLowercased($1) }) { return scheme }
+        func isScheme(_ name: StaticString) -> Bool {
+            guard bytes.count == name.utf8CodeUnitCount else { return false }
+            for (offset, byte) in bytes.enumerated() where asciiLowercased(byte) != name.utf8Start[offset] {
+                return false
+            }
+            return true
         }
+        if isScheme("https") { return "https" }
+        if isScheme("http") { return "http" }
+        if isScheme("wss") { return "wss" }
+        if isScheme("ws") { return "ws" }
         return nil
     }
 
@@ -105,7 +120,7 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
             || byte == UInt8(ascii: "\\")
     }
 
-    private static func parseHostAndPort(_ authority: Bytes) -> (String, UInt16?)? {
+    private static func parseHostAndPort(_ authority: Bytes) -> (host: String, isIPLiteral: Bool, port: UInt16?)? {
         guard !authority.isEmpty else { return nil }
         var hostBytes: Bytes
         var rest: Bytes
@@ -137,10 +152,10 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
             guard hostBytes.last == UInt8(ascii: "]"),
                 let v6 = IPAddress(ipv6: String(decoding: hostBytes.dropFirst().dropLast(), as: UTF8.self))
             else { return nil }
-            return (v6.description, port)
+            return (v6.description, true, port)
         }
         if let v4 = IPAddress.parseIPv4(hostBytes).flatMap({ IPAddress(bytes: $0) }) {
-            return (v4.description, port)
+            return (v4.description, true, port)
         }
         guard hostBytes.allSatisfy(isHostByte) else { return nil }
         // A host whose last label is a number must be an IPv4 address (WHATWG "ends in a
@@ -152,7 +167,7 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
             hasUppercase
             ? String(decoding: hostBytes.map(asciiLowercased), as: UTF8.self)
             : String(decoding: hostBytes, as: UTF8.self)
-        return (host, port)
+        return (host, false, port)
     }
 
     /// Letters, digits, `-`, `.`, `_`, `~` and non-ASCII bytes (IDNA host names as written).
