@@ -43,7 +43,11 @@ public final class AddressOwnerMemory {
         }
     }
 
-    private var users: [UInt32: UserAddresses] = [:]
+    /// Per uid, its addresses in a box: a lookup hands out the box, and each change is then one
+    /// exclusivity-checked access to the list inside it. (Changing a value in the dictionary in
+    /// place goes through its modify coroutine; a class holding the list's arrays directly pays a
+    /// dynamic check on every element access. Either was a tenth of a cache hit.)
+    private var users: [UInt32: UserBox] = [:]
     /// Addresses remembered over every uid (some may have expired and not been pruned yet).
     public private(set) var count = 0
 
@@ -55,7 +59,7 @@ public final class AddressOwnerMemory {
     }
 
     /// Addresses remembered for `uid`.
-    public func count(uid: UInt32) -> Int { users[uid]?.count ?? 0 }
+    public func count(uid: UInt32) -> Int { users[uid]?.list.count ?? 0 }
 
     /// The key an address is remembered under: its canonical text, with an IPv4-mapped IPv6
     /// address (`::ffff:a.b.c.d`) read as the IPv4 address, which reaches the same host.
@@ -77,7 +81,7 @@ public final class AddressOwnerMemory {
     /// `uid`'s live host names for `address`, most recent first (empty when none is known).
     public func attributions(uid: UInt32, of address: IPAddress, now: MonotonicInstant) -> [Attribution] {
         let ip = Self.key(for: address)
-        guard let live = users[uid]?.liveHosts(ip: ip, now: now) else { return [] }
+        guard let live = users[uid]?.list.liveHosts(ip: ip, now: now) else { return [] }
         if live.isEmpty {
             forget(uid: uid, ip: ip)
             return []
@@ -101,10 +105,10 @@ public final class AddressOwnerMemory {
     public func prune(now: MonotonicInstant) -> Int {
         var forgotten = 0
         for uid in Array(users.keys) {
-            guard let removed = users[uid]?.prune(now: now) else { continue }
+            guard let removed = users[uid]?.list.prune(now: now) else { continue }
             forgotten += removed
             count -= removed
-            if users[uid]?.count == 0 { users[uid] = nil }
+            if users[uid]?.list.count == 0 { users[uid] = nil }
         }
         return forgotten
     }
@@ -122,7 +126,7 @@ public final class AddressOwnerMemory {
         var result: [PersistedAddressOwner] = []
         result.reserveCapacity(count)
         for uid in users.keys.sorted() {
-            guard let user = users[uid] else { continue }
+            guard let user = users[uid]?.list else { continue }
             for slot in user.slotsOldestFirst {
                 for attribution in user.hosts(at: slot).reversed() where now < attribution.forgetAt {
                     result.append(
@@ -148,7 +152,7 @@ public final class AddressOwnerMemory {
         }
         var known: Set<UserAddress> = []
         for (uid, user) in users {
-            for ip in user.addresses { known.insert(UserAddress(uid: uid, ip: ip)) }
+            for ip in user.list.addresses { known.insert(UserAddress(uid: uid, ip: ip)) }
         }
         var restored = 0
         for item in persisted where !known.contains(UserAddress(uid: item.uid, ip: item.ip)) {
@@ -189,49 +193,53 @@ public final class AddressOwnerMemory {
     }
 
     private func upsert(uid: UInt32, ip: String, _ attribution: Attribution, now: MonotonicInstant) {
-        // One access to the uid's addresses, changed in place: `UserAddresses` is a value held in
-        // `users`, so the list surgery below it is free of the per-access exclusivity checks that a
-        // class's properties pay (they were a tenth of a cache hit).
-        if users[uid]?.update(ip: ip, with: attribution, now: now) == true { return }
+        if users[uid]?.list.update(ip: ip, with: attribution, now: now) == true { return }
         makeRoom(for: uid)
-        users[uid, default: UserAddresses()].insertNewest(ip: ip, hosts: [attribution])
+        // After making room: evicting the uid's last address would have dropped it from `users`.
+        let box = users[uid] ?? UserBox()
+        users[uid] = box
+        box.list.insertNewest(ip: ip, hosts: [attribution])
         count += 1
     }
 
     /// Frees one address for `uid`: its own least recently used one at its cap; at the total cap,
     /// the least recently used one of whoever remembers the most (`uid` itself on a tie).
     private func makeRoom(for uid: UInt32) {
-        let own = users[uid]?.count ?? 0
+        let own = users[uid]?.list.count ?? 0
         if own >= capacityPerUser {
             evictOldest(of: uid)
             return
         }
         guard count >= capacity else { return }
         var victim = (uid: uid, count: own)
-        for (other, candidate) in users where candidate.count > victim.count {
-            victim = (other, candidate.count)
+        for (other, candidate) in users where candidate.list.count > victim.count {
+            victim = (other, candidate.list.count)
         }
         evictOldest(of: victim.uid)
     }
 
     private func evictOldest(of uid: UInt32) {
-        guard let oldest = users[uid]?.oldestAddress else { return }
+        guard let oldest = users[uid]?.list.oldestAddress else { return }
         forget(uid: uid, ip: oldest)
     }
 
     private func forget(uid: UInt32, ip: String) {
-        guard users[uid]?.remove(ip: ip) == true else { return }
+        guard let box = users[uid], box.list.remove(ip: ip) else { return }
         count -= 1
-        if users[uid]?.count == 0 { users[uid] = nil }
+        if box.list.count == 0 { users[uid] = nil }
     }
 }
 
 @available(*, unavailable, message: "AddressOwnerMemory belongs to one thread (the I/O loop)")
 extension AddressOwnerMemory: Sendable {}
 
+/// Holds one uid's `UserAddresses` (see `AddressOwnerMemory.users`).
+private final class UserBox {
+    var list = UserAddresses()
+}
+
 /// One uid's addresses in recency order: nodes in a flat array linked by index (no per-node
-/// allocation), with freed slots recycled. A value type, changed in place inside
-/// `AddressOwnerMemory.users`.
+/// allocation), with freed slots recycled.
 private struct UserAddresses {
     private struct Node {
         var ip: String

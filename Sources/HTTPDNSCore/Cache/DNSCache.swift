@@ -142,6 +142,8 @@ public final class DNSCache {
         host: String, families: [IPFamily], now: MonotonicInstant, allowStale: Bool, counted: Bool = true
     ) -> CachedAnswer {
         var found: [DNSCacheEntry] = []
+        // One allocation; growing from empty reallocated for the second family of every answer.
+        found.reserveCapacity(families.count)
         var ttlLeft = Int.max
         var anyStale = false
         for family in families {
