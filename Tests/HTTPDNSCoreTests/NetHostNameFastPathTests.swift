@@ -42,7 +42,11 @@ struct HostNameFastPathTests {
             "canonicalASCII(\(name.debugDescription))")
         guard HostNameSyntax.isCanonical(name) else { return }
         #expect(fullCanonicalHost(name) == name, "full path changes \(name.debugDescription)")
-        #expect(PublicSuffixRules.toASCII(name) == name, "libidn2 changes \(name.debugDescription)")
+        // libidn2 refuses `--` in a label's third and fourth places outside `xn--` (RFC 5891
+        // section 4.2.3.1); an ASCII name never goes through it, on either path.
+        if !name.split(separator: ".").contains(where: { $0.dropFirst(2).hasPrefix("--") && !$0.hasPrefix("xn--") }) {
+            #expect(PublicSuffixRules.toASCII(name) == name, "libidn2 changes \(name.debugDescription)")
+        }
         #expect(HostName.validate(name) == .success(name), "the resolver's validation changes \(name.debugDescription)")
         #expect(IPLiteral.address(name) == nil, "\(name.debugDescription) is an IP literal")
     }
