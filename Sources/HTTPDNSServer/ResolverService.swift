@@ -1,6 +1,7 @@
 import HTTPDNSCore
 import HTTPDNSFleet
 import HTTPDNSProtocol
+import HTTPDNSStore
 import HTTPDNSSystem
 
 /// The DNS half: one cache for every process on the machine, fed by the configured upstreams, and
@@ -19,8 +20,20 @@ final class ResolverService {
     /// Prefetched hosts are refreshed at this fraction of their TTL (Tencent's keep-alive uses 75 %).
     static let prefetchRefreshFraction = 0.75
 
-    let cache: DNSCache
-    let owners: AddressOwnerMemory
+    /// The cache and the IP-to-host memory; either access first puts the saved ones back if that
+    /// is still to do.
+    var cache: DNSCache {
+        finishRestore()
+        return liveCache
+    }
+    var owners: AddressOwnerMemory {
+        finishRestore()
+        return liveOwners
+    }
+    private let liveCache: DNSCache
+    private let liveOwners: AddressOwnerMemory
+    /// The saved cache, until it is restored (`SavedDNSRestore`).
+    private var savedDNS: SavedDNSRestore?
     private let configuration: DaemonConfiguration.Resolver
     private let limits: DNSCacheLimits
     private let endpoints: [UpstreamEndpoint]
@@ -106,9 +119,9 @@ final class ResolverService {
         self.rules = rules
         self.loop = loop
         self.logger = logger
-        owners = AddressOwnerMemory()
+        liveOwners = AddressOwnerMemory()
         limits = DNSCacheLimits(configuration.resolver)
-        cache = DNSCache(limits: limits)
+        liveCache = DNSCache(limits: limits)
         queue = FlightQueue(
             limits: FlightLimits(
                 maxTotal: configuration.resolver.maxUpstreamQueries,
@@ -116,6 +129,21 @@ final class ResolverService {
                 workersPerOwner: Self.workersPerOwner))
         pool = WorkerPool(threads: Self.workerThreads) { UpstreamWorker() }
     }
+
+    /// Restores what `storeThread` reads of the saved cache, step by step once it is read, and
+    /// at once when first needed.
+    func restoreSaved(from storeThread: StoreThread) {
+        savedDNS = SavedDNSRestore(storeThread: storeThread, into: liveCache, liveOwners, loop: loop, logger: logger)
+    }
+
+    private func finishRestore() {
+        guard let saved = savedDNS else { return }
+        saved.finish()
+        savedDNS = nil
+    }
+
+    /// Names in the cache, without waiting for the saved ones (for the status line).
+    var cachedNameCount: Int { liveCache.entryCount }
 
     /// No upstream query is queued or running.
     var isQuiescent: Bool { queue.count == 0 }

@@ -23,7 +23,7 @@ final class Services {
         fleetSetup: FleetSetup?, loop: EventLoop, logger: Logger
     ) {
         resolver = ResolverService(configuration: configuration, rules: rules, loop: loop, logger: logger)
-        stored.restoreDNS(into: resolver, logger: logger)
+        resolver.restoreSaved(from: storeThread)
         // With Synchronous=full a commit waits for the disk: never on the loop thread.
         cookieCommits = CookieGroupCommit(
             loop: loop, storeThread: storeThread, commitsOnLoopThread: !configuration.store.synchronousFull)
@@ -63,7 +63,7 @@ final class Services {
     var isQuiescent: Bool { resolver.isQuiescent && cookieCommits.unansweredCount == 0 }
 
     var statusSummary: String {
-        "\(resolver.cache.entryCount) cached name(s), \(cookies.totalCount) cookie(s)"
+        "\(resolver.cachedNameCount) cached name(s), \(cookies.totalCount) cookie(s)"
     }
 
     func status(uid: UInt32) -> StatusResult {

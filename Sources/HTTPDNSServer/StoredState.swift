@@ -8,13 +8,11 @@ import HTTPDNSSystemd
 struct StoredState {
     /// Every user's jar as stored; session cookies survive only within one boot.
     var jars: [UInt32: [Cookie]]
-    /// The DNS cache and IP-to-host memory as last saved.
-    var dns: DNSSnapshot
     /// With a fleet: this machine's id and the replication state.
     var fleet: (machine: FleetMachineID, state: FleetStoredState)?
 
-    /// Reads the jars (a failure stops the daemon: serving without them would lose logins) and
-    /// the DNS snapshot (a failure only costs the warm cache).
+    /// Reads the jars (a failure stops the daemon: serving without them would lose logins). The
+    /// DNS snapshot is read later, once the daemon serves (`SavedDNSRestore`).
     static func load(from stores: StateStores, withFleet: Bool, logger: Logger) throws -> StoredState {
         let bootID: String
         do {
@@ -30,13 +28,6 @@ struct StoredState {
         } catch {
             throw StartupError("Failed to load the cookie jars: \(error)")
         }
-        let dns: DNSSnapshot
-        do {
-            dns = try stores.dns.loadDNSSnapshot()
-        } catch {
-            logger.warning("Failed to load the saved DNS cache: \(error); starting empty")
-            dns = DNSSnapshot()
-        }
         var fleet: (machine: FleetMachineID, state: FleetStoredState)?
         if withFleet, let store = stores.fleet {
             do {
@@ -47,19 +38,6 @@ struct StoredState {
                 throw StartupError("Failed to load the fleet's replication state: \(error)")
             }
         }
-        return StoredState(jars: jars, dns: dns, fleet: fleet)
-    }
-
-    /// Puts the saved answers and address owners back into `resolver`.
-    func restoreDNS(into resolver: ResolverService, logger: Logger) {
-        let now = ResolverService.now()
-        let wallNow = WallClock.nowSeconds()
-        // Stored answers are validated again: a damaged file must not inject non-addresses.
-        let restored = resolver.cache.restore(dns.entries, now: now, wallNow: wallNow) { address, family in
-            guard let ip = IPAddress(address) else { return false }
-            return ip.family == family
-        }
-        _ = resolver.owners.restore(dns.owners, now: now, wallNow: wallNow)
-        if restored > 0 { logger.info("Restored \(restored) cached answer(s)") }
+        return StoredState(jars: jars, fleet: fleet)
     }
 }

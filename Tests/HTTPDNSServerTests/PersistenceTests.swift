@@ -134,6 +134,47 @@ struct PersistenceTests {
         #expect(stored["result"]?["host"] == "a.example.com")
     }
 
+    /// The saved cache is put back after the daemon starts serving: a stop that comes first must
+    /// still save all of it, and the first requests (a cookie lookup, then resolves and an IP URL)
+    /// see all of it.
+    @Test func theSavedCacheIsKeptAndServedWhateverComesFirstAfterAStart() throws {
+        let dir = TemporaryDirectory()
+        let names = (0..<1500).map { "n\($0).example.com" }
+        var answers: [String: ([String], [String], Int)] = [:]
+        for (index, name) in names.enumerated() { answers[name] = (["198.51.\(index / 256).\(index % 256)"], [], 600) }
+        var upstream: FakeHTTPServer? = try FakeHTTPServer.alibaba(answers: answers)
+        let config = "[Resolver]\nUpstream=alibaba \(upstream!.alibabaURL())\nTimeout=1s\nCacheSize=4096\n"
+        do {
+            let daemon = try DaemonHarness(config: config, directory: dir)
+            let client = try daemon.connectReady()
+            for (index, name) in names.enumerated() {
+                #expect(
+                    try client.call("resolve", ["host": .string(name), "family": "ipv4"], id: index)?["result"] != nil)
+            }
+            daemon.stop()
+        }
+        upstream?.stop()
+        upstream = nil
+        // Stopped as soon as it is ready, before anything asked for the cache.
+        do {
+            let daemon = try DaemonHarness(config: config, directory: dir)
+            _ = try daemon.connectReady()
+            daemon.stop()
+            #expect(daemon.waitForExit() == 0)
+        }
+        let daemon = try DaemonHarness(config: config, directory: dir)
+        let client = try daemon.connectReady()
+        #expect(try client.call("getCookieHeader", ["url": "https://n1.example.com/"])?["result"] != nil)
+        let last = try #require(
+            try client.call("resolve", ["host": .string(names[names.count - 1]), "family": "ipv4"]))
+        #expect(last["result"]?["source"] == "cache", "\(last.encodedString)")
+        #expect(
+            try client.call("status")?["result"]?["cache"]?["entries"]?.numberValue?.int64Value == Int64(names.count))
+        let stored = try #require(
+            try client.call("handleSetCookie", ["url": "https://198.51.0.7/", "setCookie": ["k=v"]], id: 2))
+        #expect(stored["result"]?["host"] == "n7.example.com")
+    }
+
     @Test func aDamagedDatabaseIsAClearErrorOrIsMovedAside() throws {
         let dir = TemporaryDirectory()
         let state = dir.file("state")
