@@ -77,7 +77,7 @@ let package = Package(
         .target(name: "nss_httpdns", exclude: ["nss_httpdns.map"], cSettings: [.define("_GNU_SOURCE")]),
         .target(
             name: "HTTPDNSTestSupport",
-            dependencies: ["HTTPDNSProtocol", "HTTPDNSSystem", "HTTPDNSClient", "HTTPDNSRedis"],
+            dependencies: ["HTTPDNSProtocol", "HTTPDNSCore", "HTTPDNSSystem", "HTTPDNSClient", "HTTPDNSRedis"],
             swiftSettings: strictSettings
         ),
 
@@ -113,7 +113,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPDNSClientTests",
-            dependencies: ["HTTPDNSClient", "HTTPDNSProtocol", "HTTPDNSTestSupport", "httpdnsctl"],
+            dependencies: ["HTTPDNSClient", "HTTPDNSProtocol", "HTTPDNSSystem", "HTTPDNSTestSupport", "httpdnsctl"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -5,7 +5,7 @@ import HTTPDNSSystem
 /// start the daemon, fix the request, report a bug, or retry later.
 public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
     /// connect(2) failed: no daemon (ENOENT, ECONNREFUSED), no permission (EACCES), bad path.
-    case unreachable(socketPath: String, errno: Int32)
+    case unreachable(socketPath: String, errno: Errno)
     /// The daemon answered with a JSON-RPC error object.
     case rpc(RPCError)
     /// The reply was not a JSON-RPC response, or its result lacked a member the contract promises.
@@ -19,7 +19,7 @@ public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unreachable(let path, let code):
-            return "cannot connect to \(path): \(SystemError.describe(code))"
+            return "cannot connect to \(path): \(code)"
         case .rpc(let error):
             let name = error.name
             return name.isEmpty ? error.message : "\(error.message) (\(name))"

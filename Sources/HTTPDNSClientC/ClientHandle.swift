@@ -85,7 +85,7 @@ struct CallFailure: Error {
     static func code(of error: ClientError) -> Int32 {
         switch error {
         case .rpc(let rpcError): return Int32(clamping: rpcError.code.rawValue)
-        case .unreachable(_, let errno): return -errno
+        case .unreachable(_, let errno): return -errno.rawValue
         case .timeout: return -ETIMEDOUT
         case .connectionClosed: return -ECONNRESET
         case .malformedResponse: return -EPROTO

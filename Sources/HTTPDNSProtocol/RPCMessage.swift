@@ -47,8 +47,6 @@ public struct RPCRequest: Sendable {
         self.params = params
     }
 
-    public var isNotification: Bool { id == nil }
-
     public var json: JSON {
         var object = JSONObject()
         object.append("jsonrpc", "2.0")

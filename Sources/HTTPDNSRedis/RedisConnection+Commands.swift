@@ -26,13 +26,8 @@ public struct RedisFieldValue: Sendable, Equatable {
     }
 }
 
-/// The typed commands the fleet tier uses; each one is a single `command` or `pipeline`.
+/// The typed commands the fleet tier uses; each one is a single `command`.
 extension RedisConnection {
-    /// `PING`.
-    public func ping() throws(RedisError) {
-        _ = try command(["PING"])
-    }
-
     /// `GET key`: nil when the key does not exist (or expired).
     public func get(_ key: String) throws(RedisError) -> [UInt8]? {
         let reply = try command(["GET", RedisArgument(key)])
@@ -52,34 +47,6 @@ extension RedisConnection {
         if onlyIfAbsent { arguments.append("NX") }
         let reply = try command(arguments)
         return !reply.isNull
-    }
-
-    /// `PTTL key`: milliseconds left, -1 for a key without expiry, -2 for no key.
-    public func millisecondsToLive(_ key: String) throws(RedisError) -> Int64 {
-        let reply = try command(["PTTL", RedisArgument(key)])
-        guard let value = reply.integer else { throw unexpected("PTTL", reply) }
-        return value
-    }
-
-    /// `DEL key...`: how many existed.
-    @discardableResult
-    public func delete(_ keys: [String]) throws(RedisError) -> Int {
-        guard !keys.isEmpty else { return 0 }
-        let reply = try command(["DEL"] + keys.map { RedisArgument($0) })
-        guard let count = reply.integer else { throw unexpected("DEL", reply) }
-        return Int(count)
-    }
-
-    /// `XADD key MAXLEN ~ n * field value...`: the new entry's id. `~` lets Redis trim whole
-    /// macro nodes only, which is much cheaper and keeps at least `maxLength` entries.
-    public func streamAdd(_ key: String, maxLength: Int?, fields: [RedisFieldValue]) throws(RedisError) -> String {
-        var arguments: [RedisArgument] = ["XADD", RedisArgument(key)]
-        if let maxLength { arguments += ["MAXLEN", "~", RedisArgument(maxLength)] }
-        arguments.append("*")
-        for pair in fields { arguments += [RedisArgument(pair.field), RedisArgument(pair.value)] }
-        let reply = try command(arguments)
-        guard let id = reply.text else { throw unexpected("XADD", reply) }
-        return id
     }
 
     /// `XREAD [COUNT n] [BLOCK ms] STREAMS key id`: the entries after `id`, oldest first; empty
@@ -132,24 +99,6 @@ extension RedisConnection {
         return info
     }
 
-    /// `HSET key field value...`: how many fields were new.
-    @discardableResult
-    public func hashSet(_ key: String, _ fields: [RedisFieldValue]) throws(RedisError) -> Int {
-        guard !fields.isEmpty else { return 0 }
-        var arguments: [RedisArgument] = ["HSET", RedisArgument(key)]
-        for pair in fields { arguments += [RedisArgument(pair.field), RedisArgument(pair.value)] }
-        let reply = try command(arguments)
-        guard let count = reply.integer else { throw unexpected("HSET", reply) }
-        return Int(count)
-    }
-
-    /// `HGETALL key` (empty for a missing key).
-    public func hashGetAll(_ key: String) throws(RedisError) -> [RedisFieldValue] {
-        let reply = try command(["HGETALL", RedisArgument(key)])
-        guard let flat = reply.array else { throw unexpected("HGETALL", reply) }
-        return try pairs(flat, command: "HGETALL")
-    }
-
     /// One `HSCAN key cursor COUNT n` step: the next cursor (`"0"` when done) and a batch.
     public func hashScan(_ key: String, cursor: String, count: Int) throws(RedisError) -> (
         cursor: String, fields: [RedisFieldValue]
@@ -159,26 +108,6 @@ extension RedisConnection {
             throw unexpected("HSCAN", reply)
         }
         return (next, try pairs(flat, command: "HSCAN"))
-    }
-
-    /// One `SCAN cursor [MATCH pattern] COUNT n` step: the next cursor (`"0"` when done) and
-    /// a batch of key names.
-    public func scan(cursor: String, match pattern: String? = nil, count: Int = 100) throws(RedisError) -> (
-        cursor: String, keys: [[UInt8]]
-    ) {
-        var arguments: [RedisArgument] = ["SCAN", RedisArgument(cursor)]
-        if let pattern { arguments += ["MATCH", RedisArgument(pattern)] }
-        arguments += ["COUNT", RedisArgument(count)]
-        let reply = try command(arguments)
-        guard let parts = reply.array, parts.count == 2, let next = parts[0].text, let list = parts[1].array else {
-            throw unexpected("SCAN", reply)
-        }
-        var keys: [[UInt8]] = []
-        for key in list {
-            guard let bytes = key.bytes else { throw unexpected("SCAN", reply) }
-            keys.append(bytes)
-        }
-        return (next, keys)
     }
 
     // MARK: reply shapes

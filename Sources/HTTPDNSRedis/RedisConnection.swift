@@ -11,14 +11,12 @@ import Glibc
 public final class RedisConnection {
     public let options: RedisOptions
     private var context: UnsafeMutablePointer<redisContext>?
-    private var commandTimeoutMilliseconds: Int
     /// SHA1 digests of the scripts loaded on this connection's server, by source text.
     private var scriptDigests: [String: String] = [:]
 
     /// Does not connect yet: the first command (or `connect()`) does.
     public init(options: RedisOptions) {
         self.options = options
-        self.commandTimeoutMilliseconds = options.commandTimeoutMilliseconds
     }
 
     deinit { disconnect() }
@@ -42,7 +40,7 @@ public final class RedisConnection {
             redisFree(opened)
             throw error
         }
-        redisSetTimeout(opened, Self.timeval(milliseconds: commandTimeoutMilliseconds))
+        redisSetTimeout(opened, Self.timeval(milliseconds: options.commandTimeoutMilliseconds))
         context = opened
         do {
             if let password = options.password { try authenticate(password) }
@@ -59,12 +57,6 @@ public final class RedisConnection {
     public func disconnect() {
         if let context { redisFree(context) }
         context = nil
-    }
-
-    /// Changes how long each command may take (a blocking `XREAD` needs longer than its block).
-    public func setCommandTimeout(milliseconds: Int) {
-        commandTimeoutMilliseconds = milliseconds
-        if let context { redisSetTimeout(context, Self.timeval(milliseconds: milliseconds)) }
     }
 
     // MARK: commands

@@ -25,8 +25,6 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let cantOpen = ResultCode(rawValue: SQLITE_CANTOPEN)
         /// `SQLITE_CONSTRAINT`: a constraint was violated.
         public static let constraint = ResultCode(rawValue: SQLITE_CONSTRAINT)
-        /// `SQLITE_MISUSE`: the library was used incorrectly (a bug here).
-        public static let misuse = ResultCode(rawValue: SQLITE_MISUSE)
         /// `SQLITE_NOTADB`: the file is not a database.
         public static let notADatabase = ResultCode(rawValue: SQLITE_NOTADB)
     }

@@ -119,17 +119,22 @@ final class RPCServer: EventHandler {
 
     // MARK: accepting
 
+    /// accept(2) failures that a moment's pause may cure: out of descriptors or kernel memory.
+    private static let outOfResources: Set<Errno> = [
+        .tooManyOpenFiles, .tooManyOpenFilesInSystem, .noBufferSpace, .noMemory,
+    ]
+
     func handleEvents(_ events: UInt32) {
         while listening {
             let accepted: IOResult<FileDescriptor>
             do {
                 accepted = try accept(listener)
             } catch {
-                if error.errno == EMFILE || error.errno == ENFILE || error.errno == ENOBUFS || error.errno == ENOMEM {
+                if Self.outOfResources.contains(error.errno) {
                     // Out of descriptors: pause accepting briefly instead of spinning on a ready listener.
                     logger.warning("Failed to accept a connection: \(error); pausing for 100 ms")
                     pauseAccepting(milliseconds: 100)
-                } else if error.errno != ECONNABORTED {
+                } else if error.errno != .connectionAbort {
                     logger.warning("Failed to accept a connection: \(error)")
                 }
                 return

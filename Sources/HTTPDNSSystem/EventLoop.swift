@@ -14,7 +14,6 @@ public enum EpollEvents {
     public static let writable = UInt32(EPOLLOUT.rawValue)
     public static let hangUp = UInt32(EPOLLHUP.rawValue)
     public static let error = UInt32(EPOLLERR.rawValue)
-    public static let readHangUp = UInt32(EPOLLRDHUP.rawValue)
 }
 
 /// Where the loop reads the time: the monotonic clock, or a clock a test moves by hand.
@@ -178,7 +177,7 @@ public final class EventLoop {
         if let maxWaitMilliseconds { timeout = timeout < 0 ? maxWaitMilliseconds : min(timeout, maxWaitMilliseconds) }
         let count = epoll_wait(epoll.rawValue, events, Int32(Self.eventCapacity), timeout)
         if count < 0 {
-            precondition(errno == EINTR, "epoll_wait failed: \(SystemError.describe(errno))")
+            precondition(Errno.current == .interrupted, "epoll_wait failed: \(Errno.current)")
             return
         }
         now = clock.nowNanoseconds()

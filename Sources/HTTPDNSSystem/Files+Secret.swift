@@ -25,7 +25,7 @@ public struct SecretFileError: Error, Sendable, Equatable, CustomStringConvertib
 
     public var description: String {
         switch reason {
-        case .unreadable(let error): return "\(path): \(SystemError.describe(error.errno))"
+        case .unreadable(let error): return "\(path): \(error.errno)"
         case .notRegularFile: return "\(path): not a regular file"
         case .accessibleByOthers(let mode):
             let octal = String(mode & 0o777, radix: 8)
@@ -43,13 +43,13 @@ extension Files {
     public static func readSecret(_ path: String, limit: Int = 64 * 1024) throws(SecretFileError) -> [UInt8] {
         let raw = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
         guard raw >= 0 else {
-            throw SecretFileError(path: path, reason: .unreadable(SystemError(errno: errno, call: "open")))
+            throw SecretFileError(path: path, reason: .unreadable(SystemError(errno: .current, call: "open")))
         }
         let fd = FileDescriptor(rawValue: raw)
         defer { fd.close() }
         var status = stat()
         guard fstat(raw, &status) == 0 else {
-            throw SecretFileError(path: path, reason: .unreadable(SystemError(errno: errno, call: "fstat")))
+            throw SecretFileError(path: path, reason: .unreadable(SystemError(errno: .current, call: "fstat")))
         }
         guard (status.st_mode & S_IFMT) == S_IFREG else { throw SecretFileError(path: path, reason: .notRegularFile) }
         guard status.st_mode & 0o007 == 0 else {
@@ -63,8 +63,8 @@ extension Files {
             }
             if n == 0 { break }
             if n < 0 {
-                if errno == EINTR { continue }
-                throw SecretFileError(path: path, reason: .unreadable(SystemError(errno: errno, call: "read")))
+                if Errno.current == .interrupted { continue }
+                throw SecretFileError(path: path, reason: .unreadable(SystemError(errno: .current, call: "read")))
             }
             filled += n
         }

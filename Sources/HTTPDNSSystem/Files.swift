@@ -17,7 +17,7 @@ public enum Files {
             let n = try count.get()
             if n == 0 { return contents }
             contents.append(contentsOf: chunk[0..<n])
-            if contents.count > limit { throw SystemError(errno: EFBIG, call: "read \(path)") }
+            if contents.count > limit { throw SystemError(errno: .fileTooLarge, call: "read \(path)") }
         }
     }
 
@@ -37,13 +37,17 @@ public enum Files {
     public static func createDirectory(_ path: String, mode: mode_t = 0o755) throws(SystemError) {
         var status = stat()
         if stat(path, &status) == 0 {
-            guard (status.st_mode & S_IFMT) == S_IFDIR else { throw SystemError(errno: ENOTDIR, call: "mkdir \(path)") }
+            guard (status.st_mode & S_IFMT) == S_IFDIR else {
+                throw SystemError(errno: .notDirectory, call: "mkdir \(path)")
+            }
             return
         }
         if let slash = path.lastIndex(of: "/"), slash != path.startIndex {
             try createDirectory(String(path[..<slash]), mode: mode)
         }
-        if mkdir(path, mode) != 0 && errno != EEXIST { throw SystemError(errno: errno, call: "mkdir \(path)") }
+        if mkdir(path, mode) != 0 && Errno.current != .fileExists {
+            throw SystemError(errno: .current, call: "mkdir \(path)")
+        }
     }
 
     /// Creates `path` if missing and makes it mode 0600 (never following a symlink).
@@ -62,7 +66,7 @@ public enum Files {
     public static func makeTemporaryDirectory(prefix: String) throws(SystemError) -> String {
         var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
-        guard made else { throw SystemError(errno: errno, call: "mkdtemp") }
+        guard made else { throw SystemError(errno: .current, call: "mkdtemp") }
         return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 

@@ -53,7 +53,7 @@ public struct Subprocess {
         if captureStandardError { FileDescriptor(rawValue: pipeEnds[1]).close() }
         guard rc == 0 else {
             if captureStandardError { FileDescriptor(rawValue: pipeEnds[0]).close() }
-            throw SystemError(errno: rc, call: "posix_spawnp \(program)")
+            throw SystemError(errno: Errno(rawValue: rc), call: "posix_spawnp \(program)")
         }
         return Subprocess(pid: pid, standardError: captureStandardError ? FileDescriptor(rawValue: pipeEnds[0]) : nil)
     }

@@ -1,40 +1,18 @@
 import Glibc
 
-/// An errno value with the call that produced it.
+/// A failed call: its errno and which call it was.
 public struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let errno: Int32
+    public let errno: Errno
     /// The failing call, e.g. "connect".
     public let call: String
 
-    public init(errno: Int32, call: String) {
+    public init(errno: Errno, call: String) {
         self.errno = errno
         self.call = call
     }
 
-    public var description: String { "\(call): \(SystemError.describe(errno))" }
-
-    /// strerror text for an errno (`strerror` is not thread-safe; `strerror_r`'s GNU form is not imported).
-    public static func describe(_ code: Int32) -> String {
-        switch code {
-        case ENOENT: return "No such file or directory"
-        case EACCES: return "Permission denied"
-        case EPERM: return "Operation not permitted"
-        case ECONNREFUSED: return "Connection refused"
-        case EADDRINUSE: return "Address already in use"
-        case ENAMETOOLONG: return "File name too long"
-        case ENOTSOCK: return "Socket operation on non-socket"
-        case EPIPE: return "Broken pipe"
-        case ECONNRESET: return "Connection reset by peer"
-        case ETIMEDOUT: return "Connection timed out"
-        case EAGAIN: return "Resource temporarily unavailable"
-        case EMFILE: return "Too many open files"
-        case ENOSPC: return "No space left on device"
-        case EINVAL: return "Invalid argument"
-        case ENOTDIR: return "Not a directory"
-        case EROFS: return "Read-only file system"
-        default: return "errno \(code)"
-        }
-    }
+    /// "connect: No such file or directory".
+    public var description: String { "\(call): \(errno)" }
 }
 
 /// The outcome of a non-blocking call that may have to wait.
@@ -52,9 +30,9 @@ public func syscall<T: FixedWidthInteger>(_ name: String, _ body: () -> T) throw
     while true {
         let result = body()
         if result != -1 { return result }
-        let code = errno
-        if code == EINTR { continue }
-        precondition(code != EBADF && code != EFAULT, "\(name) failed with \(SystemError.describe(code)): a bug")
+        let code = Errno.current
+        if code == .interrupted { continue }
+        precondition(code != .badFileDescriptor && code != .badAddress, "\(name) failed with \(code): a bug")
         throw SystemError(errno: code, call: name)
     }
 }
@@ -66,10 +44,10 @@ public func nonBlockingSyscall<T: FixedWidthInteger>(_ name: String, _ body: () 
     while true {
         let result = body()
         if result != -1 { return .done(result) }
-        let code = errno
-        if code == EINTR { continue }
-        if code == EAGAIN || code == EWOULDBLOCK { return .wouldBlock }
-        precondition(code != EBADF && code != EFAULT, "\(name) failed with \(SystemError.describe(code)): a bug")
+        let code = Errno.current
+        if code == .interrupted { continue }
+        if code == .resourceTemporarilyUnavailable || code == .wouldBlock { return .wouldBlock }
+        precondition(code != .badFileDescriptor && code != .badAddress, "\(name) failed with \(code): a bug")
         throw SystemError(errno: code, call: name)
     }
 }

@@ -23,7 +23,8 @@ extension SystemResolver {
         let text = (try? Files.read(nsswitchPath, limit: 1 << 20)).map { String(decoding: $0, as: UTF8.self) } ?? ""
         let services = hostsServices(inNSSwitch: text, leavingOut: nssModuleService)
         guard chttpdns_configure_hosts_lookup(services) == 0 else {
-            throw SystemError(errno: errno == 0 ? ENOMEM : errno, call: "__nss_configure_lookup hosts")
+            throw SystemError(
+                errno: Errno.current.rawValue == 0 ? .noMemory : .current, call: "__nss_configure_lookup hosts")
         }
         return services
     }

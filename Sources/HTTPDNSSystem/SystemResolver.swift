@@ -34,7 +34,7 @@ public enum SystemResolver {
         guard rc == 0 else {
             switch rc {
             case EAI_NONAME, chttpdns_EAI_NODATA, chttpdns_EAI_ADDRFAMILY: return .failure(.noSuchHost)
-            case EAI_SYSTEM: return .failure(.failed("getaddrinfo: \(SystemError.describe(errno))"))
+            case EAI_SYSTEM: return .failure(.failed("getaddrinfo: \(Errno.current)"))
             default: return .failure(.failed("getaddrinfo: " + String(cString: gai_strerror(rc))))
             }
         }

@@ -16,7 +16,7 @@ public func spawnThread(joinable: Bool = false, _ body: @escaping @Sendable () -
             Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
             return nil
         }, context)
-    precondition(rc == 0, "pthread_create failed: \(SystemError.describe(rc))")
+    precondition(rc == 0, "pthread_create failed: \(Errno(rawValue: rc))")
     if !joinable { pthread_detach(thread) }
     return thread
 }

@@ -13,12 +13,14 @@ public enum UnixSocket {
     /// sun_path holds 108 bytes including the terminating NUL.
     public static let maxPathLength = 107
 
-    static func withAddress<R>(
+    /// Calls `body` with the `sockaddr_un` for `path` and its length; a path that is empty, holds
+    /// a NUL or does not fit `sun_path` is ENAMETOOLONG.
+    public static func withAddress<R>(
         _ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> R
     ) throws(SystemError) -> R {
         let bytes = Array(path.utf8)
         guard !bytes.isEmpty, bytes.count <= maxPathLength, !bytes.contains(0) else {
-            throw SystemError(errno: ENAMETOOLONG, call: "socket path \(path)")
+            throw SystemError(errno: .fileNameTooLong, call: "socket path \(path)")
         }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -68,8 +70,10 @@ public enum UnixSocket {
     {
         var status = stat()
         if lstat(path, &status) == 0 {
-            guard (status.st_mode & S_IFMT) == S_IFSOCK else { throw SystemError(errno: EEXIST, call: "bind \(path)") }
-            if isLive(path: path) { throw SystemError(errno: EADDRINUSE, call: "bind \(path)") }
+            guard (status.st_mode & S_IFMT) == S_IFSOCK else {
+                throw SystemError(errno: .fileExists, call: "bind \(path)")
+            }
+            if isLive(path: path) { throw SystemError(errno: .addressInUse, call: "bind \(path)") }
             unlink(path)
         }
         let fd = try makeSocket(nonBlocking: true)
@@ -99,37 +103,12 @@ public enum UnixSocket {
         }
     }
 
+    /// The peer of a connected socket, as the kernel recorded it at connect time (SO_PEERCRED).
     public static func peerCredentials(_ fd: FileDescriptor) throws(SystemError) -> PeerCredentials {
         var pid: pid_t = 0
         var uid: uid_t = 0
         var gid: gid_t = 0
         _ = try syscall("getsockopt SO_PEERCRED") { chttpdns_peer_credentials(fd.rawValue, &pid, &uid, &gid) }
         return PeerCredentials(pid: pid, uid: uid, gid: gid)
-    }
-
-    /// Binds a Unix datagram socket at `path` (a NOTIFY_SOCKET listener in tests).
-    public static func bindDatagram(path: String) throws(SystemError) -> FileDescriptor {
-        unlink(path)
-        let fd = FileDescriptor(
-            rawValue: try syscall("socket") {
-                Glibc.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            })
-        do {
-            let result = try withAddress(path) { address, length in
-                Result { () throws(SystemError) in
-                    try syscall("bind \(path)") { Glibc.bind(fd.rawValue, address, length) }
-                }
-            }
-            _ = try result.get()
-        } catch {
-            fd.close()
-            throw error
-        }
-        return fd
-    }
-
-    /// Half-closes the sending direction (the peer reads end of file).
-    public static func shutdownWrite(_ fd: FileDescriptor) {
-        _ = Glibc.shutdown(fd.rawValue, Int32(SHUT_WR))
     }
 }

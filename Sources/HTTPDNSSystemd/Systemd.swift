@@ -11,7 +11,7 @@ public struct SystemdNotifier: Sendable {
     @discardableResult
     public func notify(raw message: String) throws(SystemError) -> Bool {
         let rc = sd_notify(0, message)
-        if rc < 0 { throw SystemError(errno: -rc, call: "sd_notify") }
+        if rc < 0 { throw SystemError(errno: Errno(rawValue: -rc), call: "sd_notify") }
         return rc > 0
     }
 
@@ -50,12 +50,12 @@ public enum SocketActivation {
     /// children do not inherit them.
     public static func listeningSocket() throws(SystemError) -> FileDescriptor? {
         let count = sd_listen_fds(1)
-        if count < 0 { throw SystemError(errno: -count, call: "sd_listen_fds") }
+        if count < 0 { throw SystemError(errno: Errno(rawValue: -count), call: "sd_listen_fds") }
         guard count >= 1 else { return nil }
         let fd = SD_LISTEN_FDS_START
         let isUnixStream = sd_is_socket_unix(fd, Int32(SOCK_STREAM.rawValue), 1, nil, 0)
-        if isUnixStream < 0 { throw SystemError(errno: -isUnixStream, call: "sd_is_socket_unix") }
-        guard isUnixStream > 0 else { throw SystemError(errno: ENOTSOCK, call: "socket passed by systemd (fd 3)") }
+        if isUnixStream < 0 { throw SystemError(errno: Errno(rawValue: -isUnixStream), call: "sd_is_socket_unix") }
+        guard isUnixStream > 0 else { throw SystemError(errno: .notSocket, call: "socket passed by systemd (fd 3)") }
         let descriptor = FileDescriptor(rawValue: fd)
         try descriptor.setNonBlocking()
         return descriptor
@@ -67,7 +67,7 @@ public enum BootID {
     public static func current() throws(SystemError) -> String {
         var buffer = [CChar](repeating: 0, count: 33)
         let rc = csystemd_boot_id(&buffer)
-        if rc < 0 { throw SystemError(errno: -rc, call: "sd_id128_get_boot") }
+        if rc < 0 { throw SystemError(errno: Errno(rawValue: -rc), call: "sd_id128_get_boot") }
         return String(decoding: buffer.prefix(32).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

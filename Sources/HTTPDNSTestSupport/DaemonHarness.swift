@@ -1,170 +1,6 @@
 import Foundation
 import Glibc
-import HTTPDNSProtocol
 import HTTPDNSSystem
-
-/// Where the package's built executables are: beside the test bundle that is running.
-public enum BuiltProducts {
-    public static var directory: String {
-        if let override = ProcessInfo.processInfo.environment["HTTPDNS_BUILD_DIR"] { return override }
-        let exe =
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        var dir = (exe as NSString).deletingLastPathComponent
-        // The XCTest runner lives inside the .xctest bundle on some layouts.
-        while dir.hasSuffix(".xctest") || dir.hasSuffix("/Contents/MacOS") {
-            dir = (dir as NSString).deletingLastPathComponent
-        }
-        return dir
-    }
-
-    public static func path(_ name: String) -> String { directory + "/" + name }
-
-    /// The package root (for ../shared and rpc-schema), found from this source file.
-    public static var packageRoot: String {
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }
-        return url.path
-    }
-}
-
-/// A scratch directory removed when the harness ends. Paths stay short: sun_path holds 107 bytes.
-public final class TemporaryDirectory: Sendable {
-    public let path: String
-
-    public init(prefix: String = "hd") {
-        do {
-            path = try Files.makeTemporaryDirectory(prefix: prefix)
-        } catch {
-            preconditionFailure("\(error)")
-        }
-    }
-
-    public func file(_ name: String) -> String { path + "/" + name }
-
-    public func remove() { try? FileManager.default.removeItem(atPath: path) }
-
-    deinit { remove() }
-}
-
-/// A NOTIFY_SOCKET the test owns: the daemon's sd_notify datagrams arrive here.
-public final class NotifyListener: @unchecked Sendable {
-    // @unchecked: `messages` is only touched under `lock`; the fd is read by one thread.
-    public let path: String
-    private let fd: FileDescriptor
-    private let lock = NSLock()
-    private var messages: [String] = []
-
-    public init(path: String) throws {
-        self.path = path
-        fd = try UnixSocket.bindDatagram(path: path)
-    }
-
-    deinit { fd.close() }
-
-    /// Every message received so far (each may hold several `KEY=VALUE` lines).
-    public var received: [String] {
-        drain()
-        return lock.withLock { messages }
-    }
-
-    private func drain() {
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { raw in
-                recv(fd.rawValue, raw.baseAddress, raw.count, Int32(MSG_DONTWAIT))
-            }
-            if n <= 0 { return }
-            let text = String(decoding: buffer[0..<n], as: UTF8.self)
-            lock.withLock { messages.append(text) }
-        }
-    }
-
-    /// Waits until some message contains `line` (e.g. "READY=1"); true when it came in time.
-    public func waitFor(_ line: String, timeout: Double = 10) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if received.contains(where: { $0.split(separator: "\n").contains(Substring(line)) }) { return true }
-            var pfd = pollfd(fd: fd.rawValue, events: Int16(POLLIN), revents: 0)
-            _ = poll(&pfd, 1, 20)
-        }
-        return false
-    }
-
-    /// Index of the first message holding `line`, for ordering checks.
-    public func indexOf(_ line: String) -> Int? {
-        received.firstIndex { $0.split(separator: "\n").contains(Substring(line)) }
-    }
-}
-
-/// A line-oriented client over a real Unix socket, for speaking raw protocol bytes.
-public final class LineClient {
-    public let fd: FileDescriptor
-    private var framer = LineFramer(maxLineLength: 64 << 20)
-    private var lines: [String] = []
-    public private(set) var reachedEOF = false
-
-    public init(path: String) throws {
-        fd = try UnixSocket.connect(path: path)
-    }
-
-    deinit { fd.close() }
-
-    public func send(_ text: String) throws {
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { raw in
-                Glibc.send(fd.rawValue, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
-            }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw SystemError(errno: errno, call: "send")
-            }
-            offset += n
-        }
-    }
-
-    /// Sends `line` plus a newline.
-    public func sendLine(_ line: String) throws { try send(line + "\n") }
-
-    public func shutdownWrite() { UnixSocket.shutdownWrite(fd) }
-
-    /// The next line, or nil at EOF or after `timeout` seconds.
-    public func readLine(timeout: Double = 10) -> String? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while lines.isEmpty {
-            if reachedEOF { return nil }
-            let remaining = deadline.timeIntervalSinceNow
-            if remaining <= 0 { return nil }
-            var pfd = pollfd(fd: fd.rawValue, events: Int16(POLLIN), revents: 0)
-            guard poll(&pfd, 1, Int32(max(1, remaining * 1000))) > 0 else { continue }
-            var buffer = [UInt8](repeating: 0, count: 65536)
-            let n = buffer.withUnsafeMutableBytes { raw in recv(fd.rawValue, raw.baseAddress, raw.count, 0) }
-            if n <= 0 {
-                reachedEOF = true
-                continue
-            }
-            framer.append(Array(buffer[0..<n]))
-            framer.drain { event in
-                if case .line(let line) = event { lines.append(String(decoding: line, as: UTF8.self)) }
-            }
-        }
-        return lines.removeFirst()
-    }
-
-    /// The next line parsed as JSON.
-    public func readJSON(timeout: Double = 10) -> JSON? {
-        guard let line = readLine(timeout: timeout) else { return nil }
-        return try? JSONParser.parse(line)
-    }
-
-    /// Sends one request and returns the response with its id (other lines are kept for later).
-    public func call(_ method: String, _ params: JSON = .object(JSONObject()), id: Int = 1) throws -> JSON? {
-        let request: JSON = ["jsonrpc": "2.0", "id": .int(id), "method": .string(method), "params": params]
-        try sendLine(request.encodedString)
-        return readJSON()
-    }
-}
 
 /// The real daemon under `systemd-socket-activate`, with a NOTIFY_SOCKET this test reads.
 public final class DaemonHarness {
@@ -200,22 +36,25 @@ public final class DaemonHarness {
         let command = launcher + ["/usr/bin/systemd-socket-activate"] + arguments
         process = try ChildProcess(command[0], Array(command.dropFirst()), stdout: stderrPath, stderr: stderrPath)
         // systemd-socket-activate binds before it waits; wait for the path to appear.
-        let deadline = Date().addingTimeInterval(10)
-        while !FileManager.default.fileExists(atPath: socketPath) && Date() < deadline { usleep(5_000) }
+        _ = eventually(10) { Files.exists(socketPath) || !process.isRunning }
     }
 
     /// A fresh connection (which starts the daemon on first use). The socket path appears at
     /// bind(), a moment before systemd-socket-activate listens: refused connects are retried.
     public func connect(timeout: Double = 10) throws -> LineClient {
-        let deadline = Date().addingTimeInterval(timeout)
-        while true {
+        var refused: SystemError?
+        var client: LineClient?
+        _ = try eventually(timeout) {
             do {
-                return try LineClient(path: socketPath)
-            } catch let error as SystemError where error.errno == ECONNREFUSED && Date() < deadline && process.isRunning
-            {
-                usleep(5_000)
+                client = try LineClient(path: socketPath)
+                return true
+            } catch let error as SystemError where error.errno == .connectionRefused && process.isRunning {
+                refused = error
+                return false
             }
         }
+        guard let client else { throw refused ?? HarnessError("cannot connect to \(socketPath)") }
+        return client
     }
 
     /// Connects and waits for READY=1.
@@ -245,107 +84,6 @@ public final class DaemonHarness {
     }
 
     deinit { stop() }
-}
-
-public struct HarnessError: Error, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
-}
-
-/// Runs a program to completion and captures its output.
-public struct CommandResult: Sendable {
-    public let status: Int32
-    public let stdout: String
-    public let stderr: String
-}
-
-public func runCommand(
-    _ executable: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil,
-    timeout: Double = 30
-) throws -> CommandResult {
-    // Output goes to files, not pipes: nothing can hold a pipe open and stall the reader.
-    let scratch = TemporaryDirectory(prefix: "cmd")
-    let inPath = scratch.file("in")
-    try (stdin ?? "").write(toFile: inPath, atomically: false, encoding: .utf8)
-    let child = try ChildProcess(
-        executable, arguments, environment: environment, stdin: inPath, stdout: scratch.file("out"),
-        stderr: scratch.file("err"))
-    let status =
-        child.wait(timeout: timeout)
-        ?? {
-            child.signal(SIGKILL)
-            return child.wait(timeout: 5) ?? 137
-        }()
-    let stdout = (try? String(contentsOfFile: scratch.file("out"), encoding: .utf8)) ?? ""
-    let stderr = (try? String(contentsOfFile: scratch.file("err"), encoding: .utf8)) ?? ""
-    return CommandResult(status: status, stdout: stdout, stderr: stderr)
-}
-
-/// A child process started with posix_spawn and reaped with waitpid (Foundation's Process
-/// was seen to report exits late here).
-public final class ChildProcess: @unchecked Sendable {
-    // @unchecked: `exitStatus` is only read and written by the thread that waits.
-    public let pid: pid_t
-    private var exitStatus: Int32?
-
-    public init(
-        _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-        stdin: String = "/dev/null", stdout: String, stderr: String, inheriting inherited: Int32? = nil,
-        as target: Int32 = 3
-    ) throws {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        // dup2 clears close-on-exec on the copy, so the child keeps it as `target`.
-        if let inherited { posix_spawn_file_actions_adddup2(&actions, inherited, target) }
-        posix_spawn_file_actions_addopen(&actions, 0, stdin, O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-        let env = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
-        var argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-        var envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup($0) } + [nil]
-        defer {
-            for pointer in argv { free(pointer) }
-            for pointer in envp { free(pointer) }
-        }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, executable, &actions, nil, &argv, &envp)
-        guard rc == 0 else { throw HarnessError("cannot run \(executable): errno \(rc)") }
-        self.pid = pid
-    }
-
-    public var isRunning: Bool { poll() == nil }
-
-    public func signal(_ number: Int32) {
-        if exitStatus == nil { kill(pid, number) }
-    }
-
-    /// The exit status (128 + signal for a signal death), or nil while it runs.
-    private func poll() -> Int32? {
-        if let exitStatus { return exitStatus }
-        var status: Int32 = 0
-        guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
-        let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-        exitStatus = code
-        return code
-    }
-
-    /// Waits up to `timeout` seconds; nil if it is still running.
-    public func wait(timeout: Double) -> Int32? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if let status = poll() { return status }
-            usleep(2_000)
-        }
-        return poll()
-    }
-
-    deinit {
-        if poll() == nil {
-            kill(pid, SIGKILL)
-            _ = wait(timeout: 5)
-        }
-    }
 }
 
 /// A stand-in for systemd's socket units: it holds the listening socket and starts the daemon

@@ -144,7 +144,9 @@ public final class FakeHTTPServer: Sendable {
 
         func acceptLoop() {
             while !stopping {
-                guard (try? TCPSocket.waitReadable(listener, timeoutMs: Core.pollIntervalMs)) == true else { continue }
+                guard (try? listener.wait(for: .readable, timeoutMilliseconds: Core.pollIntervalMs)) == true else {
+                    continue
+                }
                 guard case .done(let fd)? = try? TCPSocket.accept(listener) else { continue }
                 let index = state.withLock { state in
                     state.accepted += 1
@@ -208,7 +210,7 @@ public final class FakeHTTPServer: Sendable {
         /// Waits (in stop-checking slices) for bytes; false at end of file, on error or on stop.
         private func readMore(_ fd: FileDescriptor, into buffer: inout [UInt8]) -> Bool {
             while !stopping {
-                guard let readable = try? TCPSocket.waitReadable(fd, timeoutMs: Core.pollIntervalMs) else {
+                guard let readable = try? fd.wait(for: .readable, timeoutMilliseconds: Core.pollIntervalMs) else {
                     return false
                 }
                 guard readable else { continue }

@@ -130,21 +130,16 @@ public final class FakeRPCServer: Sendable {
 
     /// The socket the server listens on (inside a private temporary directory).
     public let socketPath: String
-    private let directory: String
+    private let directory: TemporaryDirectory
     private let listener: FileDescriptor
     private let state = Mutex(State())
     private let thread = Mutex<pthread_t?>(nil)
 
     /// Serves each connection with `script`; the connection is closed when the script returns.
     public init(script: @escaping @Sendable (Connection) -> Void) throws(SystemError) {
-        directory = try Files.makeTemporaryDirectory(prefix: "httpdns-test")
-        socketPath = directory + "/fake.sock"
-        do {
-            listener = try UnixSocket.listen(path: socketPath, backlog: 16)
-        } catch {
-            rmdir(directory)
-            throw error
-        }
+        directory = TemporaryDirectory(prefix: "httpdns-test")
+        socketPath = directory.file("fake.sock")
+        listener = try UnixSocket.listen(path: socketPath, backlog: 16)
         start(script)
     }
 
@@ -179,13 +174,13 @@ public final class FakeRPCServer: Sendable {
         guard !alreadyStopping else { return }
         if let running = thread.withLock({ $0 }) { pthread_join(running, nil) }
         listener.close()
-        unlink(socketPath)
-        rmdir(directory)
+        directory.remove()
     }
 
-    /// A socket path in a fresh empty directory, where nothing listens (a daemon that is absent).
-    public static func absentSocketPath() throws(SystemError) -> String {
-        try Files.makeTemporaryDirectory(prefix: "httpdns-test") + "/absent.sock"
+    /// A socket path where nothing listens (a daemon that is absent): in a private temporary
+    /// directory that is already removed again, so nothing can appear there either.
+    public static func absentSocketPath() -> String {
+        TemporaryDirectory(prefix: "httpdns-test").file("absent.sock")
     }
 
     private func start(_ script: @escaping @Sendable (Connection) -> Void) {

@@ -102,7 +102,7 @@ private struct CurlSession {
         case file(String, SystemError)
         var description: String {
             switch self {
-            case .file(let path, let error): return "\(path): \(SystemError.describe(error.errno))"
+            case .file(let path, let error): return "\(path): \(error.errno)"
             }
         }
     }
@@ -128,7 +128,7 @@ private struct CurlSession {
             } catch let error as SystemError {
                 throw .file(path, error)
             } catch {
-                throw .file(path, SystemError(errno: EIO, call: "write"))
+                throw .file(path, SystemError(errno: .ioError, call: "write"))
             }
             savedInput = path
         }

@@ -6,7 +6,7 @@ enum LocalFile {
     struct Failure: Error, CustomStringConvertible {
         let path: String
         let error: SystemError
-        var description: String { "\(path): \(SystemError.describe(error.errno))" }
+        var description: String { "\(path): \(error.errno)" }
     }
 
     static func read(_ path: String) throws(Failure) -> String {

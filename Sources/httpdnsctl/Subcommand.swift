@@ -217,7 +217,7 @@ struct CookieImportCommand: Subcommand {
 
     func run(_ connection: HTTPDNSConnection, json: Bool) throws(CommandFailure) -> String {
         let data: String
-        do { data = try LocalFile.read(file) } catch { throw .file(error.description, exitCode: 66) }
+        do { data = try LocalFile.read(file) } catch { throw .file(error.description, exitCode: ExitStatus.noInput) }
         let result: JSON
         do {
             result = try connection.call(Method.importCookies.rawValue, params: ImportCookiesParams(data: data).json)
@@ -251,7 +251,9 @@ struct CookieExportCommand: Subcommand {
             throw .client(.malformedResponse("the exportCookies result does not match the contract"))
         }
         if let file {
-            do { try LocalFile.write(data, to: file) } catch { throw .file(error.description, exitCode: 73) }
+            do { try LocalFile.write(data, to: file) } catch {
+                throw .file(error.description, exitCode: ExitStatus.cannotCreate)
+            }
         }
         if json { return result.encodedString + "\n" }
         return file == nil ? data : ""

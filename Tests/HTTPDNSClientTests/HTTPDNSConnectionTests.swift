@@ -1,6 +1,7 @@
 import Glibc
 import HTTPDNSClient
 import HTTPDNSProtocol
+import HTTPDNSSystem
 import HTTPDNSTestSupport
 import Testing
 
@@ -100,11 +101,13 @@ struct HTTPDNSConnectionTests {
     }
 
     @Test func absentDaemonIsUnreachableWithTheErrno() throws {
-        let path = try FakeRPCServer.absentSocketPath()
+        let path = FakeRPCServer.absentSocketPath()
         let connection = HTTPDNSConnection(socketPath: path)
-        #expect(throws: ClientError.unreachable(socketPath: path, errno: ENOENT)) { try connection.status() }
+        #expect(throws: ClientError.unreachable(socketPath: path, errno: .noSuchFileOrDirectory)) {
+            try connection.status()
+        }
         #expect(
-            ClientError.unreachable(socketPath: path, errno: ENOENT).description
+            ClientError.unreachable(socketPath: path, errno: .noSuchFileOrDirectory).description
                 == "cannot connect to \(path): No such file or directory")
     }
 

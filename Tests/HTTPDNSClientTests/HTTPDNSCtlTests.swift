@@ -11,28 +11,12 @@ struct CommandRun {
     var standardOutput: String
     var standardError: String
 
-    static let binary: URL = {
-        let bundle = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        return bundle.deletingLastPathComponent().appendingPathComponent("httpdnsctl")
-    }()
-
     init(_ arguments: [String], environment: [String: String] = [:]) throws {
-        let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = arguments
         // A clean environment, so the developer's HTTPDNSD_SOCKET cannot leak in.
-        process.environment = environment
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        status = process.terminationStatus
-        standardOutput = String(decoding: outputData, as: UTF8.self)
-        standardError = String(decoding: errorData, as: UTF8.self)
+        let result = try runCommand(BuiltProducts.path("httpdnsctl"), arguments, environment: environment)
+        status = result.status
+        standardOutput = result.stdout
+        standardError = result.stderr
     }
 }
 
@@ -71,14 +55,14 @@ struct HTTPDNSCtlProcessTests {
     }
 
     @Test func absentDaemonExits69() throws {
-        let path = try FakeRPCServer.absentSocketPath()
+        let path = FakeRPCServer.absentSocketPath()
         let run = try CommandRun(["--socket", path, "status"])
         #expect(run.status == 69)
         #expect(run.standardError == "httpdnsctl: cannot connect to \(path): No such file or directory\n")
     }
 
     @Test func socketComesFromTheEnvironmentWithoutAFlag() throws {
-        let path = try FakeRPCServer.absentSocketPath()
+        let path = FakeRPCServer.absentSocketPath()
         let run = try CommandRun(["status"], environment: ["HTTPDNSD_SOCKET": path])
         #expect(run.standardError.contains(path))
     }

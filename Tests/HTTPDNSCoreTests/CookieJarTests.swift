@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSTestSupport
 import Testing
 
 /// Shared helpers: a fixed clock and short names for the jar's calls.

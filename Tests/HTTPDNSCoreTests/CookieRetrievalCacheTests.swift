@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSTestSupport
 import Testing
 
 /// Retrieval remembers which buckets can hold a host's cookies; that memory must follow the jar

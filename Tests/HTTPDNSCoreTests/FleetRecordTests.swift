@@ -186,7 +186,6 @@ struct FleetRecordTests {
             // One hash tag: the first {...} is the fleet name.
             #expect(key.firstIndex(of: "}") == key.index(key.startIndex, offsetBy: "httpdnsd:{gateways".count))
         }
-        #expect(keyspace.scanPattern == "httpdnsd:{gateways}:*")
         let field = keyspace.snapshotField(
             FleetCookieAddress(jar: "user:c", key: CookieKey(domain: "example.com", path: "/", name: "sid")))
         #expect(!field.contains("example") && !field.contains("sid"))

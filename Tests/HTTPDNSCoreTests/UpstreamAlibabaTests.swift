@@ -137,13 +137,6 @@ struct AlibabaV1Tests {
                 == .failure(UpstreamError(.serviceError(code: code))))
     }
 
-    @Test func configurationErrorsAreFlagged() {
-        #expect(UpstreamError(.serviceError(code: "InvalidSignature")).isConfigurationError)
-        #expect(UpstreamError(.serviceError(code: "UnsignedInterfaceDisabled")).isConfigurationError)
-        #expect(!UpstreamError(.serviceError(code: "InternalError")).isConfigurationError)
-        #expect(!UpstreamError(.timeout).isConfigurationError)
-    }
-
     @Test func nonJSONBodies() {
         #expect(
             AlibabaV1.parseResolve(status: 502, body: bytes("<html>bad gateway</html>"), family: .both)

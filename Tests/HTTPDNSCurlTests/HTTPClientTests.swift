@@ -201,7 +201,10 @@ struct HTTPClientTests {
             slowFinished.withLock { $0 = true }
             return result
         }
-        while server.requestCount == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        // Polled, not awaited in a blocking call: the pool's threads also run the clients.
+        let asked = ContinuousClock.now + .seconds(30)
+        while server.requestCount == 0 && ContinuousClock.now < asked { try await Task.sleep(for: .milliseconds(5)) }
+        try #require(server.requestCount > 0)
         let fast = try await Task.detached { HTTPClient().perform(HTTPRequest(url: base + "/fast")).map(\.status) }
             .value.get()
         #expect(fast == 200)

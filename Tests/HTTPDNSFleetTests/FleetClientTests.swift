@@ -52,11 +52,11 @@ struct FleetCacheTests {
         // A generous budget: waiting machines give up only at half of it, and a loaded test
         // machine must not turn a slow answer into a second query.
         Self.resolve(a, host: "api.example.com", upstreamQueries: queries, outcomes: outcomes, timeoutMs: 10_000)
-        #expect(F.eventually { queries.count == 1 })
+        #expect(eventually { queries.count == 1 })
         // B and C miss while A holds the lock: they wait for A's answer instead of querying.
         Self.resolve(b, host: "api.example.com", upstreamQueries: queries, outcomes: outcomes, timeoutMs: 10_000)
         Self.resolve(c, host: "api.example.com", upstreamQueries: queries, outcomes: outcomes, timeoutMs: 10_000)
-        #expect(F.eventually { outcomes.count == 3 })
+        #expect(eventually { outcomes.count == 3 })
         #expect(queries.all == ["api.example.com"])
         let fleetAnswers = outcomes.all.compactMap { outcome -> [FleetCacheHit]? in
             if case .fleet(let hits) = outcome { return hits }
@@ -69,7 +69,7 @@ struct FleetCacheTests {
         }
         // Later resolves anywhere are fleet hits at once.
         Self.resolve(b, host: "api.example.com", upstreamQueries: queries, outcomes: outcomes)
-        #expect(F.eventually { outcomes.count == 4 })
+        #expect(eventually { outcomes.count == 4 })
         #expect(queries.count == 1)
     }
 
@@ -81,10 +81,10 @@ struct FleetCacheTests {
         let queries = Recorder<String>()
         let outcomes = Recorder<Outcome>()
         Self.resolve(a, host: "flaky.example.com", upstreamQueries: queries, outcomes: outcomes, upstreamFails: true)
-        #expect(F.eventually { queries.count == 1 })
+        #expect(eventually { queries.count == 1 })
         Self.resolve(b, host: "flaky.example.com", upstreamQueries: queries, outcomes: outcomes)
         // A's upstream fails and A releases the lock; B takes it over and queries itself.
-        #expect(F.eventually { outcomes.count == 2 })
+        #expect(eventually { outcomes.count == 2 })
         #expect(queries.count == 2)
         #expect(outcomes.all == [.upstream, .upstream])
     }
@@ -99,14 +99,14 @@ struct FleetCacheTests {
         let queries = Recorder<String>()
         let outcomes = Recorder<Outcome>()
         Self.resolve(a, host: "one.example.com", upstreamQueries: queries, outcomes: outcomes, upstreamDelayMs: 1)
-        #expect(F.eventually { outcomes.count == 1 })
+        #expect(eventually { outcomes.count == 1 })
         #expect(a.status().condition == .connected)
         server.kill()
         for index in 0..<20 {
             Self.resolve(
                 a, host: "down\(index).example.com", upstreamQueries: queries, outcomes: outcomes, upstreamDelayMs: 1)
         }
-        #expect(F.eventually { outcomes.count == 21 })
+        #expect(eventually { outcomes.count == 21 })
         #expect(queries.count == 21)
         let status = a.status()
         #expect(status.condition == .unreachable && !status.connected)
@@ -116,11 +116,12 @@ struct FleetCacheTests {
         // Back: after the backoff, the fleet is used again and that is logged once.
         try server.restart()
         #expect(
-            F.eventually {
+            eventually {
+                // Each resolve tries the fleet once its backoff is over; its outcome says it did.
+                let answered = outcomes.count
                 Self.resolve(
                     a, host: "back.example.com", upstreamQueries: queries, outcomes: outcomes, upstreamDelayMs: 1)
-                F.usleepMilliseconds(50)
-                return a.status().condition == .connected
+                return eventually { outcomes.count > answered } && a.status().condition == .connected
             })
         #expect(a.model.logs.all.filter { $0.message.contains("is back") }.count == 1)
     }
@@ -137,12 +138,12 @@ struct FleetCacheTests {
         let queries = Recorder<String>()
         let outcomes = Recorder<Outcome>()
         Self.resolve(a, host: "warm.example.com", upstreamQueries: queries, outcomes: outcomes, upstreamDelayMs: 1)
-        #expect(F.eventually { outcomes.count == 1 })
+        #expect(eventually { outcomes.count == 1 })
         let pid = try #require(server.pid)
         kill(pid, SIGSTOP)
         defer { kill(pid, SIGCONT) }
         Self.resolve(a, host: "stalled.example.com", upstreamQueries: queries, outcomes: outcomes, upstreamDelayMs: 1)
-        #expect(F.eventually { outcomes.count == 2 })
+        #expect(eventually { outcomes.count == 2 })
         let status = a.status()
         #expect(status.condition == .unreachable && status.lastError?.contains("temporarily unavailable") == true)
         // While backing off, the next resolves do not touch Redis at all.
@@ -150,7 +151,7 @@ struct FleetCacheTests {
             Self.resolve(
                 a, host: "next\(index).example.com", upstreamQueries: queries, outcomes: outcomes, upstreamDelayMs: 1)
         }
-        #expect(F.eventually { outcomes.count == 7 })
+        #expect(eventually { outcomes.count == 7 })
         #expect(queries.count == 7)
         kill(pid, SIGCONT)
         // Redis saw one connection from the daemon (the one that stalled) and this one: no
@@ -169,10 +170,10 @@ struct FleetCacheTests {
         let queries = Recorder<String>()
         let outcomes = Recorder<Outcome>()
         Self.resolve(a, host: "api.example.com", upstreamQueries: queries, outcomes: outcomes, upstreamDelayMs: 1)
-        #expect(F.eventually { outcomes.count == 1 })
+        #expect(eventually { outcomes.count == 1 })
         Self.resolve(
             stranger, host: "api.example.com", upstreamQueries: queries, outcomes: outcomes, upstreamDelayMs: 1)
-        #expect(F.eventually { outcomes.count == 2 })
+        #expect(eventually { outcomes.count == 2 })
         #expect(outcomes.all == [.upstream, .upstream])
     }
 }
@@ -195,9 +196,9 @@ struct FleetReplicationTests {
         let daemons = ["a", "b", "c"].map { TestFleetDaemon(server: server, machine: F.machine(Character($0))) }
         defer { for daemon in daemons { _ = daemon.stop() } }
         daemons[0].change("sid", to: "abc")
-        #expect(F.eventually { daemons.allSatisfy { $0.model.cookies[Self.address("sid")] == "abc" } })
+        #expect(eventually { daemons.allSatisfy { $0.model.cookies[Self.address("sid")] == "abc" } })
         daemons[1].change("sid", to: nil)
-        #expect(F.eventually { daemons.allSatisfy { $0.model.cookies.isEmpty } })
+        #expect(eventually { daemons.allSatisfy { $0.model.cookies.isEmpty } })
         #expect(daemons.allSatisfy { $0.status().outbox == 0 && $0.status().rejected == 0 })
         #expect(daemons.allSatisfy { ($0.status().lagSeconds ?? 99) < 5 })
     }
@@ -216,7 +217,7 @@ struct FleetReplicationTests {
                 if step % 10 == 0 { daemon.change("other-\(name)", to: "\(step)") }
             }
         }
-        #expect(F.eventually(60) { Self.converged([a, b, c]) })
+        #expect(eventually(60) { Self.converged([a, b, c]) })
         let final = a.model.cookies
         #expect(final[Self.address("sid")] == "a-999" || final[Self.address("sid")] == "b-999")
         #expect(final[Self.address("other-a")] == "990" && final[Self.address("other-b")] == "990")
@@ -234,19 +235,19 @@ struct FleetReplicationTests {
         defer { _ = a.stop() }
         a.change("kept", to: "1")
         a.change("deleted-while-away", to: "x")
-        #expect(F.eventually { c.model.cookies.count == 2 })
+        #expect(eventually { c.model.cookies.count == 2 })
         let away = c.stop()
         // While C is away: a deletion and far more changes than the stream keeps.
         a.change("deleted-while-away", to: nil)
         for index in 0..<100 { a.change("n\(index % 20)", to: "v\(index)") }
-        #expect(F.eventually { a.outboxCount == 0 })
+        #expect(eventually { a.outboxCount == 0 })
         let length = try RedisConnection(options: F.redisOptions(server)).command([
             "XLEN", "httpdnsd:{gateways}:changes",
         ])
         #expect((length.integer ?? 0) < 50)
         c = TestFleetDaemon(server: server, machine: F.machine("c"), stored: away, configure: shortStream)
         defer { _ = c.stop() }
-        #expect(F.eventually { Self.converged([a, c]) })
+        #expect(eventually { Self.converged([a, c]) })
         #expect(c.model.cookies.count == 21)
         #expect(c.model.cookies[Self.address("deleted-while-away")] == nil)
         #expect(c.model.cookies[Self.address("n19")] == "v99")
@@ -259,14 +260,14 @@ struct FleetReplicationTests {
         defer { for daemon in [a, b] { _ = daemon.stop() } }
         a.change("from-a", to: "1")
         b.change("from-b", to: "2")
-        #expect(F.eventually { Self.converged([a, b]) && a.model.cookies.count == 2 })
+        #expect(eventually { Self.converged([a, b]) && a.model.cookies.count == 2 })
         try server.restart()  // nothing was saved: empty
         a.change("after-restart", to: "3")
-        #expect(F.eventually { Self.converged([a, b]) && b.model.cookies.count == 3 })
+        #expect(eventually { Self.converged([a, b]) && b.model.cookies.count == 3 })
         // A daemon joining now gets everything from Redis: the others put it back.
         let c = TestFleetDaemon(server: server, machine: F.machine("c"))
         defer { _ = c.stop() }
-        #expect(F.eventually { c.model.cookies == a.model.cookies })
+        #expect(eventually { c.model.cookies == a.model.cookies })
         #expect(c.model.cookies.count == 3)
     }
 
@@ -276,17 +277,17 @@ struct FleetReplicationTests {
         let b = TestFleetDaemon(server: server, machine: F.machine("b"))
         defer { for daemon in [a, b] { _ = daemon.stop() } }
         a.change("saved", to: "1")
-        #expect(F.eventually { Self.converged([a, b]) && b.model.cookies.count == 1 })
+        #expect(eventually { Self.converged([a, b]) && b.model.cookies.count == 1 })
         _ = try RedisConnection(options: F.redisOptions(server)).command(["SAVE"])
         // Acknowledged by Redis (out of the outbox) after the save: lost when it restarts from it.
         a.change("after-save", to: "2")
         b.change("saved", to: "changed")
-        #expect(F.eventually { Self.converged([a, b]) && a.model.cookies.count == 2 })
+        #expect(eventually { Self.converged([a, b]) && a.model.cookies.count == 2 })
         try server.restart()
-        #expect(F.eventually { Self.converged([a, b]) })
+        #expect(eventually { Self.converged([a, b]) })
         let c = TestFleetDaemon(server: server, machine: F.machine("c"))
         defer { _ = c.stop() }
-        #expect(F.eventually { c.model.cookies == a.model.cookies })
+        #expect(eventually { c.model.cookies == a.model.cookies })
         #expect(c.model.cookies == [Self.address("saved"): "changed", Self.address("after-save"): "2"])
     }
 
@@ -297,20 +298,20 @@ struct FleetReplicationTests {
         defer { for daemon in [a, b] { _ = daemon.stop() } }
         server.kill()
         a.change("while-down", to: "1")
-        #expect(a.outboxCount == 1)
-        F.usleepMilliseconds(300)
+        // Redis is seen down (the fleet is reported unreachable), and the change stays queued.
+        #expect(eventually { a.status().condition == .unreachable })
         #expect(a.outboxCount == 1)
         try server.restart()
-        #expect(F.eventually { Self.converged([a, b]) && b.model.cookies.count == 1 })
+        #expect(eventually { Self.converged([a, b]) && b.model.cookies.count == 1 })
         // Full: writes refused until there is room.
         let admin = RedisConnection(options: F.redisOptions(server))
         _ = try admin.command(["CONFIG", "SET", "maxmemory", "1"])
         a.change("while-full", to: "2")
-        #expect(F.eventually { a.status().condition == .full })
+        #expect(eventually { a.status().condition == .full })
         #expect(a.outboxCount == 1)
         #expect(a.model.logs.all.filter { $0.message.contains("full") }.count == 1)
         _ = try admin.command(["CONFIG", "SET", "maxmemory", "0"])
-        #expect(F.eventually { Self.converged([a, b]) && b.model.cookies.count == 2 })
+        #expect(eventually { Self.converged([a, b]) && b.model.cookies.count == 2 })
         #expect(a.status().condition == .connected)
     }
 
@@ -320,12 +321,12 @@ struct FleetReplicationTests {
         let stranger = TestFleetDaemon(server: server, machine: F.machine("e"), key: F.key(F.otherKeyHex))
         defer { for daemon in [a, stranger] { _ = daemon.stop() } }
         for index in 0..<5 { a.change("c\(index)", to: "v") }
-        #expect(F.eventually { stranger.status().rejected >= 5 })
+        #expect(eventually { stranger.status().rejected >= 5 })
         #expect(stranger.model.cookies.isEmpty)
         #expect(stranger.model.logs.all.filter { $0.message.contains("rejected") }.count == 1)
         // And its own changes are rejected by the fleet.
         stranger.change("intruder", to: "x")
-        #expect(F.eventually { a.status().rejected >= 1 })
+        #expect(eventually { a.status().rejected >= 1 })
         #expect(a.model.cookies[Self.address("intruder")] == nil)
     }
 
@@ -339,9 +340,15 @@ struct FleetReplicationTests {
         let outcomes = Recorder<FleetCacheTests.Outcome>()
         FleetCacheTests.resolve(
             a, host: "api.example.org", upstreamQueries: queries, outcomes: outcomes, upstreamDelayMs: 1)
-        #expect(F.eventually { a.outboxCount == 0 && outcomes.count == 1 })
-        F.usleepMilliseconds(100)  // the publish after the answer
-        let everything = try RedisDump.everything(RedisConnection(options: F.redisOptions(server)))
+        #expect(eventually { a.outboxCount == 0 && outcomes.count == 1 })
+        // The answer is published after the reply: wait until Redis holds it.
+        let redis = RedisConnection(options: F.redisOptions(server))
+        var everything: [[UInt8]] = []
+        #expect(
+            try eventually {
+                everything = try RedisDump.everything(redis)
+                return RedisDump.contains(everything, ":dns:")
+            })
         for secret in ["SESSIONID", "s3cr3t", "bank", "example", "deleted-name", "203.0.113", "crawler"] {
             #expect(!RedisDump.contains(everything, secret), "\(secret) is readable in Redis")
         }

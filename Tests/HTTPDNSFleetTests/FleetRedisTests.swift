@@ -49,7 +49,7 @@ struct FleetRedisTests {
             [F.answer("api.example.com", ["192.0.2.7"])], nowUnixMs: WallClock.nowMilliseconds(), releasingLock: mine)
         #expect(try b.acquireLock(theirs, lifetimeMs: 50))
         // An abandoned lock expires by itself.
-        #expect(F.eventually(5) { (try? a.acquireLock(mine, lifetimeMs: 10_000)) == true })
+        #expect(eventually(5) { (try? a.acquireLock(mine, lifetimeMs: 10_000)) == true })
     }
 
     @Test func valuesDoNotOpenUnderAnotherKeyOrAnotherName() throws {

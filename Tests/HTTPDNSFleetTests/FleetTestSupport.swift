@@ -51,24 +51,6 @@ enum FleetFixtures {
             expiresAtUnixMs: WallClock.nowMilliseconds() + ttlMs)
     }
 
-    /// Waits until `condition` holds, checking every 10 ms, at most `seconds`.
-    static func eventually(_ seconds: Double = 20, _ condition: () -> Bool) -> Bool {
-        let deadline = MonotonicClock.nowMilliseconds() + Int64(seconds * 1_000)
-        while MonotonicClock.nowMilliseconds() < deadline {
-            if condition() { return true }
-            usleepMilliseconds(10)
-        }
-        return condition()
-    }
-
-    static func usleepMilliseconds(_ milliseconds: Int) {
-        _ = WakeableSleepOnce.shared.sleep(milliseconds: milliseconds)
-    }
-}
-
-/// A sleep for test polling (never woken).
-enum WakeableSleepOnce {
-    static let shared = try! WakeableSleep()
 }
 
 /// An event loop on a thread of its own, for driving loop-confined fleet objects from a test:

@@ -9,7 +9,7 @@ struct RPCDecoderRequestTests {
         #expect(request.id == .number(JSONNumber(1)))
         #expect(request.method == "resolve")
         #expect(request.params["host"] == "example.com")
-        #expect(!request.isNotification)
+        #expect(request.id != nil)
     }
 
     @Test func memberOrderDoesNotMatter() throws {
@@ -24,14 +24,13 @@ struct RPCDecoderRequestTests {
     @Test func notificationHasNoIDMember() throws {
         let request = try #require(decode(#"{"jsonrpc":"2.0","method":"flushCache"}"#).single?.request)
         #expect(request.id == nil)
-        #expect(request.isNotification)
     }
 
     /// `"id":null` is a request with a null id, which gets a response; it is not a notification.
     @Test func nullIDIsNotANotification() throws {
         let request = try #require(decode(#"{"jsonrpc":"2.0","id":null,"method":"status"}"#).single?.request)
         #expect(request.id == .null)
-        #expect(!request.isNotification)
+        #expect(request.id != nil)
     }
 
     @Test(arguments: [#""abc""#, #""""#, "7", "-1", "1.5", "1.0", "1e3", "-0", "123456789012345678901234567890"])
@@ -110,7 +109,7 @@ struct RPCDecoderRequestTests {
         let inbound = try #require(decode(#"{"jsonrpc":"2.0","method":"flushCache","params":[]}"#).single)
         let answered: Bool
         switch inbound {
-        case .request(let request): answered = !request.isNotification
+        case .request(let request): answered = request.id != nil
         case .invalid(let id, _): answered = id != nil
         }
         #expect(!answered)
@@ -145,7 +144,7 @@ struct RPCDecoderRequestTests {
         #expect(decoded.params == original.params)
         let notification = RPCRequest(id: nil, method: "flushCache")
         #expect(notification.json["id"] == nil)
-        #expect(try #require(decode(notification.json.encoded).single?.request).isNotification)
+        #expect(try #require(decode(notification.json.encoded).single?.request).id == nil)
     }
 }
 
@@ -204,7 +203,7 @@ struct RPCDecoderLineTests {
         try #require(batch.count == 8)
         #expect(batch[0].request?.id == .string("1"))
         #expect(batch[0].request?.params["a"] == .int(1))
-        #expect(batch[1].request?.isNotification == true)
+        #expect(batch[1].request.map { $0.id == nil } == true)
         #expect(batch[2].error?.code == .invalidParams)
         #expect(batch[2].errorID == .some(.string("2")))
         #expect(batch[3].error?.code == .invalidRequest)

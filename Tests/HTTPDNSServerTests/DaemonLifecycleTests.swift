@@ -62,9 +62,9 @@ struct DaemonLifecycleTests {
             httpdnsd, ["--config", "/dev/null", "--socket", path, "--state-dir", dir.file("state")],
             environment: ["SWIFT_BACKTRACE": "enable=no"], stdout: dir.file("log"), stderr: dir.file("log"))
         var client: LineClient?
-        for _ in 0..<200 where client == nil {
+        _ = eventually(10) {
             client = try? LineClient(path: path)
-            if client == nil { usleep(20_000) }
+            return client != nil
         }
         let connected = try #require(client)
         #expect(try connected.call("status")?["result"] != nil)
@@ -101,7 +101,8 @@ struct DaemonLifecycleTests {
         let daemon = try DaemonHarness(config: "[Resolver]\nUpstream=alibaba \(upstream.baseURL)/1\n")
         let client = try daemon.connectReady()
         try client.sendLine(#"{"jsonrpc":"2.0","id":7,"method":"resolve","params":{"host":"a.example.com"}}"#)
-        usleep(100_000)
+        // In flight: the upstream has the query (and answers after 500 ms).
+        #expect(eventually(10) { upstream.requestCount > 0 })
         daemon.signal(SIGTERM)
         let response = try #require(client.readJSON(timeout: 5))
         #expect(response["id"] == .int(7))
@@ -113,6 +114,7 @@ struct DaemonLifecycleTests {
     @Test func watchdogIsPettedAtHalfTheInterval() throws {
         let daemon = try DaemonHarness(environment: ["WATCHDOG_USEC": "400000"])
         _ = try daemon.connectReady()
+        // The pets' pace is the behaviour under test, so the test counts them over a window.
         usleep(1_100_000)
         let pets = daemon.notify.received.filter { $0.split(separator: "\n").contains("WATCHDOG=1") }.count
         // 200 ms apart over ~1.1 s: about 5 (at least 3, allowing a slow machine).
@@ -123,7 +125,8 @@ struct DaemonLifecycleTests {
         let daemon = try DaemonHarness(config: "[Server]\nIdleExit=1s\n")
         let client = try daemon.connectReady()
         #expect(try client.call("status")?["result"] != nil)
-        // Busy while a connection is open.
+        // Busy while a connection is open: that nothing happens for longer than IdleExit= is the
+        // behaviour under test, so the test lets that time pass.
         usleep(1_500_000)
         #expect(daemon.process.isRunning)
         client.shutdownWrite()

@@ -140,17 +140,6 @@ final class FleetMember {
     }
 }
 
-/// Polls `condition` every 20 ms until it holds or `seconds` pass: waiting for an event the
-/// daemons report (a cookie, a status counter), never a fixed sleep.
-func eventually(_ seconds: Double = 30, _ condition: () throws -> Bool) rethrows -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if try condition() { return true }
-        usleep(20_000)
-    }
-    return try condition()
-}
-
 /// The fleet tier end to end: real daemons, a real redis-server, fake upstreams on 127.0.0.1.
 @Suite(.serialized, .enabled(if: RedisServer.isInstalled, "needs Debian's redis-server"))
 struct FleetTests {

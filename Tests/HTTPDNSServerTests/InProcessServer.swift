@@ -22,7 +22,7 @@ final class InProcessServer {
         /// The uid each server-side descriptor is credited to (the socketpair's own otherwise).
         var uids: [Int32: UInt32] = [:]
         /// Errors the next accepts fail with, in order (EMFILE, ...).
-        var acceptFailures: [Int32] = []
+        var acceptFailures: [Errno] = []
     }
 
     /// The server's log lines.

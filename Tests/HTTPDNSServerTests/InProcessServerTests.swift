@@ -1,5 +1,6 @@
 import Glibc
 import HTTPDNSProtocol
+import HTTPDNSSystem
 import HTTPDNSTestSupport
 import Synchronization
 import Testing
@@ -312,7 +313,7 @@ struct InProcessServerTests {
     /// resumes after the pause, on the loop's clock.
     @Test func acceptPausesOnEMFILE() throws {
         let harness = try InProcessServer()
-        harness.seams.acceptFailures = [EMFILE]
+        harness.seams.acceptFailures = [.tooManyOpenFiles]
         let client = try UnixSocket.connect(path: harness.directory.file("s.sock"))
         defer { client.close() }
         harness.loop.runTurn(maxWaitMilliseconds: 1_000)

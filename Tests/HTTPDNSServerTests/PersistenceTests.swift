@@ -69,9 +69,11 @@ struct PersistenceTests {
         _ = try daemon.connectReady()
         let acknowledged = Mutex<Set<String>>([])
         let stop = Atomic<Bool>(false)
+        let finished = Atomic<Int>(0)
         let socketPath = daemon.socketPath
         let writers = (0..<4).map { writer in
             Thread {
+                defer { finished.add(1, ordering: .relaxed) }
                 guard let client = try? LineClient(path: socketPath) else { return }
                 var n = 0
                 while !stop.load(ordering: .relaxed) {
@@ -92,11 +94,13 @@ struct PersistenceTests {
             }
         }
         for thread in writers { thread.start() }
-        usleep(400_000)
+        // Killed mid-load, once writes are being acknowledged.
+        #expect(eventually { acknowledged.withLock { $0.count } >= 20 })
         daemon.signal(SIGKILL)
         _ = daemon.waitForExit()
         stop.store(true, ordering: .relaxed)
-        usleep(100_000)
+        // Every acknowledgement that reached a writer is counted once all writers have ended.
+        #expect(eventually { finished.load(ordering: .relaxed) == writers.count })
         let written = acknowledged.withLock { $0 }
         #expect(written.count > 10, "only \(written.count) writes were acknowledged")
 
@@ -234,10 +238,12 @@ struct DiskFullSocketTests {
 
         unlink(filler)
         // Writes resume once there is room again (a moment may pass before the space is seen).
-        var after = try PersistenceTests.setCookie(client, "after=1; Max-Age=3600", id: 99)
-        for attempt in 0..<20 where after["result"] == nil {
-            usleep(100_000)
-            after = try PersistenceTests.setCookie(client, "after=1; Max-Age=3600", id: 100 + attempt)
+        var after: JSON = .null
+        var id = 99
+        _ = try eventually(10, every: 100) {
+            id += 1
+            after = try PersistenceTests.setCookie(client, "after=1; Max-Age=3600", id: id)
+            return after["result"] != nil
         }
         #expect(after["result"]?["stored"] == 1, "\(after.encodedString)")
         daemon.stop()

@@ -171,15 +171,16 @@ final class TLSFakeResolver {
         let scriptPath = directory.file("server.py")
         try Self.script.write(toFile: scriptPath, atomically: true, encoding: .utf8)
         let portPath = directory.file("port")
-        process = try ChildProcess(
+        let server = try ChildProcess(
             TestPKI.python, [scriptPath, certificate, key, directory.file("requests.log")], stdout: portPath,
             stderr: directory.file("stderr"))
-        let deadline = Date().addingTimeInterval(10)
+        process = server
+        // The server prints its port once it listens.
         var port: Int?
-        while port == nil && Date() < deadline {
+        _ = eventually(10) {
             let text = (try? String(contentsOfFile: portPath, encoding: .utf8)) ?? ""
             if text.hasSuffix("\n") { port = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) }
-            if port == nil { usleep(20_000) }
+            return port != nil || !server.isRunning
         }
         guard let port else {
             let log = (try? String(contentsOfFile: directory.file("stderr"), encoding: .utf8)) ?? ""

@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import HTTPDNSCore
 import HTTPDNSSystem
+import HTTPDNSTestSupport
 import Synchronization
 import Testing
 
@@ -83,11 +84,12 @@ extension StoreThread {
 extension StoreThread {
     /// `borrowIfIdle`, retried for a while: a job that just posted its result may still be finishing.
     func borrowOnceIdle<Result: Sendable>(_ body: (inout sending StateStores) -> Result) -> Result? {
-        for _ in 0..<2_000 {
-            if let result = borrowIfIdle(body) { return result }
-            usleep(1_000)
+        var result: Result?
+        _ = eventually(10, every: 1) {
+            result = borrowIfIdle(body)
+            return result != nil
         }
-        return nil
+        return result
     }
 }
 

@@ -75,21 +75,6 @@ public final class DNSCache {
         return min(cacheable.count, limits.capacity)
     }
 
-    /// Caches one family's answer (see `insert(host:parts:ttl:upstream:now:)`).
-    ///
-    /// - Returns: whether an entry is now cached for the key.
-    @discardableResult
-    public func insert(
-        host: String,
-        family: IPFamily,
-        addresses: [String],
-        ttl: Int,
-        upstream: String?,
-        now: MonotonicInstant
-    ) -> Bool {
-        insert(host: host, parts: [(family, addresses)], ttl: ttl, upstream: upstream, now: now) == 1
-    }
-
     /// Caches answers whose expiry was decided elsewhere (another machine's, through the fleet):
     /// each lives until its own `expiresAt`, so `MinTTL=` never lengthens it, and never longer
     /// than `maxTTL` from now. Entries already expired are left out. Stored together, as
@@ -106,17 +91,6 @@ public final class DNSCache {
         }
         storeTogether(cacheable, now: now)
         return min(cacheable.count, limits.capacity)
-    }
-
-    /// Caches "this host has no address of this family" for `negativeTTL`, clamped like any TTL.
-    @discardableResult
-    public func insertNegative(
-        host: String,
-        family: IPFamily,
-        upstream: String? = nil,
-        now: MonotonicInstant
-    ) -> Bool {
-        insert(host: host, parts: [(family, [])], ttl: 0, upstream: upstream, now: now) == 1
     }
 
     /// Looks a key up, without counting. With `allowStale`, an expired positive entry within

@@ -27,9 +27,6 @@ public struct UpstreamHealth: Sendable, Equatable {
     /// True until a failure, and again after the next success.
     public var healthy: Bool { consecutiveFailures == 0 }
 
-    /// The backoff the next failure will start, in seconds.
-    public var nextBackoff: Int { Self.backoff(afterFailures: consecutiveFailures + 1) }
-
     /// The backoff after `failures` consecutive failures: 2^(failures-1) seconds, capped.
     public static func backoff(afterFailures failures: Int) -> Int {
         guard failures > 0 else { return 0 }

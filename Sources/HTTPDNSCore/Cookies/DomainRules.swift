@@ -1,6 +1,6 @@
 /// Host-name knowledge the cookie jar needs but Core cannot have without C libraries:
 /// IDNA canonicalization and the public suffix list. `HTTPDNSPSL.PublicSuffixRules` is the
-/// real one (libidn2 + libpsl); `BasicDomainRules` is a small ASCII-only stand-in for tests.
+/// real one (libidn2 + libpsl); tests bring small ASCII-only stand-ins.
 public protocol DomainRules: Sendable {
     /// The canonical form of a host name (RFC 6265bis 5.1.2): lowercase, every label an
     /// A-label. IP literals come back in `IPLiteral` canonical form. Nil when `host` is not
@@ -113,40 +113,5 @@ public enum HostNameSyntax {
         default:
             return false
         }
-    }
-}
-
-/// ASCII-only `DomainRules` over a fixed suffix list, for unit tests.
-///
-/// Like libpsl with its default `*` rule, every top-level label counts as a public suffix
-/// even when it is not listed.
-public struct BasicDomainRules: DomainRules {
-    /// The listed suffixes, lowercase, without leading dots.
-    public let publicSuffixes: Set<String>
-
-    public init(publicSuffixes: Set<String> = ["com", "org", "net", "example", "co.uk", "github.io"]) {
-        self.publicSuffixes = publicSuffixes
-    }
-
-    public func canonicalHost(_ host: String) -> String? {
-        HostNameSyntax.canonicalASCII(host)
-    }
-
-    public func isPublicSuffix(_ domain: String) -> Bool {
-        guard IPLiteral.canonical(domain) == nil, !domain.isEmpty else { return false }
-        return publicSuffixes.contains(domain) || !domain.contains(".")
-    }
-
-    public func registrableDomain(_ host: String) -> String? {
-        guard IPLiteral.canonical(host) == nil, !host.isEmpty else { return nil }
-        let labels = host.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        // Walk from the longest proper suffix to the shortest; the first public one wins.
-        for start in 0..<labels.count {
-            let suffix = labels[start...].joined(separator: ".")
-            if isPublicSuffix(suffix) {
-                return start == 0 ? nil : labels[(start - 1)...].joined(separator: ".")
-            }
-        }
-        return nil
     }
 }

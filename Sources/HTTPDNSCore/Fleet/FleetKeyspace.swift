@@ -22,9 +22,6 @@ public struct FleetKeyspace: Sendable {
         self.prefix = "httpdnsd:{\(fleetName)}:"
     }
 
-    /// A `SCAN MATCH` pattern for every key of this fleet (tests, operators).
-    public var scanPattern: String { prefix + "*" }
-
     /// One cached answer: the addresses of `host` in `family`.
     public func cacheKey(host: String, family: IPFamily) -> String {
         prefix + "dns:" + hasher.hashedName(purpose: "dns", Self.material([host, family.rawValue]))

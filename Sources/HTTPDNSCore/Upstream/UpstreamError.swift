@@ -28,16 +28,6 @@ public struct UpstreamError: Error, Sendable, Equatable, CustomStringConvertible
         self.code = code
     }
 
-    /// Alibaba codes after which retrying another server cannot help: the account or signature is wrong.
-    /// (The Android SDK neither retries nor switches server on these.)
-    public var isConfigurationError: Bool {
-        guard case .serviceError(let code) = code else { return false }
-        return [
-            "UnsignedInterfaceDisabled", "SignatureExpired", "InvalidSignature", "InvalidAccount",
-            "AccountNotExists", "InvalidDuration",
-        ].contains(code)
-    }
-
     public var description: String {
         switch code {
         case .httpStatus(let status): return "HTTP status \(status)"
