@@ -197,6 +197,7 @@ public final class FakeHTTPServer: Sendable {
                 }
                 return false
             case .delay(let ms, let then):
+                // A slow upstream is the behaviour scripted here; sliced to notice a stop.
                 var remaining = ms
                 while remaining > 0 && !stopping {
                     let slice = min(remaining, Int(Core.pollIntervalMs))
@@ -240,7 +241,9 @@ public final class FakeHTTPServer: Sendable {
                 }
                 switch result {
                 case .success(.done(let count)): offset += count
-                case .success(.wouldBlock): usleep(1000)
+                case .success(.wouldBlock):
+                    // The peer reads slowly: wait for room (in slices, to notice a stop).
+                    _ = try? fd.wait(for: .writable, timeoutMilliseconds: Core.pollIntervalMs)
                 case .failure: return false
                 }
                 if stopping { return false }

@@ -61,16 +61,13 @@ public final class RedisServer: @unchecked Sendable {
             Self.executable, arguments, stdout: directory.file("stdout"), stderr: directory.file("stderr"))
         process = child
         // Every listener is bound before the first "Ready" line (one per listener in Redis 7).
-        let deadline = Date().addingTimeInterval(15)
-        while Date() < deadline {
-            if isReady() { return }
-            if !child.isRunning {
-                let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-                throw HarnessError("redis-server exited at start:\n\(log.suffix(2000))")
-            }
-            usleep(5_000)
+        guard eventually(15, { isReady() || !child.isRunning }) else {
+            throw HarnessError("redis-server did not become ready within 15 s")
         }
-        throw HarnessError("redis-server did not become ready within 15 s")
+        if !isReady() {
+            let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            throw HarnessError("redis-server exited at start:\n\(log.suffix(2000))")
+        }
     }
 
     /// SIGKILL, as a crash or an OOM kill would end it; waits until it is gone.

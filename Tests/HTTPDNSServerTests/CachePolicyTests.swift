@@ -25,6 +25,7 @@ struct CachePolicyTests {
         #expect(upstream.requestCount == 2)
 
         // Past the upstream's 1 s the raised TTL still holds: a fresh cache hit, no new request.
+        // (Letting the time pass is the test: no event marks an answer that did not expire.)
         usleep(1_200_000)
         let again = try result(client, ["host": "short.example.com", "family": "ipv4"], id: 3)
         #expect(again["source"] == "cache")
@@ -70,7 +71,7 @@ struct CachePolicyTests {
         let second = try response(client, ["host": "nx.example.com", "family": "ipv4"], id: 2)
         #expect(second["error"]?["code"] == .int(-32001))
         #expect(upstream.requestCount == 1)
-        // Briefly: once NegativeTTL has passed the upstream is asked again.
+        // Once NegativeTTL has passed the upstream is asked again (waiting it out is the test).
         usleep(1_300_000)
         let third = try response(client, ["host": "nx.example.com", "family": "ipv4"], id: 3)
         #expect(third["error"]?["code"] == .int(-32001))
@@ -83,6 +84,7 @@ struct CachePolicyTests {
             config: "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\nServeStale=no\nTimeout=1s\n")
         let client = try daemon.connectReady()
         _ = try result(client, ["host": "s.example.com", "family": "ipv4"])
+        // The 1 s TTL runs out; expiry is what the test is about.
         usleep(1_200_000)
         // allowStale defaults to true, but the configuration forbids stale answers: a fresh one is fetched.
         let refreshed = try result(client, ["host": "s.example.com", "family": "ipv4", "allowStale": true], id: 2)
@@ -91,7 +93,7 @@ struct CachePolicyTests {
         #expect(upstream.requestCount == 2)
 
         upstream.stop()
-        usleep(1_200_000)
+        usleep(1_200_000)  // past the refreshed answer's 1 s TTL
         let down = try response(client, ["host": "s.example.com", "family": "ipv4", "allowStale": true], id: 3)
         #expect(down["error"]?["code"] == .int(-32002), "\(down.encodedString)")
     }
@@ -166,11 +168,10 @@ struct CachePolicyTests {
         let daemon = try DaemonHarness(
             config: "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\nPrefetch=\(hosts.joined(separator: " "))\n")
         _ = try daemon.connectReady()
-        let deadline = Date().addingTimeInterval(5)
         func asked() -> Set<String> {
             Set(upstream.requests.flatMap { ($0.queryValue("host") ?? "").split(separator: ",").map(String.init) })
         }
-        while asked().count < hosts.count && Date() < deadline { usleep(20_000) }
+        #expect(eventually(5) { asked().count >= hosts.count })
         #expect(asked() == Set(hosts))
         // Issue 4: "batch /resolve?host=a,b (at most 5 hosts a request) used for prefetch".
         let paths = upstream.requests.map(\.path)
@@ -192,6 +193,7 @@ struct CachePolicyTests {
         return try #require(response["result"], "\(response.encodedString)")
     }
 
+    /// Lets time pass until `date`, for tests whose subject is an expiry on the daemon's clock.
     func sleepUntil(_ date: Date) {
         let seconds = date.timeIntervalSinceNow
         if seconds > 0 { usleep(UInt32(seconds * 1_000_000)) }
@@ -216,13 +218,8 @@ final class RequestLog: Sendable {
 
     var entries: [Entry] { storage.withLock { $0 } }
 
-    /// Polls until `condition` holds for the entries; false on timeout.
+    /// Waits until `condition` holds for the entries; false on timeout.
     func waitFor(timeout: Double, _ condition: ([Entry]) -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if condition(entries) { return true }
-            usleep(10_000)
-        }
-        return condition(entries)
+        eventually(timeout) { condition(entries) }
     }
 }

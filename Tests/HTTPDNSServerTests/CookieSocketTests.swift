@@ -284,6 +284,7 @@ struct CookieSocketTests {
         let expires = try #require(hour["expires"]?.numberValue?.int64Value)
         #expect(expires >= start + 3599 && expires <= CookieResults.now + 3601, "expires \(expires)")
 
+        // Max-Age=1 runs out: the expiry is what is tested.
         sleep(2)
         #expect(try rpc.header("https://www.example.com/") == "hour=2; wins=3")
         #expect(CookieResults.named("brief", in: try rpc.list()) == nil)
@@ -615,7 +616,8 @@ struct DomainNormalizationSocketTests {
         let (upstream, rpc) = try Self.start()
         defer { upstream.stop() }
         _ = try rpc.result("resolve", ["host": "brief.example.com", "family": "ipv4"])
-        Thread.sleep(forTimeInterval: 1.2)  // brief.example.com's answer has a TTL of 1 s
+        // brief.example.com's answer has a TTL of 1 s: its expiry is what the test is about.
+        Thread.sleep(forTimeInterval: 1.2)
         _ = try rpc.result("resolve", ["host": "lasting.example.com", "family": "ipv4"])
         let stored = try rpc.setCookies("https://203.0.113.30/", ["s=1"])
         #expect(stored["host"] == "lasting.example.com", "\(stored.encodedString)")

@@ -36,12 +36,14 @@ final class IPDirectFixture {
             let certificate = pki.directory.file("\(host).pem")
             arguments += ["--host", "\(host)=\(address),\(certificate),\(pki.directory.file("\(host).key"))"]
         }
-        origins = try ChildProcess(
+        let started = try ChildProcess(
             "/usr/bin/unshare", arguments, stdout: directory.file("origins.log"), stderr: directory.file("origins.log"))
-        let deadline = Date().addingTimeInterval(15)
+        origins = started
+        // The servers write ports.json once all of them listen.
         var ports: [String: (http: Int, https: Int)] = [:]
-        while ports.isEmpty && Date() < deadline && origins.isRunning {
-            if let data = FileManager.default.contents(atPath: directory.file("ports.json")),
+        let portsFile = directory.file("ports.json")
+        _ = eventually(15, every: 20) {
+            if let data = FileManager.default.contents(atPath: portsFile),
                 let json = try? JSONParser.parse(Array(data)), let object = json.objectValue
             {
                 for (host, entry) in object {
@@ -50,9 +52,8 @@ final class IPDirectFixture {
                     else { continue }
                     ports[host] = (Int(http), Int(https))
                 }
-            } else {
-                usleep(20_000)
             }
+            return !ports.isEmpty || !started.isRunning
         }
         guard ports.count == Self.addresses.count else {
             let log = (try? String(contentsOfFile: directory.file("origins.log"), encoding: .utf8)) ?? ""
@@ -95,9 +96,20 @@ final class IPDirectFixture {
     {
         var environment = self.environment
         for (key, value) in extra { environment[key] = value }
-        return try runCommand(
-            "/usr/bin/nsenter", ["--net=/proc/\(origins.pid)/ns/net", "--", program] + arguments,
-            environment: environment, stdin: stdin)
+        // The kernel refuses to run a file that some process still holds open for writing
+        // (ETXTBSY): a program linked a moment ago can meet a descriptor on its way to being
+        // closed, which nsenter reports as exit 126, "Text file busy". That start is tried again;
+        // any other outcome is the program's own.
+        var attempts = 0
+        while true {
+            attempts += 1
+            let result = try runCommand(
+                "/usr/bin/nsenter", ["--net=/proc/\(origins.pid)/ns/net", "--", program] + arguments,
+                environment: environment, stdin: stdin)
+            let textBusy = result.status == 126 && result.stderr.contains("Text file busy")
+            guard textBusy && attempts < 50 else { return result }
+            usleep(20_000)  // paces the retries
+        }
     }
 
     /// `httpdnsctl --socket DAEMON curl ARGUMENTS`.

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "httpdns.h"
 
@@ -22,8 +21,24 @@ static httpdns_client *shared;
 struct worker {
     int index;
     int checks;
+    int counted_going;
     char failure[256];
 };
+
+/* How many closing-test workers have finished a call (or given up): the handle is pulled away
+ * only once all of them are calling. */
+static pthread_mutex_t going_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t going_changed = PTHREAD_COND_INITIALIZER;
+static int going;
+
+static void count_going(struct worker *w) {
+    if (w->counted_going) return;
+    w->counted_going = 1;
+    pthread_mutex_lock(&going_lock);
+    going++;
+    pthread_cond_broadcast(&going_changed);
+    pthread_mutex_unlock(&going_lock);
+}
 
 #define CHECK(w, cond, ...)                                                       \
     do {                                                                          \
@@ -78,10 +93,12 @@ static void *call_until_closed(void *argument) {
         if (status == NULL) {
             int code = httpdns_last_error(shared, NULL);
             CHECK(w, code == -EINVAL, "a call on the closing handle failed with %d, not -EINVAL", code);
+            count_going(w);
             return NULL;
         }
         httpdns_free(status);
         w->checks++;
+        count_going(w);
     }
 }
 
@@ -93,9 +110,10 @@ static int close_while_calling(void) {
         workers[i] = (struct worker){.index = i};
         pthread_create(&threads[i], NULL, call_until_closed, &workers[i]);
     }
-    /* Let them get going, then pull the handle away. */
-    struct timespec pause = {0, 50 * 1000 * 1000};
-    nanosleep(&pause, NULL);
+    /* Once every thread has a call behind it (and is making the next), pull the handle away. */
+    pthread_mutex_lock(&going_lock);
+    while (going < 4) pthread_cond_wait(&going_changed, &going_lock);
+    pthread_mutex_unlock(&going_lock);
     httpdns_close(shared);
     int failed = 0;
     for (int i = 0; i < 4; i++) {
