@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-/// Every Swift target states its imports explicitly (see DESIGN.md in the README).
+/// Every Swift target states its imports explicitly (see the README's Design section).
 let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),

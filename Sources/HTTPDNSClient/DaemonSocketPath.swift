@@ -1,6 +1,6 @@
 import HTTPDNSSystem
 
-/// API.md's client rule for finding the daemon: `--socket PATH`, else `$HTTPDNSD_SOCKET`, else the
+/// The clients' rule for finding the daemon (httpdnsd-rpc(7), SOCKETS): `--socket PATH`, else `$HTTPDNSD_SOCKET`, else the
 /// per-user socket when `$XDG_RUNTIME_DIR` is set and that socket exists, else the system socket.
 public enum DaemonSocketPath {
     /// The system instance (`httpdnsd.socket`).

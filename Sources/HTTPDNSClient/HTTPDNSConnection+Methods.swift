@@ -1,6 +1,6 @@
 import HTTPDNSProtocol
 
-/// Typed calls, one per method of API.md, built on the shared param and result types.
+/// Typed calls, one per method of the contract (httpdnsd-rpc(7)), built on the shared param and result types.
 extension HTTPDNSConnection {
     /// Calls `method` with typed params and reads its typed result.
     public func call<Params: MethodParams, Result: MethodResult>(

@@ -8,7 +8,7 @@ import HTTPDNSSystem
 /// before answering (with socket activation it may just have exited idle), a call reconnects
 /// and resends once, never twice. Not thread-safe: use it from one thread at a time.
 public final class HTTPDNSConnection {
-    /// Where the daemon listens, after API.md's client rule.
+    /// Where the daemon listens, after the clients' rule (`DaemonSocketPath`).
     public let socketPath: String
     /// How long a call waits for its reply when it does not say otherwise.
     public var defaultTimeoutMilliseconds: Int

@@ -1,4 +1,4 @@
-/// The methods of the contract (API.md), each with one params type and one result type in this
+/// The methods of the contract (httpdnsd-rpc(7)), each with one params type and one result type in this
 /// module. The daemon parses params and writes results with these types, and the clients build
 /// params and read results with them, so every side agrees by construction.
 public enum Method: String, CaseIterable, Sendable {

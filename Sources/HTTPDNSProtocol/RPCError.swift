@@ -1,4 +1,4 @@
-/// A JSON-RPC 2.0 error object as API.md defines it: a code, a short human sentence, and
+/// A JSON-RPC 2.0 error object as httpdnsd-rpc(7) defines it: a code, a short human sentence, and
 /// `data` that always carries a stable `name` scripts can match.
 public struct RPCError: Error, Sendable, Equatable {
     /// The error codes of the contract. Every failure maps onto exactly one of these.

@@ -84,7 +84,7 @@ public struct StatusResult: MethodResult {
         self.fleet = fleet
     }
 
-    /// The members API.md requires; a daemon may add more after them.
+    /// The members the contract requires; a daemon may add more after them.
     public func write(to out: inout [UInt8]) {
         JSONWriter.raw(#"{"version":"#, to: &out)
         JSONWriter.string(version, to: &out)
@@ -113,7 +113,7 @@ public struct StatusResult: MethodResult {
         out.append(UInt8(ascii: "}"))
     }
 
-    /// Reads the members API.md promises ("at least"); extra members are ignored.
+    /// Reads the members the contract promises ("at least"); extra members are ignored.
     public init?(json: JSON) {
         guard let version = json["version"]?.stringValue, let uptime = json["uptime"]?.numberValue?.doubleValue,
             let cache = json["cache"], let entries = nonNegativeInteger("entries", in: cache),

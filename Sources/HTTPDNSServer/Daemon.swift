@@ -7,7 +7,7 @@ import HTTPDNSStore
 import HTTPDNSSystem
 import HTTPDNSSystemd
 
-/// The daemon's command-line choices (API.md "daemon flags").
+/// The daemon's command-line choices (httpdnsd(8), OPTIONS).
 public struct DaemonOptions: Sendable {
     public var configPath: String?
     public var socketPath: String?

@@ -4,7 +4,7 @@ import HTTPDNSSystem
 
 /// Bounds that protect the daemon from its clients (sd-varlink's defaults, scaled to this job).
 public struct ServerLimits: Sendable, Equatable {
-    /// Longest request line; longer gets -32600 and the connection closes (API.md: 1 MiB).
+    /// Longest request line; longer gets -32600 and the connection closes (1 MiB by default: httpdnsd-rpc(7), FRAMING).
     public var maxLineLength = 1 << 20
     public var maxConnections = 4096
     /// One user cannot take every connection (sd-varlink: 1024 per uid).

@@ -2,7 +2,7 @@ import HTTPDNSCore
 import HTTPDNSSystem
 
 /// Where the socket and the state live, from flags, systemd's environment and defaults
-/// (API.md "Programs and paths").
+/// (httpdnsd(8), FILES).
 struct RuntimePaths: Sendable {
     var socket: String
     var stateDirectory: String

@@ -2,7 +2,7 @@ import Glibc
 import HTTPDNSProtocol
 import HTTPDNSSystem
 
-// Fakes of the non-Alibaba upstream kinds (UPSTREAMS.md sections 1b and 1c). The DNS wire bytes are
+// Fakes of the non-Alibaba upstream kinds (Tencent's text answers, DoH and DoH JSON). The DNS wire bytes are
 // built here by hand from RFC 1035, independently of the daemon's codec, so a test compares the daemon
 // against the RFC and not against itself.
 
@@ -242,7 +242,7 @@ public enum FakeBase64URL {
 
 /// Answer bodies of the text and JSON upstream kinds.
 public enum FakeUpstreamBodies {
-    /// Tencent's plain text (UPSTREAMS.md 1b): `ip;ip,TTL`; for `type=addrs` `v4;v4,TTL-v6;v6,TTL`, with `0`
+    /// Tencent's plain text: `ip;ip,TTL`; for `type=addrs` `v4;v4,TTL-v6;v6,TTL`, with `0`
     /// standing for a family without addresses; empty when the host has no answer at all.
     public static func tencent(v4: [String], v6: [String], ttl: Int, type: String?, clientIP: String? = nil) -> String {
         func part(_ list: [String]) -> String { (list.isEmpty ? "0" : list.joined(separator: ";")) + ",\(ttl)" }

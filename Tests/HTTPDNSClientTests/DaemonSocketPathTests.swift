@@ -1,7 +1,7 @@
 import HTTPDNSClient
 import Testing
 
-/// API.md: `--socket PATH`, else `HTTPDNSD_SOCKET`, else the per-user socket when `XDG_RUNTIME_DIR`
+/// The clients' rule (httpdnsd-rpc(7), SOCKETS): `--socket PATH`, else `HTTPDNSD_SOCKET`, else the per-user socket when `XDG_RUNTIME_DIR`
 /// is set and the socket exists, else the system socket.
 struct DaemonSocketPathTests {
     func resolve(_ explicit: String?, _ environment: [String: String], sockets: Set<String> = []) -> String {

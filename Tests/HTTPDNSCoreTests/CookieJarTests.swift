@@ -322,7 +322,7 @@ struct CookieRetrievalTests {
     }
 }
 
-/// Domain normalization (API.md): IP-literal URLs store and fetch under the host name.
+/// Domain normalization (httpdnsd-rpc(7), JARS AND ADDRESS MEMORY): IP-literal URLs store and fetch under the host name.
 struct CookieNormalizationTests {
     @Test func ipUrlWithHostStoresUnderTheHost() throws {
         let h = JarHarness()

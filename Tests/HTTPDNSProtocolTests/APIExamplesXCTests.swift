@@ -1,7 +1,7 @@
 import HTTPDNSProtocol
 import XCTest
 
-/// The result examples printed in API.md, read through the typed results the client uses.
+/// Typical results of the methods (as the contract prints them), read through the typed results the client uses.
 /// (XCTest, so that both of `swift test`'s runners report what they ran.)
 final class APIExamplesXCTests: XCTestCase {
     func testResolveExampleDecodes() throws {

@@ -39,7 +39,7 @@ extension LineFramer {
     }
 }
 
-/// API.md Framing: one message per `\n`-terminated line, blank lines ignored, over-long lines refused.
+/// The contract's framing (httpdnsd-rpc(7), FRAMING): one message per `\n`-terminated line, blank lines ignored, over-long lines refused.
 struct LineFramerTests {
     static let stream = Array("{\"a\":1}\n[2]\r\n\n   \n\t\r\n \r\nx\ry\nlast\n".utf8)
     static let expected: [FramedEvent] = [.text("{\"a\":1}"), .text("[2]"), .text("x\ry"), .text("last")]

@@ -20,7 +20,7 @@ func params(_ text: String) -> Params {
     return Params(object)
 }
 
-/// Checks the API.md shape of an invalid-params error: -32602, data.name, data.field, and a message that
+/// Checks the contract's shape of an invalid-params error: -32602, data.name, data.field, and a message that
 /// names the field so a human can find it.
 func expectInvalidParams(
     _ error: RPCError?, field: String, mentioning words: [String] = [],
@@ -184,7 +184,7 @@ struct MethodParamsTests {
     }
 }
 
-/// API.md deleteCookies: exactly one of `url`, `domain` or `all: true`; optional `name`.
+/// deleteCookies: exactly one of `url`, `domain` or `all: true`; optional `name`.
 struct DeleteCookiesParamsTests {
     @Test(arguments: [
         (#"{"url":"https://a.example/"}"#, DeleteCookiesParams.Target.url("https://a.example/", host: nil)),

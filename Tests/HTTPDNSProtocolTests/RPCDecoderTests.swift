@@ -1,7 +1,7 @@
 import HTTPDNSProtocol
 import Testing
 
-/// RPCDecoder against JSON-RPC 2.0 (sections 4, 4.1, 4.2, 5.1, 6) and API.md's Framing.
+/// RPCDecoder against JSON-RPC 2.0 (sections 4, 4.1, 4.2, 5.1, 6) and the contract's framing (httpdnsd-rpc(7), FRAMING).
 struct RPCDecoderRequestTests {
     @Test func requestWithNumberID() throws {
         let request = try #require(
@@ -91,7 +91,7 @@ struct RPCDecoderRequestTests {
         #expect(null.params.count == 0)
     }
 
-    /// API.md: params are by name. Positional params are well-formed JSON-RPC, so they are invalid params.
+    /// The contract takes params by name. Positional params are well-formed JSON-RPC, so they are invalid params.
     @Test func positionalParamsAreInvalidParams() throws {
         let inbound = try #require(decode(#"{"jsonrpc":"2.0","id":3,"method":"resolve","params":["a"]}"#).single)
         let error = try #require(inbound.error)

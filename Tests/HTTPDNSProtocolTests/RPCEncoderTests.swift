@@ -1,7 +1,7 @@
 import HTTPDNSProtocol
 import Testing
 
-/// Response objects (JSON-RPC 2.0 section 5) and API.md's error shape.
+/// Response objects (JSON-RPC 2.0 section 5) and the contract's error shape (httpdnsd-rpc(7), ERRORS).
 struct RPCEncoderTests {
     static func members(_ bytes: [UInt8]) throws -> JSONObject {
         try #require(try JSONParser.parse(bytes).objectValue)

@@ -5,7 +5,7 @@ import HTTPDNSTestSupport
 import Synchronization
 import Testing
 
-/// The cache rules of issue 4 seen at the socket: TTL clamps, the entry cap, negative caching,
+/// The cache rules seen at the socket: TTL clamps, the entry cap, negative caching,
 /// serve-stale limits and prefetch, each counted at a fake upstream.
 @Suite(.serialized)
 struct CachePolicyTests {
@@ -173,7 +173,7 @@ struct CachePolicyTests {
         }
         #expect(eventually(5) { asked().count >= hosts.count })
         #expect(asked() == Set(hosts))
-        // Issue 4: "batch /resolve?host=a,b (at most 5 hosts a request) used for prefetch".
+        // Prefetch asks in batches (/resolve?host=a,b), at most 5 hosts a request.
         let paths = upstream.requests.map(\.path)
         #expect(paths.allSatisfy { $0.hasSuffix("/resolve") }, "\(paths)")
         #expect(upstream.requestCount == 2)

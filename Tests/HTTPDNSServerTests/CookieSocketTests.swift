@@ -100,7 +100,7 @@ enum CookieResults {
     static var now: Int64 { Int64(Date().timeIntervalSince1970) }
 }
 
-/// The cookie methods over the real socket, each expectation taken from API.md and RFC 6265bis section 5.
+/// The cookie methods over the real socket, each expectation taken from httpdnsd-rpc(7) and RFC 6265bis section 5.
 @Suite(.serialized)
 struct CookieSocketTests {
     // MARK: handleSetCookie
@@ -113,7 +113,7 @@ struct CookieSocketTests {
         #expect(result["rejected"]?.arrayValue?.isEmpty == true, "\(result.encodedString)")
     }
 
-    /// Every reason of API.md, each at its own index of one request (RFC 6265bis 5.6 and 5.7).
+    /// Every rejection reason of the contract, each at its own index of one request (RFC 6265bis 5.6 and 5.7).
     @Test func eachRejectionReasonAtItsIndex() throws {
         let rpc = try RPCSession()
         let atExample = try rpc.setCookies(
@@ -298,7 +298,7 @@ struct CookieSocketTests {
         #expect(try rpc.header("https://www.example.com/a/x") == "kept=1; hour=2; wins=3")
     }
 
-    /// Hosts compare in A-label form and without case (issue 3: IDNA through libidn2).
+    /// Hosts compare in A-label form and without case (IDNA through libidn2).
     @Test func hostsCompareAsALabelsAndIgnoreCase() throws {
         let rpc = try RPCSession()
         try rpc.setCookies("https://bücher.example/", ["i=1"])
@@ -504,7 +504,7 @@ struct CookieSocketTests {
     }
 }
 
-/// Domain normalization (API.md): cookies from an IP-literal URL are kept under a host name.
+/// Domain normalization (httpdnsd-rpc(7), JARS AND ADDRESS MEMORY): cookies from an IP-literal URL are kept under a host name.
 @Suite(.serialized)
 struct DomainNormalizationSocketTests {
     static let answers: [String: (v4: [String], v6: [String], ttl: Int)] = [

@@ -281,7 +281,7 @@ struct IdleExitActivationTests {
         activator.stop()
     }
 
-    /// Issue 6: a client reconnects once when the daemon went away under it (socket activation
+    /// A client reconnects once when the daemon went away under it (socket activation
     /// starts the next one), and the session cookie is still there.
     @Test func theClientReconnectsOnceAfterTheDaemonRestarted() throws {
         let dir = TemporaryDirectory()

@@ -4,8 +4,8 @@ import HTTPDNSProtocol
 import HTTPDNSTestSupport
 import Testing
 
-/// Every upstream kind end to end through the real daemon, and how each one fails (issue 4).
-/// Fakes speak the wire formats of UPSTREAMS.md sections 1a-1c on 127.0.0.1.
+/// Every upstream kind end to end through the real daemon, and how each one fails.
+/// Fakes speak each provider's wire format (Alibaba and Tencent HTTP APIs, RFC 8484 DoH, DoH JSON) on 127.0.0.1.
 @Suite(.serialized)
 struct UpstreamKindsTests {
     static let tencentAnswers: [String: (v4: [String], v6: [String], ttl: Int)] = [
@@ -68,7 +68,7 @@ struct UpstreamKindsTests {
         #expect(mixedTTL["ipv6"] == ["2001:db8::50"])
         #expect((110...120).contains(mixedTTL["ttl"]?.numberValue?.int64Value ?? -1), "\(mixedTTL.encodedString)")
 
-        // An empty body is Tencent's "no answer for this host" (UPSTREAMS.md 1b).
+        // An empty body is how Tencent says "no answer for this host".
         let unknown = try response(client, ["host": "nobody.example.com", "family": "ipv4"], id: 7)
         #expect(unknown["error"]?["code"] == .int(-32001), "\(unknown.encodedString)")
         #expect(unknown["error"]?["data"]?["name"] == "HostNotFound")
@@ -352,7 +352,7 @@ struct UpstreamKindsTests {
         let elapsed = Date().timeIntervalSince(started)
         #expect(hanging.requestCount == 1)
         #expect(elapsed < 2.6, "answered after \(elapsed) s with Timeout=2s")
-        // Issue 4: "Upstreams are tried in order with failover inside Timeout=".
+        // Upstreams are tried in order, failing over within Timeout=.
         #expect(answer["result"]?["ipv4"] == ["203.0.113.70"], "\(answer.encodedString)")
         #expect(answer["result"]?["upstream"] == "doh-json")
         #expect(working.requestCount == 1)

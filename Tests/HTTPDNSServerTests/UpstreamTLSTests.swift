@@ -5,7 +5,7 @@ import HTTPDNSTestSupport
 import Testing
 
 /// HTTPS to the resolver: `CAFile=` adds a trust anchor, and `TLSName=` names the certificate of a
-/// resolver addressed by IP (UPSTREAMS.md 1a "HTTPS to the resolver"). A throwaway CA is made with the
+/// resolver addressed by IP (as some providers document for HTTPS by IP). A throwaway CA is made with the
 /// `openssl` CLI and a Python TLS server on 127.0.0.1 answers Alibaba-style JSON.
 @Suite(.serialized, .enabled(if: TestPKI.toolsPresent, "needs /usr/bin/openssl and /usr/bin/python3"))
 struct UpstreamTLSTests {

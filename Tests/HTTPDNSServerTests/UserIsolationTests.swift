@@ -17,7 +17,7 @@ enum OtherUser {
     static let skipReason: Comment = "needs root, setpriv (util-linux) and socat to act as uid 65534"
 }
 
-/// "Whose jar" (API.md): each peer uid has its own jar. The other uid is 65534 (nobody), reached
+/// Whose jar (httpdnsd-rpc(7), JARS AND ADDRESS MEMORY): each peer uid has its own jar. The other uid is 65534 (nobody), reached
 /// through `setpriv ... socat`, one connection per request so that no two requests race.
 @Suite(.serialized, .enabled(if: OtherUser.available, OtherUser.skipReason))
 struct UserIsolationTests {

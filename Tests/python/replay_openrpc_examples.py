@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Replays every example pairing of rpc-schema/httpdnsd.openrpc.json against a running daemon
-and validates each live result against the method's result schema (issue 6).
+and validates each live result against the method's result schema.
 
 Also checks the dispatcher's method set against the document: every documented method is
 served (no -32601), and rpc.discover returns the document itself.

@@ -98,7 +98,7 @@ def main():
     c = Checker()
     c.validates(doc, DOCUMENT_SCHEMA, "document structure")
     names = [m["name"] for m in doc["methods"]]
-    c.check(names == API_METHODS, "methods are API.md's, in its order: %s" % names)
+    c.check(names == API_METHODS, "methods are the contract's, in its order: %s" % names)
     c.check(text.endswith("}\n") and text == json.dumps(doc, separators=(",", ":"), ensure_ascii=False) + "\n",
             "the file is one line of compact JSON (UTF-8, one final newline): rpc.discover serves its bytes")
     for method in doc["methods"]:
@@ -111,7 +111,7 @@ def main():
         c.check(required == sorted(required, reverse=True), name + ": optional params after required ones")
         codes = [e["code"] for e in method.get("errors", [])]
         c.check(len(set(codes)) == len(codes), name + ": unique error codes")
-        c.check(set(codes) <= API_ERROR_CODES, name + ": error codes are API.md's: %s" % codes)
+        c.check(set(codes) <= API_ERROR_CODES, name + ": error codes are the contract's: %s" % codes)
         c.check(-32603 in codes, name + ": lists -32603")
         for descriptor in params + [method["result"]]:
             try:

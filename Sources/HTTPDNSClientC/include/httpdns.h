@@ -2,7 +2,7 @@
  * httpdns.h: C client of httpdnsd, the HTTPDNS cache and cookie jar daemon.
  *
  * Link with -lhttpdns (libhttpdns.so.0). The library carries its own Swift runtime, so a
- * consumer needs no Swift toolchain. It speaks the wire contract of API.md (newline-delimited
+ * consumer needs no Swift toolchain. It speaks the wire contract of httpdnsd-rpc(7) (newline-delimited
  * JSON-RPC 2.0 on a Unix socket); the OpenRPC document httpdnsd.openrpc.json describes every method.
  *
  * Threads: every function may be called from any thread. A handle may be shared by several
@@ -54,7 +54,7 @@
 extern "C" {
 #endif
 
-/* JSON-RPC error codes the daemon returns (API.md). */
+/* JSON-RPC error codes the daemon returns (httpdnsd-rpc(7), ERRORS). */
 #define HTTPDNS_E_PARSE_ERROR            (-32700)
 #define HTTPDNS_E_INVALID_REQUEST        (-32600)
 #define HTTPDNS_E_METHOD_NOT_FOUND       (-32601)

@@ -69,7 +69,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
     /// `[Server]`: socket and request limits.
     public struct Server: Sendable, Equatable {
-        /// `MaxLineLength=`: the longest request line. Default 1 MiB (API.md).
+        /// `MaxLineLength=`: the longest request line. Default 1 MiB, the contract's promise (httpdnsd-rpc(7), FRAMING).
         public var maxLineLength = 1_048_576
         /// `MaxConnections=`: concurrent client connections. Default 4096.
         public var maxConnections = 4_096

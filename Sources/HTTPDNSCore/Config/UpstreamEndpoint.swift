@@ -1,6 +1,6 @@
 /// One `Upstream=KIND URL` line: what to ask, and the name `status` and `resolve` report it by.
 public struct UpstreamEndpoint: Sendable, Equatable {
-    /// The upstream protocols (API.md "Configuration").
+    /// The upstream protocols (httpdnsd.conf(5), `Upstream=`).
     public enum Kind: String, Sendable, CaseIterable {
         /// Alibaba Cloud HTTPDNS (`/{account}/d`, signed `sign_d` when a secret is set).
         case alibaba

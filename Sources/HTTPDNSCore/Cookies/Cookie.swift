@@ -94,7 +94,7 @@ public enum CookieChange: Sendable, Equatable {
     case delete(CookieKey)
 }
 
-/// Why a `Set-Cookie` value was not stored. The raw values are the wire names of API.md.
+/// Why a `Set-Cookie` value was not stored. The raw values are the wire names of handleSetCookie's `rejected[].reason`.
 public enum CookieRejection: String, Error, Sendable, Hashable, CaseIterable {
     /// Control characters, or an empty name and value.
     case syntax

@@ -1,5 +1,5 @@
 /// One user's cookie store: RFC 6265bis section 5.7 (storage) and 5.8.3 (retrieval), plus
-/// the domain normalization of API.md and bounded size with LRU eviction.
+/// the domain normalization of httpdnsd-rpc(7) (JARS AND ADDRESS MEMORY) and bounded size with LRU eviction.
 ///
 /// Not thread-safe: the event-loop thread owns each jar. Time is always passed in (`now`,
 /// Unix seconds), so tests control the clock.
@@ -138,7 +138,7 @@ public final class CookieJar {
         // Steps 7-10: Domain.
         var domainAttribute = parsed.domain ?? ""
         if !domainAttribute.isEmpty, let ip = request.ipLiteral, IPLiteral.canonical(domainAttribute) == ip {
-            // Domain normalization: `Domain=<the IP>` means "this host" (API.md).
+            // Domain normalization: `Domain=<the IP>` means "this host": the cookie belongs to the name the IP stands for.
             domainAttribute = ""
         }
         let host = request.host
@@ -184,7 +184,7 @@ public final class CookieJar {
         if !cookie.secure && !request.url.isSecure && shadowsSecureCookie(cookie) {
             return .failure(.secureRequired)
         }
-        // Step 18 (cross-site responses) does not apply: API.md gives handleSetCookie no
+        // Step 18 (cross-site responses) does not apply: the contract gives handleSetCookie no
         // site, so every response counts as same-site.
         // Step 19: SameSite=None requires Secure.
         if cookie.sameSite == .none && !cookie.secure { return .failure(.sameSite) }
