@@ -108,6 +108,33 @@ struct NSSProgramsTests {
         #expect(unknown.status == 2 && unknown.stdout.isEmpty)
     }
 
+    /// Reverse lookups answer from the calling uid's own memory: an address only root's resolve
+    /// learnt is unknown to uid 65534 (nobody), and the other way round. Each uid also finds its
+    /// own, which shows the module reached the daemon for both.
+    @Test func reverseLookupsArePerUser() throws {
+        let setup = try Setup()
+        // Let nobody through to the socket (as an installed daemon's 0666 socket would).
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: setup.daemon.directory.path)
+        try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: setup.daemon.socketPath)
+        let space = try setup.namespace(Self.recommendedLine)
+        func asNobody(_ arguments: [String]) throws -> CommandResult {
+            try space.run(
+                "/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "getent"] + arguments)
+        }
+
+        #expect(try space.run("getent", ["ahosts", "alpha.nss.test"]).status == 0)
+        let nobodysOwn = try asNobody(["ahosts", "dual.nss.test"])
+        #expect(nobodysOwn.status == 0, "\(nobodysOwn.stderr)")
+
+        #expect(Self.rows(try space.run("getent", ["hosts", "127.0.0.21"])) == [["127.0.0.21", "alpha.nss.test"]])
+        let rootsAddress = try asNobody(["hosts", "127.0.0.21"])
+        #expect(rootsAddress.status == 2 && rootsAddress.stdout.isEmpty, "\(rootsAddress.stdout)")
+
+        #expect(Self.rows(try asNobody(["hosts", "127.0.0.25"])) == [["127.0.0.25", "dual.nss.test"]])
+        let nobodysAddress = try space.run("getent", ["hosts", "127.0.0.25"])
+        #expect(nobodysAddress.status == 2 && nobodysAddress.stdout.isEmpty, "\(nobodysAddress.stdout)")
+    }
+
     @Test func pythonGetaddrinfoFromSixteenThreads() throws {
         let setup = try Setup()
         let space = try setup.namespace(Self.recommendedLine)
