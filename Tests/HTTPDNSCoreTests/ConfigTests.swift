@@ -323,6 +323,14 @@ struct ConfigTests {
             ("Resolver", "Static=host.example 192.0.2.01", "Static", "invalid IP address"),
             ("Resolver", "Static=host.example 2001:db8::1::2", "Static", "invalid IP address"),
             ("Resolver", "Static=host.example fe80::1%eth0", "Static", "invalid IP address"),
+            // Fullwidth hex digits were taken as IPv6 here, then dropped by the resolver (found by fuzzing).
+            ("Resolver", "Static=host.example \u{FF21}::1", "Static", "invalid IP address"),
+            ("Resolver", "Static=host.example 1.2.3.\u{FF14}", "Static", "invalid IP address"),
+            ("Resolver", "Upstream=doh https://[\u{FF41}::1]/", "Upstream", "invalid IPv6"),
+            // A name ending in a number is an IPv4 address to curl, with 056 read as octal (found by fuzzing).
+            ("Resolver", "Upstream=alibaba http://203.0.056.1/100000", "Upstream", "invalid host"),
+            ("Resolver", "Upstream=doh https://dns.1/dns-query", "Upstream", "invalid host"),
+            ("Resolver", "Upstream=doh https://10.0.0x1/dns-query", "Upstream", "invalid host"),
             ("Resolver", "Static=bad_host!.example 192.0.2.1", "Static", "invalid host name"),
             ("Cookies", "MaxPerDomain=lots", "MaxPerDomain", "positive integer"),
             ("Cookies", "MaxTotal=0", "MaxTotal", "positive integer"),

@@ -85,6 +85,11 @@ struct FleetConfigTests {
             ("redis://10.0.0.5/1?timeout=1", "options after the address"),
             ("redis://bad_host!/", "invalid host"),
             ("redis://[2001:db8::5", "unclosed IPv6"),
+            // Fullwidth hex digits are Characters that are hex digits, but not an address (found by fuzzing).
+            ("redis://[\u{FF21}::1]", "invalid IPv6"),
+            // inet_aton reads 10.0.0.010 as 10.0.0.8: a name ending in a number is no host name.
+            ("redis://10.0.0.010/", "invalid host"),
+            ("redis://cache.0x1f:6379", "invalid host"),
             ("unix:relative.sock", "absolute path"),
             ("unix:/" + String(repeating: "a", count: 120), "longer than 107"),
         ]

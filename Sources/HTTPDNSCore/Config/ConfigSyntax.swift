@@ -21,41 +21,32 @@ enum ConfigSyntax {
         return name
     }
 
+    /// Whether `host` can name a server in an upstream URL or `Redis=`: a dotted quad, or a host name whose
+    /// last label is not a number. URL parsers, curl and inet_aton read a name ending in a number as an IPv4
+    /// address (`203.0.056.1` is 203.0.46.1, `056` being octal), so it would reach another machine than
+    /// the one the same text names in `Static=`.
+    static func isServerHost(_ host: some StringProtocol) -> Bool {
+        if isIPv4(host) { return true }
+        guard let name = hostName(String(host)), let last = name.split(separator: ".").last else { return false }
+        let isDecimal = last.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+        let isHex = last.hasPrefix("0x") && last.dropFirst(2).allSatisfy(\.isHexDigit)
+        return !isDecimal && !isHex
+    }
+
     /// Whether `text` is an IPv4 dotted quad or an RFC 4291 IPv6 text address (no zone id).
     static func isIPAddress(_ text: String) -> Bool {
         isIPv4(text) || isIPv6(text)
     }
 
-    /// Four decimal parts 0-255 without leading zeros (leading zeros read as octal elsewhere).
+    /// Four decimal parts 0-255 without leading zeros (leading zeros read as octal elsewhere). `IPAddress` decides,
+    /// so the configuration accepts exactly the addresses the resolver can use.
     static func isIPv4(_ text: some StringProtocol) -> Bool {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 4 else { return false }
-        return parts.allSatisfy { part in
-            guard (1...3).contains(part.count), part.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-                part.count == 1 || part.first != "0", let value = Int(part)
-            else { return false }
-            return value <= 255
-        }
+        IPAddress(ipv4: String(text)) != nil
     }
 
+    /// RFC 4291 text, ASCII only: `IPAddress` decides (a grammar of Characters would take fullwidth digits).
     static func isIPv6(_ text: String) -> Bool {
-        let halves = text.splitAtDoubleColons()
-        guard halves.count <= 2 else { return false }
-        var groups = 0
-        for (halfIndex, half) in halves.enumerated() where !half.isEmpty {
-            let fields = half.split(separator: ":", omittingEmptySubsequences: false)
-            for (fieldIndex, field) in fields.enumerated() {
-                let isLastField = halfIndex == halves.count - 1 && fieldIndex == fields.count - 1
-                if isLastField, field.contains(".") {
-                    guard isIPv4(field) else { return false }
-                    groups += 2
-                    continue
-                }
-                guard (1...4).contains(field.count), field.allSatisfy(\.isHexDigit) else { return false }
-                groups += 1
-            }
-        }
-        return halves.count == 2 ? groups <= 7 : groups == 8
+        IPAddress(ipv6: text) != nil
     }
 
     /// Why `url` is not an absolute http(s) URL with a host, or nil when it is one. The message
@@ -91,7 +82,7 @@ enum ConfigSyntax {
                 host = authority[..<colon]
                 port = authority[authority.index(after: colon)...]
             }
-            guard isIPv4(host) || hostName(String(host)) != nil else { return "invalid host in \"\(url)\"" }
+            guard isServerHost(host) else { return "invalid host in \"\(url)\"" }
         }
         if let port {
             guard let number = Int(port), port.allSatisfy(\.isASCII), (1...65_535).contains(number) else {
@@ -104,26 +95,5 @@ enum ConfigSyntax {
     /// Whether `text` has a character that cannot be part of a secret or a single token.
     static func hasWhitespaceOrControl(_ text: String) -> Bool {
         text.unicodeScalars.contains { $0.properties.isWhitespace || $0.properties.generalCategory == .control }
-    }
-}
-
-extension String {
-    /// Splits at each `::`, keeping empty pieces, for IPv6 parsing.
-    fileprivate func splitAtDoubleColons() -> [Substring] {
-        var pieces: [Substring] = []
-        var start = startIndex
-        var index = startIndex
-        while index < endIndex {
-            let next = self.index(after: index)
-            if self[index] == ":", next < endIndex, self[next] == ":" {
-                pieces.append(self[start..<index])
-                start = self.index(after: next)
-                index = start
-            } else {
-                index = next
-            }
-        }
-        pieces.append(self[start..<endIndex])
-        return pieces
     }
 }

@@ -116,7 +116,7 @@ public enum FleetRedisAddress: Sendable, Equatable, CustomStringConvertible {
                 host = authority[..<colon]
                 portText = authority[authority.index(after: colon)...]
             }
-            guard ConfigSyntax.isIPv4(host) || ConfigSyntax.hostName(String(host)) != nil else {
+            guard ConfigSyntax.isServerHost(host) else {
                 return .failure(FleetSettingProblem("invalid host in \"\(value)\""))
             }
         }
