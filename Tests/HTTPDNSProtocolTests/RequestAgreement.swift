@@ -1,10 +1,8 @@
 // The property that lets the daemon read requests without a JSON tree: whatever `RequestScanner`
 // accepts, `RPCDecoder` reads as the same request (same id, same method, and params that parse to
 // the same typed value or fail with the same error). Shared by the seeded fuzz test and the
-// libFuzzer target (Tests/fuzz/run.sh compiles this file with the protocol's sources).
-#if canImport(HTTPDNSProtocol)
-    import HTTPDNSProtocol
-#endif
+// libFuzzer target (Tests/fuzz/run.sh compiles this file into its harness).
+import HTTPDNSProtocol
 
 /// How one line was read on the fast lane, for comparison with the tree.
 enum ScannerVerdict {

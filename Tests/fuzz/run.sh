@@ -1,31 +1,130 @@
-#!/bin/sh
-# Builds the libFuzzer harness for the JSON parser, JSON-RPC decoder, request scanner and line framer, then fuzzes for
-# a bounded time. Usage: fuzz/run.sh [SECONDS] (default 60). Extra arguments go to libFuzzer.
-# New corpus entries and crash inputs stay under fuzz/.build; fuzz/corpus is only read.
-set -eu
+#!/bin/bash
+# Builds the libFuzzer harness (HTTPDNSProtocol as a module, the HTTPDNSCore sources and the targets in
+# Tests/fuzz compiled together, -sanitize=fuzzer,address), then fuzzes each target for a bounded time from
+# its seeds in Tests/fuzz/corpus/<target>, JOBS targets at a time, and prints a line of statistics per
+# target. Exits 1 when any target crashed, timed out, ran out of memory or broke an invariant; the input
+# that did it is kept under Tests/fuzz/.build/artifacts/<target>/ (add it to the target's corpus once the
+# parser is fixed).
+#
+# Usage: Tests/fuzz/run.sh [-t SECONDS] [-j JOBS] [TARGET...] [-- LIBFUZZER-FLAGS...]
+#   -t SECONDS  per target (default 60)     -j JOBS  targets run at once (default: the CPUs)
+#   -l          list the targets and exit   -b       only build        TARGET  only these (default: all)
+# New corpus entries stay under Tests/fuzz/.build/corpus/<target>; the checked-in seeds are only read.
+set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-seconds=${1:-60}
-[ $# -gt 0 ] && shift
 build="$here/.build"
-mkdir -p "$build/corpus" "$build/artifacts"
+fuzzer="$build/httpdns-fuzzer"
+seconds=60
+jobs=$(nproc)
+list=0
+build_only=0
+while getopts "t:j:lb" option; do
+    case $option in
+    t) seconds=$OPTARG ;;
+    j) jobs=$OPTARG ;;
+    l) list=1 ;;
+    b) build_only=1 ;;
+    *) sed -n '2,12p' "$0" >&2; exit 64 ;;
+    esac
+done
+shift $((OPTIND - 1))
+targets=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+    targets+=("$1")
+    shift
+done
+[ "${1:-}" = "--" ] && shift
+libfuzzer_flags=("$@")
 
-defines=""
-[ "${FUZZ_FRAMER_SPLIT:-0}" = 1 ] && defines="-D FRAMER_SPLIT_INVARIANCE"
+# Rebuilt only when a source is newer than the binary (CI always starts without one).
+sources=("$root"/Sources/HTTPDNSProtocol/*.swift)
+mapfile -t core < <(find "$root/Sources/HTTPDNSCore" -name '*.swift' | sort)
+# The scanner's agreement check is shared with the protocol's seeded fuzz test.
+harness=("$here"/*.swift "$root/Tests/HTTPDNSProtocolTests/RequestAgreement.swift")
+if [ ! -x "$fuzzer" ] || [ -n "$(find "${sources[@]}" "${core[@]}" "${harness[@]}" "$0" -newer "$fuzzer" | head -1)" ]; then
+    mkdir -p "$build/module"
+    started=$(date +%s)
+    flags=(-swift-version 6 -parse-as-library -O -gline-tables-only -sanitize=fuzzer,address
+        -enable-upcoming-feature ExistentialAny -enable-upcoming-feature MemberImportVisibility)
+    # swiftc leaves per-file module pieces in its working directory: keep them under .build.
+    cd "$build"
+    swiftc "${flags[@]}" -module-name HTTPDNSProtocol -enable-testing -wmo -c "${sources[@]}" \
+        -emit-module -emit-module-path "$build/module/HTTPDNSProtocol.swiftmodule" -o "$build/module/HTTPDNSProtocol.o"
+    swiftc "${flags[@]}" -use-ld=lld -module-name HTTPDNSFuzz -I "$build/module" \
+        "${core[@]}" "${harness[@]}" "$build/module/HTTPDNSProtocol.o" -o "$fuzzer.tmp"
+    mv "$fuzzer.tmp" "$fuzzer"
+    echo "built $fuzzer in $(($(date +%s) - started)) s"
+    cd "$root"
+fi
 
-# shellcheck disable=SC2086
-swiftc -swift-version 6 $defines -parse-as-library -O -g \
-    -enable-upcoming-feature ExistentialAny -enable-upcoming-feature MemberImportVisibility \
-    -sanitize=fuzzer,address -use-ld=lld \
-    -module-name HTTPDNSProtocolFuzz \
-    "$root"/Sources/HTTPDNSProtocol/*.swift "$root/Tests/HTTPDNSProtocolTests/RequestAgreement.swift" \
-    "$here/FuzzEntry.swift" \
-    -o "$build/protocol-fuzzer"
+[ "$build_only" = 1 ] && exit 0
+if [ "$list" = 1 ]; then
+    HTTPDNS_FUZZ_TARGET=list "$fuzzer"
+    exit 0
+fi
+if [ ${#targets[@]} -eq 0 ]; then
+    mapfile -t targets < <(HTTPDNS_FUZZ_TARGET=list "$fuzzer" | cut -f1)
+fi
 
-# The Swift runtime's own crash handler would fight ASan's; let libFuzzer report the trap.
-export SWIFT_BACKTRACE=enable=no
-# Working corpus first (libFuzzer writes there), seeds second (read only).
-exec "$build/protocol-fuzzer" \
-    -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
-    -dict="$here/json.dict" -artifact_prefix="$build/artifacts/" -print_final_stats=1 \
-    "$@" "$build/corpus" "$here/corpus"
+# One libFuzzer process per target; its log, exit status and crash inputs under .build.
+run_target() {
+    local target=$1 seeds="$here/corpus/$1"
+    local work="$build/corpus/$target" artifacts="$build/artifacts/$target"
+    rm -rf "$artifacts"
+    mkdir -p "$work" "$artifacts" "$build/logs"
+    local dictionary=()
+    [ -f "$here/dict/$target.dict" ] && dictionary=(-dict="$here/dict/$target.dict")
+    [ -d "$seeds" ] || seeds=
+    # The Swift runtime's own crash handler would fight ASan's; let libFuzzer report the trap.
+    local status=0
+    HTTPDNS_FUZZ_TARGET=$target SWIFT_BACKTRACE=enable=no "$fuzzer" \
+        -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=1024 \
+        -artifact_prefix="$artifacts/" -print_final_stats=1 "${dictionary[@]}" "${libfuzzer_flags[@]}" \
+        "$work" ${seeds:+"$seeds"} >"$build/logs/$target.log" 2>&1 || status=$?
+    echo "$status" >"$build/logs/$target.status"
+}
+
+for target in "${targets[@]}"; do
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+    run_target "$target" &
+done
+wait
+
+stat() { sed -n "s/^stat::$1: *//p" "$2" | tail -1; }
+failed=()
+printf '%-14s %6s %9s %7s %6s %6s %6s %7s  %s\n' target seeds runs exec/s cov ft corpus rss_mb result
+for target in "${targets[@]}"; do
+    log="$build/logs/$target.log"
+    status=$(cat "$build/logs/$target.status")
+    seeds=0
+    [ -d "$here/corpus/$target" ] && seeds=$(find "$here/corpus/$target" -type f | wc -l)
+    # The last status line: "#N DONE cov: C ft: F corp: U/Sb ...".
+    progress=$(grep -E '^#[0-9]+.*cov: ' "$log" | tail -1 || true)
+    coverage=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$progress")
+    features=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$progress")
+    units=$(sed -n 's/.* corp: \([0-9]*\)\/.*/\1/p' <<<"$progress")
+    result=ok
+    if [ "$status" != 0 ]; then
+        result="FAILED (exit $status)"
+        failed+=("$target")
+    fi
+    printf '%-14s %6s %9s %7s %6s %6s %6s %7s  %s\n' "$target" "$seeds" "$(stat number_of_executed_units "$log")" \
+        "$(stat average_exec_per_sec "$log")" "${coverage:--}" "${features:--}" "${units:--}" \
+        "$(stat peak_rss_mb "$log")" "$result"
+done
+
+for target in "${failed[@]}"; do
+    printf '\n== %s: the end of its log (%s)\n' "$target" "$build/logs/$target.log"
+    grep -v -E '^#[0-9]+ ' "$build/logs/$target.log" | tail -40
+    for input in "$build/artifacts/$target"/*; do
+        [ -f "$input" ] || continue
+        printf 'input %s (%d bytes): ' "$input" "$(wc -c <"$input")"
+        head -c 512 "$input" | od -An -c | tr -s ' ' | tr -d '\n'
+        echo
+    done
+done
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "fuzzing failed: ${failed[*]}" >&2
+    exit 1
+fi
