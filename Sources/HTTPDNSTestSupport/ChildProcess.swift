@@ -7,8 +7,11 @@ import HTTPDNSSystem
 /// open and stall the reader), reaped with waitpid(2). Foundation's `Process` was seen to report
 /// exits late here.
 public final class ChildProcess: @unchecked Sendable {
-    // @unchecked: `exitStatus` is only read and written by the thread that waits.
+    // @unchecked: `exitStatus` is only read and written under `lock`. A SocketActivator's watcher
+    // thread polls its children while the test waits for one: the waitpid that reaps and the status
+    // it leaves must be one step, or the other thread finds the child gone (ECHILD) yet "running".
     public let pid: pid_t
+    private let lock = NSLock()
     private var exitStatus: Int32?
 
     /// How many times a start that fails with ETXTBSY is tried again, 10 ms apart.
@@ -34,7 +37,9 @@ public final class ChildProcess: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, stdin, O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_APPEND, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-        let env = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
+        // An explicit environment still carries the sanitizers' options, so a sanitized child reports like its parent.
+        let variables = environment.map { SanitizerOptions.current.merging($0) { _, given in given } }
+        let env = (variables ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
         var argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         var envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup($0) } + [nil]
         defer {
@@ -55,17 +60,22 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Sends `number` unless the child was already reaped.
     public func signal(_ number: Int32) {
-        if exitStatus == nil { kill(pid, number) }
+        // Under the lock: once reaped, the pid may belong to another process.
+        lock.withLock {
+            if exitStatus == nil { kill(pid, number) }
+        }
     }
 
     /// The exit status (128 + signal for a signal death), or nil while it runs.
     private func poll() -> Int32? {
-        if let exitStatus { return exitStatus }
-        var status: Int32 = 0
-        guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
-        let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-        exitStatus = code
-        return code
+        lock.withLock {
+            if let exitStatus { return exitStatus }
+            var status: Int32 = 0
+            guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
+            let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+            exitStatus = code
+            return code
+        }
     }
 
     /// Waits up to `timeout` seconds for the child to exit; its status, or nil if it still runs.

@@ -30,6 +30,8 @@ public final class DaemonHarness {
         unlink(socketPath)
 
         var arguments = ["-l", socketPath, "-E", "NOTIFY_SOCKET=\(notify.path)", "-E", "SWIFT_BACKTRACE=enable=no"]
+        // systemd-socket-activate passes on only what -E names: a sanitized daemon reports where the test run says.
+        for name in SanitizerOptions.names where SanitizerOptions.current[name] != nil { arguments += ["-E", name] }
         for (key, value) in environment { arguments += ["-E", "\(key)=\(value)"] }
         arguments += [BuiltProducts.path("httpdnsd"), "--config", configPath, "--state-dir", stateDirectory]
         arguments += extraArguments

@@ -56,18 +56,18 @@ enum FleetFixtures {
 /// An event loop on a thread of its own, for driving loop-confined fleet objects from a test:
 /// `run` executes a closure on the loop and waits for its result.
 final class LoopThread: @unchecked Sendable {
-    // @unchecked: `loop` is only touched on the loop thread; `mailbox` hands work over.
+    // @unchecked: `loop` is only touched on the loop thread; `inbox` hands work over, and `wake`
+    // holds the poster with the token that wakes the loop next.
     private let inbox = Mutex<[@Sendable () -> Void]>([])
     private let ready = DispatchSemaphore(value: 0)
     private nonisolated(unsafe) var loop: EventLoop!
-    private nonisolated(unsafe) var wakeToken: UInt64 = 0
-    private let posterBox = Mutex<LoopPoster?>(nil)
+    private let wake = Mutex<(poster: LoopPoster?, token: UInt64)>((nil, 0))
 
     init() {
         spawnThread { [self] in
             let loop = try! EventLoop()
             self.loop = loop
-            self.posterBox.withLock { $0 = loop.poster }
+            self.wake.withLock { $0.poster = loop.poster }
             self.armWake()
             self.ready.signal()
             loop.run()
@@ -75,15 +75,20 @@ final class LoopThread: @unchecked Sendable {
         ready.wait()
     }
 
+    /// The next token is published before the inbox is emptied: work queued after that sees the new
+    /// token, so no wake-up is posted to a token already used (which would leave the work waiting).
     private func armWake() {
-        wakeToken = loop.expectCompletion(Bool.self) { [self] _ in
+        // Weak: the loop keeps this completion, so a strong capture would keep both alive once stopped.
+        let token = loop.expectCompletion(Bool.self) { [weak self] _ in
+            guard let self else { return }
+            self.armWake()
             let work = inbox.withLock { work in
                 defer { work.removeAll() }
                 return work
             }
-            self.armWake()
             for item in work { item() }
         }
+        wake.withLock { $0.token = token }
     }
 
     /// Runs `body` on the loop thread (with the loop) and returns its result.
@@ -97,7 +102,8 @@ final class LoopThread: @unchecked Sendable {
                 done.signal()
             }
         }
-        posterBox.withLock { $0 }!.post(token: wakeToken, value: true)
+        let (poster, token) = wake.withLock { ($0.poster!, $0.token) }
+        poster.post(token: token, value: true)
         done.wait()
         return result!
     }

@@ -362,6 +362,20 @@ struct CurlCommandTests {
         #expect(try Self.echo(result.stdout)["body"] == "from stdin")
         #expect(fixture.requests.first?["body"] == "from stdin")
     }
+
+    /// The clang of the Swift toolchain on PATH (it carries the sanitizer runtimes swiftc links).
+    static var toolchainClang: String? {
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
+            let clang = "\(directory)/clang"
+            if FileManager.default.isExecutableFile(atPath: "\(directory)/swiftc")
+                && FileManager.default.isExecutableFile(atPath: clang)
+            {
+                return clang
+            }
+        }
+        return nil
+    }
+
     /// The README's libcurl program, built as the README says (with -Wall -Werror) against the
     /// built libhttpdns.so: it logs in across hosts, and httpdnsctl then rides its session.
     @Test func theReadmeLibcurlExampleFollowsACrossHostLogin() throws {
@@ -382,14 +396,27 @@ struct CurlCommandTests {
         let curlFlags = try runCommand("/usr/bin/pkg-config", ["--cflags", "--libs", "libcurl"])
         try #require(curlFlags.status == 0, "pkg-config libcurl: \(curlFlags.stderr)")
         let program = fixture.directory.file("ipdirect")
+        // A sanitized build's library calls its sanitizer's runtime, which only a program built with the same
+        // sanitizer carries: then the toolchain's clang builds it (.ci/sanitize), else gcc as the README says.
+        var compiler = "/usr/bin/gcc"
+        var sanitize: [String] = []
+        if let sanitizer = SanitizerOptions.active {
+            compiler = try #require(Self.toolchainClang, "no clang beside swiftc for a -fsanitize=\(sanitizer) build")
+            sanitize = ["-fsanitize=\(sanitizer)"]
+            if sanitizer == "thread" {
+                // The toolchain's TSan runtime intercepts libdispatch, so it needs the toolchain's libdispatch.
+                let swiftLibraries = (compiler as NSString).deletingLastPathComponent + "/../lib/swift/linux"
+                sanitize += ["-L", swiftLibraries, "-ldispatch", "-lBlocksRuntime", "-Wl,-rpath,\(swiftLibraries)"]
+            }
+        }
         let build = try runCommand(
-            "/usr/bin/gcc",
+            compiler,
             [
                 "-std=c11", "-Wall", "-Wextra", "-Werror", "-I",
                 BuiltProducts.packageRoot + "/Sources/HTTPDNSClientC/include",
                 source, "-L", library, "-lhttpdns", "-Wl,-rpath,\(library)", "-o", program,
-            ] + curlFlags.stdout.split(whereSeparator: \.isWhitespace).map(String.init))
-        try #require(build.status == 0, "gcc: \(build.stderr)")
+            ] + sanitize + curlFlags.stdout.split(whereSeparator: \.isWhitespace).map(String.init))
+        try #require(build.status == 0, "\(compiler): \(build.stderr)")
 
         let home = fixture.url(IPDirectFixture.app, "https", "/home/echo")
         let login = fixture.url(
