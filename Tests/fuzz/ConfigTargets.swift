@@ -1,6 +1,8 @@
 // Targets over the configuration: the INI reader with every setting's grammar behind it, and the value
 // grammars on their own.
 
+@testable import HTTPDNSCore
+
 let configTargets = [
     FuzzTarget(name: "config", summary: "httpdnsd.conf: diagnostics name real lines and keys, accepted values hold") {
         checkConfiguration($0)

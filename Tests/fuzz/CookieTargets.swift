@@ -1,6 +1,8 @@
 // Targets over the cookie parsers: Set-Cookie (and the jar's storage model behind it), cookie dates,
 // and the Netscape cookies.txt import.
 
+@testable import HTTPDNSCore
+
 let cookieTargets = [
     FuzzTarget(name: "set-cookie", summary: "SetCookieParser and the jar: serialize-then-parse, limits, no CTLs") {
         checkSetCookie($0)

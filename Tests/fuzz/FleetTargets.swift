@@ -4,6 +4,8 @@
 
 import HTTPDNSProtocol
 
+@testable import HTTPDNSCore
+
 let fleetTargets = [
     FuzzTarget(name: "fleet-records", summary: "opened fleet cache records and cookie changes: checked, round trip") {
         checkFleetRecords($0)

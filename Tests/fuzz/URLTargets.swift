@@ -1,5 +1,7 @@
 // Targets over the URL and address parsers the cookie jar and the resolver key their state by.
 
+@testable import HTTPDNSCore
+
 let urlTargets = [
     FuzzTarget(name: "url", summary: "RequestURL, IP literals and host names: canonical forms re-parse unchanged") {
         checkURL($0)

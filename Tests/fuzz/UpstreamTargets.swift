@@ -4,6 +4,8 @@
 
 import HTTPDNSProtocol
 
+@testable import HTTPDNSCore
+
 let upstreamTargets = [
     FuzzTarget(name: "dns-wire", summary: "DNS wire / RFC 8484 answers, for the question they carry; query round trip")
     {

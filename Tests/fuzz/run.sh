@@ -1,6 +1,6 @@
 #!/bin/bash
-# Builds the libFuzzer harness (HTTPDNSProtocol as a module, the HTTPDNSCore sources and the targets in
-# Tests/fuzz compiled together, -sanitize=fuzzer,address), then fuzzes each target for a bounded time from
+# Builds the libFuzzer harness (HTTPDNSProtocol and HTTPDNSCore as testable modules, the targets in
+# Tests/fuzz, -sanitize=fuzzer,address), then fuzzes each target for a bounded time from
 # its seeds in Tests/fuzz/corpus/<target>, JOBS targets at a time, and prints a line of statistics per
 # target. Exits 1 when any target crashed, timed out, ran out of memory or broke an invariant; the input
 # that did it is kept under Tests/fuzz/.build/artifacts/<target>/ (add it to the target's corpus once the
@@ -38,21 +38,30 @@ done
 libfuzzer_flags=("$@")
 
 # Rebuilt only when a source is newer than the binary (CI always starts without one).
-sources=("$root"/Sources/HTTPDNSProtocol/*.swift)
+protocol=("$root"/Sources/HTTPDNSProtocol/*.swift)
 mapfile -t core < <(find "$root/Sources/HTTPDNSCore" -name '*.swift' | sort)
-# The scanner's agreement check is shared with the protocol's seeded fuzz test.
-harness=("$here"/*.swift "$root/Tests/HTTPDNSProtocolTests/RequestAgreement.swift")
-if [ ! -x "$fuzzer" ] || [ -n "$(find "${sources[@]}" "${core[@]}" "${harness[@]}" "$0" -newer "$fuzzer" | head -1)" ]; then
+# The scanner's agreement check is shared with the protocol's seeded fuzz test; the jar's targets use
+# the tests' ASCII domain rules in place of libpsl.
+harness=("$here"/*.swift "$root/Tests/HTTPDNSProtocolTests/RequestAgreement.swift"
+    "$root/Sources/HTTPDNSTestSupport/BasicDomainRules.swift")
+if [ ! -x "$fuzzer" ] || [ -n "$(find "${protocol[@]}" "${core[@]}" "${harness[@]}" "$0" -newer "$fuzzer" | head -1)" ]; then
     mkdir -p "$build/module"
     started=$(date +%s)
     flags=(-swift-version 6 -parse-as-library -O -gline-tables-only -sanitize=fuzzer,address
-        -enable-upcoming-feature ExistentialAny -enable-upcoming-feature MemberImportVisibility)
+        -enable-upcoming-feature ExistentialAny -enable-upcoming-feature MemberImportVisibility -I "$build/module")
+    # The two modules are built for testing, so the targets reach their internals (@testable import).
+    module() {
+        local name=$1
+        shift
+        swiftc "${flags[@]}" -module-name "$name" -enable-testing -wmo -c "$@" -emit-module \
+            -emit-module-path "$build/module/$name.swiftmodule" -o "$build/module/$name.o"
+    }
     # swiftc leaves per-file module pieces in its working directory: keep them under .build.
     cd "$build"
-    swiftc "${flags[@]}" -module-name HTTPDNSProtocol -enable-testing -wmo -c "${sources[@]}" \
-        -emit-module -emit-module-path "$build/module/HTTPDNSProtocol.swiftmodule" -o "$build/module/HTTPDNSProtocol.o"
-    swiftc "${flags[@]}" -use-ld=lld -module-name HTTPDNSFuzz -I "$build/module" \
-        "${core[@]}" "${harness[@]}" "$build/module/HTTPDNSProtocol.o" -o "$fuzzer.tmp"
+    module HTTPDNSProtocol "${protocol[@]}"
+    module HTTPDNSCore "${core[@]}"
+    swiftc "${flags[@]}" -use-ld=lld -module-name HTTPDNSFuzz "${harness[@]}" \
+        "$build/module/HTTPDNSProtocol.o" "$build/module/HTTPDNSCore.o" -o "$fuzzer.tmp"
     mv "$fuzzer.tmp" "$fuzzer"
     echo "built $fuzzer in $(($(date +%s) - started)) s"
     cd "$root"
