@@ -193,9 +193,10 @@ struct CurlCommandTests {
         // not be among them (other local users can read a process's arguments).
         let wrapper = fixture.directory.file("curl-wrapper")
         let recorded = fixture.directory.file("argv")
-        try "#!/bin/sh\nprintf '%s\\n' \"$@\" >> \(recorded)\nexec /usr/bin/curl \"$@\"\n".write(
-            toFile: wrapper, atomically: true, encoding: .utf8)
-        chmod(wrapper, 0o755)
+        // Written through a close-on-exec descriptor: a child that another test thread forks
+        // meanwhile must not inherit it open for writing, or running the script fails (ETXTBSY).
+        writeFile(
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" >> \(recorded)\nexec /usr/bin/curl \"$@\"\n", to: wrapper, mode: 0o755)
         let second = try fixture.ctl(
             ["-s", "--cacert", fixture.caFile, fixture.url(IPDirectFixture.app, "https", "/x/echo")],
             environment: ["HTTPDNSCTL_CURL": wrapper])
