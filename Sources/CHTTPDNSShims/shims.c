@@ -1,5 +1,6 @@
 #include "CHTTPDNSShims.h"
 #include <errno.h>
+#include <malloc.h>
 #include <netdb.h>
 #include <nss.h>
 #include <pthread.h>
@@ -57,3 +58,7 @@ int chttpdns_configure_hosts_lookup(const char *services) {
 
 const int chttpdns_EAI_NODATA = EAI_NODATA;
 const int chttpdns_EAI_ADDRFAMILY = EAI_ADDRFAMILY;
+
+void chttpdns_return_freed_heap_pages(void) {
+    (void)malloc_trim(0);
+}

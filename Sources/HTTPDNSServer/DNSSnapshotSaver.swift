@@ -24,6 +24,8 @@ final class DNSSnapshotSaver {
     /// Saves every `intervalMilliseconds` from now on.
     func start() {
         loop.schedule(afterMilliseconds: Self.intervalMilliseconds) { [self] in
+            // What the last save and the minute's bursts freed goes back to the system.
+            Memory.returnFreedPages()
             save()
             start()
         }

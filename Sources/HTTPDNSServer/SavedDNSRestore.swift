@@ -114,6 +114,8 @@ final class SavedDNSRestore {
             owners.restore(snapshot.owners, now: ResolverService.now(), wallNow: WallClock.nowSeconds())
             progress = .done
             if restored > 0 { logger.info("Restored \(restored) cached answer(s)") }
+            // The rows read and the snapshot are garbage now.
+            Memory.returnFreedPages()
         case .done:
             return
         }

@@ -30,6 +30,7 @@ extension SQLiteStateStore: DNSSnapshotStore {
         } catch {
             throw StoreError(error, path: path)
         }
+        releaseSnapshotPages(database)
     }
 
     public func loadDNSSnapshot() throws(StoreError) -> DNSSnapshot {
@@ -55,7 +56,14 @@ extension SQLiteStateStore: DNSSnapshotStore {
                         uid: uid, ip: row.string(1), host: row.string(2), answerExpiresAtUnix: row.int64(3),
                         expiresAtUnix: row.int64(4)))
             }
+            releaseSnapshotPages(database)
             return snapshot
         }
+    }
+
+    /// The snapshot's pages are read or written once a minute at most: keeping them in the page
+    /// cache between times would only hold memory (2 MiB of it with tens of thousands of names).
+    private func releaseSnapshotPages(_ database: SQLiteDatabase) {
+        try? database.execute("PRAGMA shrink_memory")
     }
 }

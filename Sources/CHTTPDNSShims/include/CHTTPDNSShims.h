@@ -28,6 +28,9 @@ int chttpdns_block_signal(int signal);
    whatever nsswitch.conf says, and glibc stops reloading nsswitch.conf. 0, or -1 with errno. */
 int chttpdns_configure_hosts_lookup(const char *services);
 
+/* malloc_trim(0): freed pages of every malloc arena go back to the system. */
+void chttpdns_return_freed_heap_pages(void);
+
 /* getaddrinfo's GNU-only "name exists but has no address of this family" codes. */
 extern const int chttpdns_EAI_NODATA;
 extern const int chttpdns_EAI_ADDRFAMILY;
