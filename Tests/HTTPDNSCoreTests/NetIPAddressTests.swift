@@ -77,6 +77,23 @@ struct IPAddressTests {
     }
 
     /// `::ffff:a.b.c.d` reaches the IPv4 host a.b.c.d; other IPv6 addresses stay themselves.
+    /// Every byte value in every place, written as decimal without leading zeros, in both the
+    /// IPv4 form and the IPv4-mapped IPv6 form.
+    @Test func dottedDecimalForEveryByteValue() throws {
+        for value in 0...255 {
+            for place in 0..<4 {
+                var bytes: [UInt8] = [1, 20, 255, 9]
+                bytes[place] = UInt8(value)
+                let expected = bytes.map { String($0) }.joined(separator: ".")
+                let v4 = try #require(IPAddress(bytes: bytes))
+                #expect(v4.description == expected)
+                let mapped = try #require(IPAddress(bytes: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff] + bytes))
+                #expect(mapped.description == "::ffff:" + expected)
+                #expect(IPAddress(expected)?.description == expected)
+            }
+        }
+    }
+
     @Test func anIPv4MappedAddressUnmapsToItsIPv4Address() throws {
         let mapped = try #require(IPAddress("::FFFF:203.0.113.10"))
         #expect(mapped.family == .ipv6)

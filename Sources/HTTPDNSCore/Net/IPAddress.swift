@@ -53,7 +53,7 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     /// Canonical text: dotted-quad, or RFC 5952 for IPv6.
     public var description: String {
         switch family {
-        case .ipv4: return bytes.map { String($0) }.joined(separator: ".")
+        case .ipv4: return IPAddress.formatIPv4(bytes[...])
         case .ipv6: return IPAddress.formatIPv6(bytes)
         }
     }
@@ -181,10 +181,35 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
 
     /// RFC 5952 section 4: lowercase, no leading zeros, the longest run (of two or more) of zero
     /// groups becomes "::" (the first on a tie); section 5: IPv4-mapped addresses end in dotted-quad.
+    /// Dotted decimal, written byte by byte: an IP URL's host is formatted on every cookie
+    /// request that names one, and building it from four Strings cost more than the lookup.
+    static func formatIPv4(_ bytes: ArraySlice<UInt8>) -> String {
+        String(unsafeUninitializedCapacity: 15) { text in
+            var at = 0
+            for (index, byte) in bytes.enumerated() {
+                if index > 0 {
+                    text[at] = UInt8(ascii: ".")
+                    at += 1
+                }
+                if byte >= 100 {
+                    text[at] = UInt8(ascii: "0") + byte / 100
+                    at += 1
+                }
+                if byte >= 10 {
+                    text[at] = UInt8(ascii: "0") + byte / 10 % 10
+                    at += 1
+                }
+                text[at] = UInt8(ascii: "0") + byte % 10
+                at += 1
+            }
+            return at
+        }
+    }
+
     private static func formatIPv6(_ bytes: [UInt8]) -> String {
         let groups = (0..<8).map { UInt16(bytes[2 * $0]) << 8 | UInt16(bytes[2 * $0 + 1]) }
         if groups[0..<5].allSatisfy({ $0 == 0 }) && groups[5] == 0xffff {
-            return "::ffff:" + bytes[12...].map { String($0) }.joined(separator: ".")
+            return "::ffff:" + formatIPv4(bytes[12...])
         }
         var bestStart = -1
         var bestLength = 1
