@@ -5,6 +5,7 @@
 #include <nss.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -61,4 +62,8 @@ const int chttpdns_EAI_ADDRFAMILY = EAI_ADDRFAMILY;
 
 void chttpdns_return_freed_heap_pages(void) {
     (void)malloc_trim(0);
+}
+
+void chttpdns_name_this_thread(const char *name) {
+    (void)prctl(PR_SET_NAME, name, 0, 0, 0);
 }

@@ -54,7 +54,7 @@ public final class FleetClient {
         self.log = log
         self.keyspace = FleetKeyspace(fleetName: options.fleetName, hasher: key)
         self.health = FleetHealth(nowUnix: WallClock.nowSeconds())
-        worker = WorkerPool(threads: 1) {
+        worker = WorkerPool(threads: 1, named: "fleet-cache") {
             FleetCommandWorker(
                 redis: FleetRedis(
                     connection: RedisConnection(options: options.redis), key: key, fleetName: options.fleetName,

@@ -50,7 +50,7 @@ extension FleetClient {
             options: options, cursor: cursor, lastPublishedID: lastPublishedID, mailbox: mailbox)
         replication = thread
         armReplication(mailbox, handler: handler)
-        spawnThread { thread.run() }
+        spawnThread(named: "fleet-stream") { thread.run() }
     }
 
     private func armReplication(

@@ -127,7 +127,7 @@ final class ResolverService {
                 maxTotal: configuration.resolver.maxUpstreamQueries,
                 maxPerUser: configuration.resolver.maxUpstreamQueriesPerUser, workers: Self.workerThreads,
                 workersPerOwner: Self.workersPerOwner))
-        pool = WorkerPool(threads: Self.workerThreads) { UpstreamWorker() }
+        pool = WorkerPool(threads: Self.workerThreads, named: "upstream") { UpstreamWorker() }
     }
 
     /// Restores what `storeThread` reads of the saved cache, step by step once it is read, and

@@ -65,7 +65,7 @@ public final class StoreThread: Sendable {
     /// the signals its event loop handles: the thread inherits the signal mask.
     public init(_ stores: consuming sending StateStores) {
         self.stores = Mutex(stores)
-        spawnThread { [self] in self.run() }
+        spawnThread(named: "store") { [self] in self.run() }
     }
 
     /// Queues `job` to run after every job queued before it; false (and `job` dropped) once

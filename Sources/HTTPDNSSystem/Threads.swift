@@ -1,19 +1,29 @@
+import CHTTPDNSShims
 import Glibc
 
 /// Starts a POSIX thread running `body`. A joinable thread must be joined (pthread_join) by
-/// its owner; a detached one cleans up after itself.
+/// its owner; a detached one cleans up after itself. `name` (up to 15 bytes) is what `top -H`,
+/// `ps -L`, perf and gdb show for it.
 @discardableResult
-public func spawnThread(joinable: Bool = false, _ body: @escaping @Sendable () -> Void) -> pthread_t {
+public func spawnThread(
+    named name: String? = nil, joinable: Bool = false, _ body: @escaping @Sendable () -> Void
+) -> pthread_t {
     final class Box: Sendable {
+        let name: String?
         let body: @Sendable () -> Void
-        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+        init(_ name: String?, _ body: @escaping @Sendable () -> Void) {
+            self.name = name
+            self.body = body
+        }
     }
-    let context = Unmanaged.passRetained(Box(body)).toOpaque()
+    let context = Unmanaged.passRetained(Box(name, body)).toOpaque()
     var thread = pthread_t()
     let rc = pthread_create(
         &thread, nil,
         { raw in
-            Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
+            let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+            if let name = box.name { chttpdns_name_this_thread(name) }
+            box.body()
             return nil
         }, context)
     precondition(rc == 0, "pthread_create failed: \(Errno(rawValue: rc))")

@@ -16,9 +16,10 @@ public final class WorkerPool<State>: @unchecked Sendable {
     private var head = 0
     private var stopping = false
 
-    public init(threads count: Int, makeState: @escaping @Sendable () -> State) {
+    /// Starts `count` threads, each named `name` (what `top -H` shows).
+    public init(threads count: Int, named name: String, makeState: @escaping @Sendable () -> State) {
         for _ in 0..<max(1, count) {
-            spawnThread { [self] in self.workerMain(makeState: makeState) }
+            spawnThread(named: name) { [self] in self.workerMain(makeState: makeState) }
         }
     }
 

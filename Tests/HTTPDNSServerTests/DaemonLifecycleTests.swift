@@ -23,6 +23,22 @@ struct DaemonLifecycleTests {
         #expect(!bad.stderr.contains("Fatal error"))
     }
 
+    /// `top -H` and perf tell the daemon's threads apart: the store thread and the upstream workers
+    /// carry names (systemd-socket-activate execs the daemon in its own process).
+    @Test func theDaemonsThreadsAreNamed() throws {
+        let daemon = try DaemonHarness()
+        let client = try daemon.connectReady()
+        #expect(try client.call("status")?["result"] != nil)
+        let tasks = "/proc/\(daemon.process.pid)/task"
+        let names = try FileManager.default.contentsOfDirectory(atPath: tasks).map { task in
+            String(decoding: try Files.read("\(tasks)/\(task)/comm"), as: UTF8.self)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(names.filter { $0 == "store" }.count == 1, "\(names)")
+        #expect(names.filter { $0 == "upstream" }.count == 16, "\(names)")
+        #expect(names.contains("httpdnsd"), "the loop keeps the program's name: \(names)")
+    }
+
     @Test func badConfigurationIsAClearStartupError() throws {
         let dir = TemporaryDirectory()
         let config = dir.file("bad.conf")

@@ -35,7 +35,7 @@ struct WorkerPoolTests {
 
     @Test func jobsRunInOrderOnWorkerThreadsWithTheirOwnState() throws {
         let loop = try EventLoop()
-        let pool = WorkerPool<WorkerState>(threads: 1) { WorkerState(onEnd: {}) }
+        let pool = WorkerPool<WorkerState>(threads: 1, named: "test-worker") { WorkerState(onEnd: {}) }
         defer { pool.shutdown() }
         var results: [(Int, Bool)] = []
         let caller = pthread_self()
@@ -53,9 +53,25 @@ struct WorkerPoolTests {
         #expect(results.allSatisfy { $0.1 }, "each job ran on the worker that made its state, not the caller")
     }
 
+    /// The workers carry their pool's name, as `top -H` and perf show it.
+    @Test func workersAreNamed() throws {
+        let loop = try EventLoop()
+        let pool = WorkerPool<Int>(threads: 2, named: "test-worker") { 0 }
+        defer { pool.shutdown() }
+        var name: String?
+        let token = loop.expectCompletion(String.self) { name = $0 }
+        let poster = loop.poster
+        pool.submit { _ in
+            let comm = (try? Files.read("/proc/thread-self/comm")) ?? []
+            poster.post(token: token, value: String(decoding: comm, as: UTF8.self))
+        }
+        for _ in 0..<200 where name == nil { loop.runTurn(maxWaitMilliseconds: 1_000) }
+        #expect(name == "test-worker\n")
+    }
+
     @Test func aHungJobHoldsOneThreadOnly() throws {
         let loop = try EventLoop()
-        let pool = WorkerPool<Int>(threads: 2) { 0 }
+        let pool = WorkerPool<Int>(threads: 2, named: "test-worker") { 0 }
         defer { pool.shutdown() }
         let gate = Gate()
         pool.submit { _ in gate.wait() }
@@ -75,7 +91,7 @@ struct WorkerPoolTests {
         var threadEnded = false
         let endToken = loop.expectCompletion(Bool.self) { _ in threadEnded = true }
         let poster = loop.poster
-        let pool = WorkerPool<WorkerState>(threads: 1) {
+        let pool = WorkerPool<WorkerState>(threads: 1, named: "test-worker") {
             WorkerState(onEnd: { poster.post(token: endToken, value: true) })
         }
         let started = Gate()

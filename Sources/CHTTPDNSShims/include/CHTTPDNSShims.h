@@ -28,6 +28,10 @@ int chttpdns_block_signal(int signal);
    whatever nsswitch.conf says, and glibc stops reloading nsswitch.conf. 0, or -1 with errno. */
 int chttpdns_configure_hosts_lookup(const char *services);
 
+/* Names the calling thread (PR_SET_NAME: at most 15 bytes are kept), as top -H, ps -L, perf and
+   gdb show it. */
+void chttpdns_name_this_thread(const char *name);
+
 /* malloc_trim(0): freed pages of every malloc arena go back to the system. */
 void chttpdns_return_freed_heap_pages(void);
 
