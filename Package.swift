@@ -7,6 +7,12 @@ let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+/// The request path's targets: a release build leaves out the run-time exclusivity checks (every
+/// access to a class's stored property), which were 4 % of a cache hit and 9 % of `status`. Debug
+/// builds, so every test, sanitizer and fuzz run, keep them.
+let requestPathSettings: [SwiftSetting] =
+    strictSettings + [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+
 let package = Package(
     name: "httpdnsd",
     products: [
@@ -29,9 +35,9 @@ let package = Package(
         // GNU-only libc calls that the Glibc module hides (accept4, struct ucred, signalfd).
         .target(name: "CHTTPDNSShims", cSettings: [.define("_GNU_SOURCE")]),
 
-        .target(name: "HTTPDNSProtocol", swiftSettings: strictSettings),
-        .target(name: "HTTPDNSCore", dependencies: ["HTTPDNSProtocol"], swiftSettings: strictSettings),
-        .target(name: "HTTPDNSSystem", dependencies: ["CHTTPDNSShims"], swiftSettings: strictSettings),
+        .target(name: "HTTPDNSProtocol", swiftSettings: requestPathSettings),
+        .target(name: "HTTPDNSCore", dependencies: ["HTTPDNSProtocol"], swiftSettings: requestPathSettings),
+        .target(name: "HTTPDNSSystem", dependencies: ["CHTTPDNSShims"], swiftSettings: requestPathSettings),
         .target(name: "HTTPDNSSystemd", dependencies: ["CSystemd", "HTTPDNSSystem"], swiftSettings: strictSettings),
         .target(name: "HTTPDNSPSL", dependencies: ["CPSL", "CIDN2", "HTTPDNSCore"], swiftSettings: strictSettings),
         .target(name: "HTTPDNSCurl", dependencies: ["CCurl", "HTTPDNSSystem"], swiftSettings: strictSettings),
@@ -52,7 +58,7 @@ let package = Package(
                 "HTTPDNSProtocol", "HTTPDNSCore", "HTTPDNSSystem", "HTTPDNSSystemd",
                 "HTTPDNSPSL", "HTTPDNSCurl", "HTTPDNSStore", "HTTPDNSFleet", "HTTPDNSSodium",
             ],
-            swiftSettings: strictSettings
+            swiftSettings: requestPathSettings
         ),
         .executableTarget(name: "httpdnsd", dependencies: ["HTTPDNSServer"], swiftSettings: strictSettings),
         .target(

@@ -120,16 +120,16 @@ public final class HTTPDNSConnection {
         let fd: FileDescriptor
         do { fd = try connectedDescriptor() } catch { throw .client(error) }
         var pending: [Int64: Int] = [:]
-        var bytes: [UInt8] = []
+        var lines = JSONOutput()
         for index in indices {
             let id = nextID
             nextID += 1
             pending[id] = index
             RPCRequest(id: .number(JSONNumber(id)), method: requests[index].method, params: requests[index].params)
-                .json.write(to: &bytes)
-            bytes.append(0x0A)
+                .json.write(to: &lines)
+            lines.append(0x0A)
         }
-        try sendAll(bytes, on: fd, deadline: deadline)
+        try sendAll(lines.bytes, on: fd, deadline: deadline)
         while !pending.isEmpty {
             for response in try readResponses(on: fd, deadline: deadline) {
                 switch response.id {

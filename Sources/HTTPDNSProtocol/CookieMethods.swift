@@ -50,7 +50,7 @@ public struct CookieHeaderResult: MethodResult {
         self.count = count
     }
 
-    public func write(to out: inout [UInt8]) {
+    public func write(to out: inout JSONOutput) {
         JSONWriter.raw(#"{"header":"#, to: &out)
         JSONWriter.string(header, to: &out)
         JSONWriter.raw(#","count":"#, to: &out)
@@ -118,7 +118,7 @@ public struct SetCookieResult: MethodResult {
         self.rejected = rejected
     }
 
-    public func write(to out: inout [UInt8]) {
+    public func write(to out: inout JSONOutput) {
         JSONWriter.raw(#"{"host":"#, to: &out)
         JSONWriter.string(host, to: &out)
         JSONWriter.raw(#","stored":"#, to: &out)
@@ -210,7 +210,7 @@ public struct DeleteCookiesResult: MethodResult {
 
     public init(deleted: Int) { self.deleted = deleted }
 
-    public func write(to out: inout [UInt8]) {
+    public func write(to out: inout JSONOutput) {
         JSONWriter.raw(#"{"deleted":"#, to: &out)
         JSONWriter.integer(deleted, to: &out)
         out.append(UInt8(ascii: "}"))
@@ -275,7 +275,7 @@ public struct CookieRecord: Sendable, Equatable {
         self.created = created
     }
 
-    public func write(to out: inout [UInt8]) {
+    public func write(to out: inout JSONOutput) {
         JSONWriter.raw(#"{"name":"#, to: &out)
         JSONWriter.string(name, to: &out)
         JSONWriter.raw(#","value":"#, to: &out)
@@ -319,7 +319,7 @@ public struct ListCookiesResult: MethodResult {
 
     public init(cookies: [CookieRecord]) { self.cookies = cookies }
 
-    public func write(to out: inout [UInt8]) {
+    public func write(to out: inout JSONOutput) {
         JSONWriter.raw(#"{"cookies":["#, to: &out)
         for (i, cookie) in cookies.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
@@ -386,7 +386,7 @@ public struct ImportCookiesResult: MethodResult {
 
     public init(imported: Int) { self.imported = imported }
 
-    public func write(to out: inout [UInt8]) {
+    public func write(to out: inout JSONOutput) {
         JSONWriter.raw(#"{"imported":"#, to: &out)
         JSONWriter.integer(imported, to: &out)
         out.append(UInt8(ascii: "}"))
@@ -416,7 +416,7 @@ public struct ExportCookiesResult: MethodResult {
 
     public init(data: String) { self.data = data }
 
-    public func write(to out: inout [UInt8]) {
+    public func write(to out: inout JSONOutput) {
         JSONWriter.raw(#"{"data":"#, to: &out)
         JSONWriter.string(data, to: &out)
         out.append(UInt8(ascii: "}"))

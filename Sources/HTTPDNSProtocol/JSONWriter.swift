@@ -6,24 +6,27 @@
 public enum JSONWriter {
     /// Appends text that is already JSON (a literal such as `{"header":`), byte for byte.
     @inlinable
-    public static func raw(_ text: StaticString, to out: inout [UInt8]) {
-        out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    public static func raw(_ text: StaticString, to out: inout JSONOutput) {
+        out.append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     /// Appends a quoted, escaped string.
-    public static func string(_ s: String, to out: inout [UInt8]) {
-        var s = s
-        s.withUTF8 { string($0, to: &out) }
+    public static func string(_ s: String, to out: inout JSONOutput) {
+        // Native strings hand out their UTF-8 in place; only a bridged one needs the copy.
+        if s.utf8.withContiguousStorageIfAvailable({ string($0, to: &out) }) == nil {
+            var s = s
+            s.withUTF8 { string($0, to: &out) }
+        }
     }
 
     /// Appends UTF-8 bytes as a quoted, escaped string.
-    public static func string(_ buffer: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+    public static func string(_ buffer: UnsafeBufferPointer<UInt8>, to out: inout JSONOutput) {
         out.append(UInt8(ascii: "\""))
         var runStart = 0
         for i in 0..<buffer.count {
             let byte = buffer[i]
             guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { continue }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[runStart..<i]))
+            out.append(UnsafeBufferPointer(rebasing: buffer[runStart..<i]))
             runStart = i + 1
             switch byte {
             case 0x22: out.append(contentsOf: [0x5C, 0x22])
@@ -37,17 +40,17 @@ public enum JSONWriter {
                 out.append(hexDigit(byte & 0xF))
             }
         }
-        out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[runStart..<buffer.count]))
+        out.append(UnsafeBufferPointer(rebasing: buffer[runStart..<buffer.count]))
         out.append(UInt8(ascii: "\""))
     }
 
     /// A string, or `null` for nil.
-    public static func string(_ s: String?, to out: inout [UInt8]) {
+    public static func string(_ s: String?, to out: inout JSONOutput) {
         if let s { string(s, to: &out) } else { raw("null", to: &out) }
     }
 
     /// `["a","b"]`.
-    public static func stringArray(_ strings: [String], to out: inout [UInt8]) {
+    public static func stringArray(_ strings: [String], to out: inout JSONOutput) {
         out.append(UInt8(ascii: "["))
         for (i, s) in strings.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
@@ -57,7 +60,7 @@ public enum JSONWriter {
     }
 
     /// An integer in decimal, without going through a String.
-    public static func integer(_ value: Int64, to out: inout [UInt8]) {
+    public static func integer(_ value: Int64, to out: inout JSONOutput) {
         if value < 0 {
             out.append(UInt8(ascii: "-"))
             // The magnitude of Int64.min does not fit an Int64; it does fit a UInt64.
@@ -67,23 +70,30 @@ public enum JSONWriter {
         }
     }
 
-    public static func integer(_ value: Int, to out: inout [UInt8]) { integer(Int64(value), to: &out) }
+    public static func integer(_ value: Int, to out: inout JSONOutput) { integer(Int64(value), to: &out) }
 
     /// An integer, or `null` for nil.
-    public static func integer(_ value: Int64?, to out: inout [UInt8]) {
+    public static func integer(_ value: Int64?, to out: inout JSONOutput) {
         if let value { integer(value, to: &out) } else { raw("null", to: &out) }
     }
 
-    public static func bool(_ value: Bool, to out: inout [UInt8]) {
+    public static func bool(_ value: Bool, to out: inout JSONOutput) {
         if value { raw("true", to: &out) } else { raw("false", to: &out) }
     }
 
-    public static func number(_ value: JSONNumber, to out: inout [UInt8]) {
-        var literal = value.literal
-        literal.withUTF8 { out.append(contentsOf: $0) }
+    public static func number(_ value: JSONNumber, to out: inout JSONOutput) {
+        verbatim(value.literal, to: &out)
     }
 
-    private static func digits(_ value: UInt64, to out: inout [UInt8]) {
+    /// Appends a string's UTF-8 as it is: text that is already JSON, such as a number's literal.
+    static func verbatim(_ s: String, to out: inout JSONOutput) {
+        if s.utf8.withContiguousStorageIfAvailable({ out.append($0) }) == nil {
+            var s = s
+            s.withUTF8 { out.append($0) }
+        }
+    }
+
+    private static func digits(_ value: UInt64, to out: inout JSONOutput) {
         guard value >= 10 else {
             out.append(UInt8(ascii: "0") + UInt8(value))
             return
@@ -97,7 +107,7 @@ public enum JSONWriter {
                 scratch[position] = UInt8(ascii: "0") + UInt8(rest % 10)
                 rest /= 10
             }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[position..<20]))
+            out.append(UnsafeBufferPointer(rebasing: scratch[position..<20]))
         }
     }
 
@@ -109,7 +119,7 @@ public enum JSONWriter {
 
 extension JSON {
     /// Appends the compact encoding of `self` to `out`.
-    public func write(to out: inout [UInt8]) {
+    public func write(to out: inout JSONOutput) {
         switch self {
         case .null: JSONWriter.raw("null", to: &out)
         case .bool(let b): JSONWriter.bool(b, to: &out)
@@ -136,10 +146,9 @@ extension JSON {
 
     /// The compact encoding as bytes.
     public var encoded: [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(128)
+        var out = JSONOutput()
         write(to: &out)
-        return out
+        return out.bytes
     }
 
     /// The compact encoding as a string.

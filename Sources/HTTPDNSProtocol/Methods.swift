@@ -60,7 +60,7 @@ public protocol MethodParams: Sendable, Equatable {
 /// The result of one method.
 public protocol MethodResult: Sendable, Equatable {
     /// Appends the compact JSON the daemon sends, straight into its output (no `JSON` tree).
-    func write(to out: inout [UInt8])
+    func write(to out: inout JSONOutput)
     /// Reads a result as a client receives it; nil when it does not match the contract.
     init?(json: JSON)
 }
@@ -68,9 +68,9 @@ public protocol MethodResult: Sendable, Equatable {
 extension MethodResult {
     /// The compact JSON encoding.
     public var encoded: [UInt8] {
-        var out: [UInt8] = []
+        var out = JSONOutput()
         write(to: &out)
-        return out
+        return out.bytes
     }
 
     /// The result as a JSON value, read back from its encoding (for clients and tests; the

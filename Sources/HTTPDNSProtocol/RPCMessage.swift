@@ -24,7 +24,7 @@ public enum RPCID: Sendable, Hashable, CustomStringConvertible {
     public var description: String { json.encodedString }
 
     /// Appends the id as the client wrote it (a number keeps its literal).
-    public func write(to out: inout [UInt8]) {
+    public func write(to out: inout JSONOutput) {
         switch self {
         case .string(let s): JSONWriter.string(s, to: &out)
         case .number(let n): JSONWriter.number(n, to: &out)
@@ -131,7 +131,7 @@ public enum RPCDecoder {
 
 public enum RPCEncoder {
     /// Appends `{"jsonrpc":"2.0","id":…,"result":…}` for a typed result, written in place.
-    public static func writeResult<Result: MethodResult>(_ result: Result, id: RPCID, to out: inout [UInt8]) {
+    public static func writeResult<Result: MethodResult>(_ result: Result, id: RPCID, to out: inout JSONOutput) {
         JSONWriter.raw(#"{"jsonrpc":"2.0","id":"#, to: &out)
         id.write(to: &out)
         JSONWriter.raw(#","result":"#, to: &out)
@@ -140,7 +140,7 @@ public enum RPCEncoder {
     }
 
     /// Appends `{"jsonrpc":"2.0","id":…,"result":…}`.
-    public static func writeResult(_ result: JSON, id: RPCID, to out: inout [UInt8]) {
+    public static func writeResult(_ result: JSON, id: RPCID, to out: inout JSONOutput) {
         JSONWriter.raw(#"{"jsonrpc":"2.0","id":"#, to: &out)
         id.write(to: &out)
         JSONWriter.raw(#","result":"#, to: &out)
@@ -149,7 +149,7 @@ public enum RPCEncoder {
     }
 
     /// Appends `{"jsonrpc":"2.0","id":…,"error":{…}}`.
-    public static func writeError(_ error: RPCError, id: RPCID, to out: inout [UInt8]) {
+    public static func writeError(_ error: RPCError, id: RPCID, to out: inout JSONOutput) {
         JSONWriter.raw(#"{"jsonrpc":"2.0","id":"#, to: &out)
         id.write(to: &out)
         JSONWriter.raw(#","error":"#, to: &out)

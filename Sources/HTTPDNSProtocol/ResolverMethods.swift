@@ -66,7 +66,7 @@ public struct ResolveResult: MethodResult {
         self.upstream = upstream
     }
 
-    public func write(to out: inout [UInt8]) {
+    public func write(to out: inout JSONOutput) {
         JSONWriter.raw(#"{"host":"#, to: &out)
         JSONWriter.string(host, to: &out)
         JSONWriter.raw(#","ipv4":"#, to: &out)
@@ -128,7 +128,7 @@ public struct ReverseResult: MethodResult {
         self.ttl = ttl
     }
 
-    public func write(to out: inout [UInt8]) {
+    public func write(to out: inout JSONOutput) {
         JSONWriter.raw(#"{"address":"#, to: &out)
         JSONWriter.string(address, to: &out)
         JSONWriter.raw(#","hosts":"#, to: &out)
@@ -176,7 +176,7 @@ public struct FlushCacheResult: MethodResult {
 
     public init(flushed: Int) { self.flushed = flushed }
 
-    public func write(to out: inout [UInt8]) {
+    public func write(to out: inout JSONOutput) {
         JSONWriter.raw(#"{"flushed":"#, to: &out)
         JSONWriter.integer(flushed, to: &out)
         out.append(UInt8(ascii: "}"))

@@ -18,7 +18,7 @@ public struct UpstreamStatus: Sendable, Equatable {
         self.latencyMs = latencyMs
     }
 
-    public func write(to out: inout [UInt8]) {
+    public func write(to out: inout JSONOutput) {
         JSONWriter.raw(#"{"name":"#, to: &out)
         JSONWriter.string(name, to: &out)
         JSONWriter.raw(#","kind":"#, to: &out)
@@ -85,7 +85,7 @@ public struct StatusResult: MethodResult {
     }
 
     /// The members the contract requires; a daemon may add more after them.
-    public func write(to out: inout [UInt8]) {
+    public func write(to out: inout JSONOutput) {
         JSONWriter.raw(#"{"version":"#, to: &out)
         JSONWriter.string(version, to: &out)
         JSONWriter.raw(#","uptime":"#, to: &out)
@@ -173,7 +173,7 @@ extension StatusResult {
 
         /// `{"connected":true,"state":"connected","lastError":null,"lastStateChange":1767225600,
         /// "lag":0.012,"outbox":0,"rejected":0}`
-        public func write(to out: inout [UInt8]) {
+        public func write(to out: inout JSONOutput) {
             JSONWriter.raw(#"{"connected":"#, to: &out)
             JSONWriter.bool(connected, to: &out)
             JSONWriter.raw(#","state":"#, to: &out)
@@ -218,7 +218,7 @@ public struct DiscoverResult: MethodResult {
 
     public init(encodedDocument: [UInt8]) { self.encodedDocument = encodedDocument }
 
-    public func write(to out: inout [UInt8]) { out.append(contentsOf: encodedDocument) }
+    public func write(to out: inout JSONOutput) { out.append(contentsOf: encodedDocument) }
 
     /// nil unless the result is an OpenRPC document (an object with an `openrpc` version).
     public init?(json: JSON) {

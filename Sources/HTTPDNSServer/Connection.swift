@@ -27,7 +27,7 @@ final class Connection: EventHandler {
     private unowned(unsafe) let server: RPCServer
 
     private var framer: LineFramer
-    private var output: [UInt8] = []
+    private var output = JSONOutput()
     private var outputOffset = 0
     private(set) var inFlight = 0
     /// No more bytes are read: end of file, an oversized line, shutdown, or a refusal.
@@ -222,18 +222,18 @@ final class Connection: EventHandler {
                 case .invalid(nil, _):
                     deliver(nil, to: batch, slot: slot)
                 case .invalid(let id?, let error):
-                    var out: [UInt8] = []
+                    var out = JSONOutput()
                     RPCEncoder.writeError(error, id: id, to: &out)
-                    deliver(out, to: batch, slot: slot)
+                    deliver(out.bytes, to: batch, slot: slot)
                 case .request(let request):
                     // The elements' answers wait in the batch until the last is in: they count
                     // against the output cap like output, and requests past it are refused.
                     if batch.byteCount + pendingOutput > limits.maxPendingOutput && request.id != nil {
-                        var out: [UInt8] = []
+                        var out = JSONOutput()
                         let error = RPCError.limitExceeded(
                             "output waiting for the client", limit: limits.maxPendingOutput)
                         RPCEncoder.writeError(error, id: request.id ?? .null, to: &out)
-                        deliver(out, to: batch, slot: slot)
+                        deliver(out.bytes, to: batch, slot: slot)
                     } else {
                         run(request, batch: batch, slot: slot)
                     }
@@ -275,7 +275,7 @@ final class Connection: EventHandler {
     }
 
     /// A request's outcome: counts it out of flight and writes its response where it goes.
-    func complete(_ responder: Responder, encode: (inout [UInt8]) -> Void) {
+    func complete(_ responder: Responder, encode: (inout JSONOutput) -> Void) {
         inFlight -= 1
         user.inFlight -= 1
         if closed {
@@ -286,9 +286,9 @@ final class Connection: EventHandler {
         if let batch = responder.batch {
             var out: [UInt8]?
             if responder.id != nil && !peerGone {
-                var encoded: [UInt8] = []
+                var encoded = JSONOutput()
                 encode(&encoded)
-                out = encoded
+                out = encoded.bytes
             }
             deliver(out, to: batch, slot: responder.slot)
         } else if responder.id != nil {
@@ -304,7 +304,7 @@ final class Connection: EventHandler {
     // MARK: output
 
     /// Appends one response line, to be sent at the end of the turn.
-    private func appendLine(_ encode: (inout [UInt8]) -> Void) {
+    private func appendLine(_ encode: (inout JSONOutput) -> Void) {
         guard !closed && !peerGone else { return }
         let before = output.count
         encode(&output)
@@ -344,7 +344,7 @@ final class Connection: EventHandler {
             output.removeAll(keepingCapacity: output.capacity <= 64 * 1024)
             outputOffset = 0
         } else if outputOffset >= 64 * 1024 {
-            output.removeSubrange(0..<outputOffset)
+            output.removeFirst(outputOffset)
             outputOffset = 0
         }
         if waitingForOutput && !outputOverCap { server.needsResume(self) }
@@ -393,7 +393,7 @@ final class Connection: EventHandler {
     private func discardOutput() {
         if pendingOutputCounted != 0 { server.outputChanged(user, by: -pendingOutputCounted) }
         pendingOutputCounted = 0
-        output = []
+        output.removeAll()
         outputOffset = 0
     }
 

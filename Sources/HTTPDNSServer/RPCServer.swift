@@ -194,7 +194,7 @@ final class RPCServer: EventHandler {
 
     /// Tells the client why, in one line, then closes.
     private func refuse(_ fd: FileDescriptor, _ error: RPCError) {
-        var out: [UInt8] = []
+        var out = JSONOutput()
         RPCEncoder.writeError(error, id: .null, to: &out)
         out.append(0x0A)
         _ = out.withUnsafeBytes { try? fd.send($0) }

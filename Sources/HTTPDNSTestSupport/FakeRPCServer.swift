@@ -80,14 +80,14 @@ public final class FakeRPCServer: Sendable {
             switch reply {
             case .result(let result):
                 guard let id = request.id else { return }
-                var line: [UInt8] = []
+                var line = JSONOutput()
                 RPCEncoder.writeResult(result, id: id, to: &line)
-                send(line)
+                send(line.bytes)
             case .error(let error):
                 guard let id = request.id else { return }
-                var line: [UInt8] = []
+                var line = JSONOutput()
                 RPCEncoder.writeError(error, id: id, to: &line)
-                send(line)
+                send(line.bytes)
             case .closeConnection:
                 close()
             case .rawLine(let text):

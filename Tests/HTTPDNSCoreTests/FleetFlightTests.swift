@@ -206,9 +206,9 @@ struct FleetHealthTests {
 
     /// The `status.fleet` member as the daemon writes it.
     static func text(_ status: FleetStatus) -> String {
-        var out: [UInt8] = []
+        var out = JSONOutput()
         status.member.write(to: &out)
-        return String(decoding: out, as: UTF8.self)
+        return String(decoding: out.bytes, as: UTF8.self)
     }
 
     @Test func statusShape() {

@@ -114,25 +114,25 @@ struct ProtocolFuzzTests {
     /// included, so that their encoding is exercised as well).
     static func responses(to line: RPCLine) -> [([UInt8], RPCID)] {
         func respond(_ inbound: RPCInbound) -> ([UInt8], RPCID) {
-            var out: [UInt8] = []
+            var out = JSONOutput()
             switch inbound {
             case .request(let request):
                 let id = request.id ?? .null
                 let echo: JSON = ["method": .string(request.method), "params": .object(request.params)]
                 RPCEncoder.writeResult(echo, id: id, to: &out)
-                return (out, id)
+                return (out.bytes, id)
             case .invalid(let id, let error):
                 RPCEncoder.writeError(error, id: id ?? .null, to: &out)
-                return (out, id ?? .null)
+                return (out.bytes, id ?? .null)
             }
         }
         switch line {
         case .single(let inbound): return [respond(inbound)]
         case .batch(let elements): return elements.map(respond)
         case .failure(let error):
-            var out: [UInt8] = []
+            var out = JSONOutput()
             RPCEncoder.writeError(error, id: .null, to: &out)
-            return [(out, .null)]
+            return [(out.bytes, .null)]
         }
     }
 

@@ -8,8 +8,9 @@ struct RPCEncoderTests {
     }
 
     @Test func resultResponseShape() throws {
-        var out: [UInt8] = []
-        RPCEncoder.writeResult(["header": "a=b\nc", "count": 1], id: .string("r1"), to: &out)
+        var output = JSONOutput()
+        RPCEncoder.writeResult(["header": "a=b\nc", "count": 1], id: .string("r1"), to: &output)
+        let out = output.bytes
         #expect(!out.contains(0x0A), "one line, even with a newline inside a value")
         let object = try Self.members(out)
         #expect(Set(object.keys) == ["jsonrpc", "id", "result"])
@@ -21,8 +22,9 @@ struct RPCEncoderTests {
 
     @Test func idIsEchoedAsWritten() throws {
         for literal in ["1.0", "1e3", "-0", "12345678901234567890123"] {
-            var out: [UInt8] = []
-            RPCEncoder.writeResult(.null, id: .number(try #require(number(literal).numberValue)), to: &out)
+            var output = JSONOutput()
+            RPCEncoder.writeResult(.null, id: .number(try #require(number(literal).numberValue)), to: &output)
+            let out = output.bytes
             let text = String(decoding: out, as: UTF8.self)
             #expect(text.contains(#""id":\#(literal),"#), "\(text)")
             #expect(try Self.members(out)["result"] == .null, "a null result is still a result member")
@@ -30,8 +32,9 @@ struct RPCEncoderTests {
     }
 
     @Test func errorResponseShape() throws {
-        var out: [UInt8] = []
-        RPCEncoder.writeError(.invalidParams(field: "host", "is required"), id: .number(JSONNumber(4)), to: &out)
+        var output = JSONOutput()
+        RPCEncoder.writeError(.invalidParams(field: "host", "is required"), id: .number(JSONNumber(4)), to: &output)
+        let out = output.bytes
         let object = try Self.members(out)
         #expect(Set(object.keys) == ["jsonrpc", "id", "error"])
         #expect(object.count == 3)
@@ -44,8 +47,9 @@ struct RPCEncoderTests {
     }
 
     @Test func errorWithNullID() throws {
-        var out: [UInt8] = []
-        RPCEncoder.writeError(.parseError("bad\nline"), id: .null, to: &out)
+        var output = JSONOutput()
+        RPCEncoder.writeError(.parseError("bad\nline"), id: .null, to: &output)
+        let out = output.bytes
         #expect(!out.contains(0x0A))
         let object = try Self.members(out)
         #expect(object["id"] == .null)
@@ -54,20 +58,22 @@ struct RPCEncoderTests {
 
     @Test func rawResultIsCopiedVerbatim() throws {
         let raw = Array(#"{"openrpc":"1.3.2","methods":[]}"#.utf8)
-        var out: [UInt8] = []
-        RPCEncoder.writeResult(DiscoverResult(encodedDocument: raw), id: .string("d"), to: &out)
+        var output = JSONOutput()
+        RPCEncoder.writeResult(DiscoverResult(encodedDocument: raw), id: .string("d"), to: &output)
+        let out = output.bytes
         let text = String(decoding: out, as: UTF8.self)
         #expect(text.contains(#""result":{"openrpc":"1.3.2","methods":[]}"#))
         #expect(try Self.members(out)["result"]?["openrpc"] == "1.3.2")
     }
 
     @Test func writersAppend() throws {
-        var out: [UInt8] = Array("[".utf8)
+        var out = JSONOutput()
+        out.append(UInt8(ascii: "["))
         RPCEncoder.writeResult(1, id: .null, to: &out)
         out.append(UInt8(ascii: ","))
         RPCEncoder.writeError(.internalError("x"), id: .null, to: &out)
         out.append(UInt8(ascii: "]"))
-        #expect(try JSONParser.parse(out).arrayValue?.count == 2)
+        #expect(try JSONParser.parse(out.bytes).arrayValue?.count == 2)
     }
 }
 
@@ -165,8 +171,9 @@ struct RPCResponseTests {
     }
 
     @Test func encoderOutputReadsBack() throws {
-        var out: [UInt8] = []
-        RPCEncoder.writeError(.hostNotFound("x.example"), id: .string("z"), to: &out)
+        var output = JSONOutput()
+        RPCEncoder.writeError(.hostNotFound("x.example"), id: .string("z"), to: &output)
+        let out = output.bytes
         let response = try #require(RPCResponse(json: try JSONParser.parse(out)))
         #expect(response.id == .string("z"))
         guard case .failure(let error) = response.outcome else {

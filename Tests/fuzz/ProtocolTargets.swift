@@ -59,16 +59,16 @@ private func checkDecoder(_ bytes: UnsafeBufferPointer<UInt8>) {
     let maxBatch = 8
     var responses: [([UInt8], RPCID)] = []
     func respond(_ inbound: RPCInbound) {
-        var out: [UInt8] = []
+        var out = JSONOutput()
         switch inbound {
         case .request(let request):
             let id = request.id ?? .null
             RPCEncoder.writeResult(.object(request.params), id: id, to: &out)
-            responses.append((out, id))
+            responses.append((out.bytes, id))
         case .invalid(let id, let error):
             require(error.name != "", "error without data.name")
             RPCEncoder.writeError(error, id: id ?? .null, to: &out)
-            responses.append((out, id ?? .null))
+            responses.append((out.bytes, id ?? .null))
         }
     }
     switch RPCDecoder.decode(line: bytes, maxBatch: maxBatch) {
@@ -77,9 +77,9 @@ private func checkDecoder(_ bytes: UnsafeBufferPointer<UInt8>) {
         require(!elements.isEmpty && elements.count <= maxBatch, "batch size outside 1...maxBatch")
         elements.forEach(respond)
     case .failure(let error):
-        var out: [UInt8] = []
+        var out = JSONOutput()
         RPCEncoder.writeError(error, id: .null, to: &out)
-        responses.append((out, .null))
+        responses.append((out.bytes, .null))
     }
     for (response, id) in responses {
         require(!response.contains(0x0A), "response contains a newline")
