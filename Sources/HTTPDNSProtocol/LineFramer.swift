@@ -60,6 +60,27 @@ public struct LineFramer {
         })
     }
 
+    /// The offset of the first `\n` at or after `from`, eight bytes a step: a byte of a word is a
+    /// newline where the word XOR newlines has a zero byte, and `(x - 0x01…) & ~x & 0x80…` flags
+    /// the lowest zero byte exactly (a borrow only runs upward from one).
+    static func firstNewline(in bytes: UnsafeBufferPointer<UInt8>, from: Int) -> Int? {
+        guard let base = bytes.baseAddress else { return nil }
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let newlines = ones &* 0x0A
+        var i = from
+        while i + 8 <= bytes.count {
+            let word = UInt64(littleEndian: UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)) ^ newlines
+            let zeroBytes = (word &- ones) & ~word & (ones &* 0x80)
+            if zeroBytes != 0 { return i + zeroBytes.trailingZeroBitCount / 8 }
+            i += 8
+        }
+        while i < bytes.count {
+            if base[i] == 0x0A { return i }
+            i += 1
+        }
+        return nil
+    }
+
     /// Calls `body` for each complete line and for an overflow, until it returns false (the line
     /// it was given counts as handed out) or `.tooLong`. Returns false when it stopped because
     /// `body` said so: more complete lines may be waiting for the next call.
@@ -68,17 +89,8 @@ public struct LineFramer {
         guard !overflowed else { return true }
         while true {
             let end = buffer.count
-            var newline: Int? = nil
-            buffer.withUnsafeBufferPointer { all in
-                var i = scanned
-                while i < end {
-                    if all[i] == 0x0A {
-                        newline = i
-                        return
-                    }
-                    i += 1
-                }
-            }
+            let from = scanned
+            let newline = buffer.withUnsafeBufferPointer { Self.firstNewline(in: $0, from: from) }
             guard let lineEnd = newline else {
                 scanned = end
                 // A trailing \r may be the first half of this line's \r\n: it is not content.

@@ -178,7 +178,8 @@ final class ResolverService {
             return
         }
         let host = try canonicalName(params.host)
-        if let fixed = statics[host] {
+        // Looking up an empty dictionary still hashes the key.
+        if !statics.isEmpty, let fixed = statics[host] {
             let result = staticResult(host, fixed, family: params.family)
             remember(result, uid: uid)
             done(.success(result))

@@ -50,6 +50,33 @@ struct LineFramerTests {
         #expect(framer.pendingByteCount == 0)
     }
 
+    /// The newline search reads eight bytes a step: lines of every length from 1 to 40 bytes,
+    /// holding every byte value but the newline, so each newline falls at every place in a word
+    /// and every other byte (0x0B, 0x8A, 0xFF…) sits next to one.
+    @Test func everyLineLengthAndByteValueAroundTheNewline() {
+        var stream: [UInt8] = []
+        var expected: [FramedEvent] = []
+        var next: UInt8 = 0
+        for length in 1...40 {
+            for _ in 0..<3 {
+                var line: [UInt8] = []
+                while line.count < length {
+                    next &+= 1
+                    if next != 0x0A && next != 0x0D && next != 0x20 && next != 0x09 { line.append(next) }
+                }
+                stream += line + [0x0A]
+                expected.append(.line(line))
+            }
+        }
+        var framer = LineFramer(maxLineLength: 64)
+        #expect(framer.feed([stream]) == expected)
+        for offset in 1..<9 {
+            var shifted = LineFramer(maxLineLength: 64)
+            #expect(
+                shifted.feed([Array(stream[..<offset]), Array(stream[offset...])]) == expected, "split at \(offset)")
+        }
+    }
+
     @Test func splitAtEveryByteBoundary() {
         for cut in 0...Self.stream.count {
             var framer = LineFramer(maxLineLength: 64)

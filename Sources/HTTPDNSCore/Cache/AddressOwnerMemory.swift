@@ -179,7 +179,10 @@ public final class AddressOwnerMemory {
     /// is exactly `::ffff:` and a dotted quad.
     private static func key(canonical: String) -> String {
         let prefix = "::ffff:"
-        guard canonical.hasPrefix(prefix), canonical.utf8.contains(UInt8(ascii: ".")) else { return canonical }
+        // The first byte rules out nearly every address before the slower prefix test.
+        guard canonical.utf8.first == UInt8(ascii: ":"), canonical.hasPrefix(prefix),
+            canonical.utf8.contains(UInt8(ascii: "."))
+        else { return canonical }
         return String(canonical.dropFirst(prefix.count))
     }
 
