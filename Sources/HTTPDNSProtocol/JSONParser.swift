@@ -224,6 +224,14 @@ struct JSONCursor {
         index += 1  // opening quote
         var escaped = false
         while true {
+            // Printable ASCII, nearly every byte of a request, one test each on a local index.
+            var plain = index
+            while plain < bytes.count {
+                let byte = bytes[plain]
+                if byte < 0x20 || byte >= 0x80 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { break }
+                plain += 1
+            }
+            index = plain
             guard index < bytes.count else { throw error("unterminated string") }
             let byte = bytes[index]
             switch byte {

@@ -87,7 +87,7 @@ final class CookieService {
     }
 
     func handleSetCookie(
-        _ params: HandleSetCookieParams, uid: UInt32, done: @escaping Reply<SetCookieResult>
+        _ params: HandleSetCookieParams, uid: UInt32, done: Reply<SetCookieResult>
     ) throws(RPCError) {
         guard params.setCookie.count <= Self.maxCookiesPerRequest else {
             throw .limitExceeded("cookies in one request", limit: Self.maxCookiesPerRequest)
@@ -101,7 +101,7 @@ final class CookieService {
         persist(uid: uid, jar: jar) { done($0.map { _ in SetCookieResult(outcome) }) }
     }
 
-    func deleteCookies(_ params: DeleteCookiesParams, uid: UInt32, done: @escaping Reply<DeleteCookiesResult>)
+    func deleteCookies(_ params: DeleteCookiesParams, uid: UInt32, done: Reply<DeleteCookiesResult>)
         throws(RPCError)
     {
         let scope: CookieDeletionScope
@@ -128,7 +128,7 @@ final class CookieService {
         return ListCookiesResult(cookies: cookies.map(CookieRecord.init))
     }
 
-    func importCookies(_ params: ImportCookiesParams, uid: UInt32, done: @escaping Reply<ImportCookiesResult>) {
+    func importCookies(_ params: ImportCookiesParams, uid: UInt32, done: Reply<ImportCookiesResult>) {
         let jar = jar(for: uid)
         let result = jar.importNetscape(params.data, now: WallClock.nowSeconds())
         persist(uid: uid, jar: jar) { done($0.map { _ in ImportCookiesResult(imported: result.imported) }) }

@@ -8,7 +8,16 @@ public struct CallContext: Sendable {
 }
 
 /// Delivers a method's outcome; called exactly once, now or later, on the loop thread.
-typealias Reply<Result: MethodResult> = (Swift.Result<Result, RPCError>) -> Void
+///
+/// A value over the request's `Responder` rather than a closure: a closure is a heap context
+/// for every request, and most are answered before `dispatch` returns.
+struct Reply<Result: MethodResult> {
+    let responder: Responder
+
+    func callAsFunction(_ outcome: Swift.Result<Result, RPCError>) {
+        responder.reply(outcome)
+    }
+}
 
 /// The typed implementation of every method of the contract: what the server's dispatch calls.
 /// The daemon's `Services` is one; in-process tests bring their own.
@@ -16,31 +25,31 @@ typealias Reply<Result: MethodResult> = (Swift.Result<Result, RPCError>) -> Void
 /// A function either throws before replying or replies (once), never both. Params are parsed
 /// before the call, so the implementations never see a `Params`.
 protocol MethodTable: AnyObject {
-    func resolve(_ params: ResolveParams, context: CallContext, reply: @escaping Reply<ResolveResult>)
+    func resolve(_ params: ResolveParams, context: CallContext, reply: Reply<ResolveResult>)
         throws(RPCError)
-    func reverse(_ params: ReverseParams, context: CallContext, reply: @escaping Reply<ReverseResult>)
+    func reverse(_ params: ReverseParams, context: CallContext, reply: Reply<ReverseResult>)
         throws(RPCError)
     func getCookieHeader(
-        _ params: GetCookieHeaderParams, context: CallContext, reply: @escaping Reply<CookieHeaderResult>
+        _ params: GetCookieHeaderParams, context: CallContext, reply: Reply<CookieHeaderResult>
     ) throws(RPCError)
     func handleSetCookie(
-        _ params: HandleSetCookieParams, context: CallContext, reply: @escaping Reply<SetCookieResult>
+        _ params: HandleSetCookieParams, context: CallContext, reply: Reply<SetCookieResult>
     ) throws(RPCError)
     func deleteCookies(
-        _ params: DeleteCookiesParams, context: CallContext, reply: @escaping Reply<DeleteCookiesResult>
+        _ params: DeleteCookiesParams, context: CallContext, reply: Reply<DeleteCookiesResult>
     ) throws(RPCError)
-    func listCookies(_ params: ListCookiesParams, context: CallContext, reply: @escaping Reply<ListCookiesResult>)
+    func listCookies(_ params: ListCookiesParams, context: CallContext, reply: Reply<ListCookiesResult>)
         throws(RPCError)
     func importCookies(
-        _ params: ImportCookiesParams, context: CallContext, reply: @escaping Reply<ImportCookiesResult>
+        _ params: ImportCookiesParams, context: CallContext, reply: Reply<ImportCookiesResult>
     ) throws(RPCError)
     func exportCookies(
-        _ params: ExportCookiesParams, context: CallContext, reply: @escaping Reply<ExportCookiesResult>
+        _ params: ExportCookiesParams, context: CallContext, reply: Reply<ExportCookiesResult>
     ) throws(RPCError)
-    func flushCache(_ params: FlushCacheParams, context: CallContext, reply: @escaping Reply<FlushCacheResult>)
+    func flushCache(_ params: FlushCacheParams, context: CallContext, reply: Reply<FlushCacheResult>)
         throws(RPCError)
-    func status(_ params: StatusParams, context: CallContext, reply: @escaping Reply<StatusResult>) throws(RPCError)
-    func discover(_ params: DiscoverParams, context: CallContext, reply: @escaping Reply<DiscoverResult>)
+    func status(_ params: StatusParams, context: CallContext, reply: Reply<StatusResult>) throws(RPCError)
+    func discover(_ params: DiscoverParams, context: CallContext, reply: Reply<DiscoverResult>)
         throws(RPCError)
 }
 
@@ -50,22 +59,24 @@ extension MethodTable {
     func dispatch(_ method: Method, _ params: Params, context: CallContext, to responder: Responder) {
         do throws(RPCError) {
             switch method {
-            case .resolve: try resolve(ResolveParams(params), context: context, reply: responder.reply)
-            case .reverse: try reverse(ReverseParams(params), context: context, reply: responder.reply)
+            case .resolve: try resolve(ResolveParams(params), context: context, reply: Reply(responder: responder))
+            case .reverse: try reverse(ReverseParams(params), context: context, reply: Reply(responder: responder))
             case .getCookieHeader:
-                try getCookieHeader(GetCookieHeaderParams(params), context: context, reply: responder.reply)
+                try getCookieHeader(GetCookieHeaderParams(params), context: context, reply: Reply(responder: responder))
             case .handleSetCookie:
-                try handleSetCookie(HandleSetCookieParams(params), context: context, reply: responder.reply)
+                try handleSetCookie(HandleSetCookieParams(params), context: context, reply: Reply(responder: responder))
             case .deleteCookies:
-                try deleteCookies(DeleteCookiesParams(params), context: context, reply: responder.reply)
-            case .listCookies: try listCookies(ListCookiesParams(params), context: context, reply: responder.reply)
+                try deleteCookies(DeleteCookiesParams(params), context: context, reply: Reply(responder: responder))
+            case .listCookies:
+                try listCookies(ListCookiesParams(params), context: context, reply: Reply(responder: responder))
             case .importCookies:
-                try importCookies(ImportCookiesParams(params), context: context, reply: responder.reply)
+                try importCookies(ImportCookiesParams(params), context: context, reply: Reply(responder: responder))
             case .exportCookies:
-                try exportCookies(ExportCookiesParams(params), context: context, reply: responder.reply)
-            case .flushCache: try flushCache(FlushCacheParams(params), context: context, reply: responder.reply)
-            case .status: try status(StatusParams(params), context: context, reply: responder.reply)
-            case .discover: try discover(DiscoverParams(params), context: context, reply: responder.reply)
+                try exportCookies(ExportCookiesParams(params), context: context, reply: Reply(responder: responder))
+            case .flushCache:
+                try flushCache(FlushCacheParams(params), context: context, reply: Reply(responder: responder))
+            case .status: try status(StatusParams(params), context: context, reply: Reply(responder: responder))
+            case .discover: try discover(DiscoverParams(params), context: context, reply: Reply(responder: responder))
             }
         } catch {
             responder.fail(error)

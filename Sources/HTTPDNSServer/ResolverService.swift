@@ -171,7 +171,7 @@ final class ResolverService {
     /// Answers from the cache, or from the flight this caller waits for, for at most its own
     /// `timeoutMs`. Every address handed out is remembered for `uid` only.
     func resolve(
-        _ params: ResolveParams, uid: UInt32, done: @escaping (Result<ResolveResult, RPCError>) -> Void
+        _ params: ResolveParams, uid: UInt32, done: Reply<ResolveResult>
     ) throws(RPCError) {
         if let literal = IPLiteral.address(params.host) {
             done(.success(literalResult(params.host, literal)))
@@ -217,7 +217,7 @@ final class ResolverService {
     /// once this caller's own `timeoutMs` is over, whichever comes first.
     private func wait(
         for key: FlightKey, uid: UInt32, timeoutMs: Int, allowStale: Bool,
-        done: @escaping (Result<ResolveResult, RPCError>) -> Void
+        done: Reply<ResolveResult>
     ) throws(RPCError) {
         var answered = false
         var timer: EventLoop.TimerID?

@@ -89,65 +89,65 @@ extension Services: MethodTable {
     /// `rpc.discover`'s answer: the embedded document, served byte for byte.
     static let discoverResult = DiscoverResult(encodedDocument: Array(OpenRPCDocument.text.utf8))
 
-    func resolve(_ params: ResolveParams, context: CallContext, reply: @escaping Reply<ResolveResult>)
+    func resolve(_ params: ResolveParams, context: CallContext, reply: Reply<ResolveResult>)
         throws(RPCError)
     {
         try resolver.resolve(params, uid: context.peer.uid, done: reply)
     }
 
-    func reverse(_ params: ReverseParams, context: CallContext, reply: @escaping Reply<ReverseResult>)
+    func reverse(_ params: ReverseParams, context: CallContext, reply: Reply<ReverseResult>)
         throws(RPCError)
     {
         reply(.success(try resolver.reverse(params, uid: context.peer.uid)))
     }
 
     func getCookieHeader(
-        _ params: GetCookieHeaderParams, context: CallContext, reply: @escaping Reply<CookieHeaderResult>
+        _ params: GetCookieHeaderParams, context: CallContext, reply: Reply<CookieHeaderResult>
     ) throws(RPCError) {
         reply(.success(try cookies.cookieHeader(params, uid: context.peer.uid)))
     }
 
     func handleSetCookie(
-        _ params: HandleSetCookieParams, context: CallContext, reply: @escaping Reply<SetCookieResult>
+        _ params: HandleSetCookieParams, context: CallContext, reply: Reply<SetCookieResult>
     ) throws(RPCError) {
         try cookies.handleSetCookie(params, uid: context.peer.uid, done: reply)
     }
 
     func deleteCookies(
-        _ params: DeleteCookiesParams, context: CallContext, reply: @escaping Reply<DeleteCookiesResult>
+        _ params: DeleteCookiesParams, context: CallContext, reply: Reply<DeleteCookiesResult>
     ) throws(RPCError) {
         try cookies.deleteCookies(params, uid: context.peer.uid, done: reply)
     }
 
-    func listCookies(_ params: ListCookiesParams, context: CallContext, reply: @escaping Reply<ListCookiesResult>)
+    func listCookies(_ params: ListCookiesParams, context: CallContext, reply: Reply<ListCookiesResult>)
         throws(RPCError)
     {
         reply(.success(try cookies.listCookies(params, uid: context.peer.uid)))
     }
 
     func importCookies(
-        _ params: ImportCookiesParams, context: CallContext, reply: @escaping Reply<ImportCookiesResult>
+        _ params: ImportCookiesParams, context: CallContext, reply: Reply<ImportCookiesResult>
     ) throws(RPCError) {
         cookies.importCookies(params, uid: context.peer.uid, done: reply)
     }
 
     func exportCookies(
-        _ params: ExportCookiesParams, context: CallContext, reply: @escaping Reply<ExportCookiesResult>
+        _ params: ExportCookiesParams, context: CallContext, reply: Reply<ExportCookiesResult>
     ) throws(RPCError) {
         reply(.success(cookies.exportCookies(params, uid: context.peer.uid)))
     }
 
-    func flushCache(_ params: FlushCacheParams, context: CallContext, reply: @escaping Reply<FlushCacheResult>)
+    func flushCache(_ params: FlushCacheParams, context: CallContext, reply: Reply<FlushCacheResult>)
         throws(RPCError)
     {
         reply(.success(try resolver.flushCache(params, uid: context.peer.uid)))
     }
 
-    func status(_ params: StatusParams, context: CallContext, reply: @escaping Reply<StatusResult>) throws(RPCError) {
+    func status(_ params: StatusParams, context: CallContext, reply: Reply<StatusResult>) throws(RPCError) {
         reply(.success(status(uid: context.peer.uid)))
     }
 
-    func discover(_ params: DiscoverParams, context: CallContext, reply: @escaping Reply<DiscoverResult>)
+    func discover(_ params: DiscoverParams, context: CallContext, reply: Reply<DiscoverResult>)
         throws(RPCError)
     {
         reply(.success(Self.discoverResult))

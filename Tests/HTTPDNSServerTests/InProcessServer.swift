@@ -190,8 +190,7 @@ final class FakeMethods: MethodTable {
         }
     }
 
-    func resolve(_ params: ResolveParams, context: CallContext, reply: @escaping Reply<ResolveResult>) throws(RPCError)
-    {
+    func resolve(_ params: ResolveParams, context: CallContext, reply: Reply<ResolveResult>) throws(RPCError) {
         calls.append(.resolve)
         if params.host.hasPrefix("slow") {
             held.append(reply)
@@ -202,62 +201,61 @@ final class FakeMethods: MethodTable {
                 ResolveResult(host: params.host, ipv4: ["192.0.2.1"], ipv6: [], ttl: 60, stale: false, source: .cache)))
     }
 
-    func reverse(_ params: ReverseParams, context: CallContext, reply: @escaping Reply<ReverseResult>) throws(RPCError)
-    {
+    func reverse(_ params: ReverseParams, context: CallContext, reply: Reply<ReverseResult>) throws(RPCError) {
         calls.append(.reverse)
         reply(.success(ReverseResult(address: params.address, hosts: ["a.example"], ttl: 1)))
     }
 
     func getCookieHeader(
-        _ params: GetCookieHeaderParams, context: CallContext, reply: @escaping Reply<CookieHeaderResult>
+        _ params: GetCookieHeaderParams, context: CallContext, reply: Reply<CookieHeaderResult>
     ) throws(RPCError) {
         calls.append(.getCookieHeader)
         reply(.success(CookieHeaderResult(header: "uid=\(context.peer.uid)", count: 1)))
     }
 
-    func handleSetCookie(_ params: HandleSetCookieParams, context: CallContext, reply: @escaping Reply<SetCookieResult>)
+    func handleSetCookie(_ params: HandleSetCookieParams, context: CallContext, reply: Reply<SetCookieResult>)
         throws(RPCError)
     {
         calls.append(.handleSetCookie)
         reply(.success(SetCookieResult(host: "a.example", stored: params.setCookie.count, rejected: [])))
     }
 
-    func deleteCookies(_ params: DeleteCookiesParams, context: CallContext, reply: @escaping Reply<DeleteCookiesResult>)
+    func deleteCookies(_ params: DeleteCookiesParams, context: CallContext, reply: Reply<DeleteCookiesResult>)
         throws(RPCError)
     {
         calls.append(.deleteCookies)
         reply(.success(DeleteCookiesResult(deleted: 0)))
     }
 
-    func listCookies(_ params: ListCookiesParams, context: CallContext, reply: @escaping Reply<ListCookiesResult>)
+    func listCookies(_ params: ListCookiesParams, context: CallContext, reply: Reply<ListCookiesResult>)
         throws(RPCError)
     {
         calls.append(.listCookies)
         reply(.success(ListCookiesResult(cookies: listed)))
     }
 
-    func importCookies(_ params: ImportCookiesParams, context: CallContext, reply: @escaping Reply<ImportCookiesResult>)
+    func importCookies(_ params: ImportCookiesParams, context: CallContext, reply: Reply<ImportCookiesResult>)
         throws(RPCError)
     {
         calls.append(.importCookies)
         reply(.success(ImportCookiesResult(imported: 0)))
     }
 
-    func exportCookies(_ params: ExportCookiesParams, context: CallContext, reply: @escaping Reply<ExportCookiesResult>)
+    func exportCookies(_ params: ExportCookiesParams, context: CallContext, reply: Reply<ExportCookiesResult>)
         throws(RPCError)
     {
         calls.append(.exportCookies)
         reply(.success(ExportCookiesResult(data: "")))
     }
 
-    func flushCache(_ params: FlushCacheParams, context: CallContext, reply: @escaping Reply<FlushCacheResult>)
+    func flushCache(_ params: FlushCacheParams, context: CallContext, reply: Reply<FlushCacheResult>)
         throws(RPCError)
     {
         calls.append(.flushCache)
         reply(.success(FlushCacheResult(flushed: 0)))
     }
 
-    func status(_ params: StatusParams, context: CallContext, reply: @escaping Reply<StatusResult>) throws(RPCError) {
+    func status(_ params: StatusParams, context: CallContext, reply: Reply<StatusResult>) throws(RPCError) {
         calls.append(.status)
         reply(
             .success(
@@ -266,7 +264,7 @@ final class FakeMethods: MethodTable {
                     cookieCount: 0, upstreams: [])))
     }
 
-    func discover(_ params: DiscoverParams, context: CallContext, reply: @escaping Reply<DiscoverResult>)
+    func discover(_ params: DiscoverParams, context: CallContext, reply: Reply<DiscoverResult>)
         throws(RPCError)
     {
         calls.append(.discover)

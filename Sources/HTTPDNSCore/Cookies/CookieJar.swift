@@ -20,6 +20,10 @@ public final class CookieJar {
     /// a bucket appears or goes.
     private var candidateCache: [String: [String]] = [:]
     private static let candidateCacheLimit = 4096
+    /// `bucketKey` per domain: the suffix list is not consulted again for a domain the jar has
+    /// stored under (a libpsl lookup was a tenth of a set). The list does not change while the
+    /// daemon runs; bounded as `candidateCache` is.
+    private var bucketKeyCache: [String: String] = [:]
     /// Number of cookies in all buckets.
     public private(set) var count = 0
     private var nextCreationIndex: UInt64 = 1
@@ -63,7 +67,11 @@ public final class CookieJar {
 
     /// The bucket key of a canonical domain.
     func bucketKey(_ domain: String) -> String {
-        rules.registrableDomain(domain) ?? domain
+        if let cached = bucketKeyCache[domain] { return cached }
+        let key = rules.registrableDomain(domain) ?? domain
+        if bucketKeyCache.count >= Self.candidateCacheLimit { bucketKeyCache.removeAll() }
+        bucketKeyCache[domain] = key
+        return key
     }
 
     // MARK: - Storage (RFC 6265bis 5.7)
