@@ -149,13 +149,14 @@ extension String {
     @inlinable
     public func hasSameBytes(as other: String) -> Bool {
         guard utf8.count == other.utf8.count else { return false }
-        var lhs = self
-        var rhs = other
-        return lhs.withUTF8 { x in
-            rhs.withUTF8 { y in
+        // In place (no copy to make each contiguous); only bridged strings take the slow road.
+        let compared: Bool?? = utf8.withContiguousStorageIfAvailable { x in
+            other.utf8.withContiguousStorageIfAvailable { y in
                 for i in 0..<x.count where x[i] != y[i] { return false }
                 return true
             }
         }
+        if let compared, let same = compared { return same }
+        return utf8.elementsEqual(other.utf8)
     }
 }

@@ -267,10 +267,12 @@ public final class CookieJar {
 
     /// Removes the cookie with `key` from `bucket`, without recording a change.
     private func remove(_ key: CookieKey, inBucket bucket: String) -> Cookie? {
-        guard let index = buckets[bucket]?.firstIndex(where: { $0.cookie.key == key }) else { return nil }
-        let removed = buckets[bucket]!.remove(at: index).cookie
-        if buckets[bucket]!.isEmpty {
-            buckets[bucket] = nil
+        guard let slot = buckets.index(forKey: bucket),
+            let index = buckets.values[slot].firstIndex(where: { $0.cookie.hasKey(key) })
+        else { return nil }
+        let removed = buckets.values[slot].remove(at: index).cookie
+        if buckets.values[slot].isEmpty {
+            buckets.remove(at: slot)
             candidateCache.removeAll()
         }
         count -= 1
@@ -427,27 +429,39 @@ public final class CookieJar {
     private func serializedHeader(_ selected: [CookieLocation]) -> String {
         var length = 0
         for (position, location) in selected.enumerated() {
-            let cookie = buckets.values[location.slot][location.index].cookie
-            if position > 0 { length += 2 }
-            if !cookie.name.isEmpty { length += cookie.name.utf8.count + 1 }
-            length += cookie.value.utf8.count
+            withCookie(at: location) { cookie in
+                if position > 0 { length += 2 }
+                if !cookie.name.isEmpty { length += cookie.name.utf8.count + 1 }
+                length += cookie.value.utf8.count
+            }
         }
         return String(unsafeUninitializedCapacity: length) { out in
             var written = 0
             func write(_ text: String) {
-                written = out[written...].initialize(fromContentsOf: text.utf8)
+                let copied: Void? = text.utf8.withContiguousStorageIfAvailable { bytes in
+                    guard let source = bytes.baseAddress, let target = out.baseAddress else { return }
+                    (target + written).initialize(from: source, count: bytes.count)
+                    written += bytes.count
+                }
+                if copied == nil { written = out[written...].initialize(fromContentsOf: text.utf8) }
             }
             for (position, location) in selected.enumerated() {
-                let cookie = buckets.values[location.slot][location.index].cookie
-                if position > 0 { write("; ") }
-                if !cookie.name.isEmpty {
-                    write(cookie.name)
-                    write("=")
+                withCookie(at: location) { cookie in
+                    if position > 0 { write("; ") }
+                    if !cookie.name.isEmpty {
+                        write(cookie.name)
+                        write("=")
+                    }
+                    write(cookie.value)
                 }
-                write(cookie.value)
             }
             return written
         }
+    }
+
+    /// The cookie at `location`, read where it is stored (a copy would retain its strings).
+    private func withCookie<R>(at location: CookieLocation, _ body: (borrowing Cookie) -> R) -> R {
+        buckets.values[location.slot].withUnsafeBufferPointer { body($0[location.index].cookie) }
     }
 
     struct CookieLocation {
@@ -470,26 +484,28 @@ public final class CookieJar {
         let candidates = candidateBuckets(forHost: host, isIPLiteral: hostIsIP)
         var result: [CookieLocation] = []
         var sawExpired = false
+        let isSecure = request.url.isSecure
         for bucket in candidates {
             guard let slot = buckets.index(forKey: bucket) else { continue }
-            let cookies = buckets.values[slot]
-            for index in cookies.indices {
-                let cookie = cookies[index].cookie
-                if cookie.isExpired(at: now) {
-                    sawExpired = true
-                    continue
-                }
-                let domainOK =
-                    cookie.hostOnly
-                    ? CookieMatching.same(host, cookie.domain)
-                    : CookieMatching.domainMatches(host, domain: cookie.domain, stringIsIPLiteral: hostIsIP)
-                guard domainOK, CookieMatching.pathMatches(path, cookiePath: cookie.path) else { continue }
-                if cookie.secure && !request.url.isSecure { continue }
-                if include(cookie) {
-                    result.append(
-                        CookieLocation(
-                            slot: slot, index: index, pathLength: cookie.path.utf8.count,
-                            creationIndex: cookie.creationIndex))
+            buckets.values[slot].withUnsafeBufferPointer { cookies in
+                result.reserveCapacity(result.count + cookies.count)
+                for index in cookies.indices {
+                    // Read in place: binding the cookie to a name would copy its strings.
+                    switch Self.match(
+                        cookies[index].cookie, host: host, hostIsIP: hostIsIP, path: path, isSecure: isSecure, now: now)
+                    {
+                    case .expired:
+                        sawExpired = true
+                    case .no:
+                        break
+                    case .yes:
+                        if include(cookies[index].cookie) {
+                            result.append(
+                                CookieLocation(
+                                    slot: slot, index: index, pathLength: cookies[index].cookie.path.utf8.count,
+                                    creationIndex: cookies[index].cookie.creationIndex))
+                        }
+                    }
                 }
             }
         }
@@ -497,6 +513,21 @@ public final class CookieJar {
         // Rare: purging may drop buckets (which moves the others' slots), so match again after it.
         for bucket in candidates { removeAll(inBucket: bucket) { $0.isExpired(at: now) } }
         return matchingCookies(for: request, now: now, include: include)
+    }
+
+    private enum Match { case yes, no, expired }
+
+    /// Step 1's tests for one cookie: domain (host-only or domain-match), path and Secure.
+    private static func match(
+        _ cookie: borrowing Cookie, host: String, hostIsIP: Bool, path: String, isSecure: Bool, now: Int64
+    ) -> Match {
+        if cookie.isExpired(at: now) { return .expired }
+        let domainOK =
+            cookie.hostOnly
+            ? CookieMatching.same(host, cookie.domain)
+            : CookieMatching.domainMatches(host, domain: cookie.domain, stringIsIPLiteral: hostIsIP)
+        guard domainOK, CookieMatching.pathMatches(path, cookiePath: cookie.path) else { return .no }
+        return cookie.secure && !isSecure ? .no : .yes
     }
 
     /// The buckets that can hold cookies for `host`: those keyed by the host or one of its
@@ -626,7 +657,7 @@ public final class CookieJar {
 
     /// The stored cookie with `key`, if any (expired or not).
     public func cookie(for key: CookieKey) -> Cookie? {
-        buckets[bucketKey(key.domain)]?.first { $0.cookie.key == key }?.cookie
+        buckets[bucketKey(key.domain)]?.first { $0.cookie.hasKey(key) }?.cookie
     }
 
     /// Stores a cookie that another machine's copy of a shared jar holds (fleet replication),
