@@ -431,8 +431,8 @@ public final class CookieJar {
         for (position, location) in selected.enumerated() {
             withCookie(at: location) { cookie in
                 if position > 0 { length += 2 }
-                if !cookie.name.isEmpty { length += cookie.name.utf8.count + 1 }
-                length += cookie.value.utf8.count
+                if !cookie.pointee.name.isEmpty { length += cookie.pointee.name.utf8.count + 1 }
+                length += cookie.pointee.value.utf8.count
             }
         }
         return String(unsafeUninitializedCapacity: length) { out in
@@ -448,11 +448,11 @@ public final class CookieJar {
             for (position, location) in selected.enumerated() {
                 withCookie(at: location) { cookie in
                     if position > 0 { write("; ") }
-                    if !cookie.name.isEmpty {
-                        write(cookie.name)
+                    if !cookie.pointee.name.isEmpty {
+                        write(cookie.pointee.name)
                         write("=")
                     }
-                    write(cookie.value)
+                    write(cookie.pointee.value)
                 }
             }
             return written
@@ -460,8 +460,10 @@ public final class CookieJar {
     }
 
     /// The cookie at `location`, read where it is stored (a copy would retain its strings).
-    private func withCookie<R>(at location: CookieLocation, _ body: (borrowing Cookie) -> R) -> R {
-        buckets.values[location.slot].withUnsafeBufferPointer { body($0[location.index].cookie) }
+    private func withCookie<R>(at location: CookieLocation, _ body: (UnsafePointer<Cookie>) -> R) -> R {
+        buckets.values[location.slot].withUnsafeBufferPointer { cookies in
+            body((cookies.baseAddress! + location.index).pointer(to: \.cookie)!)
+        }
     }
 
     struct CookieLocation {
@@ -488,22 +490,24 @@ public final class CookieJar {
         for bucket in candidates {
             guard let slot = buckets.index(forKey: bucket) else { continue }
             buckets.values[slot].withUnsafeBufferPointer { cookies in
+                guard let first = cookies.baseAddress else { return }
                 result.reserveCapacity(result.count + cookies.count)
                 for index in cookies.indices {
-                    // Read in place: binding the cookie to a name would copy its strings.
-                    switch Self.match(
-                        cookies[index].cookie, host: host, hostIsIP: hostIsIP, path: path, isSecure: isSecure, now: now)
+                    // Read through a pointer: a cookie bound to a name, or passed by value, is a
+                    // copy of its four strings.
+                    let cookie = (first + index).pointer(to: \.cookie)!
+                    switch Self.match(cookie, host: host, hostIsIP: hostIsIP, path: path, isSecure: isSecure, now: now)
                     {
                     case .expired:
                         sawExpired = true
                     case .no:
                         break
                     case .yes:
-                        if include(cookies[index].cookie) {
+                        if include(cookie.pointee) {
                             result.append(
                                 CookieLocation(
-                                    slot: slot, index: index, pathLength: cookies[index].cookie.path.utf8.count,
-                                    creationIndex: cookies[index].cookie.creationIndex))
+                                    slot: slot, index: index, pathLength: cookie.pointee.path.utf8.count,
+                                    creationIndex: cookie.pointee.creationIndex))
                         }
                     }
                 }
@@ -519,15 +523,15 @@ public final class CookieJar {
 
     /// Step 1's tests for one cookie: domain (host-only or domain-match), path and Secure.
     private static func match(
-        _ cookie: borrowing Cookie, host: String, hostIsIP: Bool, path: String, isSecure: Bool, now: Int64
+        _ cookie: UnsafePointer<Cookie>, host: String, hostIsIP: Bool, path: String, isSecure: Bool, now: Int64
     ) -> Match {
-        if cookie.isExpired(at: now) { return .expired }
+        if cookie.pointee.isExpired(at: now) { return .expired }
         let domainOK =
-            cookie.hostOnly
-            ? CookieMatching.same(host, cookie.domain)
-            : CookieMatching.domainMatches(host, domain: cookie.domain, stringIsIPLiteral: hostIsIP)
-        guard domainOK, CookieMatching.pathMatches(path, cookiePath: cookie.path) else { return .no }
-        return cookie.secure && !isSecure ? .no : .yes
+            cookie.pointee.hostOnly
+            ? CookieMatching.same(host, cookie.pointee.domain)
+            : CookieMatching.domainMatches(host, domain: cookie.pointee.domain, stringIsIPLiteral: hostIsIP)
+        guard domainOK, CookieMatching.pathMatches(path, cookiePath: cookie.pointee.path) else { return .no }
+        return cookie.pointee.secure && !isSecure ? .no : .yes
     }
 
     /// The buckets that can hold cookies for `host`: those keyed by the host or one of its
