@@ -15,19 +15,27 @@ public final class WorkerPool<State>: @unchecked Sendable {
     private var queue: [Job] = []
     private var head = 0
     private var stopping = false
+    /// The threads still to start (all of them until the first job).
+    private var unstarted: (count: Int, name: String, makeState: @Sendable () -> State)?
 
-    /// Starts `count` threads, each named `name` (what `top -H` shows).
+    /// A pool of `count` threads, each named `name` (what `top -H` shows). They start with the
+    /// first job: a daemon answering from its cache and jar never waits for sixteen `clone`s
+    /// before its first answer (socket activation starts it on a client's connect).
     public init(threads count: Int, named name: String, makeState: @escaping @Sendable () -> State) {
-        for _ in 0..<max(1, count) {
-            spawnThread(named: name) { [self] in self.workerMain(makeState: makeState) }
-        }
+        unstarted = (max(1, count), name, makeState)
     }
 
     /// Queues a job; it runs on some worker thread.
     public func submit(_ job: @escaping Job) {
-        lock.withLock {
+        let start = lock.withLock {
             queue.append(job)
             lock.signal()
+            defer { unstarted = nil }
+            return unstarted
+        }
+        guard let start else { return }
+        for _ in 0..<start.count {
+            spawnThread(named: start.name) { [self] in self.workerMain(makeState: start.makeState) }
         }
     }
 

@@ -25,18 +25,34 @@ struct DaemonLifecycleTests {
 
     /// `top -H` and perf tell the daemon's threads apart: the store thread and the upstream workers
     /// carry names (systemd-socket-activate execs the daemon in its own process).
+    /// The upstream workers start with the first upstream query, not before the first answer.
     @Test func theDaemonsThreadsAreNamed() throws {
-        let daemon = try DaemonHarness()
+        let upstream = try FakeHTTPServer.alibaba(answers: ["a.example": (["203.0.113.1"], [], 60)])
+        let daemon = try DaemonHarness(config: "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\n")
         let client = try daemon.connectReady()
         #expect(try client.call("status")?["result"] != nil)
-        let tasks = "/proc/\(daemon.process.pid)/task"
-        let names = try FileManager.default.contentsOfDirectory(atPath: tasks).map { task in
-            String(decoding: try Files.read("\(tasks)/\(task)/comm"), as: UTF8.self)
-                .trimmingCharacters(in: .whitespacesAndNewlines)
+        func threadNames() throws -> [String] {
+            let tasks = "/proc/\(daemon.process.pid)/task"
+            return try FileManager.default.contentsOfDirectory(atPath: tasks).map { task in
+                String(decoding: try Files.read("\(tasks)/\(task)/comm"), as: UTF8.self)
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+            }
         }
-        #expect(names.filter { $0 == "store" }.count == 1, "\(names)")
+        let beforeAnyQuery = try threadNames()
+        #expect(beforeAnyQuery.filter { $0 == "store" }.count == 1, "\(beforeAnyQuery)")
+        #expect(!beforeAnyQuery.contains("upstream"), "\(beforeAnyQuery)")
+        #expect(beforeAnyQuery.contains("httpdnsd"), "the loop keeps the program's name: \(beforeAnyQuery)")
+
+        let answer = try client.call("resolve", ["host": "a.example", "family": "ipv4"])
+        #expect(answer?["result"]?["ipv4"] == ["203.0.113.1"], "\(String(describing: answer))")
+        var names: [String] = []
+        // Each worker names itself as it starts.
+        _ = try eventually(5) {
+            names = try threadNames()
+            return names.filter { $0 == "upstream" }.count == 16
+        }
         #expect(names.filter { $0 == "upstream" }.count == 16, "\(names)")
-        #expect(names.contains("httpdnsd"), "the loop keeps the program's name: \(names)")
+        #expect(names.filter { $0 == "store" }.count == 1, "\(names)")
     }
 
     @Test func badConfigurationIsAClearStartupError() throws {

@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import HTTPDNSSystem
 import HTTPDNSTestSupport
@@ -54,6 +55,27 @@ struct WorkerPoolTests {
     }
 
     /// The workers carry their pool's name, as `top -H` and perf show it.
+    /// A pool that was never given a job holds no threads; the first job starts them all.
+    @Test func threadsStartWithTheFirstJob() throws {
+        func workers() throws -> Int {
+            try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").filter { task in
+                (try? Files.read("/proc/self/task/\(task)/comm")) == Array("lazy-worker\n".utf8)
+            }.count
+        }
+        let pool = WorkerPool<Int>(threads: 3, named: "lazy-worker") { 0 }
+        defer { pool.shutdown() }
+        #expect(try workers() == 0)
+        let loop = try EventLoop()
+        var ran = false
+        let token = loop.expectCompletion(Bool.self) { ran = $0 }
+        let poster = loop.poster
+        pool.submit { _ in poster.post(token: token, value: true) }
+        for _ in 0..<200 where !ran { loop.runTurn(maxWaitMilliseconds: 1_000) }
+        #expect(ran)
+        _ = try eventually(5) { try workers() == 3 }
+        #expect(try workers() == 3)
+    }
+
     @Test func workersAreNamed() throws {
         let loop = try EventLoop()
         let pool = WorkerPool<Int>(threads: 2, named: "test-worker") { 0 }
