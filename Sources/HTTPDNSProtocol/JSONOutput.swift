@@ -47,6 +47,18 @@ public struct JSONOutput: ~Copyable {
         append(UnsafeRawBufferPointer(bytes))
     }
 
+    /// `"`, `bytes`, `"`: one capacity check for the three.
+    @inlinable
+    public mutating func appendQuoted(_ bytes: UnsafeBufferPointer<UInt8>) {
+        if storedCapacity - storedCount < bytes.count + 2 { grow(toHold: bytes.count + 2) }
+        base[storedCount] = UInt8(ascii: "\"")
+        if let source = bytes.baseAddress, !bytes.isEmpty {
+            (base + storedCount + 1).update(from: source, count: bytes.count)
+        }
+        base[storedCount + 1 + bytes.count] = UInt8(ascii: "\"")
+        storedCount += bytes.count + 2
+    }
+
     public mutating func append(contentsOf bytes: [UInt8]) {
         bytes.withUnsafeBytes { append($0) }
     }

@@ -21,6 +21,16 @@ public enum JSONWriter {
 
     /// Appends UTF-8 bytes as a quoted, escaped string.
     public static func string(_ buffer: UnsafeBufferPointer<UInt8>, to out: inout JSONOutput) {
+        // Nearly every string needs no escape: then it is one copy between quotes.
+        var plain = true
+        for byte in buffer where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+            plain = false
+            break
+        }
+        if plain {
+            out.appendQuoted(buffer)
+            return
+        }
         out.append(UInt8(ascii: "\""))
         var runStart = 0
         for i in 0..<buffer.count {
