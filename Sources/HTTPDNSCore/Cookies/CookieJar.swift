@@ -233,9 +233,12 @@ public final class CookieJar {
         var cookie = incoming
         let key = cookie.key
         let bucket = bucketKey(cookie.domain)
-        let old = remove(key, inBucket: bucket)
+        let slot = buckets.index(forKey: bucket)
+        let existing = slot.flatMap { slot in buckets.values[slot].firstIndex { $0.cookie.hasKey(key) } }
+        let old = existing.map { buckets.values[slot!][$0].cookie }
         if cookie.isExpired(at: now) {
             if old != nil {
+                _ = remove(key, inBucket: bucket)
                 pendingChanges.append(.delete(key))
                 return .deletedExisting
             }
@@ -248,7 +251,15 @@ public final class CookieJar {
             cookie.creationIndex = nextCreationIndex
             nextCreationIndex += 1
         }
-        insert(cookie, bucket: bucket)
+        if let slot, let existing {
+            // A replacement takes the old one's place: no bucket shifts, empties or reappears
+            // (which would clear `candidateCache`). Order in a bucket means nothing: retrieval
+            // sorts, and eviction goes by `accessOrder`.
+            accessClock += 1
+            buckets.values[slot][existing] = StoredCookie(cookie: cookie, accessOrder: accessClock)
+        } else {
+            insert(cookie, bucket: bucket)
+        }
         guard enforceLimits(bucket: bucket, keeping: key, now: now) else {
             _ = remove(key, inBucket: bucket)
             if old != nil { pendingChanges.append(.delete(key)) }
