@@ -94,8 +94,9 @@ private func serialize(_ cookie: ParsedSetCookie) -> String {
     var text = cookie.name + "=" + cookie.value
     if let expires = cookie.expires { text += "; Expires=" + imfFixdate(expires) }
     if let maxAge = cookie.maxAge { text += "; Max-Age=\(maxAge)" }
-    // One leading dot is dropped on parsing, so a domain that still starts with one needs another.
-    if let domain = cookie.domain { text += "; Domain=" + (domain.hasPrefix(".") ? "." + domain : domain) }
+    // Parsing trims the value, then drops one leading dot: written after a dot, a domain that
+    // starts with a dot or a space (`Domain=. x` is " x") comes back as it was.
+    if let domain = cookie.domain { text += "; Domain=." + domain }
     if let path = cookie.path { text += "; Path=" + path }
     if cookie.secure { text += "; Secure" }
     if cookie.httpOnly { text += "; HttpOnly" }
