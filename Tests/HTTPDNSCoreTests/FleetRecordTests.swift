@@ -121,6 +121,21 @@ struct FleetRecordTests {
         #expect(stored.creationIndex == 99 && stored.lastAccess == 5 && stored.value == "abc" && stored.hostOnly)
     }
 
+    /// A path is tested as octets, as the jar stores it: "/" then a combining mark (one grapheme,
+    /// so `hasPrefix("/")` is false) is a path the jar accepts, and the fleet carries it.
+    @Test func aPathIsCheckedAsOctets() throws {
+        let path = "/\u{06EC}a"
+        let address = FleetCookieAddress(jar: "user:c", key: CookieKey(domain: "example.com", path: path, name: "sid"))
+        let version = FleetVersion(updatedAtMs: 1_767_225_600_123, machine: Self.machineA)
+        let set = FleetCookieChange(
+            address: address, version: version, content: .set(FleetCookieValue(Self.cookie(path: path))))
+        #expect(try FleetCookieChange.decode(set.encoded()).get() == set)
+        let relative = FleetCookieChange(
+            address: FleetCookieAddress(jar: "user:c", key: CookieKey(domain: "example.com", path: "a/", name: "sid")),
+            version: version, content: .deleted)
+        #expect(throws: (any Error).self) { try FleetCookieChange.decode(relative.encoded()).get() }
+    }
+
     @Test func openedCookieChangesAreRevalidated() throws {
         let address = FleetCookieAddress(jar: "user:c", key: CookieKey(domain: "example.com", path: "/", name: "sid"))
         let good = FleetCookieChange(

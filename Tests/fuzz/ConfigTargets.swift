@@ -107,7 +107,7 @@ private func checkAccepted(_ configuration: DaemonConfiguration) {
         configuration.fleet?.passwordFile,
     ] {
         guard let path else { continue }
-        require(path.hasPrefix("/"), "accepted relative path \(path.debugDescription)")
+        require(path.utf8.first == UInt8(ascii: "/"), "accepted relative path \(path.debugDescription)")
     }
     if let socket = configuration.server.socket {
         require(socket.utf8.count <= ConfigurationParser.maximumSocketPathBytes, "socket path too long for sun_path")

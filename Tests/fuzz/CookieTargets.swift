@@ -120,7 +120,8 @@ private func checkJar(_ jar: CookieJar, now: Int64) {
     var perBucket: [String: Int] = [:]
     for cookie in cookies {
         require(CookieJar.isStorable(cookie), "stored a cookie that is not storable")
-        require(cookie.path.hasPrefix("/"), "path \(cookie.path.debugDescription) does not start with /")
+        require(
+            cookie.path.utf8.first == UInt8(ascii: "/"), "path \(cookie.path.debugDescription) does not start with /")
         require(jar.rules.canonicalHost(cookie.domain) == cookie.domain, "domain \(cookie.domain) not canonical")
         require(cookie.hostOnly || !jar.rules.isPublicSuffix(cookie.domain), "domain cookie on a public suffix")
         require(!cookie.isExpired(at: now), "listed an expired cookie")

@@ -51,7 +51,7 @@ private func checkCookieChange(_ plaintext: [UInt8]) {
     let key = change.address.key
     require(!change.address.jar.isEmpty, "empty jar name")
     require(change.address.jar.utf8.count <= FleetCookieChange.maximumJarLength, "jar name over its cap")
-    require(key.path.hasPrefix("/"), "path \(key.path.debugDescription) does not start with /")
+    require(key.path.utf8.first == UInt8(ascii: "/"), "path \(key.path.debugDescription) does not start with /")
     require(!key.domain.utf8.contains { $0 >= 0x41 && $0 <= 0x5A }, "domain not lowercase")
     require(change.version.updatedAtMs >= 0, "negative update time")
     if case .set(let value) = change.content {

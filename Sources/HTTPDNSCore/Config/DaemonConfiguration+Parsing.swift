@@ -379,7 +379,8 @@ struct ConfigurationParser {
     private func absolutePath(_ assignment: INIReader.Assignment) throws(ConfigError) -> String? {
         let value = assignment.value
         if value.isEmpty { return nil }
-        guard value.hasPrefix("/"), !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        guard value.utf8.first == UInt8(ascii: "/"),
+            !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
         else { throw error(assignment, "path is not absolute: \"\(value)\"") }
         return value
     }

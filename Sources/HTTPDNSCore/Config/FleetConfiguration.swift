@@ -63,7 +63,9 @@ public enum FleetRedisAddress: Sendable, Equatable, CustomStringConvertible {
         }
         if value.hasPrefix("unix:") {
             let path = String(value.dropFirst("unix:".count))
-            guard path.hasPrefix("/") else { return .failure(FleetSettingProblem("unix: needs an absolute path")) }
+            guard path.utf8.first == UInt8(ascii: "/") else {
+                return .failure(FleetSettingProblem("unix: needs an absolute path"))
+            }
             guard path.utf8.count <= 107 else {
                 return .failure(FleetSettingProblem("socket path is longer than 107 bytes"))
             }

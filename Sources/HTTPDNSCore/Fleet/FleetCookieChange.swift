@@ -136,7 +136,7 @@ public struct FleetCookieChange: Sendable, Equatable {
         guard let domain = object["domain"]?.stringValue, !domain.isEmpty, domain.utf8.count <= HostName.maxLength + 2,
             domain == domain.lowercased(), !hasControl(domain)
         else { return .failure(FleetRecordError("invalid domain")) }
-        guard let path = object["path"]?.stringValue, path.hasPrefix("/"),
+        guard let path = object["path"]?.stringValue, path.utf8.first == UInt8(ascii: "/"),
             path.utf8.count <= SetCookieParser.maxAttributeValueOctets, !hasControl(path)
         else { return .failure(FleetRecordError("invalid path")) }
         guard let name = object["name"]?.stringValue, !hasControl(name) else {
