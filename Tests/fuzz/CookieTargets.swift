@@ -1,6 +1,8 @@
 // Targets over the cookie parsers: Set-Cookie (and the jar's storage model behind it), cookie dates,
 // and the Netscape cookies.txt import.
 
+import HTTPDNSProtocol
+
 @testable import HTTPDNSCore
 
 let cookieTargets = [
@@ -107,8 +109,8 @@ private func serialize(_ cookie: ParsedSetCookie) -> String {
 
 /// Equal as octets (String `==` would also equate canonically equivalent Unicode).
 private func sameCookie(_ a: ParsedSetCookie, _ b: ParsedSetCookie) -> Bool {
-    a == b && sameBytes(a.name, b.name) && sameBytes(a.value, b.value)
-        && sameBytes(a.domain ?? "", b.domain ?? "") && sameBytes(a.path ?? "", b.path ?? "")
+    a == b && a.name.hasSameBytes(as: b.name) && a.value.hasSameBytes(as: b.value)
+        && (a.domain ?? "").hasSameBytes(as: b.domain ?? "") && (a.path ?? "").hasSameBytes(as: b.path ?? "")
 }
 
 /// The jar's invariants, seen from outside: within its limits, and every cookie one that the storage model
@@ -171,5 +173,5 @@ private func checkNetscape(_ bytes: UnsafeBufferPointer<UInt8>) {
     require(
         reimport == NetscapeImportResult(imported: written, skipped: 0, expired: 0),
         "the export re-imports as \(reimport), not \(written) cookies")
-    require(sameBytes(copy.exportNetscape(now: now), exported), "export, import, export changed the text")
+    require(copy.exportNetscape(now: now).hasSameBytes(as: exported), "export, import, export changed the text")
 }

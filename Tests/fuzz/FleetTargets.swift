@@ -27,14 +27,14 @@ private func checkFleetRecords(_ bytes: UnsafeBufferPointer<UInt8>) {
 
 private func checkCacheRecord(_ plaintext: [UInt8], host: String, family: IPFamily) {
     guard case .success(let record) = FleetCacheRecord.decode(plaintext, host: host, family: family) else { return }
-    require(sameBytes(record.host, host) && record.family == family, "a record accepted under another key")
+    require(record.host.hasSameBytes(as: host) && record.family == family, "a record accepted under another key")
     require(record.addresses.count <= FleetCacheRecord.maximumAddresses, "\(record.addresses.count) addresses")
     require(record.negative == record.addresses.isEmpty, "negative and addresses disagree")
     for text in record.addresses {
         guard let address = IPAddress(text), address.family == family else {
             fatalError("accepted \(text.debugDescription) as a \(family) address")
         }
-        require(sameBytes(address.description, text), "address \(text) not in canonical form")
+        require(address.description.hasSameBytes(as: text), "address \(text) not in canonical form")
     }
     require(
         FleetCacheRecord.decode(record.encoded(), host: host, family: family) == .success(record),
@@ -61,5 +61,5 @@ private func checkCookieChange(_ plaintext: [UInt8]) {
     guard case .success(let again) = FleetCookieChange.decode(change.encoded()) else {
         fatalError("an encoded change is refused")
     }
-    require(again == change && sameBytes(again.address.description, change.address.description), "round trip")
+    require(again == change && again.address.description.hasSameBytes(as: change.address.description), "round trip")
 }

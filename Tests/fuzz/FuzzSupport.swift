@@ -1,10 +1,5 @@
 // Small writers the targets need for their round trips, where the project has no writer of its own.
 
-/// Equal as octets: String `==` would also equate canonically equivalent Unicode.
-func sameBytes(_ a: String, _ b: String) -> Bool {
-    a.utf8.elementsEqual(b.utf8)
-}
-
 /// A Unix time split into the proleptic Gregorian calendar (UTC).
 struct CalendarDate {
     var year: Int

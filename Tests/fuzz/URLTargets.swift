@@ -1,5 +1,7 @@
 // Targets over the URL and address parsers the cookie jar and the resolver key their state by.
 
+import HTTPDNSProtocol
+
 @testable import HTTPDNSCore
 
 let urlTargets = [
@@ -16,15 +18,17 @@ private func checkURL(_ bytes: UnsafeBufferPointer<UInt8>) {
         require(!url.host.utf8.contains { $0 >= 0x41 && $0 <= 0x5A }, "host \(url.host) not lowercased")
         require(url.isIPLiteral == (IPLiteral.canonical(url.host) != nil), "isIPLiteral wrong for \(url.host)")
         if url.isIPLiteral {
-            require(IPLiteral.canonical(url.host).map { sameBytes($0, url.host) } == true, "IP host not canonical")
+            require(
+                IPLiteral.canonical(url.host).map { $0.hasSameBytes(as: url.host) } == true, "IP host not canonical")
         }
         require(url.path.isEmpty || url.path.utf8.first.map { $0 == 0x2F || $0 == 0x5C } == true, "path \(url.path)")
         guard let again = RequestURL(url.description) else { fatalError("\(url) does not parse again") }
-        require(again == url && sameBytes(again.description, url.description), "\(url) changed when re-parsed")
+        require(again == url && again.description.hasSameBytes(as: url.description), "\(url) changed when re-parsed")
     }
     checkAddress(text)
     if let canonical = IPLiteral.canonical(text) {
-        require(IPLiteral.canonical(canonical).map { sameBytes($0, canonical) } == true, "canonical not idempotent")
+        require(
+            IPLiteral.canonical(canonical).map { $0.hasSameBytes(as: canonical) } == true, "canonical not idempotent")
     }
     if case .success(let host) = HostName.validate(text) {
         require(host.utf8.count <= HostName.maxLength, "host name of \(host.utf8.count) bytes")
