@@ -12,30 +12,20 @@ public enum JSONWriter {
 
     /// Appends a quoted, escaped string.
     public static func string(_ s: String, to out: inout JSONOutput) {
-        // Native strings hand out their UTF-8 in place; only a bridged one needs the copy.
-        if s.utf8.withContiguousStorageIfAvailable({ string($0, to: &out) }) == nil {
-            var s = s
-            s.withUTF8 { string($0, to: &out) }
-        }
+        s.withUTF8Bytes { string($0, to: &out) }
     }
 
     /// Appends UTF-8 bytes as a quoted, escaped string.
     public static func string(_ buffer: UnsafeBufferPointer<UInt8>, to out: inout JSONOutput) {
         // Nearly every string needs no escape: then it is one copy between quotes.
-        var plain = true
-        for byte in buffer where byte < 0x20 || byte == 0x22 || byte == 0x5C {
-            plain = false
-            break
-        }
-        if plain {
+        guard let firstEscape = buffer.firstIndex(where: needsEscape) else {
             out.appendQuoted(buffer)
             return
         }
         out.append(UInt8(ascii: "\""))
         var runStart = 0
-        for i in 0..<buffer.count {
+        for i in firstEscape..<buffer.count where needsEscape(buffer[i]) {
             let byte = buffer[i]
-            guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { continue }
             out.append(UnsafeBufferPointer(rebasing: buffer[runStart..<i]))
             runStart = i + 1
             switch byte {
@@ -97,10 +87,7 @@ public enum JSONWriter {
 
     /// Appends a string's UTF-8 as it is: text that is already JSON, such as a number's literal.
     static func verbatim(_ s: String, to out: inout JSONOutput) {
-        if s.utf8.withContiguousStorageIfAvailable({ out.append($0) }) == nil {
-            var s = s
-            s.withUTF8 { out.append($0) }
-        }
+        s.withUTF8Bytes { out.append($0) }
     }
 
     private static func digits(_ value: UInt64, to out: inout JSONOutput) {
@@ -120,6 +107,10 @@ public enum JSONWriter {
             out.append(UnsafeBufferPointer(rebasing: scratch[position..<20]))
         }
     }
+
+    /// Control characters, `"` and `\\`.
+    @inline(__always)
+    private static func needsEscape(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x22 || byte == 0x5C }
 
     @inline(__always)
     private static func hexDigit(_ nibble: UInt8) -> UInt8 {

@@ -217,8 +217,7 @@ struct RawObject {
 
     private func nameEquals(_ name: Range<Int>, _ field: String) -> Bool {
         guard name.count == field.utf8.count else { return false }
-        var field = field
-        return field.withUTF8 { expected in
+        return field.withUTF8Bytes { expected in
             for i in 0..<expected.count where line[name.lowerBound + i] != expected[i] { return false }
             return true
         }

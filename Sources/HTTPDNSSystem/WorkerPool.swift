@@ -30,8 +30,9 @@ public final class WorkerPool<State>: @unchecked Sendable {
         let start = lock.withLock {
             queue.append(job)
             lock.signal()
-            defer { unstarted = nil }
-            return unstarted
+            let start = unstarted
+            unstarted = nil
+            return start
         }
         guard let start else { return }
         for _ in 0..<start.count {

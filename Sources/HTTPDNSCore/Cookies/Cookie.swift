@@ -95,8 +95,7 @@ public struct CookieKey: Sendable, Hashable {
 
     /// A part's bytes, then 0xFF, never a UTF-8 byte, so the parts cannot run into each other.
     private static func combine(_ part: String, into hasher: inout Hasher) {
-        var part = part
-        part.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        part.withUTF8Bytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
         hasher.combine(0xFF as UInt8)
     }
 }

@@ -1,3 +1,5 @@
+import HTTPDNSProtocol
+
 /// One user's cookie store: RFC 6265bis section 5.7 (storage) and 5.8.3 (retrieval), plus
 /// the domain normalization of httpdnsd-rpc(7) (JARS AND ADDRESS MEMORY) and bounded size with LRU eviction.
 ///
@@ -32,6 +34,9 @@ public final class CookieJar {
     private var pendingChanges: [CookieChange] = []
     /// Which of `pendingChanges` only purged an expired cookie (positions in it).
     private var pendingPurges = Set<Int>()
+
+    /// A bucket's place in `buckets`: valid while no bucket is added or removed.
+    typealias BucketSlot = Dictionary<String, [StoredCookie]>.Index
 
     struct StoredCookie {
         var cookie: Cookie
@@ -233,12 +238,11 @@ public final class CookieJar {
         var cookie = incoming
         let key = cookie.key
         let bucket = bucketKey(cookie.domain)
-        let slot = buckets.index(forKey: bucket)
-        let existing = slot.flatMap { slot in buckets.values[slot].firstIndex { $0.cookie.hasKey(key) } }
-        let old = existing.map { buckets.values[slot!][$0].cookie }
+        let existing = location(of: key, inBucket: bucket)
+        let old = existing.map { buckets.values[$0.slot][$0.index].cookie }
         if cookie.isExpired(at: now) {
-            if old != nil {
-                _ = remove(key, inBucket: bucket)
+            if let existing {
+                removeCookie(at: existing)
                 pendingChanges.append(.delete(key))
                 return .deletedExisting
             }
@@ -251,12 +255,12 @@ public final class CookieJar {
             cookie.creationIndex = nextCreationIndex
             nextCreationIndex += 1
         }
-        if let slot, let existing {
+        if let existing {
             // A replacement takes the old one's place: no bucket shifts, empties or reappears
             // (which would clear `candidateCache`). Order in a bucket means nothing: retrieval
             // sorts, and eviction goes by `accessOrder`.
             accessClock += 1
-            buckets.values[slot][existing] = StoredCookie(cookie: cookie, accessOrder: accessClock)
+            buckets.values[existing.slot][existing.index] = StoredCookie(cookie: cookie, accessOrder: accessClock)
         } else {
             insert(cookie, bucket: bucket)
         }
@@ -278,12 +282,24 @@ public final class CookieJar {
 
     /// Removes the cookie with `key` from `bucket`, without recording a change.
     private func remove(_ key: CookieKey, inBucket bucket: String) -> Cookie? {
+        guard let location = location(of: key, inBucket: bucket) else { return nil }
+        return removeCookie(at: location)
+    }
+
+    /// Where the cookie with `key` is in `bucket`: valid until the jar changes.
+    private func location(of key: CookieKey, inBucket bucket: String) -> (slot: BucketSlot, index: Int)? {
         guard let slot = buckets.index(forKey: bucket),
             let index = buckets.values[slot].firstIndex(where: { $0.cookie.hasKey(key) })
         else { return nil }
-        let removed = buckets.values[slot].remove(at: index).cookie
-        if buckets.values[slot].isEmpty {
-            buckets.remove(at: slot)
+        return (slot, index)
+    }
+
+    /// Removes the cookie at `location`, and its bucket once empty, without recording a change.
+    @discardableResult
+    private func removeCookie(at location: (slot: BucketSlot, index: Int)) -> Cookie {
+        let removed = buckets.values[location.slot].remove(at: location.index).cookie
+        if buckets.values[location.slot].isEmpty {
+            buckets.remove(at: location.slot)
             candidateCache.removeAll()
         }
         count -= 1
@@ -449,12 +465,11 @@ public final class CookieJar {
         return String(unsafeUninitializedCapacity: length) { out in
             var written = 0
             func write(_ text: String) {
-                let copied: Void? = text.utf8.withContiguousStorageIfAvailable { bytes in
+                text.withUTF8Bytes { bytes in
                     guard let source = bytes.baseAddress, let target = out.baseAddress else { return }
                     (target + written).initialize(from: source, count: bytes.count)
                     written += bytes.count
                 }
-                if copied == nil { written = out[written...].initialize(fromContentsOf: text.utf8) }
             }
             for (position, location) in selected.enumerated() {
                 withCookie(at: location) { cookie in
@@ -479,7 +494,7 @@ public final class CookieJar {
 
     struct CookieLocation {
         /// The bucket's place in `buckets`: valid while no bucket is added or removed.
-        var slot: Dictionary<String, [StoredCookie]>.Index
+        var slot: BucketSlot
         var index: Int
         /// The cookie's sort keys (RFC 6265bis 5.8.3 step 2), so sorting needs no lookups.
         var pathLength: Int
