@@ -79,6 +79,8 @@ public enum UnixSocket {
         let fd = try makeSocket(nonBlocking: true)
         do {
             // The mode is set through umask around bind so the socket never exists with wider access.
+            // The umask is the whole process's: a child spawned meanwhile by another thread inherits
+            // it (the daemon binds before it starts any thread; tests give what they link 0755).
             let previous = umask(~mode & 0o777)
             let bound = try withAddress(path) { address, length in
                 Result { () throws(SystemError) in

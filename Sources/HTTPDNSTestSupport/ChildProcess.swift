@@ -126,3 +126,11 @@ public func runCommand(
     let stderr = (try? String(contentsOfFile: scratch.file("err"), encoding: .utf8)) ?? ""
     return CommandResult(status: status, stdout: stdout, stderr: stderr)
 }
+
+/// Gives a program a test has just linked its execute bits (0755). The umask is one per
+/// process: `UnixSocket` narrows it around `bind` while other tests start in-process servers,
+/// and a compiler spawned at that moment inherits it and writes a program that nobody may run
+/// ("Permission denied" from exec, even as root).
+public func makeExecutable(_ path: String) throws {
+    guard chmod(path, 0o755) == 0 else { throw HarnessError("chmod \(path): \(Errno.current)") }
+}

@@ -418,6 +418,7 @@ struct CurlCommandTests {
                 source, "-L", library, "-lhttpdns", "-Wl,-rpath,\(library)", "-o", program,
             ] + sanitize + curlFlags.stdout.split(whereSeparator: \.isWhitespace).map(String.init))
         try #require(build.status == 0, "\(compiler): \(build.stderr)")
+        try makeExecutable(program)
 
         let home = fixture.url(IPDirectFixture.app, "https", "/home/echo")
         let login = fixture.url(

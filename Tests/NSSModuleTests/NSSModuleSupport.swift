@@ -29,6 +29,7 @@ struct NSSArtifacts: Sendable {
                     "-ldl", "-lpthread",
                 ])
             guard compile.status == 0 else { return .failure(HarnessError("nss_probe: \(compile.stderr)")) }
+            try makeExecutable(probe)
             return .success(
                 NSSArtifacts(
                     moduleDirectory: directory, module: directory + "/libnss_httpdns.so.2", probe: probe))
