@@ -60,18 +60,13 @@ public struct LineFramer {
         })
     }
 
-    /// The offset of the first `\n` at or after `from`, eight bytes a step: a byte of a word is a
-    /// newline where the word XOR newlines has a zero byte, and `(x - 0x01…) & ~x & 0x80…` flags
-    /// the lowest zero byte exactly (a borrow only runs upward from one).
+    /// The offset of the first `\n` at or after `from`, eight bytes a step (`ByteWords`).
     static func firstNewline(in bytes: UnsafeBufferPointer<UInt8>, from: Int) -> Int? {
         guard let base = bytes.baseAddress else { return nil }
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let newlines = ones &* 0x0A
         var i = from
         while i + 8 <= bytes.count {
-            let word = UInt64(littleEndian: UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)) ^ newlines
-            let zeroBytes = (word &- ones) & ~word & (ones &* 0x80)
-            if zeroBytes != 0 { return i + zeroBytes.trailingZeroBitCount / 8 }
+            let newlines = ByteWords.equal(ByteWords.load(base, at: i), 0x0A)
+            if newlines != 0 { return i + ByteWords.firstFlagged(newlines) }
             i += 8
         }
         while i < bytes.count {

@@ -18,62 +18,71 @@ public struct Params {
     init(raw: RawObject) { storage = .raw(raw) }
 
     /// The last member named `field` (duplicates: the last wins, as `JSONObject` lookups do).
-    func value(_ field: String) -> ParamValue? {
+    /// Field names are literals: the fast lane compares them to the request's bytes in place.
+    func value(_ field: StaticString) -> ParamValue? {
         switch storage {
         case .tree(let object):
-            return object[field].map(ParamValue.tree)
+            return object[field.description].map(ParamValue.tree)
         case .raw(let object):
             guard let member = object.last(named: field) else { return nil }
-            return .raw(object.line, member.value)
+            return .raw(object.line, member)
         }
     }
 
-    public func requiredString(_ field: String) throws(RPCError) -> String {
-        guard let value = value(field), !value.isNull else { throw .invalidParams(field: field, "is required") }
+    public func requiredString(_ field: StaticString) throws(RPCError) -> String {
+        guard let value = value(field), !value.isNull else {
+            throw .invalidParams(field: field.description, "is required")
+        }
         guard let s = value.stringValue else {
-            throw .invalidParams(field: field, "must be a string, not \(value.typeName)")
+            throw .invalidParams(field: field.description, "must be a string, not \(value.typeName)")
         }
         return s
     }
 
-    public func optionalString(_ field: String) throws(RPCError) -> String? {
+    public func optionalString(_ field: StaticString) throws(RPCError) -> String? {
         guard let value = value(field), !value.isNull else { return nil }
         guard let s = value.stringValue else {
-            throw .invalidParams(field: field, "must be a string, not \(value.typeName)")
+            throw .invalidParams(field: field.description, "must be a string, not \(value.typeName)")
         }
         return s
     }
 
-    public func optionalBool(_ field: String) throws(RPCError) -> Bool? {
+    public func optionalBool(_ field: StaticString) throws(RPCError) -> Bool? {
         guard let value = value(field), !value.isNull else { return nil }
         guard let b = value.boolValue else {
-            throw .invalidParams(field: field, "must be a boolean, not \(value.typeName)")
+            throw .invalidParams(field: field.description, "must be a boolean, not \(value.typeName)")
         }
         return b
     }
 
     /// An integer within `range` (fractions and exponents are rejected).
-    public func optionalInt(_ field: String, in range: ClosedRange<Int64>) throws(RPCError) -> Int64? {
+    public func optionalInt(_ field: StaticString, in range: ClosedRange<Int64>) throws(RPCError) -> Int64? {
         guard let value = value(field), !value.isNull else { return nil }
         guard let number = value.numberValue else {
-            throw .invalidParams(field: field, "must be an integer, not \(value.typeName)")
+            throw .invalidParams(field: field.description, "must be an integer, not \(value.typeName)")
         }
-        guard let int = number.int64Value else { throw .invalidParams(field: field, "must be an integer") }
+        guard let int = number.int64Value else { throw .invalidParams(field: field.description, "must be an integer") }
         guard range.contains(int) else {
-            throw .invalidParams(field: field, "must be between \(range.lowerBound) and \(range.upperBound)")
+            throw .invalidParams(
+                field: field.description, "must be between \(range.lowerBound) and \(range.upperBound)")
         }
         return int
     }
 
-    public func requiredStringArray(_ field: String) throws(RPCError) -> [String] {
-        guard let value = value(field), !value.isNull else { throw .invalidParams(field: field, "is required") }
-        return try value.strings(field: field)
+    public func requiredStringArray(_ field: StaticString) throws(RPCError) -> [String] {
+        guard let value = value(field), !value.isNull else {
+            throw .invalidParams(field: field.description, "is required")
+        }
+        return try value.strings(field: field.description)
     }
 
     /// One of a fixed set of strings.
-    public func optionalEnum<E: RawRepresentable<String>>(_ field: String, _ type: E.Type) throws(RPCError) -> E? {
+    public func optionalEnum<E: RawRepresentable<String>>(_ field: StaticString, _ type: E.Type) throws(RPCError) -> E?
+    {
         guard let raw = try optionalString(field) else { return nil }
-        guard let value = E(rawValue: raw) else { throw .invalidParams(field: field, "unknown value \"\(raw)\"") }
+        guard let value = E(rawValue: raw) else {
+            throw .invalidParams(field: field.description, "unknown value \"\(raw)\"")
+        }
         return value
     }
 }
@@ -81,7 +90,7 @@ public struct Params {
 /// One member's value: a tree node, or its bytes in a request line that was already validated.
 enum ParamValue {
     case tree(JSON)
-    case raw(UnsafeBufferPointer<UInt8>, Range<Int>)
+    case raw(UnsafeBufferPointer<UInt8>, RawObject.Member)
 
     /// A cursor at a raw value. The line was validated as a whole, so nothing here can fail.
     private static func cursor(_ line: UnsafeBufferPointer<UInt8>, at offset: Int) -> JSONCursor {
@@ -91,7 +100,7 @@ enum ParamValue {
     }
 
     private var firstByte: UInt8? {
-        if case .raw(let line, let range) = self { return line[range.lowerBound] }
+        if case .raw(let line, let member) = self { return line[member.value.lowerBound] }
         return nil
     }
 
@@ -105,7 +114,7 @@ enum ParamValue {
     var typeName: String {
         switch self {
         case .tree(let json): return json.typeName
-        case .raw(let line, let range): return Self.typeName(startingWith: line[range.lowerBound])
+        case .raw(let line, let member): return Self.typeName(startingWith: line[member.value.lowerBound])
         }
     }
 
@@ -125,8 +134,15 @@ enum ParamValue {
         switch self {
         case .tree(let json):
             return json.stringValue
-        case .raw(let line, let range):
+        case .raw(let line, let member):
+            let range = member.value
             guard line[range.lowerBound] == UInt8(ascii: "\"") else { return nil }
+            // Validated with the line: without an escape, the value is the bytes between the quotes.
+            guard member.valueHasEscape else {
+                return String(
+                    decoding: UnsafeBufferPointer(rebasing: line[(range.lowerBound + 1)..<(range.upperBound - 1)]),
+                    as: UTF8.self)
+            }
             var cursor = Self.cursor(line, at: range.lowerBound)
             return try? cursor.parseString()
         }
@@ -135,8 +151,8 @@ enum ParamValue {
     var boolValue: Bool? {
         switch self {
         case .tree(let json): return json.boolValue
-        case .raw(let line, let range):
-            switch line[range.lowerBound] {
+        case .raw(let line, let member):
+            switch line[member.value.lowerBound] {
             case UInt8(ascii: "t"): return true
             case UInt8(ascii: "f"): return false
             default: return nil
@@ -148,7 +164,8 @@ enum ParamValue {
         switch self {
         case .tree(let json):
             return json.numberValue
-        case .raw(let line, let range):
+        case .raw(let line, let member):
+            let range = member.value
             let first = line[range.lowerBound]
             guard first == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else {
                 return nil
@@ -163,7 +180,7 @@ enum ParamValue {
         switch self {
         case .tree(let json):
             guard let elements = json.arrayValue else {
-                throw .invalidParams(field: field, "must be an array of strings, not \(json.typeName)")
+                throw .invalidParams(field: field.description, "must be an array of strings, not \(json.typeName)")
             }
             var strings: [String] = []
             strings.reserveCapacity(elements.count)
@@ -174,9 +191,10 @@ enum ParamValue {
                 strings.append(s)
             }
             return strings
-        case .raw(let line, let range):
+        case .raw(let line, let member):
+            let range = member.value
             guard line[range.lowerBound] == UInt8(ascii: "[") else {
-                throw .invalidParams(field: field, "must be an array of strings, not \(typeName)")
+                throw .invalidParams(field: field.description, "must be an array of strings, not \(typeName)")
             }
             var strings: [String] = []
             var cursor = Self.cursor(line, at: range.lowerBound + 1)
@@ -205,21 +223,22 @@ struct RawObject {
         /// The name's bytes, between the quotes (never holding an escape).
         var name: Range<Int>
         var value: Range<Int>
+        /// The value is a string holding an escape (its bytes then differ from its content).
+        var valueHasEscape = false
     }
 
     let line: UnsafeBufferPointer<UInt8>
     let members: [Member]
 
-    func last(named field: String) -> Member? {
+    func last(named field: StaticString) -> Member? {
         for member in members.reversed() where nameEquals(member.name, field) { return member }
         return nil
     }
 
-    private func nameEquals(_ name: Range<Int>, _ field: String) -> Bool {
-        guard name.count == field.utf8.count else { return false }
-        return field.withUTF8Bytes { expected in
-            for i in 0..<expected.count where line[name.lowerBound + i] != expected[i] { return false }
-            return true
-        }
+    private func nameEquals(_ name: Range<Int>, _ field: StaticString) -> Bool {
+        guard name.count == field.utf8CodeUnitCount else { return false }
+        let expected = field.utf8Start
+        for i in 0..<name.count where line[name.lowerBound + i] != expected[i] { return false }
+        return true
     }
 }

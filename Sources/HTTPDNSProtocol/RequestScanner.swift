@@ -101,8 +101,13 @@ public struct RequestScanner {
         while true {
             guard let name = try Self.memberName(&cursor) else { return false }
             let start = cursor.index
-            try cursor.skipValue(depth: 2)
-            members.append(RawObject.Member(name: name, value: start..<cursor.index))
+            var hasEscape = false
+            if !cursor.atEnd && cursor.current == UInt8(ascii: "\"") {
+                hasEscape = try cursor.skipString()
+            } else {
+                try cursor.skipValue(depth: 2)
+            }
+            members.append(RawObject.Member(name: name, value: start..<cursor.index, valueHasEscape: hasEscape))
             cursor.skipWhitespace()
             guard !cursor.atEnd else { return false }
             if cursor.current == UInt8(ascii: ",") {

@@ -315,3 +315,55 @@ struct JSONParserErrorOffsetTests {
         #expect((1...12).contains(badPair.offset), "\(badPair)")
     }
 }
+
+/// Strings are scanned eight bytes at a time up to the first byte that is not plain ASCII; each
+/// kind of such byte must stop the run at every place in a word, whatever the string's alignment.
+struct JSONStringRunTests {
+    /// (bytes after the plain run, the string they make, or nil when the text is invalid)
+    static let stops: [(bytes: [UInt8], value: String?)] = [
+        (Array(#"""#.utf8), ""),
+        (Array(#"\n""#.utf8), "\n"),
+        (Array(#"\"""#.utf8), "\""),
+        (Array(#"\\""#.utf8), "\\"),
+        ([0xC3, 0xA9, 0x22], "é"),
+        ([0x7F, 0x22], "\u{7F}"),
+        ([0x1F, 0x22], nil),
+        ([0x00, 0x22], nil),
+        ([0xFF, 0x22], nil),
+        ([0x80, 0x22], nil),
+    ]
+
+    @Test func everyStopAtEveryOffsetAndAlignment() {
+        for alignment in 0..<8 {
+            for plainLength in 0...24 {
+                let plain = (0..<plainLength).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+                for stop in Self.stops {
+                    // Leading spaces move the string across word boundaries; trailing plain bytes
+                    // make sure a later byte is not taken for the stop.
+                    let line =
+                        [UInt8](repeating: 0x20, count: alignment) + [0x22] + plain + stop.bytes.dropLast()
+                        + Array("tail".utf8) + [0x22]
+                    let expected = stop.value.map { String(decoding: plain, as: UTF8.self) + $0 + "tail" }
+                    let wholeLine = [0x22] + plain + stop.bytes
+                    if stop.bytes == [0x22] {
+                        // The string ends at the stop: what follows is not part of it.
+                        #expect(parsed(wholeLine) == .string(String(decoding: plain, as: UTF8.self)))
+                        continue
+                    }
+                    #expect(
+                        parsed(line) == expected.map(JSON.string),
+                        "alignment \(alignment), \(plainLength) plain, stop \(stop.bytes)")
+                    let request =
+                        [UInt8](repeating: 0x20, count: alignment)
+                        + Array(#"{"jsonrpc":"2.0","id":1,"method":"resolve","params":{"host":"#.utf8)
+                        + line.drop(while: { $0 == 0x20 }) + Array("}}".utf8)
+                    let verdict = request.withUnsafeBufferPointer(compareScannerWithDecoder)
+                    if case .disagreed(let how) = verdict { Issue.record("\(how): \(request)") }
+                    if expected != nil, case .declined = verdict, !stop.bytes.contains(0x5C) {
+                        Issue.record("the fast lane declined a plain request: \(request)")
+                    }
+                }
+            }
+        }
+    }
+}

@@ -64,46 +64,57 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
         return "\(scheme)://\(hostPart)\(portPart)\(path)\(queryPart)"
     }
 
-    private typealias Bytes = Slice<UnsafeBufferPointer<UInt8>>
-
+    // The parser walks integer offsets over the bytes: slices and their generic algorithms
+    // measured as a seventh of a cookie lookup.
     private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> RequestURL? {
+        let count = bytes.count
         // Spaces and control characters are refused anywhere (no silent trimming).
-        guard !bytes.isEmpty, !bytes.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else { return nil }
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon > 0 else { return nil }
-        guard let scheme = supportedScheme(bytes[..<colon]) else { return nil }
-        var index = colon + 1
-        guard bytes.count >= index + 2, bytes[index] == UInt8(ascii: "/"), bytes[index + 1] == UInt8(ascii: "/") else {
+        var colon = -1
+        for index in 0..<count {
+            let byte = bytes[index]
+            if byte <= 0x20 || byte == 0x7F { return nil }
+            if byte == UInt8(ascii: ":") && colon < 0 { colon = index }
+        }
+        guard colon > 0, let scheme = supportedScheme(UnsafeBufferPointer(rebasing: bytes[..<colon])) else {
             return nil
         }
-        index += 2
-        var authorityEnd = index
-        while authorityEnd < bytes.count, !isAuthorityTerminator(bytes[authorityEnd]) { authorityEnd += 1 }
-        var authority = bytes[index..<authorityEnd]
-        // Drop user information; it plays no part in cookie scoping.
-        if let at = authority.lastIndex(of: UInt8(ascii: "@")) {
-            authority = authority[(at + 1)...]
+        let authorityStart = colon + 3
+        guard count >= authorityStart, bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/")
+        else { return nil }
+        var authorityEnd = authorityStart
+        // Userinfo ends at the authority's last "@"; it plays no part in cookie scoping.
+        var hostStart = authorityStart
+        while authorityEnd < count {
+            let byte = bytes[authorityEnd]
+            if isAuthorityTerminator(byte) { break }
+            if byte == UInt8(ascii: "@") { hostStart = authorityEnd + 1 }
+            authorityEnd += 1
         }
-        guard let (host, isIPLiteral, port) = parseHostAndPort(authority) else { return nil }
+        guard let (host, isIPLiteral, port) = parseHostAndPort(bytes, hostStart..<authorityEnd) else { return nil }
 
         var pathEnd = authorityEnd
-        while pathEnd < bytes.count, bytes[pathEnd] != UInt8(ascii: "?"), bytes[pathEnd] != UInt8(ascii: "#") {
+        while pathEnd < count, bytes[pathEnd] != UInt8(ascii: "?"), bytes[pathEnd] != UInt8(ascii: "#") {
             pathEnd += 1
         }
-        let path = String(decoding: bytes[authorityEnd..<pathEnd], as: UTF8.self)
+        let path = string(bytes, authorityEnd..<pathEnd)
         var query: String?
-        if pathEnd < bytes.count, bytes[pathEnd] == UInt8(ascii: "?") {
+        if pathEnd < count, bytes[pathEnd] == UInt8(ascii: "?") {
             var queryEnd = pathEnd + 1
-            while queryEnd < bytes.count, bytes[queryEnd] != UInt8(ascii: "#") { queryEnd += 1 }
-            query = String(decoding: bytes[(pathEnd + 1)..<queryEnd], as: UTF8.self)
+            while queryEnd < count, bytes[queryEnd] != UInt8(ascii: "#") { queryEnd += 1 }
+            query = string(bytes, (pathEnd + 1)..<queryEnd)
         }
         return RequestURL(scheme: scheme, host: host, isIPLiteral: isIPLiteral, port: port, path: path, query: query)
     }
 
+    private static func string(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
+        range.isEmpty ? "" : String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+    }
+
     /// The scheme as one of `supportedSchemes` (ASCII case-insensitively), without building a string.
-    private static func supportedScheme(_ bytes: Bytes) -> String? {
+    private static func supportedScheme(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
         func isScheme(_ name: StaticString) -> Bool {
             guard bytes.count == name.utf8CodeUnitCount else { return false }
-            for (offset, byte) in bytes.enumerated() where asciiLowercased(byte) != name.utf8Start[offset] {
+            for offset in 0..<bytes.count where asciiLowercased(bytes[offset]) != name.utf8Start[offset] {
                 return false
             }
             return true
@@ -120,54 +131,72 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
             || byte == UInt8(ascii: "\\")
     }
 
-    private static func parseHostAndPort(_ authority: Bytes) -> (host: String, isIPLiteral: Bool, port: UInt16?)? {
+    private static func parseHostAndPort(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ authority: Range<Int>
+    ) -> (host: String, isIPLiteral: Bool, port: UInt16?)? {
         guard !authority.isEmpty else { return nil }
-        var hostBytes: Bytes
-        var rest: Bytes
-        if authority.first == UInt8(ascii: "[") {
-            guard let close = authority.firstIndex(of: UInt8(ascii: "]")) else { return nil }
-            hostBytes = authority[authority.startIndex...close]
-            rest = authority[(close + 1)...]
-        } else if let colon = authority.firstIndex(of: UInt8(ascii: ":")) {
-            hostBytes = authority[..<colon]
-            rest = authority[colon...]
+        // The host ends at the first "]" of a bracketed literal, else at the first ":".
+        let hostEnd: Int
+        if bytes[authority.lowerBound] == UInt8(ascii: "[") {
+            guard let close = authority.first(where: { bytes[$0] == UInt8(ascii: "]") }) else { return nil }
+            hostEnd = close + 1
         } else {
-            hostBytes = authority
-            rest = authority[authority.endIndex...]
+            hostEnd = authority.first(where: { bytes[$0] == UInt8(ascii: ":") }) ?? authority.upperBound
         }
         var port: UInt16?
-        if !rest.isEmpty {
-            guard rest.first == UInt8(ascii: ":") else { return nil }
-            let digits = rest.dropFirst()
+        if hostEnd < authority.upperBound {
+            guard bytes[hostEnd] == UInt8(ascii: ":") else { return nil }
             // An empty port (`host:`) means the default port (RFC 3986 section 3.2.3).
+            let digits = (hostEnd + 1)..<authority.upperBound
             if !digits.isEmpty {
-                guard digits.count <= 5, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
-                let value = digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+                guard digits.count <= 5 else { return nil }
+                var value = 0
+                for index in digits {
+                    let byte = bytes[index]
+                    guard byte >= 0x30 && byte <= 0x39 else { return nil }
+                    value = value * 10 + Int(byte - 0x30)
+                }
                 guard value <= 65535 else { return nil }
                 port = UInt16(value)
             }
         }
-        guard !hostBytes.isEmpty else { return nil }
-        if hostBytes.first == UInt8(ascii: "[") {
-            guard hostBytes.last == UInt8(ascii: "]"),
-                let v6 = IPAddress(ipv6: String(decoding: hostBytes.dropFirst().dropLast(), as: UTF8.self))
+        let hostRange = authority.lowerBound..<hostEnd
+        guard !hostRange.isEmpty else { return nil }
+        let host = UnsafeBufferPointer(rebasing: bytes[hostRange])
+        if host[0] == UInt8(ascii: "[") {
+            guard host.count >= 2, host[host.count - 1] == UInt8(ascii: "]"),
+                let v6 = IPAddress(
+                    ipv6: String(decoding: UnsafeBufferPointer(rebasing: host.dropFirst().dropLast()), as: UTF8.self))
             else { return nil }
             return (v6.description, true, port)
         }
-        if let v4 = IPAddress.parseIPv4(hostBytes).flatMap({ IPAddress(bytes: $0) }) {
+        if let v4 = IPAddress.parseIPv4(host).flatMap({ IPAddress(bytes: $0) }) {
             return (v4.description, true, port)
         }
-        guard hostBytes.allSatisfy(isHostByte) else { return nil }
+        var hasUppercase = false
+        var lastLabelAllDigits = false
+        var lastLabelEmpty = true
+        for byte in host {
+            guard isHostByte(byte) else { return nil }
+            if byte == UInt8(ascii: ".") {
+                lastLabelEmpty = true
+                lastLabelAllDigits = false
+                continue
+            }
+            let isDigit = byte >= 0x30 && byte <= 0x39
+            lastLabelAllDigits = isDigit && (lastLabelEmpty || lastLabelAllDigits)
+            lastLabelEmpty = false
+            hasUppercase = hasUppercase || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+        }
         // A host whose last label is a number must be an IPv4 address (WHATWG "ends in a
         // number"); anything else of that shape is refused rather than read as a name.
-        let lastLabel = hostBytes[((hostBytes.lastIndex(of: UInt8(ascii: ".")) ?? hostBytes.startIndex - 1) + 1)...]
-        if !lastLabel.isEmpty, lastLabel.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) { return nil }
-        let hasUppercase = hostBytes.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
-        let host =
-            hasUppercase
-            ? String(decoding: hostBytes.map(asciiLowercased), as: UTF8.self)
-            : String(decoding: hostBytes, as: UTF8.self)
-        return (host, false, port)
+        if lastLabelAllDigits { return nil }
+        guard hasUppercase else { return (String(decoding: host, as: UTF8.self), false, port) }
+        let lowercased = String(unsafeUninitializedCapacity: host.count) { target in
+            for index in 0..<host.count { target[index] = asciiLowercased(host[index]) }
+            return host.count
+        }
+        return (lowercased, false, port)
     }
 
     /// Letters, digits, `-`, `.`, `_`, `~` and non-ASCII bytes (IDNA host names as written).
