@@ -144,21 +144,30 @@ extension JSON: ExpressibleByStringLiteral, ExpressibleByBooleanLiteral, Express
 
 extension String {
     /// Equal UTF-8 bytes (RFC 8259 §8.3 and RFC 6265bis compare octets; `==` would also equate
-    /// canonically equivalent Unicode). Compared over contiguous storage: the generic
-    /// `elementsEqual` on `UTF8View` showed in profiles.
+    /// canonically equivalent Unicode).
     @inlinable
     public func hasSameBytes(as other: String) -> Bool {
         guard utf8.count == other.utf8.count else { return false }
-        // In place; `withUTF8Bytes` here measured 700 instructions more per cookie lookup (its
-        // nested generic closures are not flattened), so only bridged strings take the slow road.
-        let compared: Bool?? = utf8.withContiguousStorageIfAvailable { x in
-            other.utf8.withContiguousStorageIfAvailable { y in
-                for i in 0..<x.count where x[i] != y[i] { return false }
-                return true
-            }
+        return withUTF8Bytes(and: other) { x, y in
+            for i in 0..<x.count where x[i] != y[i] { return false }
+            return true
         }
-        if let compared, let same = compared { return same }
-        return utf8.elementsEqual(other.utf8)
+    }
+
+    /// A test over this string's and `other`'s UTF-8, both in place (copies only for bridged
+    /// strings). Not generic and always inlined: the generic `withUTF8Bytes` nested in itself
+    /// was not flattened and cost 700 instructions more per cookie lookup; `var` copies for
+    /// `withUTF8` cost a retain and a release each.
+    @inlinable @inline(__always)
+    public func withUTF8Bytes(
+        and other: String, _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Bool
+    ) -> Bool {
+        let inPlace: Bool?? = utf8.withContiguousStorageIfAvailable { x in
+            other.utf8.withContiguousStorageIfAvailable { y in body(x, y) }
+        }
+        if let inPlace, let result = inPlace { return result }
+        return Array(utf8).withUnsafeBufferPointer { x in Array(other.utf8).withUnsafeBufferPointer { y in body(x, y) }
+        }
     }
 
     /// `body` over the string's UTF-8: in place when its storage is contiguous (every native

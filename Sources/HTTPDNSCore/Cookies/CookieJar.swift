@@ -417,10 +417,11 @@ public final class CookieJar {
         let request = try effectiveRequest(url, normalizedHost: normalizedHost)
         let crossSite = siteForCookies.map { isCrossSite(request: request.url, site: $0) } ?? false
         var selected = matchingCookies(for: request, now: now) { cookie in
-            if cookie.httpOnly && forScript { return false }
-            if crossSite && cookie.sameSite != .none {
+            if cookie.pointee.httpOnly && forScript { return false }
+            let sameSite = cookie.pointee.sameSite
+            if crossSite && sameSite != .none {
                 // Only HTTP retrievals of Lax/Default cookies for top-level navigations.
-                return !forScript && (cookie.sameSite == .lax || cookie.sameSite == .default) && topLevelNavigation
+                return !forScript && (sameSite == .lax || sameSite == .default) && topLevelNavigation
             }
             return true
         }
@@ -432,8 +433,11 @@ public final class CookieJar {
         // Step 3: last-access-time.
         for location in selected {
             accessClock += 1
-            buckets.values[location.slot][location.index].cookie.lastAccess = now
-            buckets.values[location.slot][location.index].accessOrder = accessClock
+            let order = accessClock
+            buckets.values[location.slot].withUnsafeMutableBufferPointer { cookies in
+                cookies[location.index].cookie.lastAccess = now
+                cookies[location.index].accessOrder = order
+            }
         }
         let header = serializedHeader(selected)
         // CTLs are refused at every entry point (parse, load, import), so no CR or LF can
@@ -455,34 +459,46 @@ public final class CookieJar {
     /// piece was a sixth of a retrieval.
     private func serializedHeader(_ selected: [CookieLocation]) -> String {
         var length = 0
-        for (position, location) in selected.enumerated() {
-            withCookie(at: location) { cookie in
-                if position > 0 { length += 2 }
-                if !cookie.pointee.name.isEmpty { length += cookie.pointee.name.utf8.count + 1 }
-                length += cookie.pointee.value.utf8.count
-            }
+        for location in selected {
+            // "; " and "=" included: at most three bytes more than the header needs.
+            length += withCookie(at: location) { $0.pointee.name.utf8.count + $0.pointee.value.utf8.count + 3 }
         }
         return String(unsafeUninitializedCapacity: length) { out in
+            guard let target = out.baseAddress else { return 0 }
             var written = 0
-            func write(_ text: String) {
-                text.withUTF8Bytes { bytes in
-                    guard let source = bytes.baseAddress, let target = out.baseAddress else { return }
-                    (target + written).initialize(from: source, count: bytes.count)
-                    written += bytes.count
-                }
-            }
             for (position, location) in selected.enumerated() {
                 withCookie(at: location) { cookie in
-                    if position > 0 { write("; ") }
-                    if !cookie.pointee.name.isEmpty {
-                        write(cookie.pointee.name)
-                        write("=")
+                    if position > 0 {
+                        target[written] = UInt8(ascii: ";")
+                        target[written + 1] = UInt8(ascii: " ")
+                        written += 2
                     }
-                    write(cookie.pointee.value)
+                    if !cookie.pointee.name.isEmpty {
+                        written += Self.copyUTF8(of: cookie.pointee.name, to: target + written)
+                        target[written] = UInt8(ascii: "=")
+                        written += 1
+                    }
+                    written += Self.copyUTF8(of: cookie.pointee.value, to: target + written)
                 }
             }
             return written
         }
+    }
+
+    /// Copies `text`'s UTF-8 to `target`; returns how many bytes. Not generic: the generic
+    /// `withUTF8Bytes` per piece was most of the header's cost.
+    private static func copyUTF8(of text: String, to target: UnsafeMutablePointer<UInt8>) -> Int {
+        let copied = text.utf8.withContiguousStorageIfAvailable { bytes in
+            if let source = bytes.baseAddress { target.initialize(from: source, count: bytes.count) }
+            return bytes.count
+        }
+        if let copied { return copied }
+        var count = 0
+        for byte in text.utf8 {
+            target[count] = byte
+            count += 1
+        }
+        return count
     }
 
     /// The cookie at `location`, read where it is stored (a copy would retain its strings).
@@ -504,36 +520,40 @@ public final class CookieJar {
     /// Step 1 of retrieval without the SameSite/HttpOnly filters (given by `include`):
     /// domain, host-only, path and Secure. Removes expired cookies it comes across.
     func matchingCookies(
-        for request: EffectiveRequest, now: Int64, include: (Cookie) -> Bool
+        for request: EffectiveRequest, now: Int64, include: (UnsafePointer<Cookie>) -> Bool
     ) -> [CookieLocation] {
         let host = request.host
         let hostIsIP = request.url.isIPLiteral
-        let path = request.url.cookiePath
         let candidates = candidateBuckets(forHost: host, isIPLiteral: hostIsIP)
         var result: [CookieLocation] = []
         var sawExpired = false
         let isSecure = request.url.isSecure
-        for bucket in candidates {
-            guard let slot = buckets.index(forKey: bucket) else { continue }
-            buckets.values[slot].withUnsafeBufferPointer { cookies in
-                guard let first = cookies.baseAddress else { return }
-                result.reserveCapacity(result.count + cookies.count)
-                for index in cookies.indices {
-                    // Read through a pointer: a cookie bound to a name, or passed by value, is a
-                    // copy of its four strings.
-                    let cookie = (first + index).pointer(to: \.cookie)!
-                    switch Self.match(cookie, host: host, hostIsIP: hostIsIP, path: path, isSecure: isSecure, now: now)
-                    {
-                    case .expired:
-                        sawExpired = true
-                    case .no:
-                        break
-                    case .yes:
-                        if include(cookie.pointee) {
-                            result.append(
-                                CookieLocation(
-                                    slot: slot, index: index, pathLength: cookie.pointee.path.utf8.count,
-                                    creationIndex: cookie.pointee.creationIndex))
+        // The request's host and path in place once, each cookie's strings in place where they
+        // are stored: a cookie bound to a name, or passed by value, is a copy of four strings.
+        host.withUTF8Bytes { host in
+            request.url.cookiePath.withUTF8Bytes { path in
+                for bucket in candidates {
+                    guard let slot = buckets.index(forKey: bucket) else { continue }
+                    buckets.values[slot].withUnsafeBufferPointer { cookies in
+                        guard let first = cookies.baseAddress else { return }
+                        result.reserveCapacity(result.count + cookies.count)
+                        for index in cookies.indices {
+                            let cookie = (first + index).pointer(to: \.cookie)!
+                            switch Self.match(
+                                cookie, host: host, hostIsIP: hostIsIP, path: path, isSecure: isSecure, now: now)
+                            {
+                            case .expired:
+                                sawExpired = true
+                            case .no:
+                                break
+                            case .yes:
+                                if include(cookie) {
+                                    result.append(
+                                        CookieLocation(
+                                            slot: slot, index: index, pathLength: cookie.pointee.path.utf8.count,
+                                            creationIndex: cookie.pointee.creationIndex))
+                                }
+                            }
                         }
                     }
                 }
@@ -549,15 +569,21 @@ public final class CookieJar {
 
     /// Step 1's tests for one cookie: domain (host-only or domain-match), path and Secure.
     private static func match(
-        _ cookie: UnsafePointer<Cookie>, host: String, hostIsIP: Bool, path: String, isSecure: Bool, now: Int64
+        _ cookie: UnsafePointer<Cookie>, host: UnsafeBufferPointer<UInt8>, hostIsIP: Bool,
+        path: UnsafeBufferPointer<UInt8>, isSecure: Bool, now: Int64
     ) -> Match {
         if cookie.pointee.isExpired(at: now) { return .expired }
-        let domainOK =
+        if cookie.pointee.secure && !isSecure { return .no }
+        let domainOK = cookie.pointee.domain.utf8.withContiguousStorageIfAvailable { domain in
             cookie.pointee.hostOnly
-            ? CookieMatching.same(host, cookie.pointee.domain)
-            : CookieMatching.domainMatches(host, domain: cookie.pointee.domain, stringIsIPLiteral: hostIsIP)
-        guard domainOK, CookieMatching.pathMatches(path, cookiePath: cookie.pointee.path) else { return .no }
-        return cookie.pointee.secure && !isSecure ? .no : .yes
+                ? CookieMatching.same(host, domain)
+                : CookieMatching.domainMatches(host, domain: domain, hostIsIPLiteral: hostIsIP)
+        }
+        guard domainOK ?? false else { return .no }
+        let pathOK = cookie.pointee.path.utf8.withContiguousStorageIfAvailable { cookiePath in
+            CookieMatching.pathMatches(path, cookiePath: cookiePath)
+        }
+        return pathOK ?? false ? .yes : .no
     }
 
     /// The buckets that can hold cookies for `host`: those keyed by the host or one of its
@@ -608,7 +634,7 @@ public final class CookieJar {
         switch scope {
         case .url(let url, let normalizedHost):
             let request = try effectiveRequest(url, normalizedHost: normalizedHost)
-            let keys = matchingCookies(for: request, now: now, include: nameMatches).map {
+            let keys = matchingCookies(for: request, now: now, include: { nameMatches($0.pointee) }).map {
                 (buckets.values[$0.slot][$0.index].cookie.key, buckets.keys[$0.slot])
             }
             for (key, bucket) in keys { evict(key, bucket: bucket) }

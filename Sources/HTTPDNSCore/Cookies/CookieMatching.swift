@@ -9,24 +9,23 @@ public enum CookieMatching {
         domainMatches(string, domain: domain, stringIsIPLiteral: IPLiteral.isIPLiteral(string))
     }
 
-    /// `domainMatches` when the caller already knows whether `string` is an IP literal (the
-    /// retrieval loop asks once per request, not once per cookie).
+    /// `domainMatches` when the caller already knows whether `string` is an IP literal.
     static func domainMatches(_ string: String, domain: String, stringIsIPLiteral: Bool) -> Bool {
-        let hostCount = string.utf8.count
-        let suffixCount = domain.utf8.count
-        if hostCount == suffixCount { return string.hasSameBytes(as: domain) }
-        guard suffixCount > 0, hostCount > suffixCount, !stringIsIPLiteral else { return false }
-        // Over contiguous bytes: the generic reversed-view comparison showed in retrieval profiles.
-        var host = string
-        var suffix = domain
-        return host.withUTF8 { host in
-            suffix.withUTF8 { suffix in
-                let offset = hostCount - suffixCount
-                guard host[offset - 1] == UInt8(ascii: ".") else { return false }
-                for i in 0..<suffixCount where host[offset + i] != suffix[i] { return false }
-                return true
-            }
+        string.withUTF8Bytes(and: domain) { host, domain in
+            domainMatches(host, domain: domain, hostIsIPLiteral: stringIsIPLiteral)
         }
+    }
+
+    /// `domainMatches` on octets (the retrieval loop has the request's host in place once).
+    static func domainMatches(
+        _ host: UnsafeBufferPointer<UInt8>, domain: UnsafeBufferPointer<UInt8>, hostIsIPLiteral: Bool
+    ) -> Bool {
+        if host.count == domain.count { return same(host, domain) }
+        guard domain.count > 0, host.count > domain.count, !hostIsIPLiteral else { return false }
+        let offset = host.count - domain.count
+        guard host[offset - 1] == UInt8(ascii: ".") else { return false }
+        for i in 0..<domain.count where host[offset + i] != domain[i] { return false }
+        return true
     }
 
     /// 5.1.4: the default-path of a request path.
@@ -39,23 +38,28 @@ public enum CookieMatching {
 
     /// 5.1.4: `requestPath` path-matches `cookiePath`.
     public static func pathMatches(_ requestPath: String, cookiePath: String) -> Bool {
-        guard requestPath.utf8.count >= cookiePath.utf8.count else { return false }
-        // Over contiguous bytes, like `domainMatches`.
-        var request = requestPath
-        var cookie = cookiePath
-        return request.withUTF8 { request in
-            cookie.withUTF8 { cookie in
-                for i in 0..<cookie.count where request[i] != cookie[i] { return false }
-                if request.count == cookie.count { return true }
-                if cookie.last == UInt8(ascii: "/") { return true }
-                return request[cookie.count] == UInt8(ascii: "/")
-            }
-        }
+        requestPath.withUTF8Bytes(and: cookiePath) { pathMatches($0, cookiePath: $1) }
+    }
+
+    static func pathMatches(_ request: UnsafeBufferPointer<UInt8>, cookiePath cookie: UnsafeBufferPointer<UInt8>)
+        -> Bool
+    {
+        guard request.count >= cookie.count else { return false }
+        for i in 0..<cookie.count where request[i] != cookie[i] { return false }
+        if request.count == cookie.count { return true }
+        if cookie.last == UInt8(ascii: "/") { return true }
+        return request[cookie.count] == UInt8(ascii: "/")
     }
 
     /// Octet equality.
     static func same(_ lhs: String, _ rhs: String) -> Bool {
         lhs.hasSameBytes(as: rhs)
+    }
+
+    static func same(_ lhs: UnsafeBufferPointer<UInt8>, _ rhs: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        for i in 0..<lhs.count where lhs[i] != rhs[i] { return false }
+        return true
     }
 
     /// ASCII case-insensitive prefix test on octets.
