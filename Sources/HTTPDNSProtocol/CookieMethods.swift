@@ -22,11 +22,29 @@ public struct GetCookieHeaderParams: MethodParams {
     }
 
     public init(_ params: Params) throws(RPCError) {
-        url = try params.requiredString("url")
-        host = try params.optionalString("host")
-        forScript = try params.optionalBool("forScript") ?? false
-        siteForCookies = try params.optionalString("siteForCookies")
-        topLevelNavigation = try params.optionalBool("topLevelNavigation") ?? false
+        let read = try Read(params) { String(decoding: $0, as: UTF8.self) }
+        self.init(
+            url: read.url, host: read.host, forScript: read.forScript, siteForCookies: read.siteForCookies,
+            topLevelNavigation: read.topLevelNavigation)
+    }
+
+    /// The params with `url` made by `readURL` from its UTF-8, in the request's bytes when it
+    /// holds no escape: the daemon parses the URL there, without building a `String` first.
+    /// The members, their errors and their order are `init(_:)`'s, being its own.
+    public struct Read<URLValue> {
+        public var url: URLValue
+        public var host: String?
+        public var forScript: Bool
+        public var siteForCookies: String?
+        public var topLevelNavigation: Bool
+
+        public init(_ params: Params, url readURL: (UnsafeBufferPointer<UInt8>) -> URLValue) throws(RPCError) {
+            url = try params.withRequiredString("url", readURL)
+            host = try params.optionalString("host")
+            forScript = try params.optionalBool("forScript") ?? false
+            siteForCookies = try params.optionalString("siteForCookies")
+            topLevelNavigation = try params.optionalBool("topLevelNavigation") ?? false
+        }
     }
 
     public var json: JSONObject {

@@ -39,6 +39,22 @@ public struct Params {
         return s
     }
 
+    /// A required string's UTF-8, in place when the request's bytes hold it as it is (no
+    /// escape): the request path reads URLs without building a `String` first. Errors as
+    /// `requiredString`.
+    public func withRequiredString<R>(_ field: StaticString, _ body: (UnsafeBufferPointer<UInt8>) -> R)
+        throws(RPCError) -> R
+    {
+        if case .raw(let object) = storage, let member = object.last(named: field), !member.valueHasEscape,
+            object.line[member.value.lowerBound] == UInt8(ascii: "\"")
+        {
+            return body(
+                UnsafeBufferPointer(
+                    rebasing: object.line[(member.value.lowerBound + 1)..<(member.value.upperBound - 1)]))
+        }
+        return try requiredString(field).withUTF8Bytes(body)
+    }
+
     public func optionalString(_ field: StaticString) throws(RPCError) -> String? {
         guard let value = value(field), !value.isNull else { return nil }
         guard let s = value.stringValue else {

@@ -73,8 +73,8 @@ final class CookieService {
 
     // MARK: methods
 
-    func cookieHeader(_ params: GetCookieHeaderParams, uid: UInt32) throws(RPCError) -> CookieHeaderResult {
-        let url = try Self.parseURL(params.url, field: "url")
+    func cookieHeader(_ params: CookieHeaderQuery, uid: UInt32) throws(RPCError) -> CookieHeaderResult {
+        guard let url = params.url else { throw Self.notAURL(field: "url") }
         let site = try params.siteForCookies.map { (s) throws(RPCError) in try Self.parseURL(s, field: "siteForCookies")
         }
         let normalized = try normalizedHost(for: url, host: params.host, uid: uid)
@@ -217,10 +217,12 @@ final class CookieService {
     }
 
     private static func parseURL(_ text: String, field: String) throws(RPCError) -> RequestURL {
-        guard let url = RequestURL(text) else {
-            throw .invalidParams(field: field, "not an absolute http(s) or ws(s) URL with a host")
-        }
+        guard let url = RequestURL(text) else { throw notAURL(field: field) }
         return url
+    }
+
+    private static func notAURL(field: String) -> RPCError {
+        .invalidParams(field: field, "not an absolute http(s) or ws(s) URL with a host")
     }
 
     private func mapHostError<T>(_ body: () throws(CookieHostError) -> T) throws(RPCError) -> T {

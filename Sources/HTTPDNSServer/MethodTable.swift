@@ -1,3 +1,4 @@
+import HTTPDNSCore
 import HTTPDNSProtocol
 import HTTPDNSSystem
 
@@ -29,9 +30,8 @@ protocol MethodTable: AnyObject {
         throws(RPCError)
     func reverse(_ params: ReverseParams, context: CallContext, reply: Reply<ReverseResult>)
         throws(RPCError)
-    func getCookieHeader(
-        _ params: GetCookieHeaderParams, context: CallContext, reply: Reply<CookieHeaderResult>
-    ) throws(RPCError)
+    func getCookieHeader(_ params: CookieHeaderQuery, context: CallContext, reply: Reply<CookieHeaderResult>)
+        throws(RPCError)
     func handleSetCookie(
         _ params: HandleSetCookieParams, context: CallContext, reply: Reply<SetCookieResult>
     ) throws(RPCError)
@@ -53,6 +53,10 @@ protocol MethodTable: AnyObject {
         throws(RPCError)
 }
 
+/// getCookieHeader's params with the URL parsed from the request's bytes (nil: not a URL the jar
+/// serves, refused by the method after every member was read, as before).
+typealias CookieHeaderQuery = GetCookieHeaderParams.Read<RequestURL?>
+
 extension MethodTable {
     /// Runs one request: one exhaustive switch from the method to its typed implementation.
     /// `params` (possibly over the request's bytes) is parsed here, before anything can outlive them.
@@ -62,7 +66,9 @@ extension MethodTable {
             case .resolve: try resolve(ResolveParams(params), context: context, reply: Reply(responder: responder))
             case .reverse: try reverse(ReverseParams(params), context: context, reply: Reply(responder: responder))
             case .getCookieHeader:
-                try getCookieHeader(GetCookieHeaderParams(params), context: context, reply: Reply(responder: responder))
+                try getCookieHeader(
+                    CookieHeaderQuery(params) { RequestURL(utf8: $0) }, context: context,
+                    reply: Reply(responder: responder))
             case .handleSetCookie:
                 try handleSetCookie(HandleSetCookieParams(params), context: context, reply: Reply(responder: responder))
             case .deleteCookies:

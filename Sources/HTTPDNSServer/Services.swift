@@ -101,9 +101,9 @@ extension Services: MethodTable {
         reply(.success(try resolver.reverse(params, uid: context.peer.uid)))
     }
 
-    func getCookieHeader(
-        _ params: GetCookieHeaderParams, context: CallContext, reply: Reply<CookieHeaderResult>
-    ) throws(RPCError) {
+    func getCookieHeader(_ params: CookieHeaderQuery, context: CallContext, reply: Reply<CookieHeaderResult>)
+        throws(RPCError)
+    {
         reply(.success(try cookies.cookieHeader(params, uid: context.peer.uid)))
     }
 

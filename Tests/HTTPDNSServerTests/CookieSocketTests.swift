@@ -369,12 +369,42 @@ struct CookieSocketTests {
             (["url": "https://www.example.com/", "siteForCookies": "nope"], "siteForCookies"),
             (["url": "https://203.0.113.10/", "host": ""], "host"),
             (["url": "https://203.0.113.10/", "host": "bad..host"], "host"),
+            // Every member is read before the URL is parsed, so a wrong type wins over a bad URL.
+            (["url": "nope", "forScript": "yes"], "forScript"),
+            (["url": "nope", "siteForCookies": "also nope"], "url"),
+            (["url": 7], "url"),
         ]
         for (params, field) in cases {
             let error = try rpc.error("getCookieHeader", params)
             #expect(error["code"] == .int(-32602), "\(params.encodedString): \(error.encodedString)")
             #expect(error["data"]?["field"] == .string(field), "\(params.encodedString): \(error.encodedString)")
         }
+    }
+
+    /// The URL is parsed from the request's bytes when it holds no escape, else from its decoded
+    /// value: both name the same cookies, and a URL whose escapes decode to a control character
+    /// is refused either way.
+    @Test func escapedAndPlainURLsReadAlike() throws {
+        let rpc = try RPCSession()
+        try rpc.setCookies("https://www.example.com/", ["sid=1; Path=/app"])
+        let lines = [
+            #"{"jsonrpc":"2.0","id":1,"method":"getCookieHeader","params":{"url":"https://www.example.com/app/x"}}"#,
+            #"{"jsonrpc":"2.0","id":2,"method":"getCookieHeader","params":{"url":"https:\/\/www.example.com\/app\/x"}}"#,
+            #"{"jsonrpc":"2.0","id":3,"method":"getCookieHeader","params":{"url":"https://www.\u0065xample.com/app/x"}}"#,
+            #"{"jsonrpc":"2.0","id":4,"method":"getCookieHeader","params":{"url":"https://www.example.com/app\n/x"}}"#,
+            #"{"jsonrpc":"2.0","id":5,"method":"getCookieHeader","params":{"url":"https://www.example.com/ap"}}"#,
+        ]
+        for line in lines { try rpc.client.sendLine(line) }
+        var answers: [Int64: JSON] = [:]
+        for _ in lines {
+            let response = try #require(rpc.client.readJSON())
+            answers[try #require(response["id"]?.numberValue?.int64Value)] = response
+        }
+        for id: Int64 in 1...3 {
+            #expect(answers[id]?["result"]?["header"] == "sid=1", "\(id): \(String(describing: answers[id]))")
+        }
+        #expect(answers[4]?["error"]?["data"]?["field"] == "url", "\(String(describing: answers[4]))")
+        #expect(answers[5]?["result"]?["header"] == "", "\(String(describing: answers[5]))")
     }
 
     /// `[Cookies] MaxPerDomain=` counts a registrable domain with its subdomains and evicts the least

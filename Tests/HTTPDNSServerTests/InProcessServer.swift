@@ -206,9 +206,9 @@ final class FakeMethods: MethodTable {
         reply(.success(ReverseResult(address: params.address, hosts: ["a.example"], ttl: 1)))
     }
 
-    func getCookieHeader(
-        _ params: GetCookieHeaderParams, context: CallContext, reply: Reply<CookieHeaderResult>
-    ) throws(RPCError) {
+    func getCookieHeader(_ params: CookieHeaderQuery, context: CallContext, reply: Reply<CookieHeaderResult>)
+        throws(RPCError)
+    {
         calls.append(.getCookieHeader)
         reply(.success(CookieHeaderResult(header: "uid=\(context.peer.uid)", count: 1)))
     }

@@ -1,3 +1,5 @@
+import HTTPDNSProtocol
+
 /// An absolute http, https, ws or wss URL, split into the parts the cookie jar needs.
 ///
 /// The parser is deliberately strict: anything it does not understand is refused rather
@@ -29,8 +31,13 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses `text`, or returns nil when it is not an absolute URL of a supported scheme.
     public init?(_ text: String) {
-        var text = text
-        guard let parts = text.withUTF8({ Self.parse($0) }) else { return nil }
+        guard let parts = text.withUTF8Bytes({ Self.parse($0) }) else { return nil }
+        self = parts
+    }
+
+    /// `init(_:)` on UTF-8 bytes.
+    public init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
+        guard let parts = Self.parse(bytes) else { return nil }
         self = parts
     }
 
