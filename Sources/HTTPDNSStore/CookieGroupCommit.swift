@@ -27,8 +27,10 @@ public final class CookieGroupCommit {
     private let loop: EventLoop
     private let storeThread: StoreThread
     private let commitsOnLoopThread: Bool
-    /// Batches that wait for the next transaction.
-    private var waiting: [(batch: CookieBatch, completion: Completion)] = []
+    /// The batches waiting for the next transaction, and their completions at the same places
+    /// (two arrays, so a transaction takes each whole instead of copying its elements out).
+    private var waitingBatches: [CookieBatch] = []
+    private var waitingCompletions: [Completion] = []
     private var transactionRunning = false
     private var flushScheduled = false
 
@@ -46,12 +48,13 @@ public final class CookieGroupCommit {
     /// Commits `batch` with the other batches of this loop turn, then calls `completion`.
     public func commit(_ batch: CookieBatch, completion: @escaping Completion) {
         unansweredCount += 1
-        waiting.append((batch, completion))
+        waitingBatches.append(batch)
+        waitingCompletions.append(completion)
         scheduleTransaction()
     }
 
     private func scheduleTransaction() {
-        guard !flushScheduled, !transactionRunning, !waiting.isEmpty else { return }
+        guard !flushScheduled, !transactionRunning, !waitingBatches.isEmpty else { return }
         flushScheduled = true
         loop.runBeforeNextWait { [self] in
             flushScheduled = false
@@ -60,12 +63,13 @@ public final class CookieGroupCommit {
     }
 
     private func startTransaction() {
-        guard !transactionRunning, !waiting.isEmpty else { return }
+        guard !transactionRunning, !waitingBatches.isEmpty else { return }
         // The loop keeps only the completions: the batches go to the store thread, and are freed
         // there once committed (a turn's worth of cookies, a fifth of a set's loop time).
-        let completions = waiting.map(\.completion)
-        let batches = waiting.map(\.batch)
-        waiting.removeAll()
+        let completions = waitingCompletions
+        let batches = waitingBatches
+        waitingCompletions = []
+        waitingBatches = []
         if commitsOnLoopThread, batches.count == 1,
             let results = storeThread.borrowIfIdle({ stores in Self.commit(batches, to: stores.cookies) })
         {

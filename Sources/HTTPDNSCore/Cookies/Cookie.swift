@@ -46,9 +46,11 @@ public struct Cookie: Sendable, Equatable, Hashable {
     /// The identity a new cookie replaces (name, domain, path; host-only is not part of it).
     public var key: CookieKey { CookieKey(domain: domain, path: path, name: name) }
 
-    /// `key == self.key`, without building a key from copies of three strings.
-    public func hasKey(_ key: CookieKey) -> Bool {
-        name.hasSameBytes(as: key.name) && domain.hasSameBytes(as: key.domain) && path.hasSameBytes(as: key.path)
+    /// `key == cookie.key`, without building a key from copies of three strings. The cookie is
+    /// read where it is stored: a method on `pointee` would copy it whole.
+    static func has(_ cookie: UnsafePointer<Cookie>, key: CookieKey) -> Bool {
+        cookie.pointee.name.hasSameBytes(as: key.name) && cookie.pointee.domain.hasSameBytes(as: key.domain)
+            && cookie.pointee.path.hasSameBytes(as: key.path)
     }
 
     /// RFC 6265bis 5.7: a cookie is expired once its expiry date is not in the future.

@@ -239,7 +239,15 @@ public final class CookieJar {
         let key = cookie.key
         let bucket = bucketKey(cookie.domain)
         let existing = location(of: key, inBucket: bucket)
-        let old = existing.map { buckets.values[$0.slot][$0.index].cookie }
+        // Only the old cookie's creation is kept: read in place (a copy retains four strings).
+        let old = existing.map { location in
+            buckets.values[location.slot].withUnsafeBufferPointer { cookies in
+                (
+                    created: cookies[location.index].cookie.created,
+                    creationIndex: cookies[location.index].cookie.creationIndex
+                )
+            }
+        }
         if cookie.isExpired(at: now) {
             if let existing {
                 removeCookie(at: existing)
@@ -288,10 +296,12 @@ public final class CookieJar {
 
     /// Where the cookie with `key` is in `bucket`: valid until the jar changes.
     private func location(of key: CookieKey, inBucket bucket: String) -> (slot: BucketSlot, index: Int)? {
-        guard let slot = buckets.index(forKey: bucket),
-            let index = buckets.values[slot].firstIndex(where: { $0.cookie.hasKey(key) })
-        else { return nil }
-        return (slot, index)
+        guard let slot = buckets.index(forKey: bucket) else { return nil }
+        // Through a pointer: `firstIndex(where:)` hands each element over as a copy.
+        let index = buckets.values[slot].withUnsafeBufferPointer { cookies in
+            cookies.indices.first { Cookie.has(cookies.baseAddress!.advanced(by: $0).pointer(to: \.cookie)!, key: key) }
+        }
+        return index.map { (slot, $0) }
     }
 
     /// Removes the cookie at `location`, and its bucket once empty, without recording a change.
@@ -713,7 +723,7 @@ public final class CookieJar {
 
     /// The stored cookie with `key`, if any (expired or not).
     public func cookie(for key: CookieKey) -> Cookie? {
-        buckets[bucketKey(key.domain)]?.first { $0.cookie.hasKey(key) }?.cookie
+        location(of: key, inBucket: bucketKey(key.domain)).map { buckets.values[$0.slot][$0.index].cookie }
     }
 
     /// Stores a cookie that another machine's copy of a shared jar holds (fleet replication),
