@@ -18,7 +18,7 @@ public enum JSONWriter {
     /// Appends UTF-8 bytes as a quoted, escaped string.
     public static func string(_ buffer: UnsafeBufferPointer<UInt8>, to out: inout JSONOutput) {
         // Nearly every string needs no escape: then it is one copy between quotes.
-        guard let firstEscape = buffer.firstIndex(where: needsEscape) else {
+        guard let firstEscape = firstEscape(in: buffer) else {
             out.appendQuoted(buffer)
             return
         }
@@ -111,6 +111,23 @@ public enum JSONWriter {
     /// Control characters, `"` and `\\`.
     @inline(__always)
     private static func needsEscape(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x22 || byte == 0x5C }
+
+    /// The offset of the first byte that needs an escape, eight bytes a step (`ByteWords`).
+    static func firstEscape(in buffer: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard let base = buffer.baseAddress else { return nil }
+        var i = 0
+        while i + 8 <= buffer.count {
+            let word = ByteWords.load(base, at: i)
+            let escapes = ByteWords.below(word, 0x20) | ByteWords.equal(word, 0x22) | ByteWords.equal(word, 0x5C)
+            if escapes != 0 { return i + ByteWords.firstFlagged(escapes) }
+            i += 8
+        }
+        while i < buffer.count {
+            if needsEscape(base[i]) { return i }
+            i += 1
+        }
+        return nil
+    }
 
     @inline(__always)
     private static func hexDigit(_ nibble: UInt8) -> UInt8 {

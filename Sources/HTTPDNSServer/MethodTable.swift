@@ -100,11 +100,12 @@ struct Responder {
     let slot: Int
 
     func reply<Result: MethodResult>(_ outcome: Swift.Result<Result, RPCError>) {
-        connection.complete(self) { out in
-            switch outcome {
-            case .success(let result): RPCEncoder.writeResult(result, id: id ?? .null, to: &out)
-            case .failure(let error): RPCEncoder.writeError(error, id: id ?? .null, to: &out)
-            }
+        // Switched on outside the encoding closure: inside it, the result was copied out of the
+        // captured outcome (a retain of each of its strings and arrays, and their releases).
+        switch outcome {
+        case .success(let result):
+            connection.complete(self) { RPCEncoder.writeResult(result, id: id ?? .null, to: &$0) }
+        case .failure(let error): fail(error)
         }
     }
 

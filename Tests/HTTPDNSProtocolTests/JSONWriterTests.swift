@@ -35,6 +35,29 @@ struct JSONWriterTests {
         }
     }
 
+    /// Escapes are found eight bytes at a time: each kind, at every place in a word, after plain
+    /// ASCII and after bytes above 0x7F (which are never escaped), comes out escaped exactly once.
+    @Test func everyEscapeAtEveryOffset() throws {
+        let escapes: [(byte: UInt8, written: String)] = [
+            (0x22, #"\""#), (0x5C, #"\\"#), (0x0A, #"\n"#), (0x00, #"\u0000"#), (0x1F, #"\u001f"#),
+        ]
+        for prefixLength in 0...20 {
+            for filler in ["a", "é"] {
+                let prefix = String(repeating: filler, count: prefixLength)
+                for escape in escapes {
+                    let middle = String(decoding: [escape.byte], as: UTF8.self)
+                    let value = prefix + middle + "tail~\u{7F}"
+                    let encoded = JSON.string(value).encodedString
+                    #expect(
+                        encoded == "\"" + prefix + escape.written + "tail~\u{7F}\"",
+                        "\(prefixLength) \(filler) \(escape.byte)")
+                    #expect(try JSONParser.parse(encoded) == .string(value))
+                }
+                #expect(JSON.string(prefix).encodedString == "\"" + prefix + "\"")
+            }
+        }
+    }
+
     @Test func quoteAndBackslashAreEscaped() throws {
         let encoded = JSON.string(#"a"b\c"#).encodedString
         #expect(encoded == #""a\"b\\c""#)
