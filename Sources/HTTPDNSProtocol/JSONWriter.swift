@@ -112,21 +112,25 @@ public enum JSONWriter {
     @inline(__always)
     private static func needsEscape(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x22 || byte == 0x5C }
 
-    /// The offset of the first byte that needs an escape, eight bytes a step (`ByteWords`).
+    /// The offset of the first byte that needs an escape, eight bytes a step (`ByteWords`). The
+    /// last word ends with the string, overlapping the one before: the bytes they share are
+    /// clean, so its first flag is still the first escape.
     static func firstEscape(in buffer: UnsafeBufferPointer<UInt8>) -> Int? {
         guard let base = buffer.baseAddress else { return nil }
+        let count = buffer.count
+        guard count >= 8 else {
+            for i in 0..<count where needsEscape(base[i]) { return i }
+            return nil
+        }
         var i = 0
-        while i + 8 <= buffer.count {
-            let word = ByteWords.load(base, at: i)
+        while true {
+            let at = min(i, count - 8)
+            let word = ByteWords.load(base, at: at)
             let escapes = ByteWords.below(word, 0x20) | ByteWords.equal(word, 0x22) | ByteWords.equal(word, 0x5C)
-            if escapes != 0 { return i + ByteWords.firstFlagged(escapes) }
+            if escapes != 0 { return at + ByteWords.firstFlagged(escapes) }
+            if at == count - 8 { return nil }
             i += 8
         }
-        while i < buffer.count {
-            if needsEscape(base[i]) { return i }
-            i += 1
-        }
-        return nil
     }
 
     @inline(__always)

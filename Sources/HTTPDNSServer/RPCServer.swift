@@ -78,6 +78,7 @@ final class RPCServer: EventHandler {
     private var nextConnectionID: UInt64 = 1
     private var listening = false
     private var needsFlush: [Connection] = []
+    private var flushing: [Connection] = []
     private var needsResume: [Connection] = []
     private var overloadedUsers: [UserLoad] = []
     private var sweepTimer: EventLoop.TimerID?
@@ -254,12 +255,14 @@ final class RPCServer: EventHandler {
     /// Flushes the turn's output: one send per connection, then each settles its epoll interest.
     private func endTurn() {
         while !needsFlush.isEmpty {
-            let pending = needsFlush
-            needsFlush.removeAll(keepingCapacity: true)
-            for connection in pending {
+            // Swapped with a spare, both keeping their storage: a copy would make the next
+            // append allocate, every turn.
+            swap(&needsFlush, &flushing)
+            for connection in flushing {
                 connection.flushQueued = false
                 connection.flushAndSettle()
             }
+            flushing.removeAll(keepingCapacity: true)
             if !overloadedUsers.isEmpty { trimOverloadedUsers() }
         }
     }

@@ -47,12 +47,17 @@ public final class EventLoop {
     public private(set) var now: Int64
 
     private let epoll: FileDescriptor
-    private var handlerObjects: [Int32: any EventHandler] = [:]
+    /// Indexed by descriptor (the kernel hands out the lowest free one, so this stays as long as
+    /// the most descriptors open at once): no hashing per event.
+    private var handlerObjects: [(any EventHandler)?] = []
     private var timers = TimerHeap()
     private var timerCallbacks: [TimerID: () -> Void] = [:]
     private var nextTimerID: TimerID = 1
+    /// The first timer of the heap when it was last found live (0: none; ids start at 1).
+    private var liveFirstTimer: TimerID = 0
     private var running = false
     private var beforeWait: [() -> Void] = []
+    private var runningBeforeWait: [() -> Void] = []
     private var nextTurn: [() -> Void] = []
     private var turnEndHandlers: [() -> Void] = []
     private let events: UnsafeMutablePointer<epoll_event>
@@ -85,7 +90,11 @@ public final class EventLoop {
     public func register(_ fd: FileDescriptor, events: UInt32, handler: any EventHandler) throws(SystemError) {
         var event = epoll_event(events: events, data: epoll_data_t(fd: fd.rawValue))
         _ = try syscall("epoll_ctl ADD") { epoll_ctl(epoll.rawValue, EPOLL_CTL_ADD, fd.rawValue, &event) }
-        handlerObjects[fd.rawValue] = handler
+        let slot = Int(fd.rawValue)
+        if slot >= handlerObjects.count {
+            handlerObjects += Array(repeating: nil, count: slot + 1 - handlerObjects.count)
+        }
+        handlerObjects[slot] = handler
     }
 
     public func modify(_ fd: FileDescriptor, events: UInt32) throws(SystemError) {
@@ -96,7 +105,8 @@ public final class EventLoop {
     /// Removes the descriptor from the set; the caller still owns (and closes) it.
     public func unregister(_ fd: FileDescriptor) {
         _ = epoll_ctl(epoll.rawValue, EPOLL_CTL_DEL, fd.rawValue, nil)
-        handlerObjects[fd.rawValue] = nil
+        let slot = Int(fd.rawValue)
+        if slot >= 0 && slot < handlerObjects.count { handlerObjects[slot] = nil }
     }
 
     // MARK: timers
@@ -113,6 +123,7 @@ public final class EventLoop {
 
     public func cancel(_ timer: TimerID) {
         timerCallbacks[timer] = nil
+        if timer == liveFirstTimer { liveFirstTimer = 0 }
     }
 
     /// Runs `body` once every event and timer of the current turn is handled, before the loop
@@ -184,7 +195,8 @@ public final class EventLoop {
         for i in 0..<Int(count) {
             let event = events[i]
             // A handler may close other descriptors during this batch: look each one up afresh.
-            if let handler = handlerObjects[event.data.fd] {
+            let slot = Int(event.data.fd)
+            if slot < handlerObjects.count, let handler = handlerObjects[slot] {
                 handler.handleEvents(event.events)
             }
         }
@@ -192,16 +204,25 @@ public final class EventLoop {
         for body in deferred { body() }
         repeat {
             while !beforeWait.isEmpty {
-                let bodies = beforeWait
-                beforeWait.removeAll()
-                for body in bodies { body() }
+                // Swapped with a spare, both keeping their storage: no allocation per turn.
+                swap(&beforeWait, &runningBeforeWait)
+                for body in runningBeforeWait { body() }
+                runningBeforeWait.removeAll(keepingCapacity: true)
             }
             for handler in turnEndHandlers { handler() }
         } while !beforeWait.isEmpty
     }
 
     private func millisecondsUntilNextTimer() -> Int32 {
-        while let first = timers.peek(), timerCallbacks[first.id] == nil { _ = timers.pop() }
+        // Cancelled timers stay in the heap until they come first; the first one, once found
+        // live, is not looked up again each turn.
+        while let first = timers.peek(), first.id != liveFirstTimer {
+            if timerCallbacks[first.id] != nil {
+                liveFirstTimer = first.id
+            } else {
+                _ = timers.pop()
+            }
+        }
         guard let first = timers.peek() else { return -1 }
         let remaining = first.deadline - clock.nowNanoseconds()
         if remaining <= 0 { return 0 }

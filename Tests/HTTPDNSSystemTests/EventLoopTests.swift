@@ -35,6 +35,25 @@ struct EventLoopTests {
         #expect(fired == ["a", "b", "c"])
     }
 
+    /// The loop remembers the first timer once it found it live; cancelling that one must make
+    /// the wait follow the next live timer, not the cancelled deadline (which, past, would make
+    /// every turn return at once).
+    @Test func cancellingTheFirstTimerMovesTheWaitToTheNextLiveOne() throws {
+        let clock = ManualLoopClock()
+        let loop = try EventLoop(clock: clock)
+        var fired: [String] = []
+        let first = loop.schedule(afterMilliseconds: 20) { fired.append("cancelled") }
+        loop.runTurn(maxWaitMilliseconds: 0)
+        loop.cancel(first)
+        loop.schedule(afterMilliseconds: 60_000) { fired.append("later") }
+        clock.advance(milliseconds: 100)
+        let started = MonotonicClock.nowNanoseconds()
+        loop.runTurn(maxWaitMilliseconds: 300)
+        let waitedMilliseconds = (MonotonicClock.nowNanoseconds() - started) / 1_000_000
+        #expect(fired.isEmpty)
+        #expect(waitedMilliseconds >= 250, "the turn waited \(waitedMilliseconds) ms, not for the live timer")
+    }
+
     @Test func aReadableDescriptorIsHandledAndNowIsTheTurnsTime() throws {
         let clock = ManualLoopClock()
         let loop = try EventLoop(clock: clock)
