@@ -98,9 +98,21 @@ public struct HandleSetCookieParams: MethodParams {
     }
 
     public init(_ params: Params) throws(RPCError) {
-        url = try params.requiredString("url")
-        host = try params.optionalString("host")
-        setCookie = try params.requiredStringArray("setCookie")
+        let read = try Read(params) { String(decoding: $0, as: UTF8.self) }
+        self.init(url: read.url, host: read.host, setCookie: read.setCookie)
+    }
+
+    /// The params with `url` made by `readURL` from its UTF-8, as `GetCookieHeaderParams.Read`.
+    public struct Read<URLValue> {
+        public var url: URLValue
+        public var host: String?
+        public var setCookie: [String]
+
+        public init(_ params: Params, url readURL: (UnsafeBufferPointer<UInt8>) -> URLValue) throws(RPCError) {
+            url = try params.withRequiredString("url", readURL)
+            host = try params.optionalString("host")
+            setCookie = try params.requiredStringArray("setCookie")
+        }
     }
 
     public var json: JSONObject {

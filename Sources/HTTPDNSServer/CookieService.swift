@@ -87,12 +87,12 @@ final class CookieService {
     }
 
     func handleSetCookie(
-        _ params: HandleSetCookieParams, uid: UInt32, done: Reply<SetCookieResult>
+        _ params: SetCookieQuery, uid: UInt32, done: Reply<SetCookieResult>
     ) throws(RPCError) {
         guard params.setCookie.count <= Self.maxCookiesPerRequest else {
             throw .limitExceeded("cookies in one request", limit: Self.maxCookiesPerRequest)
         }
-        let url = try Self.parseURL(params.url, field: "url")
+        guard let url = params.url else { throw Self.notAURL(field: "url") }
         let normalized = try normalizedHost(for: url, host: params.host, uid: uid)
         let jar = jar(for: uid)
         let outcome = try mapHostError { () throws(CookieHostError) in

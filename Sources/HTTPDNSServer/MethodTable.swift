@@ -32,9 +32,8 @@ protocol MethodTable: AnyObject {
         throws(RPCError)
     func getCookieHeader(_ params: CookieHeaderQuery, context: CallContext, reply: Reply<CookieHeaderResult>)
         throws(RPCError)
-    func handleSetCookie(
-        _ params: HandleSetCookieParams, context: CallContext, reply: Reply<SetCookieResult>
-    ) throws(RPCError)
+    func handleSetCookie(_ params: SetCookieQuery, context: CallContext, reply: Reply<SetCookieResult>)
+        throws(RPCError)
     func deleteCookies(
         _ params: DeleteCookiesParams, context: CallContext, reply: Reply<DeleteCookiesResult>
     ) throws(RPCError)
@@ -56,6 +55,8 @@ protocol MethodTable: AnyObject {
 /// getCookieHeader's params with the URL parsed from the request's bytes (nil: not a URL the jar
 /// serves, refused by the method after every member was read, as before).
 typealias CookieHeaderQuery = GetCookieHeaderParams.Read<RequestURL?>
+/// handleSetCookie's params, the same way.
+typealias SetCookieQuery = HandleSetCookieParams.Read<RequestURL?>
 
 extension MethodTable {
     /// Runs one request: one exhaustive switch from the method to its typed implementation.
@@ -70,7 +71,9 @@ extension MethodTable {
                     CookieHeaderQuery(params) { RequestURL(utf8: $0) }, context: context,
                     reply: Reply(responder: responder))
             case .handleSetCookie:
-                try handleSetCookie(HandleSetCookieParams(params), context: context, reply: Reply(responder: responder))
+                try handleSetCookie(
+                    SetCookieQuery(params) { RequestURL(utf8: $0) }, context: context,
+                    reply: Reply(responder: responder))
             case .deleteCookies:
                 try deleteCookies(DeleteCookiesParams(params), context: context, reply: Reply(responder: responder))
             case .listCookies:

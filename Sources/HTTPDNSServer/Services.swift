@@ -107,9 +107,9 @@ extension Services: MethodTable {
         reply(.success(try cookies.cookieHeader(params, uid: context.peer.uid)))
     }
 
-    func handleSetCookie(
-        _ params: HandleSetCookieParams, context: CallContext, reply: Reply<SetCookieResult>
-    ) throws(RPCError) {
+    func handleSetCookie(_ params: SetCookieQuery, context: CallContext, reply: Reply<SetCookieResult>)
+        throws(RPCError)
+    {
         try cookies.handleSetCookie(params, uid: context.peer.uid, done: reply)
     }
 

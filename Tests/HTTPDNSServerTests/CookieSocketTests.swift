@@ -405,6 +405,13 @@ struct CookieSocketTests {
         }
         #expect(answers[4]?["error"]?["data"]?["field"] == "url", "\(String(describing: answers[4]))")
         #expect(answers[5]?["result"]?["header"] == "", "\(String(describing: answers[5]))")
+        // handleSetCookie reads its URL the same way.
+        try rpc.client.sendLine(
+            #"{"jsonrpc":"2.0","id":6,"method":"handleSetCookie","params":{"url":"https:\/\/www.example.com\/app\/","setCookie":["b=2"]}}"#
+        )
+        let stored = try #require(rpc.client.readJSON())
+        #expect(stored["result"]?["host"] == "www.example.com", "\(stored)")
+        #expect(try rpc.header("https://www.example.com/app/x") == "sid=1; b=2")
     }
 
     /// `[Cookies] MaxPerDomain=` counts a registrable domain with its subdomains and evicts the least

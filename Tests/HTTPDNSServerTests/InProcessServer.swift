@@ -213,7 +213,7 @@ final class FakeMethods: MethodTable {
         reply(.success(CookieHeaderResult(header: "uid=\(context.peer.uid)", count: 1)))
     }
 
-    func handleSetCookie(_ params: HandleSetCookieParams, context: CallContext, reply: Reply<SetCookieResult>)
+    func handleSetCookie(_ params: SetCookieQuery, context: CallContext, reply: Reply<SetCookieResult>)
         throws(RPCError)
     {
         calls.append(.handleSetCookie)
