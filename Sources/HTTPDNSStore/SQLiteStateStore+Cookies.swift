@@ -123,13 +123,17 @@ extension SQLiteStateStore: CookieStore {
         }
         var changes: [(uid: UInt32, change: CookieChange)] = []
         var positions: [Identity: Int] = [:]
+        // One hash per change: the defaulted subscript, in place, inserts a missing key (-1).
+        func take(_ position: inout Int) -> Int? {
+            if position >= 0 { return position }
+            position = changes.count
+            return nil
+        }
         for batch in batches {
             for change in batch.changes {
-                let identity = Identity(uid: batch.uid, key: change.key)
-                if let position = positions[identity] {
+                if let position = take(&positions[Identity(uid: batch.uid, key: change.key), default: -1]) {
                     changes[position].change = change
                 } else {
-                    positions[identity] = changes.count
                     changes.append((batch.uid, change))
                 }
             }

@@ -121,10 +121,13 @@ struct SQLiteStateStoreTests {
         let store = try F.open(directory)
         defer { store.close() }
         let before = try store.connection.totalChanges
-        let batches = (0..<100).map { F.upserts(1, [F.cookie("sid", value: "v\($0)"), F.cookie("lang")]) }
+        var batches = (0..<100).map { F.upserts(1, [F.cookie("sid", value: "v\($0)"), F.cookie("lang")]) }
+        // The same cookie in another user's jar is another row.
+        batches.insert(F.upserts(2, [F.cookie("sid", value: "theirs")]), at: 50)
         #expect(store.commit(batches).allSatisfy { $0.failure == nil })
-        #expect(try store.connection.totalChanges - before == 2)
+        #expect(try store.connection.totalChanges - before == 3)
         #expect(try store.loadJar(uid: 1, now: F.now).map(\.value).sorted() == ["v", "v99"])
+        #expect(try store.loadJar(uid: 2, now: F.now).map(\.value) == ["theirs"])
     }
 
     /// The file is not trusted: a row whose uid is not a uid is skipped, not wrapped around.
