@@ -73,31 +73,30 @@ public enum HostNameSyntax {
 
     static func isCanonical(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard !bytes.isEmpty, bytes.count <= maxNameLength else { return false }
-        var labelLength = 0
-        var labelAllDigits = true
-        var previous = UInt8(ascii: ".")
-        for byte in bytes {
-            switch byte {
-            case UInt8(ascii: "."):
-                guard labelLength > 0, previous != UInt8(ascii: "-") else { return false }
-                labelLength = 0
-                labelAllDigits = true
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "_"):
-                labelLength += 1
-                labelAllDigits = false
-            case UInt8(ascii: "0")...UInt8(ascii: "9"):
-                labelLength += 1
-            case UInt8(ascii: "-"):
-                guard labelLength > 0 else { return false }
-                labelLength += 1
-                labelAllDigits = false
-            default:
-                return false
+        // Label by label; each byte is two range tests and two comparisons (the switch on ranges
+        // with the label's state was a fifth of a cache hit's host check).
+        var labelStart = 0
+        while true {
+            var end = labelStart
+            var allDigits = true
+            while end < bytes.count {
+                let byte = bytes[end]
+                if byte == UInt8(ascii: ".") { break }
+                let isDigit = byte &- UInt8(ascii: "0") < 10
+                guard
+                    isDigit || byte &- UInt8(ascii: "a") < 26 || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+                else { return false }
+                allDigits = allDigits && isDigit
+                end += 1
             }
-            guard labelLength <= maxLabelLength else { return false }
-            previous = byte
+            let length = end - labelStart
+            guard length > 0, length <= maxLabelLength, bytes[labelStart] != UInt8(ascii: "-"),
+                bytes[end - 1] != UInt8(ascii: "-")
+            else { return false }
+            // The last label: no trailing dot, and not all digits (an IPv4 literal's shape).
+            if end == bytes.count { return !allDigits }
+            labelStart = end + 1
         }
-        return labelLength > 0 && previous != UInt8(ascii: "-") && !labelAllDigits
     }
 
     /// True when every byte of `host` is ASCII.
