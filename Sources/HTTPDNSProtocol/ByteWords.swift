@@ -1,35 +1,36 @@
-/// Byte tests eight bytes at a time (SWAR) for the scanners of request lines.
+/// Byte tests eight bytes at a time (SWAR) for the scanners of request lines and URLs.
 ///
 /// Each test sets the high bit of the lowest byte that passes it, exactly: the borrow of
 /// `(x - 0x01…) & ~x & 0x80…` only runs upward, so flags above the first may be false. An OR of
 /// tests is therefore exact at its lowest flag too, which is the only one anybody reads.
-enum ByteWords {
-    static let ones: UInt64 = 0x0101_0101_0101_0101
-    static let highBits: UInt64 = ones &* 0x80
+public enum ByteWords {
+    // Computed, so that code inlined into other modules folds them to constants.
+    @inlinable public static var ones: UInt64 { 0x0101_0101_0101_0101 }
+    @inlinable public static var highBits: UInt64 { 0x8080_8080_8080_8080 }
 
     /// The eight bytes at `offset`, the first in the lowest byte.
-    @inline(__always)
-    static func load(_ base: UnsafePointer<UInt8>, at offset: Int) -> UInt64 {
+    @inlinable @inline(__always)
+    public static func load(_ base: UnsafePointer<UInt8>, at offset: Int) -> UInt64 {
         UInt64(littleEndian: UnsafeRawPointer(base + offset).loadUnaligned(as: UInt64.self))
     }
 
-    @inline(__always)
-    static func equal(_ word: UInt64, _ byte: UInt8) -> UInt64 {
+    @inlinable @inline(__always)
+    public static func equal(_ word: UInt64, _ byte: UInt8) -> UInt64 {
         let difference = word ^ (ones &* UInt64(byte))
         return (difference &- ones) & ~difference & highBits
     }
 
     /// Bytes below `bound` (at most 0x80).
-    @inline(__always)
-    static func below(_ word: UInt64, _ bound: UInt8) -> UInt64 {
+    @inlinable @inline(__always)
+    public static func below(_ word: UInt64, _ bound: UInt8) -> UInt64 {
         (word &- ones &* UInt64(bound)) & ~word & highBits
     }
 
     /// Bytes of 0x80 and above (not ASCII).
-    @inline(__always)
-    static func nonASCII(_ word: UInt64) -> UInt64 { word & highBits }
+    @inlinable @inline(__always)
+    public static func nonASCII(_ word: UInt64) -> UInt64 { word & highBits }
 
     /// The offset in the word of its lowest flagged byte; `flags` is not 0.
-    @inline(__always)
-    static func firstFlagged(_ flags: UInt64) -> Int { flags.trailingZeroBitCount / 8 }
+    @inlinable @inline(__always)
+    public static func firstFlagged(_ flags: UInt64) -> Int { flags.trailingZeroBitCount / 8 }
 }

@@ -554,3 +554,40 @@ struct CookieManagementTests {
         }
     }
 }
+
+/// Retrieval remembers, per host, where its buckets are in the jar; those places change when a
+/// bucket appears or goes (and the jar's table grows). Random sets, deletions and expiries over
+/// many sites, each followed by lookups, checked against a plain model of what each site holds.
+struct CookieCandidateCacheTests {
+    @Test func lookupsStayRightWhileBucketsComeAndGo() throws {
+        var rng = SeededGenerator(state: 0x6275_636B_6574)
+        let h = JarHarness()
+        var model: [Int: [String: String]] = [:]  // site -> cookie name -> value
+        var now = JarHarness.now
+        func site(_ n: Int) -> String { "https://www.site\(n).example/" }
+        for round in 0..<3000 {
+            let n = Int(rng.next() % 300)
+            let name = "c\(rng.next() % 3)"
+            switch rng.next() % 10 {
+            case 0...5:
+                try h.set("\(name)=v\(round); Path=/", url: site(n), at: now)
+                model[n, default: [:]][name] = "v\(round)"
+            case 6, 7:
+                // Max-Age=0 deletes; a site losing its last cookie loses its bucket.
+                try h.set("\(name)=; Path=/; Max-Age=0", url: site(n), at: now)
+                model[n]?[name] = nil
+            default:
+                // Expires in a second: purged by the lookup that finds it expired.
+                try h.set("\(name)=short; Path=/; Max-Age=1", url: site(n), at: now)
+                model[n, default: [:]][name] = nil
+            }
+            now += 2
+            for probe in [n, Int(rng.next() % 300)] {
+                let expected = (model[probe] ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+                let header = try h.header(site(probe) + "x", at: now)
+                let got = header.isEmpty ? [] : header.split(separator: "; ").map(String.init).sorted()
+                #expect(got == expected, "round \(round), site \(probe)")
+            }
+        }
+    }
+}

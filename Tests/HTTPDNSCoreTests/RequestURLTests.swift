@@ -64,6 +64,23 @@ struct RequestURLTests {
         #expect(RequestURL(text) == nil)
     }
 
+    /// Spaces and control characters are looked for eight bytes at a time: each must refuse the
+    /// URL wherever it is, and a URL without one must still parse.
+    @Test func aSpaceOrControlAnywhereRefusesTheURL() throws {
+        for tail in ["", "a", "ab/cd", "abc/def/ghi?j=1", "abcdefgh/ijklmnop/qrstuvw?x=yz#frag"] {
+            let text = "https://h.example/" + tail
+            #expect(RequestURL(text) != nil, "\(text)")
+            let bytes = Array(text.utf8)
+            for position in bytes.indices {
+                for bad: UInt8 in [0x00, 0x09, 0x1F, 0x20, 0x7F] {
+                    var damaged = bytes
+                    damaged[position] = bad
+                    #expect(RequestURL(String(decoding: damaged, as: UTF8.self)) == nil, "\(damaged)")
+                }
+            }
+        }
+    }
+
     @Test func emptyPortMeansDefault() throws {
         let url = try #require(RequestURL("http://example.com:/x"))
         #expect(url.port == nil)

@@ -15,12 +15,15 @@ public final class CookieJar {
     /// Cookies by bucket key: the registrable domain of the cookie's domain, or the domain
     /// itself when it has none (IP literals, public suffixes set host-only). A bucket key is
     /// always a suffix of every domain in it, so a lookup for a host only has to visit the
-    /// buckets named by the host's own suffixes.
+    /// buckets named by the host's own suffixes. Keys are added only by `insert` and removed
+    /// only by `removeCookie(at:)` and `removeAll(inBucket:)`, which clear `candidateCache`: its
+    /// places would be stale (using one traps).
     private var buckets: [String: [StoredCookie]] = [:]
-    /// `candidateBuckets` per host, valid while the set of bucket keys stays the same (a
-    /// retrieval then costs one lookup, not one per parent domain). Bounded; cleared whenever
-    /// a bucket appears or goes.
-    private var candidateCache: [String: [String]] = [:]
+    /// `candidateBuckets` per host, as places in `buckets`: valid while the set of bucket keys
+    /// stays the same (a retrieval then costs one lookup, not one per parent domain and then one
+    /// per bucket). Bounded; cleared whenever a bucket appears or goes, which is also when the
+    /// places would change.
+    private var candidateCache: [String: [BucketSlot]] = [:]
     private static let candidateCacheLimit = 4096
     /// `bucketKey` per domain: the suffix list is not consulted again for a domain the jar has
     /// stored under (a libpsl lookup was a tenth of a set). The list does not change while the
@@ -542,8 +545,7 @@ public final class CookieJar {
         // are stored: a cookie bound to a name, or passed by value, is a copy of four strings.
         host.withUTF8Bytes { host in
             request.url.cookiePath.withUTF8Bytes { path in
-                for bucket in candidates {
-                    guard let slot = buckets.index(forKey: bucket) else { continue }
+                for slot in candidates {
                     buckets.values[slot].withUnsafeBufferPointer { cookies in
                         guard let first = cookies.baseAddress else { return }
                         result.reserveCapacity(result.count + cookies.count)
@@ -570,8 +572,9 @@ public final class CookieJar {
             }
         }
         guard sawExpired else { return result }
-        // Rare: purging may drop buckets (which moves the others' slots), so match again after it.
-        for bucket in candidates { removeAll(inBucket: bucket) { $0.isExpired(at: now) } }
+        // Rare: purging may drop buckets (which moves the others' slots), so the keys are taken
+        // before it, and the match runs again after it.
+        for bucket in candidates.map({ buckets.keys[$0] }) { removeAll(inBucket: bucket) { $0.isExpired(at: now) } }
         return matchingCookies(for: request, now: now, include: include)
     }
 
@@ -598,26 +601,25 @@ public final class CookieJar {
 
     /// The buckets that can hold cookies for `host`: those keyed by the host or one of its
     /// parent domains (a bucket key is a suffix of every domain in it).
-    func candidateBuckets(forHost host: String, isIPLiteral: Bool) -> [String] {
-        if isIPLiteral { return buckets[host] == nil ? [] : [host] }
+    func candidateBuckets(forHost host: String, isIPLiteral: Bool) -> [BucketSlot] {
+        if isIPLiteral { return buckets.index(forKey: host).map { [$0] } ?? [] }
         if let cached = candidateCache[host] { return cached }
-        let keys = findCandidateBuckets(forHost: host)
+        let slots = findCandidateBuckets(forHost: host)
         if candidateCache.count >= Self.candidateCacheLimit { candidateCache.removeAll() }
-        candidateCache[host] = keys
-        return keys
+        candidateCache[host] = slots
+        return slots
     }
 
-    private func findCandidateBuckets(forHost host: String) -> [String] {
-        var keys: [String] = []
+    private func findCandidateBuckets(forHost host: String) -> [BucketSlot] {
+        var slots: [BucketSlot] = []
         var candidate = Substring(host)
         while true {
-            let key = String(candidate)
-            if buckets[key] != nil { keys.append(key) }
+            if let slot = buckets.index(forKey: String(candidate)) { slots.append(slot) }
             guard let dot = candidate.firstIndex(of: ".") else { break }
             candidate = candidate[candidate.index(after: dot)...]
             if candidate.isEmpty { break }
         }
-        return keys
+        return slots
     }
 
     /// Bucket keys that can hold a cookie whose domain domain-matches `domain` or is

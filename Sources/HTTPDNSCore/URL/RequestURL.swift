@@ -76,15 +76,10 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
     private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> RequestURL? {
         let count = bytes.count
         // Spaces and control characters are refused anywhere (no silent trimming).
-        var colon = -1
-        for index in 0..<count {
-            let byte = bytes[index]
-            if byte <= 0x20 || byte == 0x7F { return nil }
-            if byte == UInt8(ascii: ":") && colon < 0 { colon = index }
-        }
-        guard colon > 0, let scheme = supportedScheme(UnsafeBufferPointer(rebasing: bytes[..<colon])) else {
-            return nil
-        }
+        guard !containsSpaceOrControl(bytes) else { return nil }
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon > 0,
+            let scheme = supportedScheme(UnsafeBufferPointer(rebasing: bytes[..<colon]))
+        else { return nil }
         let authorityStart = colon + 3
         guard count >= authorityStart, bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/")
         else { return nil }
@@ -111,6 +106,21 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
             query = string(bytes, (pathEnd + 1)..<queryEnd)
         }
         return RequestURL(scheme: scheme, host: host, isIPLiteral: isIPLiteral, port: port, path: path, query: query)
+    }
+
+    /// A byte of 0x20 or below, or 0x7F, eight bytes a step (`ByteWords`); the last word
+    /// overlaps the one before, whose bytes were clean.
+    private static func containsSpaceOrControl(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return false }
+        guard bytes.count >= 8 else { return bytes.contains { $0 <= 0x20 || $0 == 0x7F } }
+        var offset = 0
+        while true {
+            let at = min(offset, bytes.count - 8)
+            let word = ByteWords.load(base, at: at)
+            if ByteWords.below(word, 0x21) | ByteWords.equal(word, 0x7F) != 0 { return true }
+            if at == bytes.count - 8 { return false }
+            offset += 8
+        }
     }
 
     private static func string(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
