@@ -33,4 +33,28 @@ public enum ByteWords {
     /// The offset in the word of its lowest flagged byte; `flags` is not 0.
     @inlinable @inline(__always)
     public static func firstFlagged(_ flags: UInt64) -> Int { flags.trailingZeroBitCount / 8 }
+
+    /// The offset of the first byte in `bytes` that `flags` marks in its word (`isMatch` says the
+    /// same of one byte, for buffers under a word). The last word ends with the buffer,
+    /// overlapping the one before: the bytes they share were clean, so its first flag is still
+    /// the first match.
+    @inlinable @inline(__always)
+    public static func firstIndex(
+        in bytes: UnsafeBufferPointer<UInt8>, flags: (UInt64) -> UInt64, isMatch: (UInt8) -> Bool
+    ) -> Int? {
+        guard let base = bytes.baseAddress else { return nil }
+        let count = bytes.count
+        guard count >= 8 else {
+            for i in 0..<count where isMatch(base[i]) { return i }
+            return nil
+        }
+        var offset = 0
+        while true {
+            let at = min(offset, count - 8)
+            let found = flags(load(base, at: at))
+            if found != 0 { return at + firstFlagged(found) }
+            if at == count - 8 { return nil }
+            offset += 8
+        }
+    }
 }

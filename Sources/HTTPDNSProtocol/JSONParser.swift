@@ -215,25 +215,17 @@ struct JSONCursor {
     }
 
     /// Where the run of printable ASCII other than `"` and `\` (nearly every byte of a request)
-    /// that starts at `from` ends: eight bytes a step, then one.
+    /// that starts at `from` ends, eight bytes a step.
     private func endOfPlainRun(from: Int) -> Int {
-        var i = from
-        if let base = bytes.baseAddress {
-            while i + 8 <= bytes.count {
-                let word = ByteWords.load(base, at: i)
-                let stops =
-                    ByteWords.equal(word, UInt8(ascii: "\"")) | ByteWords.equal(word, UInt8(ascii: "\\"))
+        let rest = UnsafeBufferPointer(rebasing: bytes[from...])
+        let stop = ByteWords.firstIndex(
+            in: rest,
+            flags: { word in
+                ByteWords.equal(word, UInt8(ascii: "\"")) | ByteWords.equal(word, UInt8(ascii: "\\"))
                     | ByteWords.below(word, 0x20) | ByteWords.nonASCII(word)
-                if stops != 0 { return i + ByteWords.firstFlagged(stops) }
-                i += 8
-            }
-        }
-        while i < bytes.count {
-            let byte = bytes[i]
-            if byte < 0x20 || byte >= 0x80 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { break }
-            i += 1
-        }
-        return i
+            },
+            isMatch: { $0 < 0x20 || $0 >= 0x80 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
+        return from + (stop ?? rest.count)
     }
 
     /// Moves past one string, validating it as `parseString` does, without decoding it.

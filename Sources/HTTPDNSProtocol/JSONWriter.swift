@@ -112,25 +112,12 @@ public enum JSONWriter {
     @inline(__always)
     private static func needsEscape(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x22 || byte == 0x5C }
 
-    /// The offset of the first byte that needs an escape, eight bytes a step (`ByteWords`). The
-    /// last word ends with the string, overlapping the one before: the bytes they share are
-    /// clean, so its first flag is still the first escape.
+    /// The offset of the first byte that needs an escape, eight bytes a step.
     static func firstEscape(in buffer: UnsafeBufferPointer<UInt8>) -> Int? {
-        guard let base = buffer.baseAddress else { return nil }
-        let count = buffer.count
-        guard count >= 8 else {
-            for i in 0..<count where needsEscape(base[i]) { return i }
-            return nil
-        }
-        var i = 0
-        while true {
-            let at = min(i, count - 8)
-            let word = ByteWords.load(base, at: at)
-            let escapes = ByteWords.below(word, 0x20) | ByteWords.equal(word, 0x22) | ByteWords.equal(word, 0x5C)
-            if escapes != 0 { return at + ByteWords.firstFlagged(escapes) }
-            if at == count - 8 { return nil }
-            i += 8
-        }
+        ByteWords.firstIndex(
+            in: buffer,
+            flags: { ByteWords.below($0, 0x20) | ByteWords.equal($0, 0x22) | ByteWords.equal($0, 0x5C) },
+            isMatch: needsEscape)
     }
 
     @inline(__always)

@@ -60,20 +60,12 @@ public struct LineFramer {
         })
     }
 
-    /// The offset of the first `\n` at or after `from`, eight bytes a step (`ByteWords`).
+    /// The offset of the first `\n` at or after `from`, eight bytes a step.
     static func firstNewline(in bytes: UnsafeBufferPointer<UInt8>, from: Int) -> Int? {
-        guard let base = bytes.baseAddress else { return nil }
-        var i = from
-        while i + 8 <= bytes.count {
-            let newlines = ByteWords.equal(ByteWords.load(base, at: i), 0x0A)
-            if newlines != 0 { return i + ByteWords.firstFlagged(newlines) }
-            i += 8
-        }
-        while i < bytes.count {
-            if base[i] == 0x0A { return i }
-            i += 1
-        }
-        return nil
+        ByteWords.firstIndex(
+            in: UnsafeBufferPointer(rebasing: bytes[from...]), flags: { ByteWords.equal($0, 0x0A) },
+            isMatch: { $0 == 0x0A }
+        ).map { from + $0 }
     }
 
     /// Calls `body` for each complete line and for an overflow, until it returns false (the line

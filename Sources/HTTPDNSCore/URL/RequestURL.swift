@@ -108,19 +108,11 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
         return RequestURL(scheme: scheme, host: host, isIPLiteral: isIPLiteral, port: port, path: path, query: query)
     }
 
-    /// A byte of 0x20 or below, or 0x7F, eight bytes a step (`ByteWords`); the last word
-    /// overlaps the one before, whose bytes were clean.
+    /// A byte of 0x20 or below, or 0x7F, eight bytes a step.
     private static func containsSpaceOrControl(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let base = bytes.baseAddress else { return false }
-        guard bytes.count >= 8 else { return bytes.contains { $0 <= 0x20 || $0 == 0x7F } }
-        var offset = 0
-        while true {
-            let at = min(offset, bytes.count - 8)
-            let word = ByteWords.load(base, at: at)
-            if ByteWords.below(word, 0x21) | ByteWords.equal(word, 0x7F) != 0 { return true }
-            if at == bytes.count - 8 { return false }
-            offset += 8
-        }
+        ByteWords.firstIndex(
+            in: bytes, flags: { ByteWords.below($0, 0x21) | ByteWords.equal($0, 0x7F) },
+            isMatch: { $0 <= 0x20 || $0 == 0x7F }) != nil
     }
 
     private static func string(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
