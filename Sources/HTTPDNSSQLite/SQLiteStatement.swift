@@ -28,7 +28,8 @@ public final class SQLiteStatement {
     /// Binds `values` to parameters 1...n, after resetting the statement and clearing old bindings.
     public func bind(_ values: [SQLiteValue]) throws(SQLiteError) {
         sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
+        // Only parameters left out keep an old value: clearing all is work when all are bound.
+        if values.count < Int(sqlite3_bind_parameter_count(handle)) { sqlite3_clear_bindings(handle) }
         for (offset, value) in values.enumerated() { try bind(value, at: Int32(offset + 1)) }
     }
 
@@ -43,12 +44,18 @@ public final class SQLiteStatement {
         case .real(let number):
             rc = sqlite3_bind_double(handle, index, number)
         case .text(let string):
-            // Explicit length: the octets are stored as they are, including any NUL.
-            var string = string
-            rc = string.withUTF8 { bytes in
+            // Explicit length: the octets are stored as they are, including any NUL. In place (a
+            // `var` copy for `withUTF8` is a retain and a release); sqlite copies them (TRANSIENT).
+            func bindText(_ bytes: UnsafeBufferPointer<UInt8>) -> Int32 {
                 sqlite3_bind_text64(
                     handle, index, bytes.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
                     sqlite3_uint64(bytes.count), csqlite_transient(), UInt8(SQLITE_UTF8))
+            }
+            if let inPlace = string.utf8.withContiguousStorageIfAvailable(bindText) {
+                rc = inPlace
+            } else {
+                var copy = string
+                rc = copy.withUTF8(bindText)
             }
         case .blob(let bytes):
             rc = bytes.withUnsafeBytes { raw in
