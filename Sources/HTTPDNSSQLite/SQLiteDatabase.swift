@@ -29,12 +29,12 @@ public final class SQLiteDatabase {
     public let path: String
     let handle: OpaquePointer
 
-    /// Opens (or creates) the database at `path`; sqlite reads nothing until the first statement,
-    /// so a damaged file shows up then, not here.
     /// SQLite's process-wide settings, made before its first use: no memory statistics (each
     /// allocation would take a global mutex to count itself, a twentieth of a cookie commit).
     private static let configuredBeforeFirstUse: Void = { _ = csqlite_disable_memory_statistics() }()
 
+    /// Opens (or creates) the database at `path`; sqlite reads nothing until the first statement,
+    /// so a damaged file shows up then, not here.
     public init(path: String, flags: OpenFlags = .standard, busyTimeoutMilliseconds: Int32 = 5_000) throws(SQLiteError)
     {
         _ = Self.configuredBeforeFirstUse
