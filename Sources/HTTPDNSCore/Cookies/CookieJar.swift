@@ -587,16 +587,13 @@ public final class CookieJar {
     ) -> Match {
         if cookie.pointee.isExpired(at: now) { return .expired }
         if cookie.pointee.secure && !isSecure { return .no }
-        let domainOK = cookie.pointee.domain.utf8.withContiguousStorageIfAvailable { domain in
+        let domainOK = cookie.pointee.domain.withUTF8Bytes { domain in
             cookie.pointee.hostOnly
                 ? CookieMatching.same(host, domain)
                 : CookieMatching.domainMatches(host, domain: domain, hostIsIPLiteral: hostIsIP)
         }
-        guard domainOK ?? false else { return .no }
-        let pathOK = cookie.pointee.path.utf8.withContiguousStorageIfAvailable { cookiePath in
-            CookieMatching.pathMatches(path, cookiePath: cookiePath)
-        }
-        return pathOK ?? false ? .yes : .no
+        guard domainOK else { return .no }
+        return cookie.pointee.path.withUTF8Bytes { CookieMatching.pathMatches(path, cookiePath: $0) } ? .yes : .no
     }
 
     /// The buckets that can hold cookies for `host`: those keyed by the host or one of its
