@@ -51,6 +51,30 @@ struct CookieParserTests {
         #expect(rejection("a=b\tc") == nil)
     }
 
+    /// The search runs eight bytes a step: a control must be found at every offset of the words
+    /// (and of the overlapping last one), and tabs anywhere must not hide one after them.
+    @Test func aControlAnywhereRejectsAndTabsDoNot() {
+        for length in 1...40 {
+            for offset in 0..<length {
+                var bytes = [UInt8](repeating: UInt8(ascii: "v"), count: length)
+                bytes[0] = UInt8(ascii: "a")
+                bytes[offset] = 0x09
+                #expect(rejection(String(decoding: bytes, as: UTF8.self)) == nil, "tab at \(offset) of \(length)")
+                for control: UInt8 in [0x00, 0x0A, 0x1F, 0x7F] {
+                    var withControl = bytes
+                    withControl[offset] = control
+                    #expect(rejection(String(decoding: withControl, as: UTF8.self)) == .syntax)
+                    // After a tab, in the same word or a later one.
+                    if offset + 1 < length {
+                        withControl[offset] = 0x09
+                        withControl[length - 1] = control
+                        #expect(rejection(String(decoding: withControl, as: UTF8.self)) == .syntax)
+                    }
+                }
+            }
+        }
+    }
+
     @Test func nameAndValueLimit() {
         #expect(rejection("a=" + String(repeating: "v", count: 4095)) == nil)
         #expect(rejection("a=" + String(repeating: "v", count: 4096)) == .tooLarge)
@@ -77,6 +101,16 @@ struct CookieParserTests {
         #expect(cookie.maxAge == 5)
         #expect(cookie.sameSite == .lax)
         #expect(cookie.partitioned)
+    }
+
+    /// A name one letter off an attribute's, at its length, is an unknown attribute.
+    @Test func namesOneLetterOffAreUnknown() throws {
+        let cookie = try parse(
+            "a=b; Securf; HttpOnlx; Pats=/x; Domaim=example.com; Max-Agf=5; Expirez=Sun, 06 Nov 1994 08:49:37 GMT; "
+                + "SameSitf=Lax; Partitionex; Max_Age=5; Secure2")
+        #expect(cookie == ParsedSetCookie(name: "a", value: "b"))
+        #expect(try parse("a=b; SameSite=Laxx").sameSite == .default)
+        #expect(try parse("a=b; SameSite=nonf").sameSite == .default)
     }
 
     @Test func unknownAttributesAndEmptyAVsAreIgnored() throws {

@@ -63,11 +63,13 @@ public enum CookieMatching {
     }
 
     /// ASCII case-insensitive prefix test on octets.
-    static func hasPrefixIgnoringASCIICase(_ string: String, _ prefix: String) -> Bool {
-        var iterator = string.utf8.makeIterator()
-        for expected in prefix.utf8 {
-            guard let byte = iterator.next(), asciiLowercased(byte) == asciiLowercased(expected) else { return false }
+    static func hasPrefixIgnoringASCIICase(_ string: String, _ prefix: StaticString) -> Bool {
+        let count = prefix.utf8CodeUnitCount
+        guard string.utf8.count >= count else { return false }
+        return string.withUTF8Bytes { bytes in
+            let expected = prefix.utf8Start
+            for i in 0..<count where asciiLowercased(bytes[i]) != asciiLowercased(expected[i]) { return false }
+            return true
         }
-        return true
     }
 }
