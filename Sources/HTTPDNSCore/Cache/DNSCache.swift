@@ -21,10 +21,29 @@ public final class DNSCache {
         var family: IPFamily
     }
 
+    /// An entry without its host and family, which its key holds: 48 bytes a slot instead of 72
+    /// (a 20,000-entry cache's table is 32,768 slots, so this is 0.75 MiB).
     private struct Stored {
-        var entry: DNSCacheEntry
+        var addresses: [String]
+        var upstream: String?
+        var expiresAt: MonotonicInstant
         /// Matches the heap item pushed for this version of the entry; older items are dead.
         var serial: UInt64
+        var negative: Bool
+
+        init(_ entry: DNSCacheEntry, serial: UInt64) {
+            addresses = entry.addresses
+            upstream = entry.upstream
+            expiresAt = entry.expiresAt
+            self.serial = serial
+            negative = entry.negative
+        }
+
+        func entry(_ key: Key) -> DNSCacheEntry {
+            DNSCacheEntry(
+                host: key.host, family: key.family, addresses: addresses, upstream: upstream, expiresAt: expiresAt,
+                negative: negative)
+        }
     }
 
     private var entries: [Key: Stored] = [:]
@@ -98,7 +117,7 @@ public final class DNSCache {
     public func lookup(host: String, family: IPFamily, now: MonotonicInstant, allowStale: Bool) -> CacheLookup {
         let key = Key(host: host, family: family)
         guard let stored = entries[key] else { return .miss }
-        let entry = stored.entry
+        let entry = stored.entry(key)
         if now < entry.expiresAt {
             return .fresh(entry, ttlLeft: Int(now.secondsRoundedUp(until: entry.expiresAt)))
         }
@@ -144,7 +163,8 @@ public final class DNSCache {
     /// The entry for a key, fresh or not, without touching the counters (for prefetch timing
     /// and `status`).
     public func peek(host: String, family: IPFamily) -> DNSCacheEntry? {
-        entries[Key(host: host, family: family)]?.entry
+        let key = Key(host: host, family: family)
+        return entries[key]?.entry(key)
     }
 
     /// Counts one stale answer actually returned to a client.
@@ -187,8 +207,7 @@ public final class DNSCache {
     /// Every entry still worth keeping, with its expiry converted to Unix seconds (rounded up),
     /// earliest expiry first.
     public func snapshot(now: MonotonicInstant, wallNow: Int64) -> [PersistedDNSEntry] {
-        entries.values
-            .map(\.entry)
+        entries.map { key, stored in stored.entry(key) }
             .filter { now < $0.expiresAt || isServableStale($0, now: now) }
             .sorted { $0.expiresAt < $1.expiresAt }
             .map { entry in
@@ -228,7 +247,7 @@ public final class DNSCache {
                 now < entry.expiresAt || isServableStale(entry, now: now)
             else { continue }
             if let existing = entries[Key(host: item.host, family: item.family)],
-                existing.entry.expiresAt >= entry.expiresAt
+                existing.expiresAt >= entry.expiresAt
             {
                 continue
             }
@@ -258,7 +277,7 @@ public final class DNSCache {
         for entry in kept {
             let key = Key(host: entry.host, family: entry.family)
             nextSerial += 1
-            entries[key] = Stored(entry: entry, serial: nextSerial)
+            entries[key] = Stored(entry, serial: nextSerial)
             let item = ExpiryHeap<Key>.Item(expiresAt: entry.expiresAt, key: key, serial: nextSerial)
             if entry.negative { negativeExpiries.push(item) } else { positiveExpiries.push(item) }
         }
