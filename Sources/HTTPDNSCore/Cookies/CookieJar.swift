@@ -29,6 +29,19 @@ public final class CookieJar {
     /// stored under (a libpsl lookup was a tenth of a set). The list does not change while the
     /// daemon runs; bounded as `candidateCache` is.
     private var bucketKeyCache: [String: String] = [:]
+    /// Headers already built, per request shape, each for the `version` it was built at:
+    /// a client asking for the same URL again is answered without matching, sorting or
+    /// serializing (three quarters of a retrieval). Bounded as `candidateCache` is, in entries
+    /// and in the size of a header it keeps.
+    private var headerMemo: [HeaderMemoKey: HeaderMemo] = [:]
+    private static let headerMemoLimit = 256
+    private static let headerMemoMaxBytes = 4096
+    /// Off only in the test that checks remembered headers against headers built afresh.
+    var remembersHeaders = true
+    /// Moved on by every change to the stored cookies: each insert, replacement and removal
+    /// (`insert`, `store`, `removeCookie(at:)`, `removeAll(inBucket:)`, the only places that write
+    /// `buckets`), so a header remembered at an older version is never served.
+    private var version: UInt64 = 0
     /// Number of cookies in all buckets.
     public private(set) var count = 0
     private var nextCreationIndex: UInt64 = 1
@@ -271,6 +284,7 @@ public final class CookieJar {
             // (which would clear `candidateCache`). Order in a bucket means nothing: retrieval
             // sorts, and eviction goes by `accessOrder`.
             accessClock += 1
+            version &+= 1
             buckets.values[existing.slot][existing.index] = StoredCookie(cookie: cookie, accessOrder: accessClock)
         } else {
             insert(cookie, bucket: bucket)
@@ -286,6 +300,7 @@ public final class CookieJar {
 
     private func insert(_ cookie: Cookie, bucket: String) {
         accessClock += 1
+        version &+= 1
         if buckets[bucket] == nil { candidateCache.removeAll() }
         buckets[bucket, default: []].append(StoredCookie(cookie: cookie, accessOrder: accessClock))
         count += 1
@@ -310,6 +325,7 @@ public final class CookieJar {
     /// Removes the cookie at `location`, and its bucket once empty, without recording a change.
     @discardableResult
     private func removeCookie(at location: (slot: BucketSlot, index: Int)) -> Cookie {
+        version &+= 1
         let removed = buckets.values[location.slot].remove(at: location.index).cookie
         if buckets.values[location.slot].isEmpty {
             buckets.remove(at: location.slot)
@@ -328,6 +344,7 @@ public final class CookieJar {
         guard let slot = buckets.index(forKey: bucket) else { return 0 }
         // Looked at before changed: most calls remove nothing, and then the bucket is not copied.
         guard buckets.values[slot].contains(where: { shouldRemove($0.cookie) }) else { return 0 }
+        version &+= 1
         let before = buckets.values[slot].count
         buckets.values[slot].removeAll { stored in
             guard shouldRemove(stored.cookie) else { return false }
@@ -429,6 +446,16 @@ public final class CookieJar {
     ) throws(CookieHostError) -> CookieHeader {
         let request = try effectiveRequest(url, normalizedHost: normalizedHost)
         let crossSite = siteForCookies.map { isCrossSite(request: request.url, site: $0) } ?? false
+        // Same-site requests depend only on these (and on time, which only expires cookies).
+        let memoKey =
+            crossSite || !remembersHeaders
+            ? nil
+            : HeaderMemoKey(
+                host: request.host, path: request.url.cookiePath, isSecure: request.url.isSecure, forScript: forScript)
+        if let memoKey, let memo = headerMemo[memoKey], memo.version == version, now < memo.validUntil {
+            touch(memo.selected, now: now)
+            return CookieHeader(header: memo.header, count: memo.selected.count, host: request.host)
+        }
         var selected = matchingCookies(for: request, now: now) { cookie in
             if cookie.pointee.httpOnly && forScript { return false }
             let sameSite = cookie.pointee.sameSite
@@ -443,7 +470,22 @@ public final class CookieJar {
             if lhs.pathLength != rhs.pathLength { return lhs.pathLength > rhs.pathLength }
             return lhs.creationIndex < rhs.creationIndex
         }
-        // Step 3: last-access-time.
+        touch(selected, now: now)
+        let header = serializedHeader(selected)
+        // CTLs are refused at every entry point (parse, load, import), so no CR or LF can
+        // reach a request header.
+        assert(!header.utf8.contains(where: SetCookieParser.isForbiddenControl), "control character in Cookie header")
+        if let memoKey, header.utf8.count <= Self.headerMemoMaxBytes {
+            if headerMemo.count >= Self.headerMemoLimit { headerMemo.removeAll() }
+            headerMemo[memoKey] = HeaderMemo(
+                version: version, validUntil: selected.lazy.compactMap(\.expires).min() ?? Int64.max, header: header,
+                selected: selected)
+        }
+        return CookieHeader(header: header, count: selected.count, host: request.host)
+    }
+
+    /// Step 3: the last-access-time of the cookies sent.
+    private func touch(_ selected: [CookieLocation], now: Int64) {
         for location in selected {
             accessClock += 1
             let order = accessClock
@@ -452,11 +494,22 @@ public final class CookieJar {
                 cookies[location.index].accessOrder = order
             }
         }
-        let header = serializedHeader(selected)
-        // CTLs are refused at every entry point (parse, load, import), so no CR or LF can
-        // reach a request header.
-        assert(!header.utf8.contains(where: SetCookieParser.isForbiddenControl), "control character in Cookie header")
-        return CookieHeader(header: header, count: selected.count, host: request.host)
+    }
+
+    private struct HeaderMemoKey: Hashable {
+        var host: String
+        var path: String
+        var isSecure: Bool
+        var forScript: Bool
+    }
+
+    /// A header as built at `version`; its places in `buckets` hold while the version does. Good
+    /// until the first of its cookies expires.
+    private struct HeaderMemo {
+        var version: UInt64
+        var validUntil: Int64
+        var header: String
+        var selected: [CookieLocation]
     }
 
     /// Schemeful same-site: the registrable domains (or hosts, when there is none) and the
@@ -528,6 +581,8 @@ public final class CookieJar {
         /// The cookie's sort keys (RFC 6265bis 5.8.3 step 2), so sorting needs no lookups.
         var pathLength: Int
         var creationIndex: UInt64
+        /// When the cookie expires (nil: at the end of the session), which bounds a remembered header.
+        var expires: Int64?
     }
 
     /// Step 1 of retrieval without the SameSite/HttpOnly filters (given by `include`):
@@ -563,7 +618,8 @@ public final class CookieJar {
                                     result.append(
                                         CookieLocation(
                                             slot: slot, index: index, pathLength: cookie.pointee.path.utf8.count,
-                                            creationIndex: cookie.pointee.creationIndex))
+                                            creationIndex: cookie.pointee.creationIndex, expires: cookie.pointee.expires
+                                        ))
                                 }
                             }
                         }

@@ -1,0 +1,100 @@
+import HTTPDNSTestSupport
+import Testing
+
+@testable import HTTPDNSCore
+
+/// The jar remembers the headers it built (`CookieJar.headerMemo`): a random run of sets,
+/// deletions, expiries, evictions and retrievals gets the same headers, counts and final jar
+/// (last-access times and LRU order included) from a jar that remembers and one that builds
+/// every header afresh.
+struct CookieHeaderMemoTests {
+    @Test func rememberedHeadersMatchFreshOnes() throws {
+        var rng = SeededGenerator(state: 0x6D65_6D6F_0001)
+        let limits = CookieJarLimits(maxPerDomain: 5, maxTotal: 14)
+        let remembering = CookieJar(rules: BasicDomainRules(), limits: limits)
+        let fresh = CookieJar(rules: BasicDomainRules(), limits: limits)
+        fresh.remembersHeaders = false
+        let hosts = ["a.example", "www.a.example", "b.example", "c.b.example", "192.0.2.7"]
+        let paths = ["/", "/app/page", "/other/x"]
+        func pick<T>(_ choices: [T]) -> T { choices[Int(rng.next() % UInt64(choices.count))] }
+        var now: Int64 = 1_800_000_000
+        var hits = 0
+        // Few sets between many retrievals, so that remembered headers are used, and must be
+        // given up, between changes.
+        for round in 0..<20000 {
+            now += Int64(rng.next() % 3)
+            let host = pick(hosts)
+            let scheme = pick(["https", "http"])
+            let url = try #require(RequestURL("\(scheme)://\(host)\(pick(paths))"))
+            switch rng.next() % 100 {
+            case 0..<7:
+                var header = "c\(rng.next() % 4)=v\(round)"
+                header += pick(["", "; Path=/", "; Path=/app", "; Path=/other"])
+                header += pick(["", "", "; Domain=a.example", "; Domain=b.example", "; Domain=www.a.example"])
+                header += pick(["", "; Secure", "; HttpOnly", "; Secure; HttpOnly"])
+                header += pick(["", "; SameSite=Strict", "; SameSite=None; Secure"])
+                header += pick(["", "", "; Max-Age=0", "; Max-Age=1", "; Max-Age=3", "; Max-Age=3600"])
+                let a = try remembering.setCookies([header], url: url, normalizedHost: nil, now: now)
+                let b = try fresh.setCookies([header], url: url, normalizedHost: nil, now: now)
+                #expect(a == b, "round \(round)")
+            case 7..<9:
+                let scope: CookieDeletionScope = pick([
+                    .domain("a.example"), .domain("c.b.example"), .url(url, normalizedHost: nil),
+                ])
+                let name: String? = pick([nil, "c0", "c1"])
+                #expect(
+                    try remembering.delete(scope, name: name, now: now) == fresh.delete(scope, name: name, now: now))
+            default:
+                let forScript = rng.next() % 4 == 0
+                let site: RequestURL? = pick([nil, nil, url, RequestURL("https://b.example/")])
+                let topLevel = rng.next() % 2 == 0
+                let a = try remembering.cookieHeader(
+                    url: url, normalizedHost: nil, forScript: forScript, siteForCookies: site,
+                    topLevelNavigation: topLevel, now: now)
+                let b = try fresh.cookieHeader(
+                    url: url, normalizedHost: nil, forScript: forScript, siteForCookies: site,
+                    topLevelNavigation: topLevel, now: now)
+                #expect(a == b, "round \(round): \(url)")
+                if !a.header.isEmpty { hits += 1 }
+            }
+        }
+        #expect(hits > 3000, "the run should retrieve cookies often (\(hits))")
+        let listA = try remembering.list(now: now)
+        let listB = try fresh.list(now: now)
+        #expect(listA == listB)
+        #expect(!listA.isEmpty)
+    }
+
+    /// Each way a remembered header goes out of date, one at a time.
+    @Test func aRememberedHeaderFollowsEveryChange() throws {
+        let h = JarHarness()
+        let page = "https://www.a.example/app"
+        let now = JarHarness.now
+        try h.set("sid=1; Domain=a.example; Path=/", "short=x; Path=/; Max-Age=10", url: page, at: now)
+        #expect(try h.header(page, at: now) == "sid=1; short=x")
+        #expect(try h.header(page, at: now + 9) == "sid=1; short=x")
+        // Expiry, with no other change to the jar.
+        #expect(try h.header(page, at: now + 10) == "sid=1")
+        // A replacement.
+        try h.set("sid=2; Domain=a.example; Path=/", url: page, at: now + 11)
+        #expect(try h.header(page, at: now + 11) == "sid=2")
+        // A deletion by domain, by URL and by Max-Age=0.
+        try h.set("other=y; Path=/", url: page, at: now + 12)
+        #expect(try h.header(page, at: now + 12) == "sid=2; other=y")
+        #expect(try h.jar.delete(.domain("a.example"), name: "sid", now: now + 13) == 1)
+        #expect(try h.header(page, at: now + 13) == "other=y")
+        try h.set("more=z; Path=/app", url: page, at: now + 14)
+        #expect(try h.header(page, at: now + 14) == "more=z; other=y")
+        #expect(
+            try h.jar.delete(.url(try #require(RequestURL(page)), normalizedHost: nil), name: "more", now: now + 15)
+                == 1)
+        #expect(try h.header(page, at: now + 15) == "other=y")
+        try h.set("other=; Max-Age=0; Path=/", url: page, at: now + 16)
+        #expect(try h.header(page, at: now + 16) == "")
+        // A remembered header still counts as a retrieval: last-access moves on.
+        try h.set("sid=3; Path=/", url: page, at: now + 17)
+        #expect(try h.header(page, at: now + 18) == "sid=3")
+        #expect(try h.header(page, at: now + 19) == "sid=3")
+        #expect(try h.only(now + 19).lastAccess == now + 19)
+    }
+}
