@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSTestSupport
 import Testing
 
 struct CacheTests {
@@ -385,6 +386,49 @@ struct CacheTests {
         cache.insert(host: host, family: .ipv4, addresses: ["192.0.2.1"], ttl: 60, upstream: nil, now: clock.now)
         #expect(cache.prune(now: clock.now) == 0)
         #expect(cache.entryCount == 1)
+    }
+
+    /// Both families of a name share one slot: a random run of answers (one or both families,
+    /// positive, negative, zero TTL), expiries, prunes, flushes and lookups keeps `entryCount`
+    /// equal to the entries that can be seen, never over the cap, and each family separate.
+    @Test func entryCountMatchesTheEntriesThroughoutARandomRun() {
+        var rng = SeededGenerator(state: 0x736C_6F74)
+        var clock = CacheManualClock()
+        let cache = DNSCache(limits: DNSCacheLimits(negativeTTL: 5, maxStale: 20, capacity: 9))
+        let hosts = (0..<7).map { "h\($0).example" }
+        for round in 0..<4000 {
+            let host = hosts[Int(rng.next() % 7)]
+            let address = "192.0.2.\(round % 250)"
+            switch rng.next() % 8 {
+            case 0, 1:
+                cache.insert(
+                    host: host, parts: [(.ipv4, [address]), (.ipv6, rng.next() % 3 == 0 ? [] : ["2001:db8::1"])],
+                    ttl: Int(rng.next() % 40), upstream: "u", now: clock.now)
+            case 2:
+                let family: IPFamily = rng.next() % 2 == 0 ? .ipv4 : .ipv6
+                let addresses = family == .ipv4 ? [address] : ["2001:db8::2"]
+                cache.insert(
+                    host: host, family: family, addresses: addresses, ttl: Int(rng.next() % 40), upstream: nil,
+                    now: clock.now)
+            case 3: clock.advance(seconds: Int(rng.next() % 15))
+            case 4: cache.prune(now: clock.now)
+            case 5 where rng.next() % 4 == 0: cache.flush(host: host)
+            default:
+                let families: [IPFamily] = rng.next() % 2 == 0 ? [.ipv4, .ipv6] : [.ipv6]
+                _ = cache.answer(host: host, families: families, now: clock.now, allowStale: rng.next() % 2 == 0)
+            }
+            var visible = 0
+            for name in hosts {
+                for family in IPFamily.allCases {
+                    guard let entry = cache.peek(host: name, family: family) else { continue }
+                    visible += 1
+                    #expect(entry.host == name && entry.family == family)
+                    #expect(entry.negative == entry.addresses.isEmpty)
+                }
+            }
+            #expect(cache.entryCount == visible, "round \(round)")
+            #expect(cache.entryCount <= 9)
+        }
     }
 }
 
