@@ -384,6 +384,19 @@ struct CookieNormalizationTests {
 
 /// Limits and eviction ("remove excess cookies", RFC 6265bis 5.7).
 struct CookieEvictionTests {
+    /// A replacement skips the limits only while they hold: after they were lowered (a reload), it
+    /// brings the jar back within them, keeping the cookie it stored.
+    @Test func aReplacementAfterLoweredLimitsEvicts() throws {
+        let h = JarHarness(limits: CookieJarLimits(maxPerDomain: 3, maxTotal: 100))
+        try h.set("c1=1; Path=/1", "c2=2; Path=/2", "c3=3; Path=/3", url: "http://example.com/")
+        h.jar.limits = CookieJarLimits(maxPerDomain: 2, maxTotal: 100)
+        try h.set("c3=new; Path=/3", url: "http://example.com/")
+        #expect(try h.jar.list(now: JarHarness.now).map(\.name).sorted() == ["c2", "c3"])
+        h.jar.limits = CookieJarLimits(maxPerDomain: 2, maxTotal: 1)
+        try h.set("c3=newer; Path=/3", url: "http://example.com/")
+        #expect(try h.jar.list(now: JarHarness.now).map(\.value) == ["newer"])
+    }
+
     @Test func perDomainLeastRecentlyUsed() throws {
         let h = JarHarness(limits: CookieJarLimits(maxPerDomain: 3, maxTotal: 100))
         try h.set("c1=1; Path=/1", "c2=2; Path=/2", "c3=3; Path=/3", url: "http://example.com/")

@@ -279,6 +279,8 @@ public final class CookieJar {
             cookie.creationIndex = nextCreationIndex
             nextCreationIndex += 1
         }
+        // A replacement leaves every count as it was: within the limits it needs no look at them.
+        var withinLimits = false
         if let existing {
             // A replacement takes the old one's place: no bucket shifts, empties or reappears
             // (which would clear `candidateCache`). Order in a bucket means nothing: retrieval
@@ -286,10 +288,11 @@ public final class CookieJar {
             accessClock += 1
             version &+= 1
             buckets.values[existing.slot][existing.index] = StoredCookie(cookie: cookie, accessOrder: accessClock)
+            withinLimits = buckets.values[existing.slot].count <= limits.maxPerDomain && count <= limits.maxTotal
         } else {
             insert(cookie, bucket: bucket)
         }
-        guard enforceLimits(bucket: bucket, keeping: key, now: now) else {
+        guard withinLimits || enforceLimits(bucket: bucket, keeping: key, now: now) else {
             _ = remove(key, inBucket: bucket)
             if old != nil { pendingChanges.append(.delete(key)) }
             return .rejected(.limit)
