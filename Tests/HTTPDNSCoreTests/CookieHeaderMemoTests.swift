@@ -3,8 +3,9 @@ import Testing
 
 @testable import HTTPDNSCore
 
-/// The jar remembers the headers it built (`CookieJar.headerMemo`): a random run of sets,
-/// deletions, expiries, evictions and retrievals gets the same headers, counts and final jar
+/// The jar remembers the headers it built (`CookieJar.headerMemo`): a random run of sets (new
+/// cookies, replacements, refreshes of the same value with other attributes), deletions, expiries,
+/// evictions and retrievals gets the same headers, counts and final jar
 /// (last-access times and LRU order included) from a jar that remembers and one that builds
 /// every header afresh.
 struct CookieHeaderMemoTests {
@@ -28,7 +29,8 @@ struct CookieHeaderMemoTests {
             let url = try #require(RequestURL("\(scheme)://\(host)\(pick(paths))"))
             switch rng.next() % 100 {
             case 0..<7:
-                var header = "c\(rng.next() % 4)=v\(round)"
+                // Often the value the cookie already has: a refresh keeps remembered headers.
+                var header = "c\(rng.next() % 4)=" + pick(["same", "same", "other", "v\(round)"])
                 header += pick(["", "; Path=/", "; Path=/app", "; Path=/other"])
                 header += pick(["", "", "; Domain=a.example", "; Domain=b.example", "; Domain=www.a.example"])
                 header += pick(["", "; Secure", "; HttpOnly", "; Secure; HttpOnly"])
@@ -96,5 +98,48 @@ struct CookieHeaderMemoTests {
         #expect(try h.header(page, at: now + 18) == "sid=3")
         #expect(try h.header(page, at: now + 19) == "sid=3")
         #expect(try h.only(now + 19).lastAccess == now + 19)
+    }
+
+    /// A refresh with the same value keeps remembered headers only when nothing a retrieval reads
+    /// changed; each of these changes must show in the next header.
+    @Test func aRefreshThatChangesWhatIsReadIsSeen() throws {
+        let now = JarHarness.now
+        let https = "https://www.a.example/"
+        let http = "http://www.a.example/"
+
+        var h = JarHarness()
+        try h.set("c=same; Path=/", url: https, at: now)
+        #expect(try h.header(https, forScript: true, at: now) == "c=same")
+        try h.set("c=same; Path=/; HttpOnly", url: https, at: now)
+        #expect(try h.header(https, forScript: true, at: now) == "")
+
+        h = JarHarness()
+        try h.set("c=same; Path=/", url: https, at: now)
+        #expect(try h.header(http, at: now) == "c=same")
+        try h.set("c=same; Path=/; Secure", url: https, at: now)
+        #expect(try h.header(http, at: now) == "")
+
+        h = JarHarness()
+        try h.set("c=same; Path=/", url: "https://a.example/", at: now)
+        #expect(try h.header(https, at: now) == "")
+        try h.set("c=same; Path=/; Domain=a.example", url: "https://a.example/", at: now)
+        #expect(try h.header(https, at: now) == "c=same")
+
+        // An earlier expiry, from a later one and from none.
+        for first in ["; Max-Age=100", ""] {
+            h = JarHarness()
+            try h.set("c=same; Path=/" + first, url: https, at: now)
+            #expect(try h.header(https, at: now) == "c=same")
+            try h.set("c=same; Path=/; Max-Age=5", url: https, at: now)
+            #expect(try h.header(https, at: now + 4) == "c=same")
+            #expect(try h.header(https, at: now + 5) == "", "first: \(first)")
+        }
+
+        // A refresh that changes nothing read: the same header, a later expiry honoured.
+        h = JarHarness()
+        try h.set("c=same; Path=/; Max-Age=5", url: https, at: now)
+        #expect(try h.header(https, at: now) == "c=same")
+        try h.set("c=same; Path=/; Max-Age=50", url: https, at: now + 1)
+        #expect(try h.header(https, at: now + 10) == "c=same")
     }
 }

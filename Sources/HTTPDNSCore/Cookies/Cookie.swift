@@ -53,6 +53,21 @@ public struct Cookie: Sendable, Equatable, Hashable {
             && cookie.pointee.path.hasSameBytes(as: key.path)
     }
 
+    /// Whether `new`, replacing `stored` (same key), gives every retrieval the same answer: what
+    /// matching, filtering and the header read is unchanged, and it expires no earlier (a header
+    /// remembered until the old expiry stays right until then).
+    static func retrievesAs(_ stored: UnsafePointer<Cookie>, _ new: Cookie) -> Bool {
+        let expiresNoEarlier =
+            switch (stored.pointee.expires, new.expires) {
+            case (_, nil): true
+            case (nil, .some): false
+            case (let before?, let after?): after >= before
+            }
+        return expiresNoEarlier && stored.pointee.hostOnly == new.hostOnly && stored.pointee.secure == new.secure
+            && stored.pointee.httpOnly == new.httpOnly && stored.pointee.sameSite == new.sameSite
+            && stored.pointee.value.hasSameBytes(as: new.value)
+    }
+
     /// RFC 6265bis 5.7: a cookie is expired once its expiry date is not in the future.
     public func isExpired(at now: Int64) -> Bool {
         guard let expires else { return false }

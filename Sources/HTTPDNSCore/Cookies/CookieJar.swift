@@ -258,9 +258,10 @@ public final class CookieJar {
         // Only the old cookie's creation is kept: read in place (a copy retains four strings).
         let old = existing.map { location in
             buckets.values[location.slot].withUnsafeBufferPointer { cookies in
-                (
-                    created: cookies[location.index].cookie.created,
-                    creationIndex: cookies[location.index].cookie.creationIndex
+                let stored = (cookies.baseAddress! + location.index).pointer(to: \.cookie)!
+                return (
+                    created: stored.pointee.created, creationIndex: stored.pointee.creationIndex,
+                    sameForRetrieval: Cookie.retrievesAs(stored, incoming)
                 )
             }
         }
@@ -286,7 +287,8 @@ public final class CookieJar {
             // (which would clear `candidateCache`). Order in a bucket means nothing: retrieval
             // sorts, and eviction goes by `accessOrder`.
             accessClock += 1
-            version &+= 1
+            // A session cookie refreshed by every response: the headers remembered stay right.
+            if old?.sameForRetrieval != true { version &+= 1 }
             buckets.values[existing.slot][existing.index] = StoredCookie(cookie: cookie, accessOrder: accessClock)
             withinLimits = buckets.values[existing.slot].count <= limits.maxPerDomain && count <= limits.maxTotal
         } else {
