@@ -145,11 +145,13 @@ final class CookieService {
     /// never waits for the fleet.
     private func persist(uid: UInt32, jar: CookieJar, then reply: @escaping (Result<Void, RPCError>) -> Void) {
         let drained = jar.drainChangesMarkingPurges()
-        guard !drained.changes.isEmpty else {
+        // A cookie set again as stored changes nothing, but the answer waits for the changes
+        // still being written (an empty batch is answered with the next transaction).
+        guard !drained.changes.isEmpty || drained.refreshedAsStored else {
             reply(.success(()))
             return
         }
-        let shared = replication?.recordLocal(drained, uid: uid)
+        let shared = drained.changes.isEmpty ? nil : replication?.recordLocal(drained, uid: uid)
         let batch = CookieBatch(uid: uid, changes: drained.changes, fleet: shared?.storeWrite ?? FleetStoreWrite())
         // unowned: the service lives as long as the daemon (weak would give it a side table,
         // which slows every retain of it on the request path).

@@ -20,6 +20,10 @@ public struct CookieCommitFailure: Error, Sendable {
 /// fsync). A lone batch (one request in the turn) finding the store thread idle is committed on the
 /// loop thread instead, borrowing the stores (`StoreThread.borrowIfIdle`) when that is allowed: a
 /// single client then does not wait for two thread hand-offs.
+///
+/// A batch with nothing to write (a cookie set again exactly as stored) makes no transaction of
+/// its own, but is answered only once every batch handed in before it is, and fails if any of
+/// them failed: the state it acknowledges may be theirs.
 public final class CookieGroupCommit {
     /// Called on the loop thread once the batch is committed, or with why it is not.
     public typealias Completion = (Result<Void, CookieCommitFailure>) -> Void
@@ -31,6 +35,12 @@ public final class CookieGroupCommit {
     /// (two arrays, so a transaction takes each whole instead of copying its elements out).
     private var waitingBatches: [CookieBatch] = []
     private var waitingCompletions: [Completion] = []
+    /// For each waiting batch, `failures` when it was handed in: a batch with nothing to write
+    /// (a cookie set again as stored) relies on the batches before it, and fails if any of them did.
+    private var waitingFailureMarks: [Int] = []
+    /// Batches answered with a failure so far, and the last such failure.
+    private var failures = 0
+    private var lastFailure: StoreError?
     private var transactionRunning = false
     private var flushScheduled = false
 
@@ -50,6 +60,7 @@ public final class CookieGroupCommit {
         unansweredCount += 1
         waitingBatches.append(batch)
         waitingCompletions.append(completion)
+        waitingFailureMarks.append(failures)
         scheduleTransaction()
     }
 
@@ -69,18 +80,25 @@ public final class CookieGroupCommit {
         // the loop for it (at 32x8, sets ran 5 to 10% faster freed here).
         let completions = waitingCompletions
         let batches = waitingBatches
+        let marks = waitingFailureMarks
         waitingCompletions = []
         waitingBatches = []
+        waitingFailureMarks = []
+        // Nothing to write: no transaction runs, so every batch before these has been answered.
+        if batches.allSatisfy(\.hasNothingToWrite) {
+            finish(completions, batches, marks, batches.map { _ in .success(()) })
+            return
+        }
         if commitsOnLoopThread, batches.count == 1,
             let results = storeThread.borrowIfIdle({ stores in Self.commit(batches, to: stores.cookies) })
         {
-            finish(completions, results)
+            finish(completions, batches, marks, results)
             return
         }
         transactionRunning = true
         let done: (Committed) -> Void = { [self] committed in
             transactionRunning = false
-            finish(completions, committed.results)
+            finish(completions, committed.batches, marks, committed.results)
             scheduleTransaction()
         }
         let token = loop.expectCompletion(Committed.self, done)
@@ -96,7 +114,7 @@ public final class CookieGroupCommit {
                 value: Committed(
                     results: batches.map { _ in
                         Result<Void, CookieCommitFailure>.failure(.init(error: closed, committedJar: nil))
-                    }, batches: []))
+                    }, batches: batches))
         }
     }
 
@@ -106,9 +124,24 @@ public final class CookieGroupCommit {
         var batches: [CookieBatch]
     }
 
-    private func finish(_ completions: [Completion], _ results: [Result<Void, CookieCommitFailure>]) {
+    /// Answers each batch: with its result, or, for one with nothing to write, with a failure when
+    /// any batch handed in before it (in an earlier transaction or this one) failed.
+    private func finish(
+        _ completions: [Completion], _ batches: [CookieBatch], _ marks: [Int],
+        _ results: [Result<Void, CookieCommitFailure>]
+    ) {
         unansweredCount -= completions.count
-        for (completion, result) in zip(completions, results) { completion(result) }
+        for case .failure(let failure) in results {
+            failures += 1
+            lastFailure = failure.error
+        }
+        for index in completions.indices {
+            var result = results[index]
+            if batches[index].hasNothingToWrite, marks[index] != failures, let lastFailure {
+                result = .failure(CookieCommitFailure(error: lastFailure, committedJar: nil))
+            }
+            completions[index](result)
+        }
     }
 
     /// One transaction for `batches`; for each batch that failed, its jar as committed.

@@ -531,6 +531,35 @@ struct CookieManagementTests {
         _ = key
     }
 
+    /// A cookie set again exactly as stored (last-access aside) is no change to write, but says
+    /// so, so that its answer waits for the changes still being written.
+    @Test func aRefreshAsStoredIsNoChange() throws {
+        let h = JarHarness()
+        let now = JarHarness.now
+        try h.set(
+            "sid=1; Path=/; Max-Age=60", "fixed=1; Expires=Mon, 01 Mar 2027 00:00:00 GMT", url: "http://example.com/",
+            at: now)
+        #expect(h.jar.drainChangesMarkingPurges().changes.count == 2)
+        try h.set("sid=1; Path=/; Max-Age=60", url: "http://example.com/", at: now)
+        let same = h.jar.drainChangesMarkingPurges()
+        #expect(same.changes.isEmpty && same.refreshedAsStored)
+        #expect(h.jar.drainChangesMarkingPurges() == CookieJarChanges(changes: []))
+        // A fixed expiry stays the same a second later; a Max-Age does not.
+        try h.set("fixed=1; Expires=Mon, 01 Mar 2027 00:00:00 GMT", url: "http://example.com/", at: now + 1)
+        #expect(h.jar.drainChangesMarkingPurges().changes.isEmpty)
+        try h.set("sid=1; Path=/; Max-Age=60", url: "http://example.com/", at: now + 1)
+        #expect(h.jar.drainChangesMarkingPurges().changes.map(Self.summary) == ["upsert sid"])
+        // Any stored attribute, or the value, is a change.
+        for changed in [
+            "sid=2; Path=/; Max-Age=59", "sid=1; Path=/; Max-Age=59; HttpOnly",
+            "sid=1; Path=/; Max-Age=59; SameSite=Lax", "sid=1; Path=/; Max-Age=59; Partitioned",
+        ] {
+            try h.set(changed, url: "http://example.com/", at: now + 1)
+            let drained = h.jar.drainChangesMarkingPurges()
+            #expect(drained.changes.count == 1 && !drained.refreshedAsStored, "\(changed)")
+        }
+    }
+
     @Test func loadRestoresWithoutRecording() throws {
         let source = JarHarness()
         try source.set("a=1", "b=2", url: "http://example.com/", at: 100)

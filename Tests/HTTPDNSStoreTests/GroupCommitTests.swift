@@ -248,4 +248,51 @@ struct GroupCommitTests {
         #expect(log.commits.isEmpty)
         #expect(commits.unansweredCount == 0)
     }
+
+    /// A batch with nothing to write (a cookie set again as stored) makes no transaction: alone it
+    /// is answered at once; behind a running transaction, only after it, and with its failure.
+    @Test func aBatchWithNothingToWriteWaitsForTheOnesBefore() throws {
+        let loop = try EventLoop()
+        let log = StoreCallLog()
+        let thread = StoreThread.recording(log, capacity: 1)
+        defer { thread.close() }
+        let gate = StoreThreadGate()
+        let commits = CookieGroupCommit(loop: loop, storeThread: thread, commitsOnLoopThread: false)
+        let nothing = CookieBatch(uid: 7, changes: [])
+        var answers: [String] = []
+        runLoop(loop) {
+            commits.commit(nothing) { outcome in
+                answers.append("alone \(outcome.failure == nil ? "ok" : "failed")")
+                gate.hold(thread)
+                commits.commit(F.upserts(7, [F.cookie("a")])) { outcome in
+                    answers.append("a \(outcome.failure == nil ? "ok" : "failed")")
+                }
+                loop.schedule(afterMilliseconds: 5) {
+                    commits.commit(nothing) { outcome in
+                        answers.append("after a \(outcome.failure == nil ? "ok" : "failed")")
+                        gate.hold(thread)
+                        // Over the store's capacity of one cookie: this batch fails.
+                        commits.commit(F.upserts(7, [F.cookie("b")])) { outcome in
+                            answers.append("b \(outcome.failure?.error.code == .diskFull ? "disk-full" : "?")")
+                        }
+                        loop.schedule(afterMilliseconds: 5) {
+                            commits.commit(nothing) { outcome in
+                                answers.append(
+                                    "after b \(outcome.failure?.error.code == .diskFull ? "disk-full" : "?")")
+                                commits.commit(nothing) { outcome in
+                                    answers.append("later \(outcome.failure == nil ? "ok" : "failed")")
+                                    loop.stop()
+                                }
+                            }
+                            loop.schedule(afterMilliseconds: 5) { gate.release() }
+                        }
+                    }
+                    loop.schedule(afterMilliseconds: 5) { gate.release() }
+                }
+            }
+        }
+        #expect(answers == ["alone ok", "a ok", "after a ok", "b disk-full", "after b disk-full", "later ok"])
+        #expect(log.commits.map(\.batches) == [1, 1])
+        #expect(commits.unansweredCount == 0)
+    }
 }

@@ -48,6 +48,9 @@ public final class CookieJar {
     /// A counter bumped on every set and every retrieval: exact LRU order even within one second.
     private var accessClock: UInt64 = 0
     private var pendingChanges: [CookieChange] = []
+    /// A cookie was set again exactly as stored since the last drain (last-access aside): no
+    /// change to write, but its answer must wait for the changes still being written.
+    private var refreshedAsStored = false
     /// Which of `pendingChanges` only purged an expired cookie (positions in it).
     private var pendingPurges = Set<Int>()
 
@@ -258,10 +261,9 @@ public final class CookieJar {
         // Only the old cookie's creation is kept: read in place (a copy retains four strings).
         let old = existing.map { location in
             buckets.values[location.slot].withUnsafeBufferPointer { cookies in
-                let stored = (cookies.baseAddress! + location.index).pointer(to: \.cookie)!
-                return (
-                    created: stored.pointee.created, creationIndex: stored.pointee.creationIndex,
-                    sameForRetrieval: Cookie.retrievesAs(stored, incoming)
+                (
+                    created: cookies[location.index].cookie.created,
+                    creationIndex: cookies[location.index].cookie.creationIndex
                 )
             }
         }
@@ -282,13 +284,21 @@ public final class CookieJar {
         }
         // A replacement leaves every count as it was: within the limits it needs no look at them.
         var withinLimits = false
+        var storedAsItWas = false
         if let existing {
             // A replacement takes the old one's place: no bucket shifts, empties or reappears
             // (which would clear `candidateCache`). Order in a bucket means nothing: retrieval
             // sorts, and eviction goes by `accessOrder`.
             accessClock += 1
-            // A session cookie refreshed by every response: the headers remembered stay right.
-            if old?.sameForRetrieval != true { version &+= 1 }
+            // A session cookie refreshed by every response: the headers remembered stay right,
+            // and when it expires as before (in the same second), there is nothing to write.
+            let (retrievedAsBefore, storedAsBefore) = buckets.values[existing.slot].withUnsafeBufferPointer {
+                cookies in
+                let stored = (cookies.baseAddress! + existing.index).pointer(to: \.cookie)!
+                return (Cookie.retrievesAs(stored, cookie), Cookie.isStored(stored, as: cookie))
+            }
+            if !retrievedAsBefore { version &+= 1 }
+            storedAsItWas = storedAsBefore
             buckets.values[existing.slot][existing.index] = StoredCookie(cookie: cookie, accessOrder: accessClock)
             withinLimits = buckets.values[existing.slot].count <= limits.maxPerDomain && count <= limits.maxTotal
         } else {
@@ -299,7 +309,11 @@ public final class CookieJar {
             if old != nil { pendingChanges.append(.delete(key)) }
             return .rejected(.limit)
         }
-        pendingChanges.append(.upsert(cookie))
+        if storedAsItWas {
+            refreshedAsStored = true
+        } else {
+            pendingChanges.append(.upsert(cookie))
+        }
         return .stored
     }
 
@@ -775,8 +789,10 @@ public final class CookieJar {
         defer {
             pendingChanges.removeAll(keepingCapacity: true)
             pendingPurges.removeAll(keepingCapacity: true)
+            refreshedAsStored = false
         }
-        return CookieJarChanges(changes: pendingChanges, expiryPurges: pendingPurges)
+        return CookieJarChanges(
+            changes: pendingChanges, expiryPurges: pendingPurges, refreshedAsStored: refreshedAsStored)
     }
 
     // MARK: - Replication seam
@@ -859,10 +875,14 @@ public struct CookieJarChanges: Sendable, Equatable {
     public var changes: [CookieChange]
     /// Positions in `changes` of the deletions that only purged an expired cookie.
     public var expiryPurges: Set<Int>
+    /// Some cookie was set again exactly as stored (last-access aside): not a change, but what it
+    /// was set to may not be written yet, so the request is answered only once it is.
+    public var refreshedAsStored: Bool
 
-    public init(changes: [CookieChange], expiryPurges: Set<Int> = []) {
+    public init(changes: [CookieChange], expiryPurges: Set<Int> = [], refreshedAsStored: Bool = false) {
         self.changes = changes
         self.expiryPurges = expiryPurges
+        self.refreshedAsStored = refreshedAsStored
     }
 
     /// The changes a person or a site made (every one but the expiry purges).

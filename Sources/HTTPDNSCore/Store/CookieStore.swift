@@ -13,6 +13,9 @@ public struct CookieBatch: Sendable, Equatable {
         self.changes = changes
         self.fleet = fleet
     }
+
+    /// No change and no fleet record: a batch that only waits for the ones before it.
+    public var hasNothingToWrite: Bool { changes.isEmpty && fleet.isEmpty }
 }
 
 /// Durable cookie jars, one per uid.
