@@ -558,6 +558,10 @@ struct CookieManagementTests {
             let drained = h.jar.drainChangesMarkingPurges()
             #expect(drained.changes.count == 1 && !drained.refreshedAsStored, "\(changed)")
         }
+        // The fleet's copy of a cookie, applied as stored, is nothing for the next request to wait for.
+        let stored = try #require(h.jar.cookie(for: CookieKey(domain: "example.com", path: "/", name: "fixed")))
+        #expect(h.jar.applyRemote(stored, now: now + 2).isEmpty)
+        #expect(h.jar.drainChangesMarkingPurges() == CookieJarChanges(changes: []))
     }
 
     @Test func loadRestoresWithoutRecording() throws {

@@ -821,7 +821,10 @@ public final class CookieJar {
     /// Runs `body` and takes the changes it recorded out of the pending ones.
     private func takingChanges(_ body: () -> Void) -> [CookieChange] {
         let mark = pendingChanges.count
+        let refreshedBefore = refreshedAsStored
         body()
+        // What `body` set again as stored is the caller's to wait for, not the next request's.
+        refreshedAsStored = refreshedBefore
         let taken = Array(pendingChanges[mark...])
         pendingChanges.removeSubrange(mark...)
         pendingPurges = pendingPurges.filter { $0 < mark }
