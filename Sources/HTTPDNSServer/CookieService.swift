@@ -8,7 +8,7 @@ import HTTPDNSSystem
 protocol CookiePersistence: AnyObject {
     /// Makes `batch` durable, then calls `completion` on the loop thread; a failure carries the
     /// jar as committed (memory is rolled back to it).
-    func commit(_ batch: CookieBatch, completion: @escaping (Result<Void, CookieCommitFailure>) -> Void)
+    func commit(_ batch: consuming CookieBatch, completion: @escaping (Result<Void, CookieCommitFailure>) -> Void)
 }
 
 extension CookieGroupCommit: CookiePersistence {}

@@ -35,8 +35,9 @@ public final class CookieGroupCommit {
     /// (two arrays, so a transaction takes each whole instead of copying its elements out).
     private var waitingBatches: [CookieBatch] = []
     private var waitingCompletions: [Completion] = []
-    /// For each waiting batch, `failures` when it was handed in: a batch with nothing to write
-    /// (a cookie set again as stored) relies on the batches before it, and fails if any of them did.
+    /// For each waiting batch with nothing to write (a cookie set again as stored), `failures` when
+    /// it was handed in: it relies on the batches before it, and fails if any of them did. -1 for
+    /// the others (taken once, here: reading a batch again copies its arrays).
     private var waitingFailureMarks: [Int] = []
     /// Batches answered with a failure so far, and the last such failure.
     private var failures = 0
@@ -56,11 +57,11 @@ public final class CookieGroupCommit {
     }
 
     /// Commits `batch` with the other batches of this loop turn, then calls `completion`.
-    public func commit(_ batch: CookieBatch, completion: @escaping Completion) {
+    public func commit(_ batch: consuming CookieBatch, completion: @escaping Completion) {
         unansweredCount += 1
-        waitingBatches.append(batch)
+        waitingFailureMarks.append(batch.hasNothingToWrite ? failures : -1)
+        waitingBatches.append(batch)  // Moved in, not copied (a copy retains all its arrays).
         waitingCompletions.append(completion)
-        waitingFailureMarks.append(failures)
         scheduleTransaction()
     }
 
@@ -85,20 +86,20 @@ public final class CookieGroupCommit {
         waitingBatches = []
         waitingFailureMarks = []
         // Nothing to write: no transaction runs, so every batch before these has been answered.
-        if batches.allSatisfy(\.hasNothingToWrite) {
-            finish(completions, batches, marks, batches.map { _ in .success(()) })
+        if marks.allSatisfy({ $0 >= 0 }) {
+            finish(completions, marks, marks.map { _ in .success(()) })
             return
         }
         if commitsOnLoopThread, batches.count == 1,
             let results = storeThread.borrowIfIdle({ stores in Self.commit(batches, to: stores.cookies) })
         {
-            finish(completions, batches, marks, results)
+            finish(completions, marks, results)
             return
         }
         transactionRunning = true
         let done: (Committed) -> Void = { [self] committed in
             transactionRunning = false
-            finish(completions, committed.batches, marks, committed.results)
+            finish(completions, marks, committed.results)
             scheduleTransaction()
         }
         let token = loop.expectCompletion(Committed.self, done)
@@ -127,8 +128,7 @@ public final class CookieGroupCommit {
     /// Answers each batch: with its result, or, for one with nothing to write, with a failure when
     /// any batch handed in before it (in an earlier transaction or this one) failed.
     private func finish(
-        _ completions: [Completion], _ batches: [CookieBatch], _ marks: [Int],
-        _ results: [Result<Void, CookieCommitFailure>]
+        _ completions: [Completion], _ marks: [Int], _ results: [Result<Void, CookieCommitFailure>]
     ) {
         unansweredCount -= completions.count
         for case .failure(let failure) in results {
@@ -137,7 +137,7 @@ public final class CookieGroupCommit {
         }
         for index in completions.indices {
             var result = results[index]
-            if batches[index].hasNothingToWrite, marks[index] != failures, let lastFailure {
+            if marks[index] >= 0, marks[index] != failures, let lastFailure {
                 result = .failure(CookieCommitFailure(error: lastFailure, committedJar: nil))
             }
             completions[index](result)

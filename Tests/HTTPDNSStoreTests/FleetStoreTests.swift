@@ -27,6 +27,25 @@ struct FleetStoreTests {
             change: FleetCookieChange(address: address(name), version: register(sequence).version, content: content))
     }
 
+    /// `isEmpty` looks at every member: one set alone makes a write non-empty, and a member added
+    /// to the struct fails the count until `isEmpty` reads it too.
+    @Test func isEmptyReadsEveryMember() {
+        #expect(FleetStoreWrite().isEmpty)
+        #expect(Mirror(reflecting: FleetStoreWrite()).children.count == 8)
+        let id = FleetStreamID(milliseconds: 1_800_000_000_100, sequence: 0)
+        let nonEmpty = [
+            FleetStoreWrite(registers: [Self.address("a"): Self.register(1)]),
+            FleetStoreWrite(forgottenRegisters: [Self.address("a")]),
+            FleetStoreWrite(outbox: [Self.entry(1, "a")]),
+            FleetStoreWrite(acknowledgedThrough: 0),
+            FleetStoreWrite(cursor: FleetCursor(epoch: "0f1e2d3c", lastID: id)),
+            FleetStoreWrite(lastPublishedID: id),
+            FleetStoreWrite(seeded: ["a"]),
+            FleetStoreWrite(unseeded: ["a"]),
+        ]
+        for write in nonEmpty { #expect(!write.isEmpty, "\(write)") }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func recordsCommitWithTheirBatchAndLoadBack(_ kind: StoreKind) throws {
         let store = try StoreUnderTest(kind)

@@ -61,8 +61,12 @@ public struct FleetStoreWrite: Sendable, Equatable {
         self.unseeded = unseeded
     }
 
-    /// Nothing to store.
-    public var isEmpty: Bool { self == FleetStoreWrite() }
+    /// Nothing to store: every member as `init()` leaves it (checked member by member, as a
+    /// comparison with `FleetStoreWrite()` built and compared the whole struct on every set).
+    public var isEmpty: Bool {
+        registers.isEmpty && forgottenRegisters.isEmpty && outbox.isEmpty && acknowledgedThrough == nil
+            && cursor == nil && lastPublishedID == nil && seeded.isEmpty && unseeded.isEmpty
+    }
 
     /// Applies this write to `state` (the in-memory store, and the reference for the others).
     public func apply(to state: inout FleetStoredState) {
