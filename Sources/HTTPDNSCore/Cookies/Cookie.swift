@@ -72,10 +72,8 @@ public struct Cookie: Sendable, Equatable, Hashable {
     /// but last-access, which is bookkeeping for eviction order.
     static func isStored(_ stored: UnsafePointer<Cookie>, as new: Cookie) -> Bool {
         stored.pointee.expires == new.expires && stored.pointee.created == new.created
-            && stored.pointee.creationIndex == new.creationIndex && stored.pointee.hostOnly == new.hostOnly
-            && stored.pointee.secure == new.secure && stored.pointee.httpOnly == new.httpOnly
-            && stored.pointee.sameSite == new.sameSite && stored.pointee.partitioned == new.partitioned
-            && stored.pointee.value.hasSameBytes(as: new.value)
+            && stored.pointee.creationIndex == new.creationIndex && stored.pointee.partitioned == new.partitioned
+            && retrievesAs(stored, new)
     }
 
     /// RFC 6265bis 5.7: a cookie is expired once its expiry date is not in the future.
