@@ -21,6 +21,11 @@ struct NSSArtifacts: Sendable {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             let link = try runCommand("/bin/sh", [root + "/packaging/build-nss", directory])
             guard link.status == 0 else { return .failure(HarnessError("build-nss failed: \(link.stderr)")) }
+            // Searchable by every user (the tests run programs as nobody), whatever the umask was
+            // when it was made: an in-process server narrowing it around bind left it 0666 once.
+            guard chmod(directory, 0o755) == 0 else {
+                return .failure(HarnessError("chmod \(directory): errno \(errno)"))
+            }
             let probe = directory + "/nss_probe"
             let compile = try runCommand(
                 "/usr/bin/gcc",
