@@ -113,6 +113,24 @@ struct CookieSocketTests {
         #expect(result["rejected"]?.arrayValue?.isEmpty == true, "\(result.encodedString)")
     }
 
+    /// A renewal with the same value is stored like any set (it only writes nothing when it
+    /// stores exactly what is stored), and the headers the daemon remembers follow each change.
+    @Test func renewalsAndChangesShowInTheHeader() throws {
+        let rpc = try RPCSession()
+        let url = "https://www.example.com/app"
+        for _ in 0..<3 {
+            #expect(try rpc.setCookies(url, ["sid=1; Path=/; Max-Age=600"])["stored"] == .int(1))
+            #expect(try rpc.header(url) == "sid=1")
+        }
+        #expect(try rpc.setCookies(url, ["sid=2; Path=/; Max-Age=600"])["stored"] == .int(1))
+        #expect(try rpc.header(url) == "sid=2")
+        #expect(try rpc.setCookies(url, ["sid=2; Path=/; Max-Age=600; HttpOnly"])["stored"] == .int(1))
+        #expect(try rpc.header(url, ["forScript": true]) == "")
+        #expect(try rpc.header(url) == "sid=2")
+        #expect(try rpc.setCookies(url, ["sid=; Path=/; Max-Age=0"])["stored"] == .int(0))
+        #expect(try rpc.header(url) == "")
+    }
+
     /// Every rejection reason of the contract, each at its own index of one request (RFC 6265bis 5.6 and 5.7).
     @Test func eachRejectionReasonAtItsIndex() throws {
         let rpc = try RPCSession()

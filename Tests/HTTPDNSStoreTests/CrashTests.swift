@@ -39,7 +39,8 @@ struct CrashTests {
     }
 
     /// The writer process: four clients that each commit, wait for the acknowledgement, report it
-    /// and commit again, until the process is killed. Even rounds commit on the loop thread when the
+    /// (every other one through a batch with nothing to write) and commit again, until the
+    /// process is killed. Even rounds commit on the loop thread when the
     /// store is idle, odd rounds never. Runs only when started by
     /// `acknowledgedCommitsSurviveSIGKILL`.
     @Test(.enabled(if: getenv(directoryVariable) != nil))
@@ -59,12 +60,23 @@ struct CrashTests {
             let value = "v\(index)"
             let cookie = StoreFixtures.cookie(
                 name, value: value, expires: index % 3 == 0 ? nil : StoreFixtures.now + 9_999)
+            func acknowledge() {
+                let line = Array("\(name) \(value)\n".utf8)  // one write, shorter than PIPE_BUF: atomic
+                _ = line.withUnsafeBytes { Glibc.write(Self.ackFD, $0.baseAddress, $0.count) }
+            }
+            let byRenewal = index % 2 == 1
             commits.commit(StoreFixtures.upserts(UInt32(client), [cookie])) { result in
-                if case .success = result {
-                    let line = Array("\(name) \(value)\n".utf8)  // one write, shorter than PIPE_BUF: atomic
-                    _ = line.withUnsafeBytes { Glibc.write(Self.ackFD, $0.baseAddress, $0.count) }
-                }
+                if case .success = result, !byRenewal { acknowledge() }
                 write(client: client)
+            }
+            guard byRenewal else { return }
+            // Every other write is acknowledged the way a renewal of the cookie just set is: by a
+            // batch with nothing to write, handed in on the next turn, while the write's own
+            // transaction may still run.
+            loop.schedule(afterMilliseconds: 0) {
+                commits.commit(CookieBatch(uid: UInt32(client), changes: [])) { result in
+                    if case .success = result { acknowledge() }
+                }
             }
         }
         loop.schedule(afterMilliseconds: 0) { for client in 0..<4 { write(client: client) } }
