@@ -153,8 +153,8 @@ public final class CookieJar {
         if parsed.name.isEmpty && parsed.value.isEmpty { return .failure(.syntax) }
         // A nameless cookie must not look like a prefixed one (httpwg/http-extensions #2251).
         if parsed.name.isEmpty,
-            CookieMatching.hasPrefixIgnoringASCIICase(parsed.value, "__Secure-")
-                || CookieMatching.hasPrefixIgnoringASCIICase(parsed.value, "__Host-")
+            CookieMatching.hasPrefixIgnoringASCIICase(parsed.value, "__secure-")
+                || CookieMatching.hasPrefixIgnoringASCIICase(parsed.value, "__host-")
         {
             return .failure(.prefix)
         }
@@ -221,10 +221,10 @@ public final class CookieJar {
         // Step 19: SameSite=None requires Secure.
         if cookie.sameSite == .none && !cookie.secure { return .failure(.sameSite) }
         // Steps 20-21: prefixes, matched case-insensitively.
-        if CookieMatching.hasPrefixIgnoringASCIICase(cookie.name, "__Secure-") && !cookie.secure {
+        if CookieMatching.hasPrefixIgnoringASCIICase(cookie.name, "__secure-") && !cookie.secure {
             return .failure(.prefix)
         }
-        if CookieMatching.hasPrefixIgnoringASCIICase(cookie.name, "__Host-") {
+        if CookieMatching.hasPrefixIgnoringASCIICase(cookie.name, "__host-") {
             guard cookie.secure, cookie.hostOnly, parsed.path != nil, cookie.path == "/" else {
                 return .failure(.prefix)
             }

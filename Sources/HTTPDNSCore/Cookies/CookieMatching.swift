@@ -62,14 +62,9 @@ public enum CookieMatching {
         return true
     }
 
-    /// ASCII case-insensitive prefix test on octets.
+    /// ASCII case-insensitive prefix test on octets; `prefix` is written in lowercase.
     static func hasPrefixIgnoringASCIICase(_ string: String, _ prefix: StaticString) -> Bool {
-        let count = prefix.utf8CodeUnitCount
-        guard string.utf8.count >= count else { return false }
-        return string.withUTF8Bytes { bytes in
-            let expected = prefix.utf8Start
-            for i in 0..<count where asciiLowercased(bytes[i]) != asciiLowercased(expected[i]) { return false }
-            return true
-        }
+        string.utf8.count >= prefix.utf8CodeUnitCount
+            && string.withUTF8Bytes { startsIgnoringASCIICase($0, with: prefix) }
     }
 }

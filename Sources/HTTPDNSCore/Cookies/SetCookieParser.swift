@@ -112,7 +112,8 @@ public enum SetCookieParser {
     static func process(
         _ bytes: UnsafeBufferPointer<UInt8>, name: Range<Int>, value: Range<Int>, into cookie: inout ParsedSetCookie
     ) {
-        func nameIs(_ literal: StaticString) -> Bool { equalsIgnoringASCIICase(bytes, name, literal) }
+        let nameBytes = UnsafeBufferPointer(rebasing: bytes[name])
+        func nameIs(_ literal: StaticString) -> Bool { equalsIgnoringASCIICase(nameBytes, literal) }
         // The length picks the one or two names worth comparing.
         switch name.count {
         case 4 where nameIs("path"):
@@ -121,7 +122,7 @@ public enum SetCookieParser {
             // 5.6.3: drop one leading ".", lowercase.
             var domain = value
             if let first = domain.first, bytes[first] == UInt8(ascii: ".") { domain = domain.dropFirst() }
-            cookie.domain = lowercasedString(bytes, domain)
+            cookie.domain = asciiLowercasedString(UnsafeBufferPointer(rebasing: bytes[domain]))
         case 6 where nameIs("secure"):
             cookie.secure = true
         case 7 where nameIs("expires"):
@@ -144,9 +145,10 @@ public enum SetCookieParser {
 
     /// 5.6.7: the enforcement a SameSite attribute-value names; anything else is "Default".
     private static func sameSite(_ bytes: UnsafeBufferPointer<UInt8>, _ value: Range<Int>) -> CookieSameSite {
-        if equalsIgnoringASCIICase(bytes, value, "none") { return CookieSameSite.none }
-        if equalsIgnoringASCIICase(bytes, value, "strict") { return .strict }
-        if equalsIgnoringASCIICase(bytes, value, "lax") { return .lax }
+        let text = UnsafeBufferPointer(rebasing: bytes[value])
+        if equalsIgnoringASCIICase(text, "none") { return CookieSameSite.none }
+        if equalsIgnoringASCIICase(text, "strict") { return .strict }
+        if equalsIgnoringASCIICase(text, "lax") { return .lax }
         return .default
     }
 
@@ -185,28 +187,8 @@ public enum SetCookieParser {
         return lower..<upper
     }
 
-    /// Whether `range` spells `literal` (lowercase ASCII), ignoring ASCII case.
-    private static func equalsIgnoringASCIICase(
-        _ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ literal: StaticString
-    ) -> Bool {
-        guard range.count == literal.utf8CodeUnitCount else { return false }
-        let expected = literal.utf8Start
-        for offset in 0..<range.count where asciiLowercased(bytes[range.lowerBound + offset]) != expected[offset] {
-            return false
-        }
-        return true
-    }
-
     /// The input was valid UTF-8 and is only split at ASCII bytes, so decoding is lossless.
     static func string(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
         String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
-    }
-
-    /// `string`, ASCII-lowercased (which keeps UTF-8 valid).
-    private static func lowercasedString(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
-        String(unsafeUninitializedCapacity: range.count) { buffer in
-            for offset in 0..<range.count { buffer[offset] = asciiLowercased(bytes[range.lowerBound + offset]) }
-            return range.count
-        }
     }
 }

@@ -121,13 +121,7 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
 
     /// The scheme as one of `supportedSchemes` (ASCII case-insensitively), without building a string.
     private static func supportedScheme(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
-        func isScheme(_ name: StaticString) -> Bool {
-            guard bytes.count == name.utf8CodeUnitCount else { return false }
-            for offset in 0..<bytes.count where asciiLowercased(bytes[offset]) != name.utf8Start[offset] {
-                return false
-            }
-            return true
-        }
+        func isScheme(_ name: StaticString) -> Bool { equalsIgnoringASCIICase(bytes, name) }
         if isScheme("https") { return "https" }
         if isScheme("http") { return "http" }
         if isScheme("wss") { return "wss" }
@@ -201,11 +195,7 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
         // number"); anything else of that shape is refused rather than read as a name.
         if lastLabelAllDigits { return nil }
         guard hasUppercase else { return (String(decoding: host, as: UTF8.self), false, port) }
-        let lowercased = String(unsafeUninitializedCapacity: host.count) { target in
-            for index in 0..<host.count { target[index] = asciiLowercased(host[index]) }
-            return host.count
-        }
-        return (lowercased, false, port)
+        return (asciiLowercasedString(host), false, port)
     }
 
     /// Letters, digits, `-`, `.`, `_`, `~` and non-ASCII bytes (IDNA host names as written).
@@ -220,9 +210,4 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
             return byte >= 0x80
         }
     }
-}
-
-@inline(__always)
-func asciiLowercased(_ byte: UInt8) -> UInt8 {
-    byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
 }
