@@ -16,18 +16,6 @@ public enum EpollEvents {
     public static let error = UInt32(EPOLLERR.rawValue)
 }
 
-/// Where the loop reads the time: the monotonic clock, or a clock a test moves by hand.
-public protocol LoopClock: AnyObject {
-    /// Nanoseconds on a monotonic scale (only differences mean anything).
-    func nowNanoseconds() -> Int64
-}
-
-/// CLOCK_MONOTONIC, the loop's clock outside tests.
-public final class SystemLoopClock: LoopClock {
-    public init() {}
-    public func nowNanoseconds() -> Int64 { MonotonicClock.nowNanoseconds() }
-}
-
 /// One thread's event loop over a raw epoll set, with timers and a thread-safe way for other
 /// threads to hand results back (an eventfd).
 ///
@@ -42,7 +30,7 @@ public final class EventLoop {
     public typealias TimerID = UInt64
 
     /// The loop's clock; timers and `now` follow it.
-    public let clock: any LoopClock
+    public let clock: any DaemonClock
     /// The time at the start of the current turn (one clock read per turn, for per-event stamps).
     public private(set) var now: Int64
 
@@ -68,7 +56,7 @@ public final class EventLoop {
     private var pendingCompletions: [UInt64: (any Sendable) -> Void] = [:]
     private var nextCompletionToken: UInt64 = 1
 
-    public init(clock: any LoopClock = SystemLoopClock()) throws(SystemError) {
+    public init(clock: any DaemonClock = SystemClock()) throws(SystemError) {
         self.clock = clock
         now = clock.nowNanoseconds()
         epoll = FileDescriptor(rawValue: try syscall("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) })
@@ -278,26 +266,6 @@ final class Inbox: Sendable {
 public struct LoopPoster: Sendable {
     let inbox: Inbox
     public func post(token: UInt64, value: any Sendable) { inbox.post(token: token, value: value) }
-}
-
-/// CLOCK_MONOTONIC: TTLs and timers must not jump when the wall clock does.
-public enum MonotonicClock {
-    public static func nowNanoseconds() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-    }
-
-    public static func nowMilliseconds() -> Int64 { nowNanoseconds() / 1_000_000 }
-}
-
-/// Wall-clock Unix time, for cookie expiry and persisted deadlines.
-public enum WallClock {
-    public static func nowSeconds() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Int64(ts.tv_sec)
-    }
 }
 
 /// A binary min-heap of timer deadlines.

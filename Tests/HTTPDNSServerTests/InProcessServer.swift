@@ -11,7 +11,7 @@ import Testing
 /// fake methods, and clients on socketpairs: no daemon, no sleeps. Each turn waits in epoll for
 /// the event it needs, so a test awaits replies instead of sleeping.
 final class InProcessServer {
-    let clock = ManualLoopClock()
+    let clock = ManualClock()
     let loop: EventLoop
     let server: RPCServer
     let methods = FakeMethods()

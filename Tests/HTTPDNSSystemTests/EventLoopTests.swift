@@ -17,7 +17,7 @@ struct EventLoopTests {
     }
 
     @Test func timersFireInDeadlineOrderOnTheLoopsClock() throws {
-        let clock = ManualLoopClock()
+        let clock = ManualClock()
         let loop = try EventLoop(clock: clock)
         var fired: [String] = []
         loop.schedule(afterMilliseconds: 300) { fired.append("c") }
@@ -39,7 +39,7 @@ struct EventLoopTests {
     /// the wait follow the next live timer, not the cancelled deadline (which, past, would make
     /// every turn return at once).
     @Test func cancellingTheFirstTimerMovesTheWaitToTheNextLiveOne() throws {
-        let clock = ManualLoopClock()
+        let clock = ManualClock()
         let loop = try EventLoop(clock: clock)
         var fired: [String] = []
         let first = loop.schedule(afterMilliseconds: 20) { fired.append("cancelled") }
@@ -55,7 +55,7 @@ struct EventLoopTests {
     }
 
     @Test func aReadableDescriptorIsHandledAndNowIsTheTurnsTime() throws {
-        let clock = ManualLoopClock()
+        let clock = ManualClock()
         let loop = try EventLoop(clock: clock)
         let (a, b) = try socketPair()
         defer {
@@ -79,7 +79,7 @@ struct EventLoopTests {
     /// The order within a turn: events, due timers, work deferred to this turn, the
     /// before-wait bodies (also those they add), then the turn-end handlers.
     @Test func aTurnRunsItsPhasesInOrder() throws {
-        let clock = ManualLoopClock()
+        let clock = ManualClock()
         let loop = try EventLoop(clock: clock)
         var order: [String] = []
         loop.onTurnEnd { order.append("end") }
@@ -112,7 +112,7 @@ struct EventLoopTests {
 
     /// A value posted from another thread wakes a waiting loop and reaches its completion there.
     @Test func aCompletionPostedFromAnotherThreadWakesTheLoop() throws {
-        let loop = try EventLoop(clock: ManualLoopClock())
+        let loop = try EventLoop(clock: ManualClock())
         var received: [Int] = []
         let token = loop.expectCompletion(Int.self) { received.append($0) }
         let poster = loop.poster
