@@ -8,6 +8,8 @@ enum ExitStatus {
     static let daemonError: Int32 = 1
     /// EX_USAGE: unknown subcommand or option, missing argument, bad JSON for `call`.
     static let usage: Int32 = 64
+    /// EX_DATAERR: the file to import is not a cookies.txt file (no line is a cookie).
+    static let dataError: Int32 = 65
     /// EX_NOINPUT: the file to import cannot be read.
     static let noInput: Int32 = 66
     /// EX_UNAVAILABLE: no daemon at the socket, or it did not answer.
@@ -49,7 +51,7 @@ enum CLI {
     static func run(_ arguments: [String]) -> CLIOutcome {
         if let (socketPath, curlArguments) = curlInvocation(arguments) {
             do {
-                return try CurlCommand(curlArguments).run(socketPath: socketPath)
+                return try CurlCommand(curlArguments).run(socket: DaemonSocketPath.locate(explicit: socketPath))
             } catch {
                 return usageFailure(error)
             }
@@ -62,11 +64,12 @@ enum CLI {
         guard !rest.isEmpty else { return usageFailure(UsageError("missing a subcommand")) }
         let command: any Subcommand
         do { command = try parseSubcommand(rest) } catch { return usageFailure(error) }
-        let connection = HTTPDNSConnection(socketPath: globals.socketPath)
+        let socket = DaemonSocketPath.locate(explicit: globals.socketPath)
+        let connection = HTTPDNSConnection(socketPath: socket.path)
         do {
             return CLIOutcome(standardOutput: try command.run(connection, json: globals.json))
         } catch {
-            return failure(error)
+            return failure(error, socketOrigin: socket.origin)
         }
     }
 
@@ -145,11 +148,14 @@ enum CLI {
     }
 
     /// Exhaustive on purpose: a new kind of client failure must pick its exit status here.
-    static func failure(_ error: CommandFailure) -> CLIOutcome {
+    static func failure(_ error: CommandFailure, socketOrigin: DaemonSocketPath.Origin) -> CLIOutcome {
         switch error {
         case .file(let message, let status):
             return CLIOutcome(standardError: "httpdnsctl: \(message)\n", status: status)
         case .client(let clientError):
+            if let unreachable = UnreachableDaemon(clientError, origin: socketOrigin) {
+                return CLIOutcome(standardError: unreachable.message(), status: ExitStatus.unavailable)
+            }
             let status: Int32
             switch clientError {
             case .rpc: status = ExitStatus.daemonError
@@ -188,6 +194,7 @@ enum CLI {
               0   success
               1   the daemon answered with an error
               64  usage error (unknown command or option, missing argument, bad JSON)
+              65  the file to import is not a cookies.txt file (no cookie line)
               66  the file to import cannot be read
               69  the daemon is not reachable (or did not answer in time)
               70  the daemon's reply is malformed
