@@ -1,4 +1,5 @@
 import Foundation
+import HTTPDNSProtocol
 import HTTPDNSTestSupport
 import Testing
 
@@ -293,13 +294,13 @@ struct ConfigTests {
     }
 
     @Test func suggestionsAreCloseSpellingsOnly() {
-        #expect(ConfigSuggestion.closest(to: "Upstraem", among: ["Upstream", "Timeout"]) == "Upstream")
-        #expect(ConfigSuggestion.closest(to: "upstream", among: ["Upstream"]) == "Upstream")
-        #expect(ConfigSuggestion.closest(to: "MaxTTl", among: ["MaxTTL", "MinTTL"]) == "MaxTTL")
-        #expect(ConfigSuggestion.closest(to: "Colour", among: ["Upstream", "Timeout", "CAFile"]) == nil)
-        #expect(ConfigSuggestion.closest(to: "TTL", among: ["MaxTTL"]) == nil)
-        #expect(ConfigSuggestion.editDistance(Array("ab".unicodeScalars), Array("ba".unicodeScalars)) == 1)
-        #expect(ConfigSuggestion.editDistance(Array("".unicodeScalars), Array("abc".unicodeScalars)) == 3)
+        #expect(NameSuggestion.closest(to: "Upstraem", among: ["Upstream", "Timeout"]) == "Upstream")
+        #expect(NameSuggestion.closest(to: "upstream", among: ["Upstream"]) == "Upstream")
+        #expect(NameSuggestion.closest(to: "MaxTTl", among: ["MaxTTL", "MinTTL"]) == "MaxTTL")
+        #expect(NameSuggestion.closest(to: "Colour", among: ["Upstream", "Timeout", "CAFile"]) == nil)
+        #expect(NameSuggestion.closest(to: "TTL", among: ["MaxTTL"]) == nil)
+        #expect(NameSuggestion.editDistance(Array("ab".unicodeScalars), Array("ba".unicodeScalars)) == 1)
+        #expect(NameSuggestion.editDistance(Array("".unicodeScalars), Array("abc".unicodeScalars)) == 3)
     }
 
     @Test func everyValueProblemIsReportedNotOnlyTheFirst() throws {

@@ -1,3 +1,5 @@
+import HTTPDNSProtocol
+
 extension DaemonConfiguration {
     /// Parses `httpdnsd.conf` text. `path` is only used in diagnostics.
     ///
@@ -63,7 +65,7 @@ struct ConfigurationParser {
             case .section(let header):
                 if Self.knownKeys[header.name] == nil {
                     var message = "unknown section [\(header.name)]"
-                    if let match = ConfigSuggestion.closest(to: header.name, among: Array(Self.knownKeys.keys)) {
+                    if let match = NameSuggestion.closest(to: header.name, among: Array(Self.knownKeys.keys)) {
                         message += " (did you mean [\(match)]?)"
                     }
                     errors.append(
@@ -93,7 +95,7 @@ struct ConfigurationParser {
         if problem.kind == .missingEquals, let section = problem.section, let keys = Self.knownKeys[section],
             let word = problem.firstWord,
             let match = keys.first(where: { $0.lowercased() == word.lowercased() })
-                ?? ConfigSuggestion.closest(to: word, among: keys)
+                ?? NameSuggestion.closest(to: word, among: keys)
         {
             message += " (did you mean \(match)=...?)"
         }
@@ -121,7 +123,7 @@ struct ConfigurationParser {
     private func unknownKey(_ assignment: INIReader.Assignment, keys: [String]) -> ConfigError {
         var message = "unknown key \(assignment.key)= in [\(assignment.section)]"
         if let match = keys.first(where: { $0.lowercased() == assignment.key.lowercased() })
-            ?? ConfigSuggestion.closest(to: assignment.key, among: keys)
+            ?? NameSuggestion.closest(to: assignment.key, among: keys)
         {
             message += " (did you mean \(match)=?)"
         } else if let home = Self.knownKeys.first(where: { $0.value.contains(assignment.key) })?.key {

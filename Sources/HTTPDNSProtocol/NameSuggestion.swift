@@ -1,8 +1,9 @@
-/// "Did you mean" for configuration names: the known name closest to a misspelt one.
-enum ConfigSuggestion {
+/// "Did you mean": the known name closest to a misspelt one (configuration keys and sections,
+/// httpdnsctl's commands and options).
+public enum NameSuggestion {
     /// The candidate within a small edit distance of `word` (case-insensitive; at most one edit
     /// for short names, two from six letters on), the closest first; nil when none is that close.
-    static func closest(to word: String, among candidates: [String]) -> String? {
+    public static func closest(to word: String, among candidates: [String]) -> String? {
         let typed = Array(word.lowercased().unicodeScalars)
         let allowed = typed.count >= 6 ? 2 : 1
         var best: (name: String, distance: Int)?
@@ -15,7 +16,7 @@ enum ConfigSuggestion {
 
     /// Damerau-Levenshtein distance (optimal string alignment): a swapped pair of letters is one
     /// edit, as in `Upstraem`.
-    static func editDistance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
+    public static func editDistance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
         if a.isEmpty { return b.count }
         if b.isEmpty { return a.count }
         var previousPrevious = [Int](repeating: 0, count: b.count + 1)
