@@ -42,12 +42,11 @@ extension HTTPURL {
         guard atSigns <= 1 else { return false }
         // Percent-escapes in the userinfo are read alike; in the host, only this parser decodes them.
         for index in hostStart..<end where b[index] == UInt8(ascii: "%") { return false }
-        if case .ipv4 = host {
+        if case .ipv4(let address) = host {
             // The host as written must be the dotted quad this parser serializes.
-            let written = host.description
             var hostEnd = hostStart
             while hostEnd < end && b[hostEnd] != UInt8(ascii: ":") { hostEnd += 1 }
-            return UnsafeBufferPointer(rebasing: b[hostStart..<hostEnd]).elementsEqual(written.utf8)
+            return URLParser.dottedQuad(UnsafeBufferPointer(rebasing: b[hostStart..<hostEnd])) == address
         }
         return true
     }

@@ -33,6 +33,14 @@ enum URLParser {
     /// default port dropped). Anything else returns nil and takes the full parser; a fuzz
     /// target holds the two against each other.
     static func parsePlain(_ b: UnsafeBufferPointer<UInt8>) -> HTTPURL? {
+        guard let plain = parsePlainParts(b) else { return nil }
+        return HTTPURL(
+            scheme: plain.scheme, host: plain.host, port: plain.port, path: plain.path, query: plain.query,
+            fragment: plain.fragment.map { String(decoding: UnsafeBufferPointer(rebasing: b[$0]), as: UTF8.self) })
+    }
+
+    /// `parsePlain`'s parts, the fragment left as a range of `b`.
+    static func parsePlainParts(_ b: UnsafeBufferPointer<UInt8>) -> HTTPURL.Plain? {
         let n = b.count
         var i = 0
         while i < n && i < 6 && b[i] != UInt8(ascii: ":") { i += 1 }
@@ -122,7 +130,7 @@ enum URLParser {
             }
             query = String(decoding: UnsafeBufferPointer(rebasing: b[queryStart..<index]), as: UTF8.self)
         }
-        var fragment: String?
+        var fragment: Range<Int>?
         if index < n {
             let fragmentStart = index + 1
             index += 1
@@ -130,9 +138,11 @@ enum URLParser {
                 guard isPlainFragmentByte(b[index]) else { return nil }
                 index += 1
             }
-            fragment = String(decoding: UnsafeBufferPointer(rebasing: b[fragmentStart..<n]), as: UTF8.self)
+            fragment = fragmentStart..<n
         }
-        return HTTPURL(scheme: scheme, host: host, port: port, path: path, query: query, fragment: fragment)
+        return HTTPURL.Plain(
+            scheme: scheme, host: host, port: port == scheme.defaultPort ? nil : port, path: path, query: query,
+            fragment: fragment)
     }
 
     /// Printable ASCII other than those the path percent-encodes (space " # < > ? ` { }), the
@@ -174,7 +184,7 @@ enum URLParser {
     }
 
     /// Four decimal numbers of 0...255 without leading zeros, the only IPv4 form the fast lane takes.
-    private static func dottedQuad(_ b: UnsafeBufferPointer<UInt8>) -> UInt32? {
+    static func dottedQuad(_ b: UnsafeBufferPointer<UInt8>) -> UInt32? {
         var address: UInt32 = 0
         var parts = 0
         var index = 0

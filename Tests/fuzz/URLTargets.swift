@@ -26,9 +26,10 @@ private let bases = [
 ]
 
 private func checkWHATWGURL(_ bytes: UnsafeBufferPointer<UInt8>) {
-    if let plain = URLParser.parsePlain(bytes) {
+    if let plain = HTTPURL.plain(utf8: bytes) {
         let full = URLParser.parse(bytes, base: nil, toASCII: nil, fastLane: false)
         require(full == plain, "the fast lane read \(plain), the full parser \(String(describing: full))")
+        require(plain.agreesWithRFC3986(utf8: bytes), "the plain URL \(plain) is ambiguous as written")
     }
     for base in [nil] + bases {
         guard let url = HTTPURL(utf8: bytes, base: base, toASCII: asciiOnly) else { continue }
@@ -43,7 +44,10 @@ private func checkWHATWGURL(_ bytes: UnsafeBufferPointer<UInt8>) {
         }
         // What the daemon accepts is read alike by both: same scheme, host and port as the text says.
         if base == nil, case .success(let request) = RequestURL.parse(utf8: bytes, toASCII: asciiOnly) {
-            require(request.url == url.withoutFragment, "RequestURL differs from HTTPURL")
+            require(request == RequestURL(url), "RequestURL differs from HTTPURL")
+            require(
+                request.schemeKind == url.scheme && request.port == url.port && request.path == url.path
+                    && request.query == url.query && request.host.utf8.count > 0, "RequestURL lost a part of \(url)")
         }
     }
 }

@@ -8,13 +8,19 @@ import HTTPDNSURL
 /// ambiguous (`RequestURL.Refusal.ambiguous`): a mis-read host would file cookies under the
 /// wrong site. Spaces and controls are refused anywhere, as curl refuses them.
 public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
-    /// The URL as parsed, without its fragment (which plays no part in cookies).
-    public private(set) var url: HTTPURL
+    /// The scheme.
+    public let schemeKind: HTTPURL.Scheme
     /// Lowercase ASCII host (IDNA applied); IP literals without brackets in `IPLiteral`
     /// canonical form (RFC 5952 for IPv6).
     public let host: String
     /// True when `host` is an IPv4 or IPv6 literal.
     public let isIPLiteral: Bool
+    /// The explicit port, if the URL has one (nil for the scheme's default).
+    public let port: UInt16?
+    /// The serialized path (always starts with `/`).
+    public let path: String
+    /// The query without its `?`, if present.
+    public let query: String?
 
     /// Why a text is not a `RequestURL`.
     public enum Refusal: Error, Sendable, Equatable {
@@ -25,19 +31,13 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Lowercased scheme: `http`, `https`, `ws` or `wss`.
-    public var scheme: String { url.scheme.name }
-    /// The explicit port, if the URL has one (nil for the scheme's default).
-    public var port: UInt16? { url.port }
-    /// The serialized path (always starts with `/`).
-    public var path: String { url.path }
-    /// The query without its `?`, if present.
-    public var query: String? { url.query }
+    public var scheme: String { schemeKind.name }
 
     /// The schemes the jar serves.
     public static let supportedSchemes: Set<String> = ["http", "https", "ws", "wss"]
 
     /// https and wss use TLS, so they count as "secure" protocols (RFC 6265bis 5.8.3).
-    public var isSecure: Bool { url.scheme.isSecure }
+    public var isSecure: Bool { schemeKind.isSecure }
 
     /// The path for cookie matching.
     public var cookiePath: String { path.isEmpty ? "/" : path }
@@ -62,9 +62,14 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
     > {
         // Spaces and controls are refused anywhere, as curl does, rather than trimmed, removed or
         // encoded as the URL Standard would: no client sends them in a URL it requested.
-        guard !containsSpaceOrControl(bytes), let url = HTTPURL(utf8: bytes, toASCII: toASCII) else {
-            return .failure(.notAURL)
+        guard !containsSpaceOrControl(bytes) else { return .failure(.notAURL) }
+        // Nearly every URL is plain, and a plain URL is read alike by every reader.
+        if let plain = HTTPURL.plainParts(utf8: bytes) {
+            return .success(
+                RequestURL(
+                    scheme: plain.scheme, host: plain.host, port: plain.port, path: plain.path, query: plain.query))
         }
+        guard let url = HTTPURL(utf8: bytes, toASCII: toASCII) else { return .failure(.notAURL) }
         guard url.agreesWithRFC3986(utf8: bytes) else { return .failure(.ambiguous) }
         return .success(RequestURL(url))
     }
@@ -82,35 +87,49 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
             isMatch: { $0 <= 0x20 || $0 == 0x7F }) != nil
     }
 
-    /// The jar's view of a parsed URL.
+    /// The jar's view of a parsed URL: its fragment and userinfo play no part in cookies. Only
+    /// what the jar reads is kept, so that passing a request around copies little.
     public init(_ url: HTTPURL) {
-        self.url = url.withoutFragment
-        switch url.host {
+        self.init(scheme: url.scheme, host: url.host, port: url.port, path: url.path, query: url.query)
+    }
+
+    private init(scheme: HTTPURL.Scheme, host: HTTPURL.Host, port: UInt16?, path: String, query: String?) {
+        schemeKind = scheme
+        self.port = port
+        self.path = path
+        self.query = query
+        switch host {
         case .domain(let name):
-            host = name
+            self.host = name
             isIPLiteral = false
-        case .ipv4:
-            host = url.host.name
+        case .ipv4(let address):
+            self.host = HTTPURL.Host.dottedDecimal(address)
             isIPLiteral = true
         case .ipv6:
-            host = IPLiteral.canonical(url.host.name) ?? url.host.name
+            self.host = IPLiteral.canonical(host.name) ?? host.name
             isIPLiteral = true
         }
+    }
+
+    private init(_ other: RequestURL, host: String) {
+        schemeKind = other.schemeKind
+        port = other.port
+        path = other.path
+        query = other.query
+        self.host = host
+        isIPLiteral = IPLiteral.address(host) != nil
     }
 
     /// The same URL with another host (used to substitute a host name for an IP literal).
     public func replacingHost(_ newHost: String) -> RequestURL {
         if CookieMatching.same(newHost, host) { return self }
-        var url = self.url
-        url.host = .domain(newHost)
-        return RequestURL(url: url, host: newHost, isIPLiteral: IPLiteral.address(newHost) != nil)
+        return RequestURL(self, host: newHost)
     }
 
-    private init(url: HTTPURL, host: String, isIPLiteral: Bool) {
-        self.url = url
-        self.host = host
-        self.isIPLiteral = isIPLiteral
+    public var description: String {
+        let hostPart = host.contains(":") ? "[\(host)]" : host
+        let portPart = port.map { ":\($0)" } ?? ""
+        let queryPart = query.map { "?\($0)" } ?? ""
+        return "\(scheme)://\(hostPart)\(portPart)\(path)\(queryPart)"
     }
-
-    public var description: String { url.description }
 }
