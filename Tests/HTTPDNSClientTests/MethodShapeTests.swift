@@ -42,13 +42,13 @@ struct MethodShapeTests {
             return [
                 ListCookiesResult(cookies: []),
                 ListCookiesResult(cookies: [
-                    CookieRecord(
+                    Cookie(
                         name: "sid", value: "a\"b", domain: "a.example.com", hostOnly: true, path: "/", expires: nil,
-                        secure: true, httpOnly: true, sameSite: "lax", partitioned: false, created: 1_764_400_000),
-                    CookieRecord(
+                        secure: true, httpOnly: true, sameSite: .lax, partitioned: false, created: 1_764_400_000),
+                    Cookie(
                         name: "", value: "v", domain: "example.com", hostOnly: false, path: "/p",
                         expires: 1_767_225_600,
-                        secure: false, httpOnly: false, sameSite: "default", partitioned: true, created: 0),
+                        secure: false, httpOnly: false, sameSite: .default, partitioned: true, created: 0),
                 ]),
             ]
         case .importCookies:

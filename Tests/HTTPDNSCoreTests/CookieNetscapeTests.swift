@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSProtocol
 import Testing
 
 /// Netscape cookies.txt, as curl, wget and Python's MozillaCookieJar write it.

@@ -48,18 +48,17 @@ private func checkSetCookie(_ bytes: UnsafeBufferPointer<UInt8>) {
     ]
     for (text, host) in requests {
         guard let url = RequestURL(text) else { fatalError("request URL \(text) does not parse") }
-        guard let outcome = try? jar.setCookies(headers, url: url, normalizedHost: host, now: now) else {
+        guard let request = try? CookieRequest.normalizing(url, host: host, rules: jar.rules) else {
             fatalError("valid request host refused")
         }
+        let outcome = jar.setCookies(headers, for: request, now: now)
         require(outcome.host == "www.example.com", "cookies filed under \(outcome.host)")
         require(outcome.stored + outcome.rejected.count <= headers.count, "more outcomes than cookies")
         let indices = outcome.rejected.map(\.index)
         require(Set(indices).count == indices.count, "a cookie rejected twice")
         require(indices.allSatisfy(headers.indices.contains), "rejection index outside the request")
         checkJar(jar, now: now)
-        guard let header = try? jar.cookieHeader(url: url, normalizedHost: host, now: now) else {
-            fatalError("retrieval refused a valid request")
-        }
+        let header = jar.cookieHeader(for: request, now: now)
         require(!header.header.utf8.contains(where: SetCookieParser.isForbiddenControl), "CTL in a Cookie header")
         require(header.count <= jar.count, "more cookies sent than stored")
         require(header.count == 0 || !header.header.isEmpty, "cookies counted but none written")

@@ -1,3 +1,5 @@
+import HTTPDNSProtocol
+
 /// The Netscape `cookies.txt` format read and written by curl (`-b`/`-c`), wget and
 /// Python's `http.cookiejar.MozillaCookieJar`: one cookie per line, seven TAB-separated
 /// fields `domain includeSubdomains path secure expiry name value`, `#` comments, and
