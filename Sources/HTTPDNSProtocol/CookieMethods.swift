@@ -371,17 +371,44 @@ public struct ExportCookiesParams: MethodParams {
 public struct ExportCookiesResult: MethodResult {
     /// The whole cookies.txt text.
     public var data: String
+    /// The cookies the text leaves out because the format cannot hold them (a TAB in the name, value
+    /// or path); on the wire only when there is one.
+    public var leftOut: [CookieKey]
 
-    public init(data: String) { self.data = data }
+    public init(data: String, leftOut: [CookieKey] = []) {
+        self.data = data
+        self.leftOut = leftOut
+    }
 
     public func write(to out: inout JSONOutput) {
         JSONWriter.raw(#"{"data":"#, to: &out)
         JSONWriter.string(data, to: &out)
+        if !leftOut.isEmpty {
+            JSONWriter.raw(#","leftOut":["#, to: &out)
+            for (i, key) in leftOut.enumerated() {
+                JSONWriter.raw(i == 0 ? #"{"domain":"# : #",{"domain":"#, to: &out)
+                JSONWriter.string(key.domain, to: &out)
+                JSONWriter.raw(#","path":"#, to: &out)
+                JSONWriter.string(key.path, to: &out)
+                JSONWriter.raw(#","name":"#, to: &out)
+                JSONWriter.string(key.name, to: &out)
+                out.append(UInt8(ascii: "}"))
+            }
+            out.append(UInt8(ascii: "]"))
+        }
         out.append(UInt8(ascii: "}"))
     }
 
+    /// nil without `data`, or with a `leftOut` element that is not a domain, path and name.
     public init?(json: JSON) {
         guard let data = json["data"]?.stringValue else { return nil }
-        self.data = data
+        var leftOut: [CookieKey] = []
+        for element in json["leftOut"]?.arrayValue ?? [] {
+            guard let domain = element["domain"]?.stringValue, let path = element["path"]?.stringValue,
+                let name = element["name"]?.stringValue
+            else { return nil }
+            leftOut.append(CookieKey(domain: domain, path: path, name: name))
+        }
+        self.init(data: data, leftOut: leftOut)
     }
 }

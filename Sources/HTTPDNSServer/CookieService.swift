@@ -134,7 +134,8 @@ final class CookieService {
     }
 
     func exportCookies(_ params: ExportCookiesParams, uid: UInt32) -> ExportCookiesResult {
-        ExportCookiesResult(data: jar(for: uid).exportNetscape(now: clock.wallSeconds()))
+        let export = jar(for: uid).exportNetscape(now: clock.wallSeconds())
+        return ExportCookiesResult(data: export.text, leftOut: export.leftOut)
     }
 
     // MARK: helpers

@@ -57,6 +57,10 @@ struct MethodShapeTests {
             return [
                 ExportCookiesResult(data: ""),
                 ExportCookiesResult(data: "# Netscape HTTP Cookie File\n.example.com\tTRUE\t/\tTRUE\t0\tsid\tabc\n"),
+                ExportCookiesResult(
+                    data:
+                        "# Netscape HTTP Cookie File\n# Left out: 1 cookie holding a TAB in the name, value or path.\n",
+                    leftOut: [CookieKey(domain: "a.example.com", path: "/", name: "t\tab")]),
             ]
         case .flushCache:
             return [FlushCacheResult(flushed: 0), FlushCacheResult(flushed: 12)]

@@ -279,6 +279,67 @@ struct CookieServiceTests {
         #expect(harness.commits.unansweredCount == 0)
     }
 
+    /// The TTL-expiry takeover: bank.example.com's answer for an address is past its TTL but still
+    /// remembered, and another name was resolved to the address since. Calls through the address
+    /// without `host` are ambiguous; none files a cookie under, or sends one to, the newer name.
+    @Test func aNameResolvedAfterAnotherExpiredDoesNotTakeTheAddressOver() throws {
+        let harness = try CookieServiceHarness()
+        let client = try harness.connect()
+        harness.resolved("bank.example.com", to: ["203.0.113.10"], ttl: 60)
+        #expect(try client.set("https://203.0.113.10/login", ["bank_sid=1"])["host"] == "bank.example.com")
+        harness.advance(seconds: 61)
+        harness.resolved("cdn.example.net", to: ["203.0.113.10"], ttl: 300)
+        let calls: [(String, JSON)] = [
+            ("handleSetCookie", ["url": "https://203.0.113.10/", "setCookie": ["sid=ATTACKER-FIXED"]]),
+            ("getCookieHeader", ["url": "https://203.0.113.10/"]),
+            ("deleteCookies", ["url": "https://203.0.113.10/"]),
+        ]
+        for (method, params) in calls {
+            let error = try client.error(method, params)
+            #expect(error["code"] == .int(-32602), "\(method): \(error.encodedString)")
+            #expect(error["data"]?["reason"] == "ambiguous-address", "\(method)")
+            #expect(error["data"]?["candidates"] == ["cdn.example.net", "bank.example.com"], "\(method)")
+        }
+        #expect(try client.header("https://bank.example.com/") == "bank_sid=1")
+        #expect(try client.header("https://cdn.example.net/") == "")
+        #expect(
+            try client.set("https://203.0.113.10/", ["x=1"], host: "bank.example.com")["host"] == "bank.example.com")
+        #expect(try client.header("https://bank.example.com/") == "bank_sid=1; x=1")
+    }
+
+    /// Names and values keep the Unicode whitespace at their edges through the wire, whether the
+    /// request's JSON holds it as UTF-8 or as an escape: U+0085, U+00A0, U+2028 and U+3000 are not
+    /// the SP and HTAB that RFC 6265bis trims.
+    @Test func unicodeWhitespaceAtTheEdgesSurvivesTheWire() throws {
+        let harness = try CookieServiceHarness()
+        let client = try harness.connect()
+        let raw = "\u{85}\u{A0}r\u{2028}=\u{85}\u{3000}v\u{85}"
+        try client.peer.send(
+            #"{"jsonrpc":"2.0","id":"raw","method":"handleSetCookie","params":{"url":"https://a.example.com/","setCookie":[""#
+                + raw + "; Path=/r\"]}}\n")
+        try client.peer.send(
+            #"{"jsonrpc":"2.0","id":"escaped","method":"handleSetCookie","params":{"url":"https://a.example.com/","#
+                + #""setCookie":["\u0085e\u2028=\u0085x\u00a0; Path=/e"]}}"# + "\n")
+        #expect(
+            harness.server.run {
+                client.peer.receive()
+                return client.peer.response(id: "raw") != nil && client.peer.response(id: "escaped") != nil
+            })
+        #expect(client.peer.response(id: "raw")?["result"]?["stored"] == .int(1))
+        #expect(client.peer.response(id: "escaped")?["result"]?["stored"] == .int(1))
+        let cookies = try client.list()
+        func scalars(_ json: JSON?) -> [UInt32] { (json?.stringValue ?? "").unicodeScalars.map(\.value) }
+        let byPath = Dictionary(uniqueKeysWithValues: cookies.map { ($0["path"]?.stringValue ?? "", $0) })
+        #expect(scalars(byPath["/r"]?["name"]) == [0x85, 0xA0, 0x72, 0x2028])
+        #expect(scalars(byPath["/r"]?["value"]) == [0x85, 0x3000, 0x76, 0x85])
+        #expect(scalars(byPath["/e"]?["name"]) == [0x85, 0x65, 0x2028])
+        #expect(scalars(byPath["/e"]?["value"]) == [0x85, 0x78, 0xA0])
+        #expect(
+            try client.header("https://a.example.com/r").unicodeScalars.map(\.value) == [
+                0x85, 0xA0, 0x72, 0x2028, 0x3D, 0x85, 0x3000, 0x76, 0x85,
+            ])
+    }
+
     /// A cookie set through an IP literal is filed under the one name the caller's memory holds for
     /// it, with `Domain=<that IP>` made host-only for the name; with no name, under the IP.
     @Test func anIPURLIsFiledUnderTheNameTheCallerResolvedIt() throws {
