@@ -60,7 +60,8 @@ let package = Package(
             ],
             swiftSettings: requestPathSettings
         ),
-        .executableTarget(name: "httpdnsd", dependencies: ["HTTPDNSServer"], swiftSettings: strictSettings),
+        .executableTarget(
+            name: "httpdnsd", dependencies: ["HTTPDNSCore", "HTTPDNSServer"], swiftSettings: strictSettings),
         .target(
             name: "HTTPDNSClient", dependencies: ["HTTPDNSProtocol", "HTTPDNSSystem"], swiftSettings: strictSettings),
         .executableTarget(name: "httpdnsctl", dependencies: ["HTTPDNSClient"], swiftSettings: strictSettings),
@@ -133,8 +134,9 @@ let package = Package(
         .testTarget(
             name: "HTTPDNSServerTests",
             dependencies: [
-                "HTTPDNSTestSupport", "HTTPDNSClient", "HTTPDNSProtocol", "HTTPDNSRedis", "HTTPDNSServer",
-                "HTTPDNSSystem", "HTTPDNSCore", "HTTPDNSStore",
+                "HTTPDNSTestSupport", "HTTPDNSClient", "HTTPDNSCore", "HTTPDNSProtocol", "HTTPDNSRedis",
+                "HTTPDNSServer", "HTTPDNSStore",
+                "HTTPDNSSystem",
                 "httpdnsd", "httpdnsctl",
             ],
             swiftSettings: strictSettings
