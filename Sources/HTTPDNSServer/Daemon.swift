@@ -116,6 +116,9 @@ public final class Daemon {
             if let fleet = configuration.fleet {
                 do {
                     fleetSetup = try FleetSetup.load(fleet, resolverTimeoutMs: configuration.resolver.timeoutMs)
+                } catch let error where error.library != nil {
+                    // The cookies and the cache do not need the fleet: serve them, and say why it is missing.
+                    logger.error("Failed to set up the fleet, serving without it: \(error)")
                 } catch {
                     // Names the setting and the problem, never a secret.
                     throw StartupError("Failed to set up the fleet: \(error)")
