@@ -36,8 +36,14 @@ let package = Package(
         .target(name: "CHTTPDNSShims", cSettings: [.define("_GNU_SOURCE")]),
 
         .target(name: "HTTPDNSProtocol", swiftSettings: requestPathSettings),
-        .target(name: "HTTPDNSCore", dependencies: ["HTTPDNSProtocol"], swiftSettings: requestPathSettings),
-        .target(name: "HTTPDNSSystem", dependencies: ["CHTTPDNSShims"], swiftSettings: requestPathSettings),
+        // The one binary heap: the loop's timers (System) and the cache's expiries (Core).
+        .target(name: "HTTPDNSCollections", swiftSettings: requestPathSettings),
+        .target(
+            name: "HTTPDNSCore", dependencies: ["HTTPDNSProtocol", "HTTPDNSCollections"],
+            swiftSettings: requestPathSettings),
+        .target(
+            name: "HTTPDNSSystem", dependencies: ["CHTTPDNSShims", "HTTPDNSCollections"],
+            swiftSettings: requestPathSettings),
         .target(name: "HTTPDNSSystemd", dependencies: ["CSystemd", "HTTPDNSSystem"], swiftSettings: strictSettings),
         .target(name: "HTTPDNSPSL", dependencies: ["CPSL", "CIDN2", "HTTPDNSCore"], swiftSettings: strictSettings),
         .target(name: "HTTPDNSCurl", dependencies: ["CCurl", "HTTPDNSSystem"], swiftSettings: strictSettings),
@@ -92,7 +98,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPDNSCoreTests",
-            dependencies: ["HTTPDNSCore", "HTTPDNSPSL", "HTTPDNSProtocol", "HTTPDNSTestSupport"],
+            dependencies: ["HTTPDNSCore", "HTTPDNSCollections", "HTTPDNSPSL", "HTTPDNSProtocol", "HTTPDNSTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPDNSCurlTests", dependencies: ["HTTPDNSCurl", "HTTPDNSTestSupport"], swiftSettings: strictSettings

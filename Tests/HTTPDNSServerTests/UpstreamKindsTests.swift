@@ -1,5 +1,3 @@
-import Foundation
-import Glibc
 import HTTPDNSProtocol
 import HTTPDNSTestSupport
 import Testing
@@ -247,11 +245,9 @@ struct UpstreamKindsTests {
             #expect(failed["error"]?["data"]?["name"] == "ResolutionUnavailable", "\(kind) \(mode)")
         }
 
-        let started = Date()
+        // When a hang is given up is ResolverServiceTests' to check, on a manual clock.
         let hung = try response(client, ["host": "hang.example.com"], id: 20)
-        let elapsed = Date().timeIntervalSince(started)
         #expect(hung["error"]?["code"] == .int(-32002), "\(kind) hang: \(hung.encodedString)")
-        #expect(elapsed >= 0.9 && elapsed < 1.8, "\(kind): a hang answered after \(elapsed) s with Timeout=1s")
 
         let status = try #require(try client.call("status", [:], id: 21)?["result"]?["upstreams"]?.arrayValue)
         #expect(status.first?["healthy"] == false, "\(kind)")
@@ -347,47 +343,34 @@ struct UpstreamKindsTests {
             config: "[Resolver]\nUpstream=tencent \(hanging.baseURL)\nUpstream=doh-json \(working.baseURL)/resolve\n"
                 + "Timeout=2s\n")
         let client = try daemon.connectReady()
-        let started = Date()
         let answer = try response(client, ["host": "a.example.com", "family": "ipv4"])
-        let elapsed = Date().timeIntervalSince(started)
         #expect(hanging.requestCount == 1)
-        #expect(elapsed < 2.6, "answered after \(elapsed) s with Timeout=2s")
-        // Upstreams are tried in order, failing over within Timeout=.
+        // Upstreams are tried in order, failing over within Timeout= (each upstream's share is
+        // ResolverServiceTests' to check).
         #expect(answer["result"]?["ipv4"] == ["203.0.113.70"], "\(answer.encodedString)")
         #expect(answer["result"]?["upstream"] == "doh-json")
         #expect(working.requestCount == 1)
     }
 
-    @Test func aFailedUpstreamIsSkippedDuringItsBackoff() throws {
+    /// A failed upstream shows in `status` (its error, the working one's latency). That it is
+    /// skipped for its backoff, and tried again after, is ResolverServiceTests' to check on a
+    /// manual clock: here the backoff's second would race the machine's load.
+    @Test func aFailedUpstreamShowsInStatus() throws {
         let broken = try FakeHTTPServer { _ in .close }
-        let working = try FakeHTTPServer.tencent(answers: [
-            "a.example.com": (["203.0.113.1"], [], 60), "b.example.com": (["203.0.113.2"], [], 60),
-            "c.example.com": (["203.0.113.3"], [], 60),
-        ])
+        let working = try FakeHTTPServer.tencent(answers: ["a.example.com": (["203.0.113.1"], [], 60)])
         let daemon = try DaemonHarness(
             config: "[Resolver]\nUpstream=doh \(broken.baseURL)/dns-query\nUpstream=tencent \(working.baseURL)\n"
                 + "Timeout=2s\n")
         let client = try daemon.connectReady()
         let first = try result(client, ["host": "a.example.com", "family": "ipv4"])
         #expect(first["upstream"] == "tencent")
-        let brokenAfterFirst = broken.requestCount
-        #expect(brokenAfterFirst >= 1)
-
-        let second = try result(client, ["host": "b.example.com", "family": "ipv4"], id: 2)
-        #expect(second["ipv4"] == ["203.0.113.2"])
-        #expect(broken.requestCount == brokenAfterFirst, "the failed upstream was asked again at once")
+        #expect(broken.requestCount >= 1)
         let status = try #require(try client.call("status", [:], id: 3)?["result"]?["upstreams"]?.arrayValue)
         #expect(status.map { $0["name"] } == ["doh", "tencent"])
         #expect(status[0]["healthy"] == false)
         #expect(status[0]["lastError"]?.stringValue?.isEmpty == false)
         #expect(status[1]["healthy"] == true)
         #expect(status[1]["latencyMs"]?.numberValue != nil, "\(status[1].encodedString)")
-
-        // The first backoff is short: after it, the upstream gets another chance. The backoff's
-        // length is what is tested, so the test lets it pass.
-        usleep(1_300_000)
-        _ = try result(client, ["host": "c.example.com", "family": "ipv4"], id: 4)
-        #expect(broken.requestCount > brokenAfterFirst)
     }
 
     // MARK: helpers

@@ -1,3 +1,4 @@
+import HTTPDNSCollections
 import HTTPDNSProtocol
 
 /// The shared DNS answer cache: per (host, family), TTL-clamped, with negative entries, a
@@ -62,13 +63,30 @@ public final class DNSCache {
         var isEmpty: Bool { ipv4 == nil && ipv6 == nil }
     }
 
+    /// An entry's place in an expiry heap: earliest expiry first, then the earliest stored.
+    private struct ExpiryItem: Comparable {
+        var expiresAt: MonotonicInstant
+        var key: Key
+        /// The insertion serial of the entry this item was pushed for.
+        var serial: UInt64
+
+        static func < (lhs: ExpiryItem, rhs: ExpiryItem) -> Bool {
+            lhs.expiresAt != rhs.expiresAt ? lhs.expiresAt < rhs.expiresAt : lhs.serial < rhs.serial
+        }
+
+        static func == (lhs: ExpiryItem, rhs: ExpiryItem) -> Bool { lhs.serial == rhs.serial }
+    }
+
     private var entries: [String: Families] = [:]
     /// Entries held (both families counted), which `entries.count` (names) is not.
     private var storedCount = 0
     /// Positive and negative entries live in separate heaps because they die at different
-    /// times (positive ones at expiry + maxStale, negative ones at expiry).
-    private var positiveExpiries = ExpiryHeap<Key>()
-    private var negativeExpiries = ExpiryHeap<Key>()
+    /// times (positive ones at expiry + maxStale, negative ones at expiry). Removal is lazy: when
+    /// an entry is replaced or flushed its item stays behind, dead because its `serial` no longer
+    /// matches the entry's, and `compactIfMostlyDead` drops the dead ones once they outnumber the
+    /// live, so the heaps stay O(entries).
+    private var positiveExpiries = BinaryHeap<ExpiryItem>()
+    private var negativeExpiries = BinaryHeap<ExpiryItem>()
     private var nextSerial: UInt64 = 0
 
     public init(limits: DNSCacheLimits = DNSCacheLimits()) {
@@ -130,14 +148,9 @@ public final class DNSCache {
         return min(cacheable.count, limits.capacity)
     }
 
-    /// Looks a key up, without counting. With `allowStale`, an expired positive entry within
-    /// `maxStale` comes back as `.stale`.
-    public func lookup(host: String, family: IPFamily, now: MonotonicInstant, allowStale: Bool) -> CacheLookup {
-        lookup(Key(host: host, family: family), in: entries[host], now: now, allowStale: allowStale)
-    }
-
-    /// `lookup` in the host's slot, already found.
-    private func lookup(_ key: Key, in families: Families?, now: MonotonicInstant, allowStale: Bool) -> CacheLookup {
+    /// What one family of a host's slot holds at `now`, without counting. With `allowStale`, an
+    /// expired positive entry within `maxStale` comes back as `.stale`.
+    private func lookup(_ key: Key, in families: Families?, now: MonotonicInstant, allowStale: Bool) -> FamilyLookup {
         guard let stored = families?[key.family] else { return .miss }
         let entry = stored.entry(key)
         if now < entry.expiresAt {
@@ -300,7 +313,7 @@ public final class DNSCache {
             nextSerial += 1
             entries[entry.host, default: Families()][entry.family] = Stored(entry, serial: nextSerial)
             storedCount += 1
-            let item = ExpiryHeap<Key>.Item(expiresAt: entry.expiresAt, key: key, serial: nextSerial)
+            let item = ExpiryItem(expiresAt: entry.expiresAt, key: key, serial: nextSerial)
             if entry.negative { negativeExpiries.push(item) } else { positiveExpiries.push(item) }
         }
         compactIfMostlyDead()
@@ -312,7 +325,7 @@ public final class DNSCache {
         while storedCount + count > limits.capacity {
             dropDeadTop(&positiveExpiries)
             dropDeadTop(&negativeExpiries)
-            let victim: ExpiryHeap<Key>.Item?
+            let victim: ExpiryItem?
             switch (positiveExpiries.first, negativeExpiries.first) {
             case (let positive?, let negative?):
                 victim =
@@ -327,7 +340,7 @@ public final class DNSCache {
         }
     }
 
-    private func isLive(_ item: ExpiryHeap<Key>.Item) -> Bool {
+    private func isLive(_ item: ExpiryItem) -> Bool {
         entries[item.key.host]?[item.key.family]?.serial == item.serial
     }
 
@@ -341,12 +354,12 @@ public final class DNSCache {
         return true
     }
 
-    private func dropDeadTop(_ heap: inout ExpiryHeap<Key>) {
+    private func dropDeadTop(_ heap: inout BinaryHeap<ExpiryItem>) {
         while let top = heap.first, !isLive(top) { heap.popFirst() }
     }
 
     /// Pops items while the top is dead or `isExpired`; removes the live ones' entries.
-    private func drain(_ heap: inout ExpiryHeap<Key>, while isExpired: (ExpiryHeap<Key>.Item) -> Bool) -> Int {
+    private func drain(_ heap: inout BinaryHeap<ExpiryItem>, while isExpired: (ExpiryItem) -> Bool) -> Int {
         var removed = 0
         while let top = heap.first {
             if isLive(top) {
@@ -359,12 +372,12 @@ public final class DNSCache {
         return removed
     }
 
-    /// Keeps the heaps within a constant factor of the live entry count (see `ExpiryHeap`).
+    /// Keeps the heaps within a constant factor of the live entry count.
     private func compactIfMostlyDead() {
         let slack = 64
         guard positiveExpiries.count + negativeExpiries.count > 2 * storedCount + slack else { return }
-        positiveExpiries.compact(keeping: isLive)
-        negativeExpiries.compact(keeping: isLive)
+        positiveExpiries.removeAll { !isLive($0) }
+        negativeExpiries.removeAll { !isLive($0) }
     }
 
     /// Nanoseconds to whole seconds, rounded toward positive infinity.

@@ -31,8 +31,8 @@ public struct DNSCacheEntry: Sendable, Equatable {
     }
 }
 
-/// What `DNSCache.lookup` found.
-public enum CacheLookup: Sendable, Equatable {
+/// What one family of a cached host holds.
+enum FamilyLookup: Sendable, Equatable {
     /// A live answer with `ttlLeft` whole seconds to live (rounded up, so at least 1).
     case fresh(DNSCacheEntry, ttlLeft: Int)
     /// An expired answer still inside the serve-stale window (RFC 8767), returned only when the
