@@ -66,7 +66,8 @@ let package = Package(
             ],
             swiftSettings: requestPathSettings
         ),
-        .executableTarget(name: "httpdnsd", dependencies: ["HTTPDNSServer"], swiftSettings: strictSettings),
+        .executableTarget(
+            name: "httpdnsd", dependencies: ["HTTPDNSCore", "HTTPDNSServer"], swiftSettings: strictSettings),
         .target(
             name: "HTTPDNSClient", dependencies: ["HTTPDNSProtocol", "HTTPDNSSystem"], swiftSettings: strictSettings),
         .executableTarget(name: "httpdnsctl", dependencies: ["HTTPDNSClient"], swiftSettings: strictSettings),
@@ -136,7 +137,8 @@ let package = Package(
         .testTarget(
             name: "HTTPDNSServerTests",
             dependencies: [
-                "HTTPDNSTestSupport", "HTTPDNSClient", "HTTPDNSProtocol", "HTTPDNSRedis", "HTTPDNSServer",
+                "HTTPDNSTestSupport", "HTTPDNSClient", "HTTPDNSCore", "HTTPDNSProtocol", "HTTPDNSRedis",
+                "HTTPDNSServer",
                 "HTTPDNSSystem",
                 "httpdnsd", "httpdnsctl",
             ],

@@ -34,14 +34,23 @@ enum CLI {
             ResolveCommand.self, ReverseCommand.self, CookieGetCommand.self, CookieSetCommand.self,
             CookieDeleteCommand.self,
             CookieListCommand.self, CookieImportCommand.self, CookieExportCommand.self, StatusCommand.self,
-            FlushCommand.self, CallCommand.self,
+            FlushCommand.self, CallCommand.self, HelpCommand.self, CompletionCommand.self,
         ]
     }
+
+    /// The global options, for help, did-you-mean and completion (`curl` is its own command line).
+    static let globalOptions: [OptionDoc] = [
+        .valued("--socket", "PATH", "the daemon's socket"),
+        .valued("--json", "STYLE", choices: ["short", "pretty", "off"], "print results (and errors) as JSON"),
+        .flag("--help", "print help (of a command, after it)"),
+        .flag("--version", "print the version"),
+    ]
 
     /// The options every subcommand accepts, anywhere before `--`.
     struct GlobalOptions: Equatable {
         var socketPath: String?
-        var json = false
+        /// nil: human output.
+        var json: JSONStyle?
         var help = false
         var version = false
     }
@@ -57,7 +66,12 @@ enum CLI {
         let globals: GlobalOptions
         let rest: [String]
         do { (globals, rest) = try extractGlobals(arguments) } catch { return usageFailure(error) }
-        if globals.help { return CLIOutcome(standardOutput: usage) }
+        if globals.help {
+            // `COMMAND --help`: that command's help; alone, the overview.
+            do { return CLIOutcome(standardOutput: try HelpCommand.text(for: rest)) } catch {
+                return usageFailure(error)
+            }
+        }
         if globals.version { return CLIOutcome(standardOutput: "httpdnsctl \(ClientVersion.string)\n") }
         guard !rest.isEmpty else { return usageFailure(UsageError("missing a subcommand")) }
         let command: any Subcommand
@@ -66,7 +80,7 @@ enum CLI {
         do {
             return CLIOutcome(standardOutput: try command.run(connection, json: globals.json))
         } catch {
-            return failure(error)
+            return failure(error, json: globals.json)
         }
     }
 
@@ -82,7 +96,7 @@ enum CLI {
             case "--":
                 rest.append(contentsOf: arguments[(index - 1)...])
                 return (globals, rest)
-            case "--json": globals.json = true
+            case "--json": globals.json = .short
             case "--help", "-h": globals.help = true
             case "--version": globals.version = true
             case "--socket":
@@ -92,6 +106,12 @@ enum CLI {
             default:
                 if argument.hasPrefix("--socket=") {
                     globals.socketPath = String(argument.dropFirst("--socket=".count))
+                } else if argument.hasPrefix("--json=") {
+                    let word = String(argument.dropFirst("--json=".count))
+                    guard let style = JSONStyle.parse(word) else {
+                        throw UsageError("--json takes short, pretty or off, not \(word)")
+                    }
+                    globals.json = style
                 } else {
                     rest.append(argument)
                 }
@@ -112,6 +132,7 @@ enum CLI {
             switch argument {
             case "curl": return (socketPath, Array(arguments[(index + 1)...]))
             case "--json": index += 1
+            case let option where option.hasPrefix("--json="): index += 1
             case "--socket" where index + 1 < arguments.count:
                 socketPath = arguments[index + 1]
                 index += 2
@@ -124,19 +145,35 @@ enum CLI {
         return nil
     }
 
+    /// The subcommand whose words start `arguments` (nil when none does).
+    static func subcommand(for arguments: [String]) -> (any Subcommand.Type)? {
+        subcommands.first { arguments.starts(with: $0.words) }
+    }
+
     /// Picks the subcommand whose words start `arguments` and parses the remainder with it.
     static func parseSubcommand(_ arguments: [String]) throws(UsageError) -> any Subcommand {
-        for type in subcommands where arguments.starts(with: type.words) {
+        if let type = subcommand(for: arguments) {
             return try type.init(Array(arguments.dropFirst(type.words.count)))
         }
         if arguments[0] == "cookie" {
+            let names = cookieSubcommands
             guard arguments.count > 1 else {
-                throw UsageError("missing a cookie subcommand (get, set, delete, list, import, export)")
+                throw UsageError("missing a cookie subcommand (\(names.joined(separator: ", ")))")
             }
-            throw UsageError("unknown cookie subcommand \(arguments[1])")
+            throw UsageError(
+                "unknown cookie subcommand \(arguments[1])" + Suggest.didYouMean(arguments[1], among: names))
         }
-        if arguments[0].hasPrefix("-") { throw UsageError("unknown option \(arguments[0])") }
-        throw UsageError("unknown subcommand \(arguments[0])")
+        if arguments[0].hasPrefix("-") {
+            let names = globalOptions.map(\.name) + ["-h"]
+            throw UsageError("unknown option \(arguments[0])" + Suggest.didYouMean(arguments[0], among: names))
+        }
+        let names = Set(subcommands.map { $0.words[0] } + ["curl"])
+        throw UsageError("unknown subcommand \(arguments[0])" + Suggest.didYouMean(arguments[0], among: Array(names)))
+    }
+
+    /// `get`, `set`, ...: the words after `cookie`.
+    static var cookieSubcommands: [String] {
+        subcommands.filter { $0.words.count == 2 && $0.words[0] == "cookie" }.map { $0.words[1] }
     }
 
     static func usageFailure(_ error: UsageError) -> CLIOutcome {
@@ -144,15 +181,24 @@ enum CLI {
             standardError: "httpdnsctl: \(error.message)\nTry 'httpdnsctl --help'.\n", status: ExitStatus.usage)
     }
 
-    /// Exhaustive on purpose: a new kind of client failure must pick its exit status here.
-    static func failure(_ error: CommandFailure) -> CLIOutcome {
+    /// Exhaustive on purpose: a new kind of client failure must pick its exit status here. With
+    /// `--json`, a daemon's error is printed as its JSON-RPC error object (`data` and all) on
+    /// standard output, with the same exit status.
+    static func failure(_ error: CommandFailure, json: JSONStyle? = nil) -> CLIOutcome {
         switch error {
         case .file(let message, let status):
             return CLIOutcome(standardError: "httpdnsctl: \(message)\n", status: status)
+        case .partial(let output, let errors):
+            let lines = errors.map { "httpdnsctl: \($0)\n" }.joined()
+            return CLIOutcome(standardOutput: output, standardError: lines, status: ExitStatus.daemonError)
         case .client(let clientError):
             let status: Int32
             switch clientError {
-            case .rpc: status = ExitStatus.daemonError
+            case .rpc(let rpcError):
+                if let json {
+                    return CLIOutcome(standardOutput: json.render(rpcError.json), status: ExitStatus.daemonError)
+                }
+                status = ExitStatus.daemonError
             case .unreachable, .timeout, .connectionClosed: status = ExitStatus.unavailable
             case .malformedResponse: status = ExitStatus.software
             }
@@ -162,17 +208,14 @@ enum CLI {
 
     static var usage: String {
         var text = """
-            Usage: httpdnsctl [--socket PATH] [--json] COMMAND [ARGS...]
+            Usage: httpdnsctl [--socket PATH] [--json[=short|pretty]] COMMAND [ARGS...]
 
             Talks to httpdnsd, the HTTPDNS cache and cookie jar daemon.
 
             Commands:
 
             """
-        let synopses = subcommands.map { type in
-            (type.words.joined(separator: " ") + (type.synopsis.isEmpty ? "" : " " + type.synopsis), type.abstract)
-        }
-        for (synopsis, abstract) in synopses { text += "  \(synopsis)\n      \(abstract)\n" }
+        for type in subcommands { text += "  \(type.usageLine)\n      \(type.abstract)\n" }
         text += "  curl \(CurlCommand.synopsis)\n      \(CurlCommand.abstract)\n"
         text += """
 
@@ -180,8 +223,9 @@ enum CLI {
               --socket PATH  the daemon's socket (default: $HTTPDNSD_SOCKET, else
                              $XDG_RUNTIME_DIR/httpdnsd/httpdnsd.sock if it exists,
                              else \(DaemonSocketPath.system))
-              --json         print the raw result JSON on one line
-              -h, --help     print this help
+              --json[=STYLE] print the raw result JSON (short: one line, the default;
+                             pretty: indented); a daemon's error too, as its error object
+              -h, --help     print this help; after a command, that command's help
               --version      print the version
 
             Exit status:

@@ -40,7 +40,7 @@ struct HTTPDNSCtlProcessTests {
             let run = try CommandRun([flag])
             #expect(run.status == 0)
             for word in [
-                "resolve HOST", "cookie get URL", "cookie set URL", "cookie delete", "cookie list", "cookie import",
+                "resolve NAME...", "cookie get URL", "cookie set URL", "cookie delete", "cookie list", "cookie import",
                 "cookie export", "status", "flush", "call METHOD", "--socket PATH", "--json", "64", "69", "70",
             ] {
                 #expect(run.standardOutput.contains(word), "help lacks \(word)")
@@ -74,7 +74,7 @@ struct HTTPDNSCtlProcessTests {
         let run = try CommandRun(["resolve", "nx.example", "--socket", server.socketPath])
         #expect(run.status == 1)
         #expect(run.standardOutput.isEmpty)
-        #expect(run.standardError == "httpdnsctl: Host not found: nx.example (HostNotFound)\n")
+        #expect(run.standardError == "httpdnsctl: nx.example: Host not found: nx.example (HostNotFound)\n")
     }
 
     @Test func malformedReplyExits70() throws {
@@ -95,12 +95,13 @@ struct HTTPDNSCtlProcessTests {
         #expect(human.status == 0)
         #expect(
             human.standardOutput
-                == "api.example.com: 203.0.113.10 203.0.113.11 2001:db8::1\n-- ttl 57s, from upstream alibaba\n")
+                == "api.example.com: 203.0.113.10\n                 203.0.113.11\n                 2001:db8::1\n"
+                + "-- ttl 57s, from upstream alibaba\n")
         let json = try CommandRun([
             "resolve", "api.example.com", "--family=ipv4", "--json", "--socket", server.socketPath,
         ])
         #expect(json.status == 0)
-        #expect(json.standardOutput == answer.json.encodedString + "\n")
+        #expect(json.standardOutput == JSON.array([answer.json]).encodedString + "\n")
         let sent = server.receivedRequests.map(\.params)
         #expect(sent[1]["family"] == "ipv4")
         #expect(sent[1]["allowStale"] == true)
@@ -149,7 +150,10 @@ struct HTTPDNSCtlProcessTests {
 struct HTTPDNSCtlUnitTests {
     @Test func globalsAreTakenFromAnywhereBeforeDoubleDash() throws {
         let (globals, rest) = try CLI.extractGlobals(["resolve", "--json", "a.example", "--socket=/s", "--", "--json"])
-        #expect(globals == CLI.GlobalOptions(socketPath: "/s", json: true))
+        #expect(globals == CLI.GlobalOptions(socketPath: "/s", json: .short))
+        let (pretty, _) = try CLI.extractGlobals(["--json=pretty", "status"])
+        #expect(pretty.json == .pretty)
+        #expect(try CLI.extractGlobals(["--json", "--json=off", "status"]).0.json == nil)
         #expect(rest == ["resolve", "a.example", "--", "--json"])
     }
 
@@ -164,8 +168,10 @@ struct HTTPDNSCtlUnitTests {
     @Test func resolveOptionsBecomeParams() throws {
         let command = try ResolveCommand(["a.example", "--family", "ipv6", "--no-stale", "--timeout", "1500"])
         #expect(
-            command.resolveParams == ResolveParams(host: "a.example", family: .ipv6, allowStale: false, timeoutMs: 1500)
+            command.requests == [ResolveParams(host: "a.example", family: .ipv6, allowStale: false, timeoutMs: 1500)]
         )
+        #expect(try ResolveCommand(["-4", "a.example", "b.example"]).requests.map(\.family) == [.ipv4, .ipv4])
+        #expect(try ResolveCommand(["-6", "a.example"]).requests.map(\.host) == ["a.example"])
     }
 
     @Test func exportDashMeansStandardOutput() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPDNSProtocol
+import HTTPDNSSystem
 import HTTPDNSTestSupport
 import Testing
 
@@ -60,7 +61,7 @@ struct CtlEndToEndTests {
         #expect(first.hasPrefix("localhost: "), "\(text)")
         #expect(first.split(separator: " ").contains("127.0.0.1"), "\(text)")
 
-        let json = try Self.json(rpc, ["resolve", "localhost", "--family", "ipv4"])
+        let json = try #require(try Self.json(rpc, ["resolve", "localhost", "--family", "ipv4"]).arrayValue?.first)
         #expect(json["host"] == "localhost")
         #expect(json["ipv4"]?.arrayValue?.contains("127.0.0.1") == true, "\(json.encodedString)")
         #expect(json["ipv6"]?.arrayValue?.isEmpty == true)
@@ -69,11 +70,87 @@ struct CtlEndToEndTests {
         let sources: Set<String> = ["cache", "upstream", "system", "literal", "static"]
         #expect(sources.contains(json["source"]?.stringValue ?? ""), "\(json.encodedString)")
 
-        let literal = try Self.json(rpc, ["resolve", "192.0.2.1"])
+        let literal = try #require(try Self.json(rpc, ["resolve", "192.0.2.1"]).arrayValue?.first)
         #expect(literal["ipv4"] == ["192.0.2.1"])
         #expect(literal["source"] == "literal")
     }
 
+    /// resolvectl query's habits: several names, -4/-6, one line per address aligned under the
+    /// first, a failed name reported on stderr while the others print, exit 1 only then.
+    @Test func resolveSeveralNamesLikeResolvectl() throws {
+        let rpc = try RPCSession()
+        let both = try Self.succeed(rpc, ["resolve", "192.0.2.1", "2001:db8::1", "198.51.100.7"])
+        #expect(
+            both == "192.0.2.1: 192.0.2.1\n-- ttl 86400s, an IP literal\n2001:db8::1: 2001:db8::1\n"
+                + "-- ttl 86400s, an IP literal\n198.51.100.7: 198.51.100.7\n-- ttl 86400s, an IP literal\n",
+            "\(both)")
+        let literal6 = try #require(try Self.json(rpc, ["resolve", "-6", "2001:db8::1"]).arrayValue)
+        #expect(literal6.count == 1 && literal6[0]["ipv6"] == ["2001:db8::1"])
+
+        let mixed = try Self.ctl(rpc, ["resolve", "192.0.2.1", "bad..host", "198.51.100.7"])
+        #expect(mixed.status == 1)
+        #expect(mixed.stdout.contains("192.0.2.1: 192.0.2.1") && mixed.stdout.contains("198.51.100.7: 198.51.100.7"))
+        #expect(mixed.stderr.hasPrefix("httpdnsctl: bad..host: "), "\(mixed.stderr)")
+        #expect(mixed.stderr.split(separator: "\n").count == 1)
+
+        let mixedJSON = try Self.ctl(rpc, ["--json", "resolve", "192.0.2.1", "bad..host"])
+        #expect(mixedJSON.status == 1 && mixedJSON.stderr.isEmpty, "\(mixedJSON.stderr)")
+        let elements = try #require(try JSONParser.parse(mixedJSON.stdout).arrayValue)
+        #expect(elements.count == 2)
+        #expect(elements[0]["ipv4"] == ["192.0.2.1"])
+        #expect(elements[1]["host"] == "bad..host")
+        #expect(elements[1]["error"]?["code"] == .int(-32602))
+        #expect(elements[1]["error"]?["data"]?["field"] == "host")
+
+        for conflict in [["-4", "-6"], ["-4", "--family", "both"]] {
+            #expect(try Self.ctl(rpc, ["resolve", "localhost"] + conflict).status == 64, "\(conflict)")
+        }
+    }
+
+    /// `--json=pretty` indents; `--json` (short) keeps one line; a daemon's error is its JSON-RPC
+    /// error object on stdout with `data` whole (the candidates of an ambiguous address), exit 1.
+    @Test func jsonStylesAndJSONErrors() throws {
+        let rpc = try RPCSession()
+        let pretty = try Self.succeed(rpc, ["--json=pretty", "status"])
+        #expect(pretty.hasPrefix("{\n  \"version\": "), "\(pretty)")
+        #expect(try JSONParser.parse(pretty)["version"]?.stringValue?.isEmpty == false)
+        #expect(try Self.succeed(rpc, ["--json=short", "status"]).split(separator: "\n").count == 1)
+        #expect(try Self.succeed(rpc, ["--json=off", "status"]).hasPrefix("httpdnsd "))
+        #expect(try Self.ctl(rpc, ["--json=loud", "status"]).status == 64)
+
+        let refused = try Self.ctl(rpc, ["--json", "cookie", "get", "not-a-url"])
+        #expect(refused.status == 1 && refused.stderr.isEmpty, "\(refused.stderr)")
+        let error = try JSONParser.parse(refused.stdout)
+        #expect(error["code"] == .int(-32602))
+        #expect(error["data"]?["name"] == "InvalidParams")
+        #expect(error["data"]?["field"] == "url")
+    }
+
+    /// `help CMD` and `CMD --help` print that command's usage (exit 0, nothing reaches the
+    /// daemon); typos get a did-you-mean; every example in a command's help runs as written.
+    @Test func helpPerCommandAndDidYouMean() throws {
+        let resolveHelp = try Self.ctl(["help", "resolve"])
+        #expect(resolveHelp.status == 0)
+        #expect(resolveHelp.stdout.hasPrefix("Usage: httpdnsctl "), "\(resolveHelp.stdout)")
+        #expect(resolveHelp.stdout.contains("resolve NAME... [-4] [-6] [--family F]"))
+        #expect(try Self.ctl(["resolve", "--help"]).stdout == resolveHelp.stdout)
+        #expect(try Self.ctl(["resolve", "example.com", "--help"]).stdout == resolveHelp.stdout)
+        let cookieGet = try Self.ctl(["cookie", "get", "--help"])
+        #expect(cookieGet.status == 0 && cookieGet.stdout.contains("--for-script"), "\(cookieGet.stdout)")
+        #expect(try Self.ctl(["help", "cookie"]).stdout.contains("cookie export [FILE]"))
+        #expect(try Self.ctl(["help"]).stdout.contains("Commands:"))
+
+        for (arguments, hint) in [
+            (["resolv", "x"], "did you mean resolve?"),
+            (["resolve", "x", "--familly", "ipv4"], "did you mean --family?"),
+            (["cookie", "gt"], "did you mean get?"), (["--jsn", "status"], "did you mean --json?"),
+            (["help", "stauts"], "did you mean status?"),
+        ] {
+            let result = try Self.ctl(arguments)
+            #expect(result.status == 64, "\(arguments)")
+            #expect(result.stderr.contains(hint), "\(arguments): \(result.stderr)")
+        }
+    }
     @Test func statusFlushAndCall() throws {
         let rpc = try RPCSession()
         #expect(try Self.succeed(rpc, ["status"]).contains("httpdnsd"))
@@ -173,6 +250,83 @@ struct CtlEndToEndTests {
         #expect(try Self.succeed(rpc, ["cookie", "get", "https://www.example.com/"]) == "piped=yes\n")
     }
 
+    /// Every example line in every command's help runs as written in bash, in order, against a
+    /// daemon whose socket `HTTPDNSD_SOCKET` names (the one substitution) and where
+    /// `app.example.test` is a `Static=` name.
+    @Test func everyHelpExampleRunsAsWritten() throws {
+        let rpc = try RPCSession(config: "[Resolver]\nStatic=app.example.test 127.0.0.1\n")
+        let scratch = TemporaryDirectory(prefix: "examples")
+        let binDirectory = (BuiltProducts.path("httpdnsctl") as NSString).deletingLastPathComponent
+        let environment = Self.cleanEnvironment([
+            "HTTPDNSD_SOCKET": rpc.daemon.socketPath,
+            "PATH": binDirectory + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
+        ])
+        var ran = 0
+        for words in [
+            ["resolve"], ["reverse"], ["cookie", "get"], ["cookie", "set"], ["cookie", "delete"],
+            ["cookie", "list"], ["cookie", "import"], ["cookie", "export"], ["status"], ["flush"], ["call"],
+            ["help"], ["completion"],
+        ] {
+            let help = try Self.ctl(["help"] + words).stdout
+            let examples = help.split(separator: "\n").drop { !$0.hasPrefix("Example") }.dropFirst()
+                .filter { $0.hasPrefix("  ") }.map { $0.trimmingCharacters(in: .whitespaces) }
+            #expect(!examples.isEmpty, "no example in 'help \(words.joined(separator: " "))'")
+            for example in examples {
+                let result = try runCommand(
+                    "/bin/bash", ["-c", "cd \(scratch.path) && \(example)"], environment: environment)
+                #expect(result.status == 0, "\(example): exit \(result.status)\n\(result.stdout)\(result.stderr)")
+                ran += 1
+            }
+        }
+        #expect(ran >= 13)
+    }
+
+    /// The completion scripts come from the command table: bash's completes commands, cookie
+    /// subcommands, options and option values; zsh's and fish's name every command and option.
+    @Test func shellCompletion() throws {
+        let scratch = TemporaryDirectory(prefix: "completion")
+        let bash = try Self.ctl(["completion", "bash"])
+        #expect(bash.status == 0)
+        try bash.stdout.write(toFile: scratch.file("httpdnsctl.bash"), atomically: true, encoding: .utf8)
+        func complete(_ words: [String]) throws -> [String] {
+            let array = words.map { "'\($0)'" }.joined(separator: " ")
+            let script = """
+                source \(scratch.file("httpdnsctl.bash"))
+                complete -p httpdnsctl >&2
+                COMP_WORDS=(\(array)); COMP_CWORD=\(words.count - 1)
+                _httpdnsctl
+                printf '%s\\n' "${COMPREPLY[@]}"
+                """
+            let result = try runCommand("/bin/bash", ["-c", script])
+            #expect(result.status == 0 && result.stderr.contains("-F _httpdnsctl httpdnsctl"), "\(result.stderr)")
+            return result.stdout.split(separator: "\n").map(String.init).sorted()
+        }
+        #expect(try complete(["httpdnsctl", "res"]) == ["resolve"])
+        #expect(try complete(["httpdnsctl", "cookie", "ex"]) == ["export"])
+        #expect(try complete(["httpdnsctl", "--socket", "/x", "cookie", ""]).contains("import"))
+        #expect(try complete(["httpdnsctl", "resolve", "--fam"]) == ["--family"])
+        #expect(try complete(["httpdnsctl", "resolve", "--family", "ipv"]) == ["ipv4", "ipv6"])
+        #expect(try complete(["httpdnsctl", "cookie", "get", "https://x/", "--fo"]) == ["--for-script"])
+        #expect(try complete(["httpdnsctl", "--json=p"]) == ["--json=pretty"])
+        #expect(try complete(["httpdnsctl", "completion", ""]) == ["bash", "fish", "zsh"])
+        #expect(try complete(["httpdnsctl", "call", "getC"]) == ["getCookieHeader"])
+
+        let zsh = try Self.ctl(["completion", "zsh"]).stdout
+        let fish = try Self.ctl(["completion", "fish"]).stdout
+        #expect(zsh.hasPrefix("#compdef httpdnsctl"))
+        for word in ["resolve", "reverse", "cookie", "status", "flush", "call", "--family", "--for-script", "--domain"]
+        {
+            #expect(zsh.contains(word), "zsh lacks \(word)")
+            #expect(
+                fish.contains(word.hasPrefix("--") ? "-l \(word.dropFirst(2))" : "-a \(word)"), "fish lacks \(word)")
+        }
+        // Syntax, where the shells are installed (they are not part of CI's packages).
+        for (shell, script) in [("/usr/bin/zsh", zsh), ("/usr/bin/fish", fish)] where Files.exists(shell) {
+            try script.write(toFile: scratch.file("script"), atomically: true, encoding: .utf8)
+            #expect(try runCommand(shell, ["-n", scratch.file("script")]).status == 0, "\(shell) -n")
+        }
+    }
+
     // MARK: exit statuses
 
     @Test func errorRepliesExitOneWithOneLine() throws {
@@ -180,8 +334,6 @@ struct CtlEndToEndTests {
         Self.expectOneLineError(try Self.ctl(rpc, ["resolve", "bad..host"]), status: 1, "invalid host")
         Self.expectOneLineError(try Self.ctl(rpc, ["cookie", "get", "not-a-url"]), status: 1, "invalid url")
         Self.expectOneLineError(try Self.ctl(rpc, ["call", "noSuchMethod"]), status: 1, "unknown method")
-        Self.expectOneLineError(
-            try Self.ctl(rpc, ["--json", "resolve", "bad..host"]), status: 1, "invalid host, --json")
     }
 
     @Test func nothingListeningExits69() throws {
@@ -197,7 +349,7 @@ struct CtlEndToEndTests {
     @Test func usageErrorsExit64() throws {
         let rpc = try RPCSession()
         let cases: [[String]] = [
-            [], ["bogus"], ["cookie"], ["cookie", "bake"], ["resolve"], ["resolve", "a", "b"],
+            [], ["bogus"], ["cookie"], ["cookie", "bake"], ["resolve"], ["help", "bogus"], ["completion", "tcsh"],
             ["resolve", "a", "--family", "ipv5"], ["resolve", "a", "--timeout", "soon"], ["status", "--nope"],
             ["call"], ["call", "status", "{bad"], ["call", "status", "[1]"], ["cookie", "delete"],
             ["cookie", "delete", "--all", "--domain", "example.com"], ["cookie", "set", "https://x.test/"],
