@@ -138,16 +138,18 @@ final class UpstreamWorker {
         _ query: (DNSRecordType, Int) -> Result<UpstreamAnswer, UpstreamError>
     ) -> Result<UpstreamAnswer, UpstreamError> {
         let deadline = clock.nowNanoseconds() + Int64(deadlineMs) * 1_000_000
-        var combined: UpstreamAnswer?
+        var answers: [UpstreamAnswer] = []
         for type in DNSRecordType.types(for: family) {
             let remaining = Int((deadline - clock.nowNanoseconds()) / 1_000_000)
             guard remaining >= 1 else { return .failure(UpstreamError(.timeout)) }
             switch query(type, remaining) {
             case .failure(let error): return .failure(error)
-            case .success(let answer): combined = combined.map { .combining($0, answer) } ?? answer
+            case .success(let answer): answers.append(answer)
             }
         }
-        return combined.map { .success($0) } ?? .failure(UpstreamError(.malformed("no query was made")))
+        // `types(for: .both)` is A then AAAA: each family keeps its own query's TTL.
+        if answers.count == 2 { return .success(.combining(ipv4: answers[0], ipv6: answers[1])) }
+        return answers.first.map { .success($0) } ?? .failure(UpstreamError(.malformed("no query was made")))
     }
 
     private func fetch(

@@ -17,7 +17,7 @@ extension DNSCache {
         switch answer(host: host, families: [family], now: now, allowStale: allowStale, counted: false) {
         case .fresh(let entries, let ttlLeft): return .fresh(entries[0], ttlLeft: ttlLeft)
         case .stale(let entries): return .stale(entries[0])
-        case .miss: return .miss
+        case .partial, .miss: return .miss
         }
     }
 }

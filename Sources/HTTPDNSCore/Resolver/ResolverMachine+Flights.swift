@@ -23,6 +23,27 @@ struct Waiter {
     let deadline: MonotonicInstant
     let timeoutMs: Int
     let allowStale: Bool
+    /// The families the caller asked for; the flight may ask fewer.
+    let requested: AddressFamily
+    /// Fresh cache entries of the requested families the flight does not ask for.
+    let cached: [DNSCacheEntry]
+}
+
+/// The last name an upstream answered: what a probe asks it when a time-out makes its health
+/// doubtful.
+struct RecentAnswer {
+    var host: String
+    var family: AddressFamily
+    var at: MonotonicInstant
+}
+
+/// A query of a name an upstream answered recently, to tell whether a time-out was the name's
+/// or the upstream's.
+struct Probe {
+    let id: UInt64
+    /// Owners of the flights whose time-outs it would confirm: each counts once if it fails.
+    var blamed: Set<FlightOwner>
+    var startedAt = MonotonicInstant(nanoseconds: 0)
 }
 
 /// One upstream query and everyone waiting for it.
@@ -51,6 +72,10 @@ struct Flight {
 
     let id: UInt64
     let key: FlightKey
+    /// Who started it: its failures are counted against upstreams in this owner's name.
+    let owner: FlightOwner
+    /// Who asked for its answer (the cache's fair shares).
+    var use: CacheUse
     var waiters: [Waiter] = []
     /// A stale refresh or a prefetch: it runs its whole budget for the cache, waited for or not.
     var background: Bool
@@ -70,9 +95,11 @@ struct Flight {
     /// What the attempts so far came to; the last one counts.
     var outcome: FlightOutcome?
 
-    init(id: UInt64, key: FlightKey, background: Bool) {
+    init(id: UInt64, key: FlightKey, owner: FlightOwner, background: Bool) {
         self.id = id
         self.key = key
+        self.owner = owner
+        if case .user(let uid) = owner { use = .one(uid) } else { use = .nobody }
         self.background = background
     }
 }
@@ -87,14 +114,17 @@ struct PrefetchBatch {
 extension ResolverMachine {
     // MARK: joining
 
-    /// Joins the flight for `key`, or starts one owned by `owner` (-32003 over its caps). A
-    /// background join (stale refresh, prefetch) makes the flight run its whole budget.
+    /// Joins the flight for `key`, or starts one owned by `owner` (-32003 over its caps or its
+    /// rate). A background join (stale refresh, prefetch) makes the flight run its whole budget.
     mutating func join(
-        _ key: FlightKey, owner: FlightOwner, background: Bool, prefetch: Bool = false, waiter: Waiter?,
+        _ key: FlightKey, owner: FlightOwner, background: Bool, prefetch: Bool = false, waiter: Waiter? = nil,
         now: MonotonicInstant
     ) -> Result<UInt64, RPCError> {
         if let id = flightByKey[key], var flight = flights[id], !isEnding(flight, now: now) {
-            if let waiter { flight.waiters.append(waiter) }
+            if let waiter {
+                flight.waiters.append(waiter)
+                flight.use = flight.use.adding(waiter.uid)
+            }
             if background { flight.background = true }
             if prefetch { flight.prefetch = true }
             let queued = flight.phase == .queued
@@ -110,15 +140,24 @@ extension ResolverMachine {
             }
             return .success(id)
         }
+        if case .user(let uid) = owner, let retryAfterMs = rate.take(uid: uid, now: now) {
+            return .failure(
+                .rateExceeded("new upstream queries of one user", limit: rate.perSecond, retryAfterMs: retryAfterMs))
+        }
         let id = makeID()
-        switch queue.admit(id, owner: owner) {
+        let refusal = queue.admit(id, owner: owner)
+        if refusal != nil, case .user(let uid) = owner { rate.refund(uid: uid) }
+        switch refusal {
         case .perUser(let limit)?: return .failure(.limitExceeded("upstream queries of one user", limit: limit))
         case .total(let limit)?: return .failure(.limitExceeded("upstream queries", limit: limit))
         case nil: break
         }
-        var flight = Flight(id: id, key: key, background: background)
+        var flight = Flight(id: id, key: key, owner: owner, background: background)
         flight.prefetch = prefetch
-        if let waiter { flight.waiters.append(waiter) }
+        if let waiter {
+            flight.waiters.append(waiter)
+            flight.use = flight.use.adding(waiter.uid)
+        }
         flights[id] = flight
         flightByKey[key] = id
         pump(now: now)
@@ -137,6 +176,8 @@ extension ResolverMachine {
         while let id = queue.next() {
             if flights[id] != nil {
                 launch(id, now: now)
+            } else if let upstream = probeUpstreams[id] {
+                launchProbe(id, upstream: upstream, now: now)
             } else if let batch = batches[id] {
                 emit(
                     .queryBatch(
@@ -217,10 +258,17 @@ extension ResolverMachine {
     /// An answer (which may be "no such name") ends the flight. A time-out shorter than the
     /// upstream's share was the callers' deadline: no verdict on the upstream; if a caller with
     /// more time joined meanwhile the same upstream is asked again, else the flight is
-    /// abandoned. Any other failure counts against the upstream, and the next one is asked.
+    /// abandoned. A failure of the name (SERVFAIL, REFUSED, a name the service refuses, a
+    /// time-out of the whole share) moves no health, though a time-out has a probe ask the
+    /// upstream a name it answered recently; any other failure counts against the upstream,
+    /// once per owner. Either way the next upstream is asked for this name alone.
     public mutating func attemptFinished(
         _ attemptID: UInt64, _ result: Result<UpstreamAnswer, UpstreamError>, now: MonotonicInstant
     ) {
+        if let upstream = probeUpstreams[attemptID] {
+            probeFinished(attemptID, upstream: upstream, result, now: now)
+            return
+        }
         guard let id = attempts.removeValue(forKey: attemptID), var flight = flights[id],
             let attempt = flight.attempt
         else { return }
@@ -230,30 +278,104 @@ extension ResolverMachine {
         let latencyMs = Int(now.nanoseconds(since: attempt.startedAt) / 1_000_000)
         switch result {
         case .success(let answer):
-            if index >= 0 { healths[index].recordSuccess(latencyMs: latencyMs, now: now) }
-            let parts = flight.key.family.families.map { family in
-                (family, answer.nameExists ? answer.addresses(family).map(\.description) : [])
+            if index >= 0 {
+                healths[index].recordSuccess(latencyMs: latencyMs, now: now)
+                lastAnswered[index] = RecentAnswer(host: flight.key.host, family: flight.key.family, at: now)
             }
-            cache.insert(host: flight.key.host, parts: parts, ttl: answer.ttl, upstream: endpoint.name, now: now)
+            cache.insert(
+                host: flight.key.host, parts: flight.key.family.families.map { CachePart(answer, family: $0) },
+                upstream: endpoint.name, now: now, use: flight.use)
             flights[id] = flight
             finish(
                 id, .answered(answer, upstream: endpoint.name, source: endpoint.kind == .system ? .system : .upstream),
                 now: now)
+            return
         case .failure(let error) where error.code == .timeout && attempt.timeoutMs < attempt.shareMs:
+            flights[id] = flight
             if flight.deadline > now.advanced(byMilliseconds: 1) {
-                flights[id] = flight
                 nextAttempt(id, position: attempt.position, now: now)
             } else {
-                flights[id] = flight
                 finish(id, .abandoned, now: now)
             }
+            return
+        case .failure(let error) where error.code == .timeout:
+            if index >= 0 { probeIfDoubtful(upstream: index, since: attempt.startedAt, for: flight.owner, now: now) }
+            flight.outcome = .failed(.upstreamFailed(upstream: endpoint.name, error))
+        case .failure(let error) where error.isNameLevel:
+            flight.outcome = .failed(.upstreamFailed(upstream: endpoint.name, error))
         case .failure(let error):
-            if index >= 0 { healths[index].recordFailure(error.description, now: now) }
+            if index >= 0 { healths[index].recordFailure(error.description, by: flight.owner, now: now) }
             emit(.log(.warning, "Upstream \(endpoint.name) failed for \(flight.key.host): \(error)"))
             flight.outcome = .failed(.upstreamFailed(upstream: endpoint.name, error))
-            flights[id] = flight
-            nextAttempt(id, position: attempt.position + 1, now: now)
         }
+        flights[id] = flight
+        nextAttempt(id, position: attempt.position + 1, now: now)
+    }
+
+    // MARK: probes
+
+    /// How recent an answer must be for its name to probe the upstream with: a name answered
+    /// ten minutes ago is very likely answered now too, if the upstream works.
+    static let probeRecencySeconds = 600
+
+    /// After a time-out of `upstream` in a flight of `owner`'s: unless the upstream answered
+    /// something since the attempt began (it works), a probe asks it again for the last name it
+    /// answered recently; if that fails too, the time-out was the upstream's and counts (once
+    /// per owner). Without a recent name there is no verdict. One probe per upstream at a time.
+    mutating func probeIfDoubtful(
+        upstream index: Int, since startedAt: MonotonicInstant, for owner: FlightOwner, now: MonotonicInstant
+    ) {
+        if var probe = probes[index] {
+            probe.blamed.insert(owner)
+            probes[index] = probe
+            return
+        }
+        guard let recent = lastAnswered[index], recent.at < startedAt,
+            recent.at.advanced(bySeconds: Self.probeRecencySeconds) >= now
+        else { return }
+        let id = makeID()
+        _ = queue.admit(id, owner: .daemon)
+        probes[index] = Probe(id: id, blamed: [owner])
+        probeUpstreams[id] = index
+        pump(now: now)
+    }
+
+    /// Gives a probe its worker: the recent name, within the whole `Timeout=`.
+    private mutating func launchProbe(_ id: UInt64, upstream index: Int, now: MonotonicInstant) {
+        guard let recent = lastAnswered[index], var probe = probes[index] else { return }
+        probe.startedAt = now
+        probes[index] = probe
+        emit(
+            .query(
+                UpstreamAttemptRequest(
+                    id: id, host: recent.host, family: recent.family, endpoint: settings.upstreams[index],
+                    timeoutMs: settings.timeoutMs)))
+    }
+
+    /// A probe ended: an answer clears the doubt (and counts as a success); a failure that is not
+    /// the probed name's counts against the upstream for every owner whose time-out it confirms.
+    private mutating func probeFinished(
+        _ id: UInt64, upstream index: Int, _ result: Result<UpstreamAnswer, UpstreamError>, now: MonotonicInstant
+    ) {
+        probeUpstreams[id] = nil
+        queue.finish(id)
+        guard let probe = probes.removeValue(forKey: index) else { return }
+        let name = settings.upstreams[index].name
+        switch result {
+        case .success:
+            let latencyMs = Int(now.nanoseconds(since: probe.startedAt) / 1_000_000)
+            healths[index].recordSuccess(latencyMs: latencyMs, now: now)
+            if var recent = lastAnswered[index] {
+                recent.at = now
+                lastAnswered[index] = recent
+            }
+        case .failure(let error) where error.isNameLevel:
+            break
+        case .failure(let error):
+            for owner in probe.blamed { healths[index].recordFailure(error.description, by: owner, now: now) }
+            emit(.log(.warning, "Upstream \(name) failed a probe after a time-out: \(error)"))
+        }
+        pump(now: now)
     }
 
     // MARK: the fleet
@@ -262,7 +384,9 @@ extension ResolverMachine {
     /// the time it has left.
     public mutating func fleetAnswered(flight id: UInt64, _ hits: [FleetCacheHit], now: MonotonicInstant) {
         guard let flight = flights[id], flight.phase == .askingFleet else { return }
-        cache.insertShared(hits.map { $0.record.cacheEntry(now: now, millisecondsLeft: $0.millisecondsLeft) }, now: now)
+        cache.insertShared(
+            hits.map { $0.record.cacheEntry(now: now, millisecondsLeft: $0.millisecondsLeft) }, now: now,
+            use: flight.use)
         finish(id, .fleet(hits), now: now)
     }
 

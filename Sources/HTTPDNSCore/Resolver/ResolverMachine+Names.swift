@@ -18,19 +18,23 @@ extension ResolverMachine {
     }
 
     /// Literal and `Static=` answers never expire; they claim the longest TTL the cache would give.
-    func literalResult(_ host: String, _ address: IPAddress) -> ResolveResult {
-        ResolveResult(
+    func literalResult(_ host: String, _ address: IPAddress, family: AddressFamily) -> ResolveResult {
+        let ttl = settings.limits.maxTTL
+        return ResolveResult(
             host: host, ipv4: address.family == .ipv4 ? [address.description] : [],
-            ipv6: address.family == .ipv6 ? [address.description] : [], ttl: settings.limits.maxTTL, stale: false,
+            ipv6: address.family == .ipv6 ? [address.description] : [], ttl: ttl,
+            ttls: family == .both ? ResolveResult.FamilyTTLs(ipv4: ttl, ipv6: ttl) : nil, stale: false,
             source: .literal)
     }
 
     func staticResult(_ host: String, _ fixed: (ipv4: [String], ipv6: [String]), family: AddressFamily)
         -> ResolveResult
     {
-        ResolveResult(
+        let ttl = settings.limits.maxTTL
+        return ResolveResult(
             host: host, ipv4: family.includes(.ipv4) ? fixed.ipv4 : [], ipv6: family.includes(.ipv6) ? fixed.ipv6 : [],
-            ttl: settings.limits.maxTTL, stale: false, source: .static)
+            ttl: ttl, ttls: family == .both ? ResolveResult.FamilyTTLs(ipv4: ttl, ipv6: ttl) : nil, stale: false,
+            source: .static)
     }
 
     /// RFC 6761's localhost names, which never leave the machine.

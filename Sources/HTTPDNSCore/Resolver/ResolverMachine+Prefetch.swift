@@ -61,14 +61,13 @@ extension ResolverMachine {
         case .success(let answers):
             healths[batch.upstream].recordSuccess(latencyMs: 0, now: now)
             for (host, answer) in answers where batch.hosts.contains(host) {
-                let parts = AddressFamily.both.families.map { family in
-                    (family, answer.nameExists ? answer.addresses(family).map(\.description) : [])
-                }
-                cache.insert(host: host, parts: parts, ttl: answer.ttl, upstream: endpoint.name, now: now)
+                cache.insert(
+                    host: host, parts: IPFamily.allCases.map { CachePart(answer, family: $0) }, upstream: endpoint.name,
+                    now: now)
             }
             missing = batch.hosts.filter { answers[$0] == nil }
         case .failure(let error):
-            healths[batch.upstream].recordFailure(error.description, now: now)
+            healths[batch.upstream].recordFailure(error.description, by: .daemon, now: now)
             emit(.log(.warning, "Prefetch through \(endpoint.name) failed: \(error)"))
         }
         for host in missing { prefetch(host, now: now) }

@@ -39,6 +39,14 @@ public struct ResolverMachine {
     /// Names prefetched together, waiting for their refresh timer.
     var batchRefreshes: [UInt64: PrefetchBatch] = [:]
     var queue: FlightQueue<UInt64>
+    /// Each uid's rate of new upstream queries.
+    var rate: UpstreamQueryRate
+    /// Per upstream index: the last name it answered, which a probe asks again.
+    var lastAnswered: [Int: RecentAnswer] = [:]
+    /// Per upstream index: the probe queued or running (at most one each).
+    var probes: [Int: Probe] = [:]
+    /// Probes by id (their queue and attempt id): the upstream each asks.
+    var probeUpstreams: [UInt64: Int] = [:]
     private var lastID: UInt64 = 0
     private var actions: [ResolverAction] = []
 
@@ -64,6 +72,7 @@ public struct ResolverMachine {
         cache = DNSCache(limits: settings.limits)
         owners = AddressOwnerMemory()
         queue = FlightQueue(limits: settings.flightLimits)
+        rate = UpstreamQueryRate(perSecond: settings.queryRatePerUser, burst: settings.queryBurstPerUser)
     }
 
     // MARK: actions
@@ -94,7 +103,7 @@ public struct ResolverMachine {
     /// at once, through `answer` before this returns (nil), or made to wait for the flight of
     /// its name, for at most its own `timeoutMs`: then its caller id is returned and its reply
     /// comes as one `ResolverAction.answer`. Every address handed out is remembered for `uid`
-    /// only.
+    /// only. Of two families, only the one the cache lacks is asked.
     ///
     /// The reply is handed to `answer` rather than returned: returned in an enum, it was copied
     /// out of it (a retain and a release of each of its strings and arrays) on every cache hit.
@@ -103,7 +112,7 @@ public struct ResolverMachine {
         answer: (consuming Result<ResolveResult, RPCError>) -> Void
     ) -> UInt64? {
         if let literal = IPLiteral.address(params.host) {
-            answer(.success(literalResult(params.host, literal)))
+            answer(.success(literalResult(params.host, literal, family: params.family)))
             return nil
         }
         let host: String
@@ -120,125 +129,56 @@ public struct ResolverMachine {
             answer(.success(result))
             return nil
         }
-        let key = FlightKey(host: host, family: params.family)
         let allowStale = params.allowStale && settings.serveStale
-        switch cache.answer(host: host, families: params.family.families, now: now, allowStale: allowStale) {
-        case .fresh(let entries, let ttlLeft):
-            guard let result = Self.result(host, entries, ttl: ttlLeft, stale: false) else {
-                answer(.failure(.hostNotFound(host)))
-                return nil
-            }
-            remember(result, uid: uid, now: now)
-            answer(.success(result))
+        var cached: [DNSCacheEntry] = []
+        var asked = params.family
+        switch cache.answer(
+            host: host, families: params.family.families, now: now, allowStale: allowStale, user: uid)
+        {
+        case .fresh(let entries, _):
+            let result = Self.reply(host, cached: entries, requested: params.family, now: now, stale: false)
+            if case .success(let answered) = result { remember(answered, uid: uid, now: now) }
+            answer(result)
             return nil
         case .stale(let entries):
             // A stale answer always holds a positive entry: negative ones are never served stale.
-            guard let result = Self.result(host, entries, ttl: 0, stale: true) else {
-                answer(.failure(.hostNotFound(host)))
-                return nil
+            let result = Self.reply(host, cached: entries, requested: params.family, now: now, stale: true)
+            if case .success(let answered) = result {
+                cache.noteStaleServed()
+                remember(answered, uid: uid, now: now)
             }
-            cache.noteStaleServed()
-            remember(result, uid: uid, now: now)
-            answer(.success(result))
+            answer(result)
             // The refresh counts against the uid whose request found the answer stale; when that
-            // uid is at its cap, the next request refreshes instead.
-            _ = join(key, owner: .user(uid), background: true, waiter: nil, now: now)
+            // uid is at its cap or rate, the next request refreshes instead.
+            _ = join(FlightKey(host: host, family: params.family), owner: .user(uid), background: true, now: now)
             return nil
+        case .partial(let entries, let missing):
+            cached = entries
+            asked = missing == .ipv4 ? .ipv4 : .ipv6
         case .miss:
-            let timeoutMs = params.timeoutMs ?? settings.timeoutMs
-            let caller = makeID()
-            let waiter = Waiter(
-                caller: caller, uid: uid, deadline: now.advanced(byMilliseconds: timeoutMs), timeoutMs: timeoutMs,
-                allowStale: allowStale)
-            // Marked waiting before joining: a flight that ended within the join took it out.
-            callers[caller] = 0
-            switch join(key, owner: .user(uid), background: false, waiter: waiter, now: now) {
-            case .failure(let refusal):
-                callers[caller] = nil
-                answer(.failure(refusal))
-                return nil
-            case .success(let flight):
-                if callers[caller] != nil {
-                    callers[caller] = flight
-                    emit(.armTimer(.caller(caller), at: waiter.deadline))
-                }
-                return caller
-            }
+            break
         }
-    }
-
-    /// One caller's reply from its flight's outcome.
-    func reply(_ outcome: FlightOutcome, _ key: FlightKey, _ waiter: Waiter, now: MonotonicInstant) -> Result<
-        ResolveResult, RPCError
-    > {
-        switch outcome {
-        case .answered(let answer, let upstream, let source):
-            var result = ResolveResult(
-                host: key.host, ipv4: [], ipv6: [], ttl: settings.limits.clamp(ttl: answer.ttl), stale: false,
-                source: source, upstream: upstream)
-            if key.family.includes(.ipv4) { result.ipv4 = answer.ipv4.map(\.description) }
-            if key.family.includes(.ipv6) { result.ipv6 = answer.ipv6.map(\.description) }
-            guard answer.nameExists, !(result.ipv4.isEmpty && result.ipv6.isEmpty) else {
-                return .failure(.hostNotFound(key.host))
-            }
-            remember(result, uid: waiter.uid, now: now)
-            return .success(result)
-        case .fleet(let hits):
-            // The publisher's expiry keeps counting down: the TTL is never extended here.
-            var result = ResolveResult(
-                host: key.host, ipv4: [], ipv6: [],
-                ttl: min(hits.map(\.ttlSeconds).min() ?? 0, settings.limits.maxTTL), stale: false, source: .fleet)
-            for hit in hits where !hit.record.negative {
-                if hit.record.family == .ipv4 {
-                    result.ipv4 = hit.record.addresses
-                } else {
-                    result.ipv6 = hit.record.addresses
-                }
-            }
-            guard !(result.ipv4.isEmpty && result.ipv6.isEmpty) else { return .failure(.hostNotFound(key.host)) }
-            remember(result, uid: waiter.uid, now: now)
-            return .success(result)
-        case .failed(let failure):
-            return fallback(key, waiter, failure, now: now)
-        case .abandoned:
-            return fallback(key, waiter, .timedOut(milliseconds: waiter.timeoutMs), now: now)
-        }
-    }
-
-    /// After a failure or timeout: a stale answer when allowed (RFC 8767), else -32002 with the
-    /// failure as its reason.
-    func fallback(_ key: FlightKey, _ waiter: Waiter, _ failure: ResolutionFailure, now: MonotonicInstant)
-        -> Result<ResolveResult, RPCError>
-    {
-        if waiter.allowStale,
-            case .stale(let entries) = cache.answer(
-                host: key.host, families: key.family.families, now: now, allowStale: true, counted: false),
-            let result = Self.result(key.host, entries, ttl: 0, stale: true)
+        let timeoutMs = params.timeoutMs ?? settings.timeoutMs
+        let caller = makeID()
+        let waiter = Waiter(
+            caller: caller, uid: uid, deadline: now.advanced(byMilliseconds: timeoutMs), timeoutMs: timeoutMs,
+            allowStale: allowStale, requested: params.family, cached: cached)
+        // Marked waiting before joining: a flight that ended within the join took it out.
+        callers[caller] = 0
+        switch join(
+            FlightKey(host: host, family: asked), owner: .user(uid), background: false, waiter: waiter, now: now)
         {
-            cache.noteStaleServed()
-            remember(result, uid: waiter.uid, now: now)
-            return .success(result)
+        case .failure(let refusal):
+            callers[caller] = nil
+            answer(.failure(refusal))
+            return nil
+        case .success(let flight):
+            if callers[caller] != nil {
+                callers[caller] = flight
+                emit(.armTimer(.caller(caller), at: waiter.deadline))
+            }
+            return caller
         }
-        return .failure(.resolutionUnavailable(key.host, reason: failure.description))
-    }
-
-    /// Cookie normalization and `reverse` for `uid` learn the addresses this uid was handed out,
-    /// from upstream, cache or `Static=` alike.
-    func remember(_ result: ResolveResult, uid: UInt32, now: MonotonicInstant) {
-        owners.record(uid: uid, host: result.host, addresses: result.ipv4, ttl: result.ttl, now: now)
-        owners.record(uid: uid, host: result.host, addresses: result.ipv6, ttl: result.ttl, now: now)
-    }
-
-    /// A reply from cached entries; nil when every one is negative (no address).
-    static func result(_ host: String, _ entries: [DNSCacheEntry], ttl: Int, stale: Bool) -> ResolveResult? {
-        var result = ResolveResult(host: host, ipv4: [], ipv6: [], ttl: ttl, stale: stale, source: .cache)
-        var anyAddress = false
-        for entry in entries where !entry.negative {
-            anyAddress = true
-            if entry.family == .ipv4 { result.ipv4 = entry.addresses } else { result.ipv6 = entry.addresses }
-            if let upstream = entry.upstream { result.upstream = upstream }
-        }
-        return anyAddress ? result : nil
     }
 
     // MARK: timers
@@ -270,7 +210,7 @@ public struct ResolverMachine {
         }
         emit(
             .answer(
-                caller: caller, fallback(flight.key, waiter, .timedOut(milliseconds: waiter.timeoutMs), now: now)))
+                caller: caller, fallback(flight.key.host, waiter, .timedOut(milliseconds: waiter.timeoutMs), now: now)))
     }
 }
 

@@ -13,6 +13,9 @@ public struct ResolverSettings: Sendable, Equatable {
     public var limits: DNSCacheLimits
     /// Upstream queries in flight: caps per uid and in total, and workers per owner.
     public var flightLimits: FlightLimits
+    /// New upstream queries per uid: per second, and at once.
+    public var queryRatePerUser: Int
+    public var queryBurstPerUser: Int
     /// `Prefetch=`, as configured (checked again when prefetching starts).
     public var prefetch: [String]
     /// `Static=`.
@@ -33,6 +36,8 @@ public struct ResolverSettings: Sendable, Equatable {
         flightLimits = FlightLimits(
             maxTotal: resolver.maxUpstreamQueries, maxPerUser: resolver.maxUpstreamQueriesPerUser, workers: workers,
             workersPerOwner: workersPerOwner)
+        queryRatePerUser = resolver.upstreamQueryRatePerUser
+        queryBurstPerUser = resolver.upstreamQueryBurstPerUser
         prefetch = resolver.prefetch
         staticAnswers = resolver.staticAnswers
         self.daemonUID = daemonUID
