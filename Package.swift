@@ -38,15 +38,20 @@ let package = Package(
         .target(name: "HTTPDNSProtocol", swiftSettings: requestPathSettings),
         // The one binary heap: the loop's timers (System) and the cache's expiries (Core).
         .target(name: "HTTPDNSCollections", swiftSettings: requestPathSettings),
+        // The one URL parser (WHATWG for http, https, ws, wss): the standard library only, IDNA injected.
+        .target(name: "HTTPDNSURL", swiftSettings: requestPathSettings),
+        .target(name: "HTTPDNSIDNA", dependencies: ["CIDN2"], swiftSettings: strictSettings),
         .target(
-            name: "HTTPDNSCore", dependencies: ["HTTPDNSProtocol", "HTTPDNSCollections"],
+            name: "HTTPDNSCore", dependencies: ["HTTPDNSProtocol", "HTTPDNSCollections", "HTTPDNSURL"],
             swiftSettings: requestPathSettings),
         .target(
             name: "HTTPDNSSystem", dependencies: ["CHTTPDNSShims", "HTTPDNSCollections"],
             swiftSettings: requestPathSettings),
         .target(name: "HTTPDNSSystemd", dependencies: ["CSystemd", "HTTPDNSSystem"], swiftSettings: strictSettings),
-        .target(name: "HTTPDNSPSL", dependencies: ["CPSL", "CIDN2", "HTTPDNSCore"], swiftSettings: strictSettings),
-        .target(name: "HTTPDNSCurl", dependencies: ["CCurl", "HTTPDNSSystem"], swiftSettings: strictSettings),
+        .target(
+            name: "HTTPDNSPSL", dependencies: ["CPSL", "HTTPDNSIDNA", "HTTPDNSCore"], swiftSettings: strictSettings),
+        .target(
+            name: "HTTPDNSCurl", dependencies: ["CCurl", "HTTPDNSSystem", "HTTPDNSURL"], swiftSettings: strictSettings),
         .target(name: "HTTPDNSSQLite", dependencies: ["CSQLite"], swiftSettings: strictSettings),
         // The daemon's state over SQLite: schema, stores, the store thread and group commit.
         .target(
@@ -62,14 +67,15 @@ let package = Package(
             name: "HTTPDNSServer",
             dependencies: [
                 "HTTPDNSProtocol", "HTTPDNSCore", "HTTPDNSSystem", "HTTPDNSSystemd",
-                "HTTPDNSPSL", "HTTPDNSCurl", "HTTPDNSStore", "HTTPDNSFleet", "HTTPDNSSodium",
+                "HTTPDNSPSL", "HTTPDNSIDNA", "HTTPDNSCurl", "HTTPDNSStore", "HTTPDNSFleet", "HTTPDNSSodium",
             ],
             swiftSettings: requestPathSettings
         ),
         .executableTarget(
             name: "httpdnsd", dependencies: ["HTTPDNSCore", "HTTPDNSServer"], swiftSettings: strictSettings),
         .target(
-            name: "HTTPDNSClient", dependencies: ["HTTPDNSProtocol", "HTTPDNSSystem"], swiftSettings: strictSettings),
+            name: "HTTPDNSClient", dependencies: ["HTTPDNSProtocol", "HTTPDNSSystem", "HTTPDNSURL", "HTTPDNSIDNA"],
+            swiftSettings: strictSettings),
         .executableTarget(name: "httpdnsctl", dependencies: ["HTTPDNSClient"], swiftSettings: strictSettings),
         .target(
             name: "HTTPDNSClientC",
@@ -95,11 +101,20 @@ let package = Package(
         ),
 
         .testTarget(
+            name: "HTTPDNSURLTests",
+            dependencies: ["HTTPDNSURL", "HTTPDNSIDNA", "HTTPDNSProtocol", "HTTPDNSTestSupport"],
+            // Read by path from the source tree (as the cookie corpus is), not bundled.
+            exclude: ["Resources"],
+            swiftSettings: strictSettings),
+        .testTarget(
             name: "HTTPDNSProtocolTests", dependencies: ["HTTPDNSProtocol", "HTTPDNSTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPDNSCoreTests",
-            dependencies: ["HTTPDNSCore", "HTTPDNSCollections", "HTTPDNSPSL", "HTTPDNSProtocol", "HTTPDNSTestSupport"],
+            dependencies: [
+                "HTTPDNSCore", "HTTPDNSCollections", "HTTPDNSPSL", "HTTPDNSIDNA", "HTTPDNSProtocol",
+                "HTTPDNSTestSupport",
+            ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPDNSCurlTests", dependencies: ["HTTPDNSCurl", "HTTPDNSTestSupport"], swiftSettings: strictSettings

@@ -8,6 +8,8 @@ enum ExitStatus {
     static let daemonError: Int32 = 1
     /// EX_USAGE: unknown subcommand or option, missing argument, bad JSON for `call`.
     static let usage: Int32 = 64
+    /// EX_DATAERR: the file to import is not a cookies.txt file (no line is a cookie).
+    static let dataError: Int32 = 65
     /// EX_NOINPUT: the file to import cannot be read.
     static let noInput: Int32 = 66
     /// EX_UNAVAILABLE: no daemon at the socket, or it did not answer.
@@ -58,7 +60,7 @@ enum CLI {
     static func run(_ arguments: [String]) -> CLIOutcome {
         if let (socketPath, curlArguments) = curlInvocation(arguments) {
             do {
-                return try CurlCommand(curlArguments).run(socketPath: socketPath)
+                return try CurlCommand(curlArguments).run(socket: DaemonSocketPath.locate(explicit: socketPath))
             } catch {
                 return usageFailure(error)
             }
@@ -76,11 +78,12 @@ enum CLI {
         guard !rest.isEmpty else { return usageFailure(UsageError("missing a subcommand")) }
         let command: any Subcommand
         do { command = try parseSubcommand(rest) } catch { return usageFailure(error) }
-        let connection = HTTPDNSConnection(socketPath: globals.socketPath)
+        let socket = DaemonSocketPath.locate(explicit: globals.socketPath)
+        let connection = HTTPDNSConnection(socketPath: socket.path)
         do {
             return CLIOutcome(standardOutput: try command.run(connection, json: globals.json))
         } catch {
-            return failure(error, json: globals.json)
+            return failure(error, json: globals.json, socketOrigin: socket.origin)
         }
     }
 
@@ -183,8 +186,11 @@ enum CLI {
 
     /// Exhaustive on purpose: a new kind of client failure must pick its exit status here. With
     /// `--json`, a daemon's error is printed as its JSON-RPC error object (`data` and all) on
-    /// standard output, with the same exit status.
-    static func failure(_ error: CommandFailure, json: JSONStyle? = nil) -> CLIOutcome {
+    /// standard output, with the same exit status. An unreachable daemon's message names the socket
+    /// and where its path came from (`socketOrigin`).
+    static func failure(
+        _ error: CommandFailure, json: JSONStyle? = nil, socketOrigin: DaemonSocketPath.Origin
+    ) -> CLIOutcome {
         switch error {
         case .file(let message, let status):
             return CLIOutcome(standardError: "httpdnsctl: \(message)\n", status: status)
@@ -192,6 +198,9 @@ enum CLI {
             let lines = errors.map { "httpdnsctl: \($0)\n" }.joined()
             return CLIOutcome(standardOutput: output, standardError: lines, status: ExitStatus.daemonError)
         case .client(let clientError):
+            if let unreachable = UnreachableDaemon(clientError, origin: socketOrigin) {
+                return CLIOutcome(standardError: unreachable.message(), status: ExitStatus.unavailable)
+            }
             let status: Int32
             switch clientError {
             case .rpc(let rpcError):
@@ -232,6 +241,7 @@ enum CLI {
               0   success
               1   the daemon answered with an error
               64  usage error (unknown command or option, missing argument, bad JSON)
+              65  the file to import is not a cookies.txt file (no cookie line)
               66  the file to import cannot be read
               69  the daemon is not reachable (or did not answer in time)
               70  the daemon's reply is malformed

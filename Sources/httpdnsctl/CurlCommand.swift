@@ -38,19 +38,20 @@ struct CurlCommand {
         request = informational ? nil : try CurlRequest(arguments)
     }
 
-    func run(socketPath: String?) -> CLIOutcome {
+    func run(socket: (path: String, origin: DaemonSocketPath.Origin)) -> CLIOutcome {
         guard let request else { return Self.runPlainly(arguments) }
-        let connection = HTTPDNSConnection(socketPath: socketPath)
+        let connection = HTTPDNSConnection(socketPath: socket.path)
         do {
             try connection.connect()
         } catch {
             if request.fallback {
                 return Self.runPlainly(arguments.filter { $0 != "--fallback" })
             }
-            return CLIOutcome(
-                standardError:
-                    "httpdnsctl: \(error.description); curl not run (--fallback runs it without the daemon)\n",
-                status: ExitStatus.unavailable)
+            let notRun = "; curl not run (--fallback runs it without the daemon)"
+            let message =
+                UnreachableDaemon(error, origin: socket.origin)?.message(suffix: notRun)
+                ?? "httpdnsctl: \(error.description)\(notRun)\n"
+            return CLIOutcome(standardError: message, status: ExitStatus.unavailable)
         }
         var session: CurlSession
         do {
@@ -155,8 +156,20 @@ private struct CurlSession {
             if request.maxRedirects >= 0 && hop.redirects >= request.maxRedirects {
                 return finish(outcome, curlError: (47, "Maximum (\(request.maxRedirects)) redirects followed"))
             }
-            guard let next = hop.target.redirect(to: location) else {
+            let next: HTTPTarget
+            switch hop.target.redirect(to: location) {
+            case .success(let target):
+                next = target
+            case .failure(.notHTTP):
                 return finish(outcome, curlError: (1, "Protocol not supported for the redirect to \(location)"))
+            case .failure(.ambiguous):
+                // curl's URL-malformed code: the Location's host depends on who reads it.
+                return finish(
+                    outcome,
+                    curlError: (
+                        3,
+                        "URL rejected: the redirect to \(location) names its host ambiguously (curl and the URL Standard read different hosts); not followed"
+                    ))
             }
             if request.include, let file = request.outputFile, let written = try? Files.read(file, limit: .max) {
                 carriedOutput += written

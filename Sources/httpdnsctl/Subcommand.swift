@@ -368,6 +368,13 @@ struct CookieImportCommand: Subcommand {
     func run(_ connection: HTTPDNSConnection, json: JSONStyle?) throws(CommandFailure) -> String {
         let data: String
         do { data = try LocalFile.read(file) } catch { throw .file(error.description, exitCode: ExitStatus.noInput) }
+        guard Self.isCookiesTxt(data) else {
+            let name = file == "-" ? "standard input" : file
+            throw .file(
+                "\(name): not a cookies.txt file: no line has a cookie's 7 TAB-separated fields"
+                    + " (domain, subdomains, path, secure, expiry, name, value)",
+                exitCode: ExitStatus.dataError)
+        }
         let result: JSON
         do {
             result = try connection.call(Method.importCookies.rawValue, params: ImportCookiesParams(data: data).json)
@@ -377,6 +384,23 @@ struct CookieImportCommand: Subcommand {
             throw .client(.malformedResponse("the importCookies result does not match the contract"))
         }
         return "imported \(imported.imported)\n"
+    }
+
+    /// Whether `text` is a Netscape cookies.txt file: a line has the shape of a cookie (the daemon decides
+    /// which of those it stores), or the first line is the header curl, wget and Python write, as in an
+    /// exported empty jar. Anything else (an HTML page, a JSON file, an empty file) would import nothing.
+    static func isCookiesTxt(_ text: String) -> Bool {
+        let lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
+        if let first = lines.first, first.first == UInt8(ascii: "#"),
+            String(decoding: first, as: UTF8.self).lowercased().contains("http cookie file")
+        {
+            return true
+        }
+        let httpOnly = Array("#HttpOnly_".utf8)
+        return lines.contains { line in
+            let cookie = line.starts(with: httpOnly) ? line.dropFirst(httpOnly.count) : line
+            return cookie.first != UInt8(ascii: "#") && cookie.count(where: { $0 == 0x09 }) >= 6
+        }
     }
 }
 

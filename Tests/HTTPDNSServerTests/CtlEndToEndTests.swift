@@ -250,6 +250,27 @@ struct CtlEndToEndTests {
         #expect(try Self.succeed(rpc, ["cookie", "get", "https://www.example.com/"]) == "piped=yes\n")
     }
 
+    @Test func importOfAFileWithoutCookieLinesExits65AndSendsNothing() throws {
+        let rpc = try RPCSession()
+        let scratch = TemporaryDirectory(prefix: "ctl")
+        let page = scratch.file("index.html")
+        try "<!doctype html>\n<title>login</title>\n# not\tquite\ta\tcookie\n".write(
+            toFile: page, atomically: true, encoding: .utf8)
+        let result = try Self.ctl(rpc, ["cookie", "import", page])
+        Self.expectOneLineError(result, status: 65, "an HTML page")
+        #expect(result.stderr.contains("\(page): not a cookies.txt file"), "\(result.stderr)")
+        Self.expectOneLineError(
+            try Self.ctl(rpc, ["--json", "cookie", "import", "-"], stdin: ""), status: 65, "empty standard input")
+
+        // An exported empty jar is a cookies.txt file with no cookie in it.
+        let empty = try Self.succeed(rpc, ["cookie", "export"])
+        #expect(try Self.succeed(rpc, ["cookie", "import", "-"], stdin: empty) == "imported 0\n")
+        // Cookie lines, one of them refused (a public suffix as a domain): what was imported is said.
+        let mixed = ".com\tTRUE\t/\tFALSE\t0\tsuper\tcookie\nwww.example.com\tFALSE\t/\tFALSE\t0\tkept\tyes\n"
+        #expect(try Self.succeed(rpc, ["cookie", "import", "-"], stdin: mixed) == "imported 1\n")
+        #expect(try rpc.list().count == 1)
+    }
+
     /// Every example line in every command's help runs as written in bash, in order, against a
     /// daemon whose socket `HTTPDNSD_SOCKET` names (the one substitution) and where
     /// `app.example.test` is a `Static=` name.
@@ -336,14 +357,57 @@ struct CtlEndToEndTests {
         Self.expectOneLineError(try Self.ctl(rpc, ["call", "noSuchMethod"]), status: 1, "unknown method")
     }
 
-    @Test func nothingListeningExits69() throws {
+    /// Exit 69, nothing on standard output, and standard error's lines.
+    static func unreachable(_ arguments: [String], environment: [String: String] = [:]) throws -> [String] {
+        let result = try ctl(arguments, environment: environment)
+        #expect(result.status == 69, "\(arguments): exit \(result.status), stderr \(result.stderr)")
+        #expect(result.stdout.isEmpty, "\(arguments): stdout \(result.stdout)")
+        #expect(result.stderr.hasSuffix("\n"), "\(result.stderr)")
+        return result.stderr.split(separator: "\n").map(String.init)
+    }
+
+    @Test func nothingListeningExits69NamingTheSocketAndHowToStartADaemonThere() throws {
         let scratch = TemporaryDirectory(prefix: "ctl")
         let nowhere = scratch.file("none.sock")
-        Self.expectOneLineError(try Self.ctl(["--socket", nowhere, "status"]), status: 69, "missing socket")
-        // A socket file that nobody listens on.
-        try "".write(toFile: scratch.file("plain"), atomically: true, encoding: .utf8)
-        Self.expectOneLineError(
-            try Self.ctl(["--socket", scratch.file("plain"), "status"]), status: 69, "not a socket")
+        #expect(
+            try Self.unreachable(["--socket", nowhere, "status"]) == [
+                "httpdnsctl: cannot connect to \(nowhere): No such file or directory (from --socket)",
+                "httpdnsctl: no daemon listens there; start one with 'httpdnsd --socket \(nowhere)'",
+            ])
+        #expect(
+            try Self.unreachable(["status"], environment: ["HTTPDNSD_SOCKET": nowhere]).first
+                == "httpdnsctl: cannot connect to \(nowhere): No such file or directory (from $HTTPDNSD_SOCKET)")
+
+        // The per-user socket left behind by a daemon that is gone: chosen because it exists, refused.
+        let runtime = scratch.file("run")
+        try FileManager.default.createDirectory(atPath: runtime + "/httpdnsd", withIntermediateDirectories: true)
+        let stale = runtime + "/httpdnsd/httpdnsd.sock"
+        try UnixSocket.listen(path: stale).close()
+        let perUser = [
+            "httpdnsctl: cannot connect to \(stale): Connection refused (the per-user socket)",
+            "httpdnsctl: no daemon listens there; start yours with 'systemctl --user start httpdnsd.socket'",
+        ]
+        #expect(try Self.unreachable(["status"], environment: ["XDG_RUNTIME_DIR": runtime]) == perUser)
+        // Named explicitly, it is still recognized as the per-user socket.
+        #expect(
+            try Self.unreachable(["--socket", stale, "status"], environment: ["XDG_RUNTIME_DIR": runtime]).last
+                == perUser.last)
+        // httpdnsctl curl says the same before it gives up.
+        let curl = try Self.unreachable(["curl", "http://127.0.0.1:9/"], environment: ["XDG_RUNTIME_DIR": runtime])
+        #expect(curl.first?.hasPrefix(perUser[0] + "; curl not run") == true, "\(curl)")
+        #expect(curl.last == perUser.last)
+    }
+
+    @Test func aPathThatIsNotASocketIsReportedAsSuch() throws {
+        let scratch = TemporaryDirectory(prefix: "ctl")
+        let plain = scratch.file("plain")
+        try "".write(toFile: plain, atomically: true, encoding: .utf8)
+        #expect(
+            try Self.unreachable(["--socket", plain, "status"])
+                == ["httpdnsctl: cannot connect to \(plain): it is not a socket (from --socket)"])
+        #expect(
+            try Self.unreachable(["status"], environment: ["HTTPDNSD_SOCKET": scratch.path])
+                == ["httpdnsctl: cannot connect to \(scratch.path): it is not a socket (from $HTTPDNSD_SOCKET)"])
     }
 
     @Test func usageErrorsExit64() throws {
