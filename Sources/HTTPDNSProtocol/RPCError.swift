@@ -102,8 +102,7 @@ extension RPCError {
     /// -32001 for `resolve`: the upstreams say `host` has no address of the families asked for.
     public static func hostNotFound(_ host: String, reason: NotFoundReason) -> RPCError {
         RPCError(
-            code: .hostNotFound, name: "HostNotFound",
-            message: reason == .noSuchName ? "Host not found: \(host)" : "No address of the family asked for: \(host)",
+            code: .hostNotFound, name: "HostNotFound", message: "Host not found: \(host)",
             details: ["host": .string(host), "reason": .string(reason.rawValue)])
     }
 
