@@ -32,6 +32,13 @@ public struct LineFramer {
     /// Bytes of memory the framer holds.
     public var capacity: Int { buffer.capacity }
 
+    /// Whether a complete line waits to be drained (a stopped `drainLines` may leave some).
+    public var hasCompleteLine: Bool {
+        guard !overflowed, scanned < buffer.count else { return false }
+        let from = scanned
+        return buffer.withUnsafeBufferPointer { Self.firstNewline(in: $0, from: from) } != nil
+    }
+
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         compactIfUseful()
         reserve(bytes.count)
@@ -87,6 +94,8 @@ public struct LineFramer {
                     _ = body(.tooLong)
                 } else if start == end {
                     releaseIfDrained()
+                } else {
+                    shrinkIfSparse()
                 }
                 return true
             }
@@ -119,6 +128,20 @@ public struct LineFramer {
         }
         start = 0
         scanned = 0
+    }
+
+    /// A large buffer that now holds little (a long line drained, the start of the next one
+    /// kept) is replaced by one that fits what is left: what a connection holds is its
+    /// buffer's capacity, not its content.
+    private mutating func shrinkIfSparse() {
+        let pending = buffer.count - start
+        guard buffer.capacity > Self.retainedCapacity, pending * 4 < buffer.capacity else { return }
+        var kept: [UInt8] = []
+        kept.reserveCapacity(max(pending, Self.retainedCapacity))
+        kept.append(contentsOf: buffer[start...])
+        buffer = kept
+        scanned -= start
+        start = 0
     }
 
     private mutating func compactIfUseful() {

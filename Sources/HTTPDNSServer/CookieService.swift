@@ -128,14 +128,12 @@ final class CookieService {
         return ListCookiesResult(cookies: cookies.map(CookieRecord.init))
     }
 
-    func importCookies(_ params: ImportCookiesParams, uid: UInt32, done: Reply<ImportCookiesResult>) {
+    func importCookies(
+        _ params: ImportCookiesParams, uid: UInt32, done: @escaping (Result<ImportCookiesResult, RPCError>) -> Void
+    ) {
         let jar = jar(for: uid)
         let result = jar.importNetscape(params.data, now: WallClock.nowSeconds())
         persist(uid: uid, jar: jar) { done($0.map { _ in ImportCookiesResult(imported: result.imported) }) }
-    }
-
-    func exportCookies(_ params: ExportCookiesParams, uid: UInt32) -> ExportCookiesResult {
-        ExportCookiesResult(data: jar(for: uid).exportNetscape(now: WallClock.nowSeconds()))
     }
 
     // MARK: helpers

@@ -7,20 +7,30 @@ extension CookieJar {
     public static let netscapeHeader = "# Netscape HTTP Cookie File"
     private static let httpOnlyPrefix = "#HttpOnly_"
 
+    /// What an export starts with: the header and a comment, then a blank line.
+    public static let netscapePreamble = netscapeHeader + "\n# Written by httpdnsd. Edit with care.\n\n"
+
     /// Writes every unexpired cookie, sorted like `list`. Session cookies get expiry 0.
     /// A cookie whose name holds a TAB cannot be written unambiguously and is left out.
     public func exportNetscape(now: Int64) -> String {
-        var text = Self.netscapeHeader + "\n# Written by httpdnsd. Edit with care.\n\n"
+        var text = Self.netscapePreamble
         let cookies = (try? list(domain: nil, now: now)) ?? []
-        for cookie in cookies where !cookie.name.utf8.contains(0x09) && !cookie.path.utf8.contains(0x09) {
-            let domain = (cookie.httpOnly ? Self.httpOnlyPrefix : "") + (cookie.hostOnly ? "" : ".") + cookie.domain
-            let fields = [
-                domain, cookie.hostOnly ? "FALSE" : "TRUE", cookie.path, cookie.secure ? "TRUE" : "FALSE",
-                String(cookie.expires ?? 0), cookie.name, cookie.value,
-            ]
-            text += fields.joined(separator: "\t") + "\n"
+        for cookie in cookies {
+            if let line = Self.netscapeLine(for: cookie) { text += line }
         }
         return text
+    }
+
+    /// One cookie's line, newline included; nil for a cookie whose name or path holds a TAB,
+    /// which cannot be written unambiguously.
+    public static func netscapeLine(for cookie: Cookie) -> String? {
+        guard !cookie.name.utf8.contains(0x09) && !cookie.path.utf8.contains(0x09) else { return nil }
+        let domain = (cookie.httpOnly ? httpOnlyPrefix : "") + (cookie.hostOnly ? "" : ".") + cookie.domain
+        let fields = [
+            domain, cookie.hostOnly ? "FALSE" : "TRUE", cookie.path, cookie.secure ? "TRUE" : "FALSE",
+            String(cookie.expires ?? 0), cookie.name, cookie.value,
+        ]
+        return fields.joined(separator: "\t") + "\n"
     }
 
     /// Reads cookies from Netscape text. Malformed lines are skipped and counted; so are
