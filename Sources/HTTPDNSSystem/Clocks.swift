@@ -19,7 +19,7 @@ extension DaemonClock {
 }
 
 /// The kernel's clocks: what the daemon runs on outside tests.
-public final class SystemClock: DaemonClock {
+public final class SystemClock: DaemonClock, Sendable {
     public init() {}
     public func nowNanoseconds() -> Int64 { MonotonicClock.nowNanoseconds() }
     public func wallMilliseconds() -> Int64 { WallClock.nowMilliseconds() }

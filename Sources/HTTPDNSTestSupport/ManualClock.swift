@@ -3,8 +3,9 @@ import HTTPDNSSystem
 
 /// A clock that moves only when the test says so: timers (deadlines, pauses) fire on `advance`,
 /// without sleeping, and wall time moves with monotonic time (a test may also step it alone, as
-/// NTP would). Used from the one thread that runs the loop.
-public final class ManualClock: DaemonClock {
+/// NTP would). Used from the one thread that runs the loop (@unchecked Sendable: the log rate
+/// limiter, which takes a Sendable clock, reads it from that thread too in tests).
+public final class ManualClock: DaemonClock, @unchecked Sendable {
     private var nanoseconds: Int64
     private var wallMs: Int64
 
