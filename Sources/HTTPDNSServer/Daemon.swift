@@ -20,10 +20,19 @@ public struct DaemonOptions: Sendable {
     }
 }
 
-/// A startup failure: printed as one line, exit status 1.
+/// A startup failure: printed as one line; the process exits with `exitStatus` (httpdnsd(8),
+/// EXIT STATUS).
 public struct StartupError: Error, CustomStringConvertible {
     public let description: String
-    public init(_ description: String) { self.description = description }
+    public let exitStatus: Int32
+    public init(_ description: String, exitStatus: Int32 = 1) {
+        self.description = description
+        self.exitStatus = exitStatus
+    }
+
+    /// Another daemon holds the state directory: 75 (`EX_TEMPFAIL`), which the units name in
+    /// `RestartPreventExitStatus=` so that systemd does not start it again in a loop.
+    public static let stateDirectoryInUseStatus: Int32 = 75
 }
 
 /// The whole daemon: one event-loop thread that owns every connection, the cookie jars and the
@@ -43,6 +52,8 @@ public final class Daemon {
     /// Kept for its registration with the loop.
     private let signals: SignalSource
     private let listener: ListeningSocket
+    /// The state directory's lock, held for the life of the process (one daemon per directory).
+    private let stateLock: FileDescriptor
     private let storeThread: StoreThread
     private let services: Services
     private let server: RPCServer
@@ -77,6 +88,9 @@ public final class Daemon {
         for warning in warnings { logger.warning(warning.description) }
         self.configuration = configuration
         let paths = try RuntimePaths.resolve(options: options, configuration: configuration)
+        // Before the socket (a daemon that binds its own would take over another's path) and
+        // before the store: two daemons on one directory would keep diverging jars.
+        stateLock = try RuntimePaths.lockStateDirectory(paths.stateDirectory)
         listener = try ListeningSocket.open(path: paths.socket)
 
         // Everything that can fail comes before the resolver's worker threads exist, so the process

@@ -73,6 +73,8 @@ enum Main {
             let status = try daemon.run()
             // The state is on disk and the loop has stopped; skip atexit teardown (see fail).
             _exit(status)
+        } catch let error as StartupError {
+            fail(error.description, status: error.exitStatus)
         } catch {
             fail("\(error)", status: 1)
         }
