@@ -6,6 +6,7 @@ import HTTPDNSProtocol
 final class CookieListStream: ResultStream {
     private let cookies: [CookieRecord]
     private var next = 0
+    private var started = false
     let heldBytes: Int
 
     init(_ cookies: [CookieRecord]) {
@@ -18,7 +19,10 @@ final class CookieListStream: ResultStream {
 
     func writeNext(to out: inout JSONOutput, budget: Int) -> Bool {
         let start = out.count
-        if next == 0 { JSONWriter.raw(#"{"cookies":["#, to: &out) }
+        if !started {
+            started = true
+            JSONWriter.raw(#"{"cookies":["#, to: &out)
+        }
         while next < cookies.count && out.count - start < budget {
             if next > 0 { out.append(UInt8(ascii: ",")) }
             cookies[next].write(to: &out)
