@@ -55,9 +55,10 @@ final class Connection: EventHandler {
     private var state = ConnectionState()
     var queued: TurnQueues = []
     private var framer: LineFramer
-    /// The framer's capacity as last seen outside a drain (answers completing during one are
-    /// charged while the framer is being changed, and must not read it).
+    /// The framer's capacity and pending bytes as last seen outside a drain (answers completing
+    /// during one are charged while the framer is being changed, and must not read it).
     private var inputCapacity = 0
+    private var inputPending = 0
     /// A batch whose elements did not all run yet.
     private var batch: PendingBatch?
     /// Answers collected by batches still waiting for elements (they leave with the batch).
@@ -121,7 +122,7 @@ final class Connection: EventHandler {
                 // The line's clock ran while the connection was not read; it starts over.
                 unfinishedLineSince = nil
             case .memory:
-                guard !overMemory else { return server.waitForMemory(self) }
+                guard !overMemory || mayFinishItsLine else { return server.waitForMemory(self) }
             case .nextTurn:
                 break
             }
@@ -135,13 +136,14 @@ final class Connection: EventHandler {
         server.needsFlush(self)
     }
 
-    /// One `recv` of whatever is there (up to the shared buffer), unless the uid's memory is
-    /// spent.
+    /// One `recv` of whatever is there (up to the shared buffer), unless the uid's memory or
+    /// the turn's work is spent.
     private func read() {
-        if overMemory {
+        if overMemory && !mayFinishItsLine {
             stop(.memory)
             return
         }
+        guard hasCredit() else { return stop(.nextTurn) }
         let buffer = server.readBuffer
         let result: IOResult<Int>
         do {
@@ -159,8 +161,10 @@ final class Connection: EventHandler {
             state.inputEnded()
         case .done(let count):
             lastActivity = server.loop.now
+            charge(WorkCost.read(bytes: count))
             framer.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             inputCapacity = framer.capacity
+            inputPending = framer.pendingByteCount
             recharge()
         }
     }
@@ -169,8 +173,12 @@ final class Connection: EventHandler {
     /// says to wait (`reasonToWait`).
     private func runLines() {
         defer {
+            // Fewer bytes than were read: a line was finished (and run, or skipped when blank).
+            let finishedALine = framer.pendingByteCount < inputPending
             inputCapacity = framer.capacity
+            inputPending = framer.pendingByteCount
             recharge()
+            if finishedALine { releaseFinishingLine() }
             trackUnfinishedLine()
         }
         guard state.mayRun else { return }
@@ -197,7 +205,7 @@ final class Connection: EventHandler {
     /// Why the next request may not run now, if it may not.
     private func reasonToWait() -> ConnectionState.Wait? {
         if outputOverCap { return .unsentOutput }
-        if overMemory { return .memory }
+        if overMemory && !mayFinishItsLine { return .memory }
         let turn = server.turn
         if !credit.isAvailable(turn: turn, perTurn: limits.workPerTurn)
             || !user.credit.isAvailable(turn: turn, perTurn: limits.workPerTurnPerUser)
@@ -237,6 +245,25 @@ final class Connection: EventHandler {
     /// kernel still holds and answers nobody: it is never held back for memory.
     private var overMemory: Bool { state.isServing && server.isOverMemory(user) }
 
+    /// Whether this connection may go on past its uid's memory bound to finish the line it
+    /// holds (taking `UserLoad.finishingLine` if no other connection of its uid has it): the
+    /// bound is overshot by one line at most, and a uid whose memory is all in unfinished
+    /// lines still makes progress.
+    var mayFinishItsLine: Bool {
+        if user.finishingLine == id { return true }
+        guard user.finishingLine == nil, inputPending > 0 else { return false }
+        user.finishingLine = id
+        return true
+    }
+
+    /// Lets go of `finishingLine` (a line was finished, or the connection closed): another
+    /// connection of its uid may finish one next.
+    private func releaseFinishingLine() {
+        guard user.finishingLine == id else { return }
+        user.finishingLine = nil
+        server.memoryMayBeAvailable()
+    }
+
     private func charge(_ units: Int) {
         let turn = server.turn
         credit.charge(units, turn: turn, perTurn: limits.workPerTurn)
@@ -250,6 +277,7 @@ final class Connection: EventHandler {
     }
 
     private func trackUnfinishedLine() {
+        if framer.pendingByteCount == 0 { releaseFinishingLine() }
         if framer.pendingByteCount == 0 || state.isClosed {
             unfinishedLineSince = nil
         } else if unfinishedLineSince == nil && state.wait != .unsentOutput && !framer.hasCompleteLine {
@@ -651,6 +679,8 @@ final class Connection: EventHandler {
         fd.close()
         framer = LineFramer(maxLineLength: 0)
         inputCapacity = 0
+        inputPending = 0
+        releaseFinishingLine()
         batch = nil
         answers.removeAll()
         recharge()

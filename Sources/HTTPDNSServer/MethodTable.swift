@@ -19,6 +19,10 @@ struct Reply<Result: MethodResult> {
         responder.reply(outcome)
     }
 
+    /// Whether anyone reads the answer: false for a notification, whose answer is dropped (a
+    /// method without side effects may skip its work; its cost is charged all the same).
+    var isRead: Bool { responder.id != nil }
+
     /// Answers with a result written as the client reads it (a large one: `listCookies`,
     /// `exportCookies`); its snapshot is charged to the caller's uid until it is written.
     func stream(_ result: some ResultStream) {

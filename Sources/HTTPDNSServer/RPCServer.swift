@@ -48,8 +48,10 @@ public struct ServerLimits: Sendable, Equatable {
 /// units: estimates of loop-thread time in multiples of one small request (about 12,000
 /// instructions).
 enum WorkCost {
-    /// A line: reading it costs with its length.
+    /// A line: parsing it costs with its length.
     static func line(bytes: Int) -> Int { 1 + bytes / 1024 }
+    /// A read: copying and scanning for line ends (blank lines included, which no line charges).
+    static func read(bytes: Int) -> Int { 1 + bytes / 8192 }
     /// A piece of a streamed answer: escaping and copying about 8 KiB costs a request.
     static func written(bytes: Int) -> Int { 1 + bytes / 8192 }
 }
@@ -90,6 +92,10 @@ final class UserLoad {
     var memory = 0
     /// Its share of the current turn's work.
     var credit = WorkCredit()
+    /// The one connection (by id) that may go on reading and running past the memory bound to
+    /// finish the line it holds: memory held by unfinished lines is only released by finishing
+    /// them, so without it connections that each hold half a line would wait for each other.
+    var finishingLine: UInt64?
 
     init(uid: UInt32) { self.uid = uid }
 
@@ -359,6 +365,12 @@ final class RPCServer: EventHandler {
         }
     }
 
+    /// Memory may have become available to waiters without a byte being freed (the connection
+    /// finishing its line let go of that right): they are looked at at the end of the turn.
+    func memoryMayBeAvailable() {
+        if !memoryWaiters.isEmpty { memoryReleased = true }
+    }
+
     /// The connection waits until memory is released (`isOverMemory` of its uid is false).
     func waitForMemory(_ connection: Connection) {
         guard !connection.queued.contains(.memory) else { return }
@@ -372,7 +384,7 @@ final class RPCServer: EventHandler {
         memoryWaiters.removeAll()
         for connection in waiting {
             connection.queued.remove(.memory)
-            if isOverMemory(connection.user) {
+            if isOverMemory(connection.user) && !connection.mayFinishItsLine {
                 waitForMemory(connection)
             } else {
                 needsResume(connection)

@@ -124,10 +124,12 @@ extension Services: MethodTable {
         try cookies.deleteCookies(params, uid: context.peer.uid, done: reply)
     }
 
-    /// Streamed from a snapshot of the jar as the client reads it.
+    /// Streamed from a snapshot of the jar as the client reads it; a notification (nobody reads
+    /// it) takes no snapshot, and is charged as if it did (`workUnits`).
     func listCookies(_ params: ListCookiesParams, context: CallContext, reply: Reply<ListCookiesResult>)
         throws(RPCError)
     {
+        guard reply.isRead else { return reply(.success(ListCookiesResult(cookies: []))) }
         reply.stream(CookieListStream(try cookies.listCookies(params, uid: context.peer.uid).cookies))
     }
 
@@ -148,10 +150,12 @@ extension Services: MethodTable {
         }
     }
 
-    /// Streamed from a snapshot of the jar as the client reads it.
+    /// Streamed from a snapshot of the jar as the client reads it (a notification's: as for
+    /// `listCookies`).
     func exportCookies(
         _ params: ExportCookiesParams, context: CallContext, reply: Reply<ExportCookiesResult>
     ) throws(RPCError) {
+        guard reply.isRead else { return reply(.success(ExportCookiesResult(data: ""))) }
         reply.stream(NetscapeExportStream(cookies.allCookies(uid: context.peer.uid, now: loop.clock.wallSeconds())))
     }
 

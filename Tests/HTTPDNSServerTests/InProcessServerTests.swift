@@ -69,11 +69,11 @@ struct InProcessServerTests {
         #expect(peer.response(id: 4)?["error"]?["data"]?["field"] == "setCookie[1]")
     }
 
-    /// One turn runs at most `workPerTurn` units of a connection (a small request is one); the
-    /// rest run in the next turns without any new byte arriving (they are already read: no
-    /// readable event would come).
+    /// One turn runs at most `workPerTurn` units of a connection (its read is one, a small
+    /// request one); the rest run in the next turns without any new byte arriving (they are
+    /// already read: no readable event would come).
     @Test func aTurnRunsABudgetOfRequestsAndTheRestFollowsWithoutNewInput() throws {
-        let harness = try InProcessServer(limits: Self.limits { $0.workPerTurn = 10 })
+        let harness = try InProcessServer(limits: Self.limits { $0.workPerTurn = 11 })
         let peer = try harness.connect()
         try peer.send(String(repeating: #"{"jsonrpc":"2.0","id":1,"method":"status"}"# + "\n", count: 35))
         harness.loop.runTurn(maxWaitMilliseconds: 1_000)
