@@ -130,7 +130,8 @@ let package = Package(
         .testTarget(
             name: "HTTPDNSServerTests",
             dependencies: [
-                "HTTPDNSTestSupport", "HTTPDNSClient", "HTTPDNSProtocol", "HTTPDNSRedis", "HTTPDNSServer",
+                "HTTPDNSTestSupport", "HTTPDNSClient", "HTTPDNSCore", "HTTPDNSProtocol", "HTTPDNSRedis",
+                "HTTPDNSServer",
                 "HTTPDNSSystem",
                 "httpdnsd", "httpdnsctl",
             ],
