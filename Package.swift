@@ -60,7 +60,8 @@ let package = Package(
             ],
             swiftSettings: requestPathSettings
         ),
-        .executableTarget(name: "httpdnsd", dependencies: ["HTTPDNSServer"], swiftSettings: strictSettings),
+        .executableTarget(
+            name: "httpdnsd", dependencies: ["HTTPDNSCore", "HTTPDNSServer"], swiftSettings: strictSettings),
         .target(
             name: "HTTPDNSClient", dependencies: ["HTTPDNSProtocol", "HTTPDNSSystem"], swiftSettings: strictSettings),
         .executableTarget(name: "httpdnsctl", dependencies: ["HTTPDNSClient"], swiftSettings: strictSettings),

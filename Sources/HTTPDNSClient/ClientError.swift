@@ -4,7 +4,8 @@ import HTTPDNSSystem
 /// Why a call did not produce a result. Each case is a different thing for the caller to do:
 /// start the daemon, fix the request, report a bug, or retry later.
 public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// connect(2) failed: no daemon (ENOENT, ECONNREFUSED), no permission (EACCES), bad path.
+    /// connect(2) failed: no daemon (ENOENT, ECONNREFUSED), no permission (EACCES), a path that is not a
+    /// socket (ENOTSOCK, also for a regular file or a directory, where connect(2) says ECONNREFUSED).
     case unreachable(socketPath: String, errno: Errno)
     /// The daemon answered with a JSON-RPC error object.
     case rpc(RPCError)
@@ -18,6 +19,8 @@ public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
     /// One line for a terminal, without a program-name prefix.
     public var description: String {
         switch self {
+        case .unreachable(let path, let code) where code == .notSocket:
+            return "cannot connect to \(path): it is not a socket"
         case .unreachable(let path, let code):
             return "cannot connect to \(path): \(code)"
         case .rpc(let error):

@@ -8,6 +8,18 @@ public enum DaemonSocketPath {
     /// The environment variable that overrides the default.
     public static let environmentVariable = "HTTPDNSD_SOCKET"
 
+    /// Which step of the rule chose a path, so that a failure can say why that path was tried.
+    public enum Origin: Sendable, Equatable {
+        /// The caller named it (httpdnsctl's `--socket`).
+        case explicit
+        /// `$HTTPDNSD_SOCKET`.
+        case environment
+        /// The per-user instance's socket below `$XDG_RUNTIME_DIR`, which exists.
+        case perUser
+        /// The system socket, the rule's last step.
+        case system
+    }
+
     /// The path of the per-user instance below a runtime directory.
     public static func perUser(runtimeDirectory: String) -> String {
         let base = runtimeDirectory.hasSuffix("/") ? String(runtimeDirectory.dropLast()) : runtimeDirectory
@@ -15,20 +27,34 @@ public enum DaemonSocketPath {
     }
 
     /// Applies the rule with injected lookups (tests pass dictionaries and sets). Empty values count as unset.
-    public static func resolve(
+    public static func locate(
         explicit: String?, environment: (String) -> String?, isSocket: (String) -> Bool
-    ) -> String {
-        if let explicit, !explicit.isEmpty { return explicit }
-        if let fromEnvironment = environment(environmentVariable), !fromEnvironment.isEmpty { return fromEnvironment }
+    ) -> (path: String, origin: Origin) {
+        if let explicit, !explicit.isEmpty { return (explicit, .explicit) }
+        if let fromEnvironment = environment(environmentVariable), !fromEnvironment.isEmpty {
+            return (fromEnvironment, .environment)
+        }
         if let runtime = environment("XDG_RUNTIME_DIR"), !runtime.isEmpty {
             let candidate = perUser(runtimeDirectory: runtime)
-            if isSocket(candidate) { return candidate }
+            if isSocket(candidate) { return (candidate, .perUser) }
         }
-        return system
+        return (system, .system)
     }
 
     /// Applies the rule to this process's environment and file system.
+    public static func locate(explicit: String?) -> (path: String, origin: Origin) {
+        locate(explicit: explicit, environment: ProcessEnvironment.value, isSocket: Files.isSocket)
+    }
+
+    /// The path `locate` chooses, with injected lookups.
+    public static func resolve(
+        explicit: String?, environment: (String) -> String?, isSocket: (String) -> Bool
+    ) -> String {
+        locate(explicit: explicit, environment: environment, isSocket: isSocket).path
+    }
+
+    /// The path `locate` chooses for this process.
     public static func resolve(explicit: String?) -> String {
-        resolve(explicit: explicit, environment: ProcessEnvironment.value, isSocket: Files.isSocket)
+        locate(explicit: explicit).path
     }
 }

@@ -108,8 +108,15 @@ public final class HTTPDNSConnection {
             descriptor = fd
             return fd
         } catch {
-            throw .unreachable(socketPath: socketPath, errno: error.errno)
+            throw .unreachable(socketPath: socketPath, errno: Self.connectFailure(error.errno, path: socketPath))
         }
+    }
+
+    /// connect(2) answers ECONNREFUSED for a path that is a regular file or a directory, as for a socket that
+    /// nobody listens on; ENOTSOCK says which it is.
+    private static func connectFailure(_ errno: Errno, path: String) -> Errno {
+        guard errno == .connectionRefused, Files.exists(path), !Files.isSocket(path) else { return errno }
+        return .notSocket
     }
 
     /// One attempt: sends the requests at `indices` with fresh ids and stores their outcomes.

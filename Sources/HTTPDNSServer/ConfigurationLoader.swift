@@ -3,7 +3,7 @@ import HTTPDNSSystem
 
 /// Reads the configuration file from disk: `--config PATH` must exist; the default path is
 /// optional, and without any file the daemon runs on its embedded default (the system resolver).
-enum ConfigurationLoader {
+public enum ConfigurationLoader {
     static let defaultPath = "/etc/httpdnsd/httpdnsd.conf"
 
     static func load(explicitPath: String?) throws -> (DaemonConfiguration, [ConfigWarning]) {
@@ -19,17 +19,41 @@ enum ConfigurationLoader {
         do {
             bytes = try Files.read(path, limit: 1 << 20)
         } catch {
-            throw StartupError("Failed to read the configuration: \(error)")
+            throw StartupError.configuration("Failed to read the configuration: \(error)")
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw StartupError("\(path): the configuration is not valid UTF-8")
+            throw StartupError.configuration("\(path): the configuration is not valid UTF-8")
         }
         switch DaemonConfiguration.parse(text: text, path: path) {
         case .success(let (configuration, warnings)):
             return (try withSecretFromFile(configuration), warnings)
-        case .failure(let error):
-            throw StartupError(error.description)
+        case .failure(let problems):
+            throw StartupError.configuration(problems.description)
         }
+    }
+
+    /// `httpdnsd --check-config [FILE]`: reads and validates the configuration as a start would
+    /// (`SecretKeyFile=` included), starting nothing. Prints the warnings and problems to stderr
+    /// and a last line saying which file was checked; returns the exit status (0, or 78).
+    public static func check(explicitPath: String?) -> Int32 {
+        let shown = explicitPath ?? (Files.exists(defaultPath) ? defaultPath : "the embedded default")
+        do {
+            let (_, warnings) = try load(explicitPath: explicitPath)
+            for warning in warnings { printToStandardError("warning: \(warning)") }
+            printToStandardError("\(shown): configuration OK")
+            return 0
+        } catch let error as StartupError {
+            for line in error.description.split(separator: "\n") { printToStandardError("error: \(line)") }
+            printToStandardError("\(shown): configuration refused")
+            return StartupError.configurationStatus
+        } catch {
+            printToStandardError("error: \(error)")
+            return StartupError.configurationStatus
+        }
+    }
+
+    private static func printToStandardError(_ line: String) {
+        try? FileDescriptor.standardError.writeAll(Array((line + "\n").utf8))
     }
 
     /// `SecretKeyFile=` keeps the key out of the configuration file; when both are set the file wins.
@@ -39,10 +63,10 @@ enum ConfigurationLoader {
         do {
             bytes = try Files.read(file, limit: 64 * 1024)
         } catch {
-            throw StartupError("Failed to read SecretKeyFile=: \(error)")
+            throw StartupError.configuration("Failed to read SecretKeyFile=: \(error)")
         }
         let key = String(String(decoding: bytes, as: UTF8.self).trimmingWhitespace())
-        guard !key.isEmpty else { throw StartupError("SecretKeyFile=\(file) is empty") }
+        guard !key.isEmpty else { throw StartupError.configuration("SecretKeyFile=\(file) is empty") }
         var updated = configuration
         updated.resolver.secretKey = ConfigSecret(key)
         return updated

@@ -12,22 +12,38 @@ public struct DaemonOptions: Sendable {
     public var configPath: String?
     public var socketPath: String?
     public var stateDirectory: String?
+    /// `--log-level`: wins over `LogLevel=`.
+    public var logLevel: LogPriority?
 
-    public init(configPath: String? = nil, socketPath: String? = nil, stateDirectory: String? = nil) {
+    public init(
+        configPath: String? = nil, socketPath: String? = nil, stateDirectory: String? = nil,
+        logLevel: LogPriority? = nil
+    ) {
         self.configPath = configPath
         self.socketPath = socketPath
         self.stateDirectory = stateDirectory
+        self.logLevel = logLevel
     }
 }
 
-/// A startup failure: printed as one line; the process exits with `exitStatus` (httpdnsd(8),
-/// EXIT STATUS).
+/// A startup failure: printed (one line per problem), and the process exits with `status`
+/// (httpdnsd(8), EXIT STATUS).
 public struct StartupError: Error, CustomStringConvertible {
+    /// sysexits(3)'s EX_CONFIG: the configuration cannot be used (httpdnsd(8), EXIT STATUS).
+    public static let configurationStatus: Int32 = 78
+
     public let description: String
-    public let exitStatus: Int32
-    public init(_ description: String, exitStatus: Int32 = 1) {
+    /// The process's exit status: 1, or a more specific one.
+    public let status: Int32
+
+    public init(_ description: String, status: Int32 = 1) {
         self.description = description
-        self.exitStatus = exitStatus
+        self.status = status
+    }
+
+    /// A configuration that cannot be used: exit status 78.
+    static func configuration(_ description: String) -> StartupError {
+        StartupError(description, status: configurationStatus)
     }
 
     /// Another daemon holds the state directory: 75 (`EX_TEMPFAIL`), which the units name in
@@ -61,6 +77,11 @@ public final class Daemon {
 
     public init(options: DaemonOptions, logger: Logger = Logger()) throws {
         self.logger = logger
+        // First, so that a configuration the daemon cannot use stops it before anything is
+        // bound or opened, and `LogLevel=` holds for every line.
+        let (configuration, warnings) = try ConfigurationLoader.load(explicitPath: options.configPath)
+        logger.setThreshold(options.logLevel ?? configuration.server.logLevel)
+        for warning in warnings { logger.warning(warning.description) }
         SignalSource.ignoreSIGPIPE()
         ResourceLimits.raiseOpenFileLimit()
         // Before any thread resolves a name: the system upstream must not reach this daemon again
@@ -84,8 +105,6 @@ public final class Daemon {
         }
         self.loop = loop
         self.stopRequest = stopRequest
-        let (configuration, warnings) = try ConfigurationLoader.load(explicitPath: options.configPath)
-        for warning in warnings { logger.warning(warning.description) }
         self.configuration = configuration
         let paths = try RuntimePaths.resolve(options: options, configuration: configuration)
         // Before the socket (a daemon that binds its own would take over another's path) and

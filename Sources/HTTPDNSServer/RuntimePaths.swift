@@ -55,7 +55,7 @@ struct RuntimePaths: Sendable {
         guard let lock else {
             throw StartupError(
                 "another httpdnsd is running on the state directory \(directory) (it holds \(path)); not starting",
-                exitStatus: StartupError.stateDirectoryInUseStatus)
+                status: StartupError.stateDirectoryInUseStatus)
         }
         return lock
     }

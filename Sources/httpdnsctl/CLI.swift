@@ -8,6 +8,8 @@ enum ExitStatus {
     static let daemonError: Int32 = 1
     /// EX_USAGE: unknown subcommand or option, missing argument, bad JSON for `call`.
     static let usage: Int32 = 64
+    /// EX_DATAERR: the file to import is not a cookies.txt file (no line is a cookie).
+    static let dataError: Int32 = 65
     /// EX_NOINPUT: the file to import cannot be read.
     static let noInput: Int32 = 66
     /// EX_UNAVAILABLE: no daemon at the socket, or it did not answer.
@@ -34,14 +36,23 @@ enum CLI {
             ResolveCommand.self, ReverseCommand.self, CookieGetCommand.self, CookieSetCommand.self,
             CookieDeleteCommand.self,
             CookieListCommand.self, CookieImportCommand.self, CookieExportCommand.self, StatusCommand.self,
-            FlushCommand.self, CallCommand.self,
+            FlushCommand.self, CallCommand.self, HelpCommand.self, CompletionCommand.self,
         ]
     }
+
+    /// The global options, for help, did-you-mean and completion (`curl` is its own command line).
+    static let globalOptions: [OptionDoc] = [
+        .valued("--socket", "PATH", "the daemon's socket"),
+        .valued("--json", "STYLE", choices: ["short", "pretty", "off"], "print results (and errors) as JSON"),
+        .flag("--help", "print help (of a command, after it)"),
+        .flag("--version", "print the version"),
+    ]
 
     /// The options every subcommand accepts, anywhere before `--`.
     struct GlobalOptions: Equatable {
         var socketPath: String?
-        var json = false
+        /// nil: human output.
+        var json: JSONStyle?
         var help = false
         var version = false
     }
@@ -49,7 +60,7 @@ enum CLI {
     static func run(_ arguments: [String]) -> CLIOutcome {
         if let (socketPath, curlArguments) = curlInvocation(arguments) {
             do {
-                return try CurlCommand(curlArguments).run(socketPath: socketPath)
+                return try CurlCommand(curlArguments).run(socket: DaemonSocketPath.locate(explicit: socketPath))
             } catch {
                 return usageFailure(error)
             }
@@ -57,16 +68,22 @@ enum CLI {
         let globals: GlobalOptions
         let rest: [String]
         do { (globals, rest) = try extractGlobals(arguments) } catch { return usageFailure(error) }
-        if globals.help { return CLIOutcome(standardOutput: usage) }
+        if globals.help {
+            // `COMMAND --help`: that command's help; alone, the overview.
+            do { return CLIOutcome(standardOutput: try HelpCommand.text(for: rest)) } catch {
+                return usageFailure(error)
+            }
+        }
         if globals.version { return CLIOutcome(standardOutput: "httpdnsctl \(ClientVersion.string)\n") }
         guard !rest.isEmpty else { return usageFailure(UsageError("missing a subcommand")) }
         let command: any Subcommand
         do { command = try parseSubcommand(rest) } catch { return usageFailure(error) }
-        let connection = HTTPDNSConnection(socketPath: globals.socketPath)
+        let socket = DaemonSocketPath.locate(explicit: globals.socketPath)
+        let connection = HTTPDNSConnection(socketPath: socket.path)
         do {
             return CLIOutcome(standardOutput: try command.run(connection, json: globals.json))
         } catch {
-            return failure(error)
+            return failure(error, json: globals.json, socketOrigin: socket.origin)
         }
     }
 
@@ -82,7 +99,7 @@ enum CLI {
             case "--":
                 rest.append(contentsOf: arguments[(index - 1)...])
                 return (globals, rest)
-            case "--json": globals.json = true
+            case "--json": globals.json = .short
             case "--help", "-h": globals.help = true
             case "--version": globals.version = true
             case "--socket":
@@ -92,6 +109,12 @@ enum CLI {
             default:
                 if argument.hasPrefix("--socket=") {
                     globals.socketPath = String(argument.dropFirst("--socket=".count))
+                } else if argument.hasPrefix("--json=") {
+                    let word = String(argument.dropFirst("--json=".count))
+                    guard let style = JSONStyle.parse(word) else {
+                        throw UsageError("--json takes short, pretty or off, not \(word)")
+                    }
+                    globals.json = style
                 } else {
                     rest.append(argument)
                 }
@@ -112,6 +135,7 @@ enum CLI {
             switch argument {
             case "curl": return (socketPath, Array(arguments[(index + 1)...]))
             case "--json": index += 1
+            case let option where option.hasPrefix("--json="): index += 1
             case "--socket" where index + 1 < arguments.count:
                 socketPath = arguments[index + 1]
                 index += 2
@@ -124,19 +148,35 @@ enum CLI {
         return nil
     }
 
+    /// The subcommand whose words start `arguments` (nil when none does).
+    static func subcommand(for arguments: [String]) -> (any Subcommand.Type)? {
+        subcommands.first { arguments.starts(with: $0.words) }
+    }
+
     /// Picks the subcommand whose words start `arguments` and parses the remainder with it.
     static func parseSubcommand(_ arguments: [String]) throws(UsageError) -> any Subcommand {
-        for type in subcommands where arguments.starts(with: type.words) {
+        if let type = subcommand(for: arguments) {
             return try type.init(Array(arguments.dropFirst(type.words.count)))
         }
         if arguments[0] == "cookie" {
+            let names = cookieSubcommands
             guard arguments.count > 1 else {
-                throw UsageError("missing a cookie subcommand (get, set, delete, list, import, export)")
+                throw UsageError("missing a cookie subcommand (\(names.joined(separator: ", ")))")
             }
-            throw UsageError("unknown cookie subcommand \(arguments[1])")
+            throw UsageError(
+                "unknown cookie subcommand \(arguments[1])" + Suggest.didYouMean(arguments[1], among: names))
         }
-        if arguments[0].hasPrefix("-") { throw UsageError("unknown option \(arguments[0])") }
-        throw UsageError("unknown subcommand \(arguments[0])")
+        if arguments[0].hasPrefix("-") {
+            let names = globalOptions.map(\.name) + ["-h"]
+            throw UsageError("unknown option \(arguments[0])" + Suggest.didYouMean(arguments[0], among: names))
+        }
+        let names = Set(subcommands.map { $0.words[0] } + ["curl"])
+        throw UsageError("unknown subcommand \(arguments[0])" + Suggest.didYouMean(arguments[0], among: Array(names)))
+    }
+
+    /// `get`, `set`, ...: the words after `cookie`.
+    static var cookieSubcommands: [String] {
+        subcommands.filter { $0.words.count == 2 && $0.words[0] == "cookie" }.map { $0.words[1] }
     }
 
     static func usageFailure(_ error: UsageError) -> CLIOutcome {
@@ -144,15 +184,30 @@ enum CLI {
             standardError: "httpdnsctl: \(error.message)\nTry 'httpdnsctl --help'.\n", status: ExitStatus.usage)
     }
 
-    /// Exhaustive on purpose: a new kind of client failure must pick its exit status here.
-    static func failure(_ error: CommandFailure) -> CLIOutcome {
+    /// Exhaustive on purpose: a new kind of client failure must pick its exit status here. With
+    /// `--json`, a daemon's error is printed as its JSON-RPC error object (`data` and all) on
+    /// standard output, with the same exit status. An unreachable daemon's message names the socket
+    /// and where its path came from (`socketOrigin`).
+    static func failure(
+        _ error: CommandFailure, json: JSONStyle? = nil, socketOrigin: DaemonSocketPath.Origin
+    ) -> CLIOutcome {
         switch error {
         case .file(let message, let status):
             return CLIOutcome(standardError: "httpdnsctl: \(message)\n", status: status)
+        case .partial(let output, let errors):
+            let lines = errors.map { "httpdnsctl: \($0)\n" }.joined()
+            return CLIOutcome(standardOutput: output, standardError: lines, status: ExitStatus.daemonError)
         case .client(let clientError):
+            if let unreachable = UnreachableDaemon(clientError, origin: socketOrigin) {
+                return CLIOutcome(standardError: unreachable.message(), status: ExitStatus.unavailable)
+            }
             let status: Int32
             switch clientError {
-            case .rpc: status = ExitStatus.daemonError
+            case .rpc(let rpcError):
+                if let json {
+                    return CLIOutcome(standardOutput: json.render(rpcError.json), status: ExitStatus.daemonError)
+                }
+                status = ExitStatus.daemonError
             case .unreachable, .timeout, .connectionClosed: status = ExitStatus.unavailable
             case .malformedResponse: status = ExitStatus.software
             }
@@ -162,17 +217,14 @@ enum CLI {
 
     static var usage: String {
         var text = """
-            Usage: httpdnsctl [--socket PATH] [--json] COMMAND [ARGS...]
+            Usage: httpdnsctl [--socket PATH] [--json[=short|pretty]] COMMAND [ARGS...]
 
             Talks to httpdnsd, the HTTPDNS cache and cookie jar daemon.
 
             Commands:
 
             """
-        let synopses = subcommands.map { type in
-            (type.words.joined(separator: " ") + (type.synopsis.isEmpty ? "" : " " + type.synopsis), type.abstract)
-        }
-        for (synopsis, abstract) in synopses { text += "  \(synopsis)\n      \(abstract)\n" }
+        for type in subcommands { text += "  \(type.usageLine)\n      \(type.abstract)\n" }
         text += "  curl \(CurlCommand.synopsis)\n      \(CurlCommand.abstract)\n"
         text += """
 
@@ -180,14 +232,16 @@ enum CLI {
               --socket PATH  the daemon's socket (default: $HTTPDNSD_SOCKET, else
                              $XDG_RUNTIME_DIR/httpdnsd/httpdnsd.sock if it exists,
                              else \(DaemonSocketPath.system))
-              --json         print the raw result JSON on one line
-              -h, --help     print this help
+              --json[=STYLE] print the raw result JSON (short: one line, the default;
+                             pretty: indented); a daemon's error too, as its error object
+              -h, --help     print this help; after a command, that command's help
               --version      print the version
 
             Exit status:
               0   success
               1   the daemon answered with an error
               64  usage error (unknown command or option, missing argument, bad JSON)
+              65  the file to import is not a cookies.txt file (no cookie line)
               66  the file to import cannot be read
               69  the daemon is not reachable (or did not answer in time)
               70  the daemon's reply is malformed

@@ -38,19 +38,20 @@ struct CurlCommand {
         request = informational ? nil : try CurlRequest(arguments)
     }
 
-    func run(socketPath: String?) -> CLIOutcome {
+    func run(socket: (path: String, origin: DaemonSocketPath.Origin)) -> CLIOutcome {
         guard let request else { return Self.runPlainly(arguments) }
-        let connection = HTTPDNSConnection(socketPath: socketPath)
+        let connection = HTTPDNSConnection(socketPath: socket.path)
         do {
             try connection.connect()
         } catch {
             if request.fallback {
                 return Self.runPlainly(arguments.filter { $0 != "--fallback" })
             }
-            return CLIOutcome(
-                standardError:
-                    "httpdnsctl: \(error.description); curl not run (--fallback runs it without the daemon)\n",
-                status: ExitStatus.unavailable)
+            let notRun = "; curl not run (--fallback runs it without the daemon)"
+            let message =
+                UnreachableDaemon(error, origin: socket.origin)?.message(suffix: notRun)
+                ?? "httpdnsctl: \(error.description)\(notRun)\n"
+            return CLIOutcome(standardError: message, status: ExitStatus.unavailable)
         }
         var session: CurlSession
         do {

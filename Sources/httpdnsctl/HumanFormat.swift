@@ -5,8 +5,11 @@ import HTTPDNSProtocol
 /// then a `--` line saying where it came from).
 enum HumanFormat {
     static func resolve(_ result: ResolveResult) -> String {
+        // resolvectl query's layout: one address a line, aligned under the first.
         let addresses = result.ipv4 + result.ipv6
-        var text = "\(result.host): " + (addresses.isEmpty ? "(no addresses)" : addresses.joined(separator: " ")) + "\n"
+        let label = "\(result.host): "
+        let indent = String(repeating: " ", count: label.count)
+        var text = label + (addresses.isEmpty ? "(no addresses)" : addresses.joined(separator: "\n" + indent)) + "\n"
         var notes = ["ttl \(result.ttl)s"]
         if result.stale { notes.append("stale") }
         switch result.source {

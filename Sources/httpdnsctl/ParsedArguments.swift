@@ -1,7 +1,29 @@
+import HTTPDNSProtocol
+
 /// A command line the user got wrong: exits 64 (EX_USAGE) with this one-line message.
 struct UsageError: Error, Equatable {
     let message: String
     init(_ message: String) { self.message = message }
+}
+
+/// One option of a subcommand: what it is called, the placeholder of its value (nil for a
+/// flag), the values shell completion offers for it, and one line of help.
+struct OptionDoc: Equatable {
+    let name: String
+    let value: String?
+    let choices: [String]
+    let help: String
+
+    static func flag(_ name: String, _ help: String) -> OptionDoc {
+        OptionDoc(name: name, value: nil, choices: [], help: help)
+    }
+
+    static func valued(_ name: String, _ value: String, choices: [String] = [], _ help: String) -> OptionDoc {
+        OptionDoc(name: name, value: value, choices: choices, help: help)
+    }
+
+    /// `--family F` or `--no-stale`, as the usage text shows it.
+    var usage: String { value.map { "\(name) \($0)" } ?? name }
 }
 
 /// The options one subcommand accepts.
@@ -10,6 +32,15 @@ struct OptionSpec {
     var flags: Set<String> = []
     /// Options that take a value (`--family ipv4` or `--family=ipv4`).
     var valued: Set<String> = []
+
+    init(_ options: [OptionDoc]) {
+        for option in options {
+            if option.value == nil { flags.insert(option.name) } else { valued.insert(option.name) }
+        }
+    }
+
+    /// Every name, for did-you-mean.
+    var names: [String] { Array(flags) + Array(valued) }
 }
 
 /// A subcommand's arguments split into positionals and recognised options.
@@ -54,7 +85,7 @@ struct ParsedArguments: Equatable {
                 guard values[name] == nil else { throw UsageError("option \(name) given twice") }
                 values[name] = value
             } else {
-                throw UsageError("unknown option \(name)")
+                throw UsageError("unknown option \(name)" + Suggest.didYouMean(name, among: spec.names))
             }
         }
     }
@@ -70,5 +101,13 @@ struct ParsedArguments: Equatable {
     func optionalPositional() throws(UsageError) -> String? {
         if positionals.count > 1 { throw UsageError("unexpected argument \(positionals[1])") }
         return positionals.first
+    }
+}
+
+/// The did-you-mean tail of a usage error.
+enum Suggest {
+    /// ` (did you mean --family?)`, or nothing when no known name is close.
+    static func didYouMean(_ typed: String, among names: [String]) -> String {
+        NameSuggestion.closest(to: typed, among: names).map { " (did you mean \($0)?)" } ?? ""
     }
 }

@@ -6,21 +6,73 @@ enum CommandFailure: Error {
     case client(ClientError)
     /// A local file could not be read or written; `exitCode` is 66 (EX_NOINPUT) or 73 (EX_CANTCREAT).
     case file(String, exitCode: Int32)
+    /// Some of several requests failed at the daemon (`resolve A B`): what succeeded is still
+    /// printed, each failure gets a line on standard error, and the status is 1.
+    case partial(output: String, errors: [String])
 }
 
 /// One subcommand of httpdnsctl: how it reads its arguments and what it prints.
 protocol Subcommand {
     /// The words that select it (`["cookie", "get"]`).
     static var words: [String] { get }
-    /// Its arguments after the words, for the usage text.
+    /// Its positional arguments after the words, for the usage text (options come from `options`).
     static var synopsis: String { get }
     /// One line saying what it does.
     static var abstract: String { get }
+    /// Its options, for parsing, `help`, did-you-mean and shell completion.
+    static var options: [OptionDoc] { get }
+    /// What `help` adds after the options: notes and examples that work as written.
+    static var details: String { get }
+    /// What shell completion offers for its positional arguments.
+    static var positionalCompletion: PositionalCompletion { get }
 
     init(_ arguments: [String]) throws(UsageError)
 
-    /// Runs against the daemon and returns what goes to standard output (`json`: the raw result, one line).
-    func run(_ connection: HTTPDNSConnection, json: Bool) throws(CommandFailure) -> String
+    /// Runs against the daemon and returns what goes to standard output (`json`: the raw result
+    /// in that style; nil: the human form).
+    func run(_ connection: HTTPDNSConnection, json: JSONStyle?) throws(CommandFailure) -> String
+}
+
+/// What completion offers where a command takes positional arguments.
+enum PositionalCompletion: Equatable {
+    case nothing
+    case files
+    /// Host names the shell knows (/etc/hosts).
+    case hosts
+    case words([String])
+}
+
+extension Subcommand {
+    static var options: [OptionDoc] { [] }
+    static var details: String { "" }
+    static var positionalCompletion: PositionalCompletion { .nothing }
+
+    /// `resolve NAME... [-4] [-6] [--family F] ...`: the words, the positionals and every option.
+    static var usageLine: String {
+        ([words.joined(separator: " ")] + (synopsis.isEmpty ? [] : [synopsis]) + options.map { "[\($0.usage)]" })
+            .joined(separator: " ")
+    }
+
+    /// `httpdnsctl help COMMAND` and `COMMAND --help`.
+    static var help: String {
+        var text = "Usage: httpdnsctl [--socket PATH] [--json[=short|pretty]] \(usageLine)\n\n\(abstract)\n"
+        if !options.isEmpty {
+            text += "\nOptions:\n"
+            let width = min(24, (options.map(\.usage.count).max() ?? 0) + 2)
+            for option in options {
+                let usage = option.usage
+                let padding = String(repeating: " ", count: max(1, width - usage.count))
+                text += "  \(usage)\(padding)\(option.help)\n"
+            }
+        }
+        if !details.isEmpty { text += "\n" + details }
+        return text
+    }
+
+    /// The parsed arguments against this command's own options.
+    static func parse(_ arguments: [String]) throws(UsageError) -> ParsedArguments {
+        try ParsedArguments(arguments, spec: OptionSpec(options))
+    }
 }
 
 /// A subcommand that is one call whose result is shown as JSON or, by default, as text.
@@ -32,10 +84,10 @@ protocol SingleCallCommand: Subcommand {
 }
 
 extension SingleCallCommand {
-    func run(_ connection: HTTPDNSConnection, json: Bool) throws(CommandFailure) -> String {
+    func run(_ connection: HTTPDNSConnection, json: JSONStyle?) throws(CommandFailure) -> String {
         let result: JSON
         do { result = try connection.call(method.rawValue, params: params) } catch { throw .client(error) }
-        if json { return result.encodedString + "\n" }
+        if let json { return json.render(result) }
         guard let text = human(result) else {
             throw .client(.malformedResponse("the \(method.rawValue) result does not match the contract"))
         }
@@ -45,23 +97,49 @@ extension SingleCallCommand {
 
 // MARK: resolve
 
-struct ResolveCommand: SingleCallCommand {
+struct ResolveCommand: Subcommand {
     static let words = ["resolve"]
-    static let synopsis = "HOST [--family ipv4|ipv6|both] [--no-stale] [--timeout MS]"
-    static let abstract = "Resolve HOST through the daemon's cache and upstreams."
+    static let synopsis = "NAME..."
+    static let abstract = "Resolve each NAME through the daemon's cache and upstreams, one line per address."
+    static let positionalCompletion = PositionalCompletion.hosts
+    static let options: [OptionDoc] = [
+        .flag("-4", "IPv4 addresses only (--family ipv4)"),
+        .flag("-6", "IPv6 addresses only (--family ipv6)"),
+        .valued("--family", "F", choices: ["ipv4", "ipv6", "both"], "ipv4, ipv6 or both (the default)"),
+        .flag("--no-stale", "never answer with an expired cached answer"),
+        .valued("--timeout", "MS", "wait at most MS milliseconds for an upstream (default: Timeout=)"),
+    ]
+    static let details = """
+        Each name is resolved on its own: a name that fails is reported on standard error and the
+        others are still printed; the exit status is 1 if any name failed. With --json the output
+        is an array with one element per name: its result, or {"host": NAME, "error": {...}}.
 
-    let resolveParams: ResolveParams
+        Examples:
+          httpdnsctl resolve localhost
+          httpdnsctl resolve -4 localhost app.example.test
+          httpdnsctl --json=pretty resolve localhost
+
+        """
+
+    let requests: [ResolveParams]
 
     init(_ arguments: [String]) throws(UsageError) {
-        let parsed = try ParsedArguments(
-            arguments, spec: OptionSpec(flags: ["--no-stale"], valued: ["--family", "--timeout"]))
-        let host = try parsed.positionals("HOST")[0]
+        let parsed = try Self.parse(arguments)
+        guard !parsed.positionals.isEmpty else { throw UsageError("missing NAME") }
         var family = AddressFamily.both
         if let raw = parsed.values["--family"] {
             guard let value = AddressFamily(rawValue: raw) else {
                 throw UsageError("--family must be ipv4, ipv6 or both, not \(raw)")
             }
             family = value
+        }
+        let only4 = parsed.flags.contains("-4")
+        let only6 = parsed.flags.contains("-6")
+        if only4 || only6 {
+            guard parsed.values["--family"] == nil, !(only4 && only6) else {
+                throw UsageError("give one of -4, -6 or --family")
+            }
+            family = only4 ? .ipv4 : .ipv6
         }
         var timeout: Int?
         if let raw = parsed.values["--timeout"] {
@@ -71,35 +149,63 @@ struct ResolveCommand: SingleCallCommand {
             }
             timeout = Int(ms)
         }
-        resolveParams = ResolveParams(
-            host: host, family: family, allowStale: !parsed.flags.contains("--no-stale"), timeoutMs: timeout)
+        let allowStale = !parsed.flags.contains("--no-stale")
+        requests = parsed.positionals.map {
+            ResolveParams(host: $0, family: family, allowStale: allowStale, timeoutMs: timeout)
+        }
     }
 
-    var method: Method { .resolve }
-    var params: JSONObject { resolveParams.json }
-
-    func run(_ connection: HTTPDNSConnection, json: Bool) throws(CommandFailure) -> String {
-        if json {
-            do { return try connection.call(method.rawValue, params: params).encodedString + "\n" } catch {
-                throw .client(error)
+    func run(_ connection: HTTPDNSConnection, json: JSONStyle?) throws(CommandFailure) -> String {
+        // Every name in one pipelined exchange; the reply deadline stretches past --timeout so the
+        // daemon's own timeout, not the client's, decides a slow lookup.
+        let deadline = requests[0].timeoutMs.map { max(connection.defaultTimeoutMilliseconds, $0 + 5_000) }
+        let outcomes: [Result<JSON, RPCError>]
+        do {
+            outcomes = try connection.pipeline(
+                requests.map { (Method.resolve.rawValue, $0.json) }, timeoutMilliseconds: deadline)
+        } catch { throw .client(error) }
+        var failures: [(host: String, error: RPCError)] = []
+        var output = ""
+        var elements: [JSON] = []
+        for (request, outcome) in zip(requests, outcomes) {
+            switch outcome {
+            case .success(let result):
+                guard let typed = ResolveResult(json: result) else {
+                    throw .client(.malformedResponse("the resolve result does not match the contract"))
+                }
+                elements.append(result)
+                output += HumanFormat.resolve(typed)
+            case .failure(let error):
+                failures.append((request.host, error))
+                elements.append(.object(["host": .string(request.host), "error": error.json]))
             }
         }
-        // The typed call stretches the reply deadline past --timeout.
-        do { return HumanFormat.resolve(try connection.resolve(resolveParams)) } catch { throw .client(error) }
+        if let json { output = json.render(.array(elements)) }
+        guard failures.isEmpty else {
+            // The human form names each failed name on standard error; JSON holds them already.
+            let messages = failures.map { "\($0.host): \(ClientError.rpc($0.error).description)" }
+            throw .partial(output: output, errors: json == nil ? messages : [])
+        }
+        return output
     }
-
-    func human(_ result: JSON) -> String? { ResolveResult(json: result).map(HumanFormat.resolve) }
 }
 
 struct ReverseCommand: SingleCallCommand {
     static let words = ["reverse"]
     static let synopsis = "ADDRESS"
     static let abstract = "Print the host names the daemon handed ADDRESS out for, to this user."
+    static let details = """
+        Only this user's own resolves count: another user's lookups never show here.
+
+        Example:
+          httpdnsctl reverse 127.0.0.1
+
+        """
 
     let request: ReverseParams
 
     init(_ arguments: [String]) throws(UsageError) {
-        let parsed = try ParsedArguments(arguments, spec: OptionSpec())
+        let parsed = try Self.parse(arguments)
         request = ReverseParams(address: try parsed.positionals("ADDRESS")[0])
     }
 
@@ -112,14 +218,24 @@ struct ReverseCommand: SingleCallCommand {
 
 struct CookieGetCommand: SingleCallCommand {
     static let words = ["cookie", "get"]
-    static let synopsis = "URL [--host H] [--for-script] [--site URL] [--top-level]"
+    static let synopsis = "URL"
     static let abstract = "Print the Cookie header value the jar holds for a request to URL."
+    static let options: [OptionDoc] = [
+        .valued("--host", "H", "the host name an IP-literal URL stands for"),
+        .flag("--for-script", "a script's request (document.cookie): no HttpOnly cookies"),
+        .valued("--site", "URL", "the site for cookies (a cross-site request leaves SameSite cookies out)"),
+        .flag("--top-level", "a top-level navigation (SameSite=Lax cookies go cross-site)"),
+    ]
+    static let details = """
+        Example:
+          httpdnsctl cookie get https://127.0.0.1/app --host app.example.test
+
+        """
 
     let request: GetCookieHeaderParams
 
     init(_ arguments: [String]) throws(UsageError) {
-        let parsed = try ParsedArguments(
-            arguments, spec: OptionSpec(flags: ["--for-script", "--top-level"], valued: ["--host", "--site"]))
+        let parsed = try Self.parse(arguments)
         request = GetCookieHeaderParams(
             url: try parsed.positionals("URL")[0], host: parsed.values["--host"],
             forScript: parsed.flags.contains("--for-script"), siteForCookies: parsed.values["--site"],
@@ -133,13 +249,19 @@ struct CookieGetCommand: SingleCallCommand {
 
 struct CookieSetCommand: SingleCallCommand {
     static let words = ["cookie", "set"]
-    static let synopsis = "URL 'SET-COOKIE VALUE'... [--host H]"
+    static let synopsis = "URL 'SET-COOKIE VALUE'..."
     static let abstract = "Store Set-Cookie header values received from URL."
+    static let options: [OptionDoc] = [.valued("--host", "H", "the host name an IP-literal URL stands for")]
+    static let details = """
+        Example:
+          httpdnsctl cookie set https://127.0.0.1/login --host app.example.test 'sid=abc; Path=/; HttpOnly'
+
+        """
 
     let request: HandleSetCookieParams
 
     init(_ arguments: [String]) throws(UsageError) {
-        let parsed = try ParsedArguments(arguments, spec: OptionSpec(valued: ["--host"]))
+        let parsed = try Self.parse(arguments)
         guard let url = parsed.positionals.first else { throw UsageError("missing URL") }
         let values = Array(parsed.positionals.dropFirst())
         guard !values.isEmpty else { throw UsageError("missing a Set-Cookie value") }
@@ -153,14 +275,27 @@ struct CookieSetCommand: SingleCallCommand {
 
 struct CookieDeleteCommand: SingleCallCommand {
     static let words = ["cookie", "delete"]
-    static let synopsis = "(--url URL [--host H] | --domain D | --all) [--name N]"
+    static let synopsis = ""
     static let abstract = "Delete the cookies for a URL, of a domain and its subdomains, or all."
+    static let options: [OptionDoc] = [
+        .valued("--url", "URL", "the cookies a request to URL would send"),
+        .valued("--host", "H", "with --url: the host name an IP-literal URL stands for"),
+        .valued("--domain", "D", "every cookie of domain D and its subdomains"),
+        .flag("--all", "every cookie of this user"),
+        .valued("--name", "N", "only cookies named N"),
+    ]
+    static let details = """
+        Give exactly one of --url, --domain or --all.
+
+        Example:
+          httpdnsctl cookie delete --domain example.test --name sid
+
+        """
 
     let request: DeleteCookiesParams
 
     init(_ arguments: [String]) throws(UsageError) {
-        let parsed = try ParsedArguments(
-            arguments, spec: OptionSpec(flags: ["--all"], valued: ["--url", "--host", "--domain", "--name"]))
+        let parsed = try Self.parse(arguments)
         _ = try parsed.positionals()
         let url = parsed.values["--url"]
         let domain = parsed.values["--domain"]
@@ -186,13 +321,21 @@ struct CookieDeleteCommand: SingleCallCommand {
 
 struct CookieListCommand: SingleCallCommand {
     static let words = ["cookie", "list"]
-    static let synopsis = "[--domain D]"
+    static let synopsis = ""
     static let abstract = "List the cookies of the jar, or of one domain and its subdomains."
+    static let options: [OptionDoc] = [.valued("--domain", "D", "only domain D and its subdomains")]
+    static let details = """
+        Values longer than 40 characters are cut in the table; --json shows them whole.
+
+        Example:
+          httpdnsctl cookie list --domain example.test
+
+        """
 
     let request: ListCookiesParams
 
     init(_ arguments: [String]) throws(UsageError) {
-        let parsed = try ParsedArguments(arguments, spec: OptionSpec(valued: ["--domain"]))
+        let parsed = try Self.parse(arguments)
         _ = try parsed.positionals()
         request = ListCookiesParams(domain: parsed.values["--domain"])
     }
@@ -208,25 +351,56 @@ struct CookieImportCommand: Subcommand {
     static let words = ["cookie", "import"]
     static let synopsis = "FILE"
     static let abstract = "Import a Netscape cookies.txt file (- reads standard input)."
+    static let positionalCompletion = PositionalCompletion.files
+    static let details = """
+        Example:
+          printf '.example.test\\tTRUE\\t/\\tFALSE\\t0\\tsid\\tabc\\n' > cookies.txt
+          httpdnsctl cookie import cookies.txt
+
+        """
 
     let file: String
 
     init(_ arguments: [String]) throws(UsageError) {
-        file = try ParsedArguments(arguments, spec: OptionSpec()).positionals("FILE")[0]
+        file = try Self.parse(arguments).positionals("FILE")[0]
     }
 
-    func run(_ connection: HTTPDNSConnection, json: Bool) throws(CommandFailure) -> String {
+    func run(_ connection: HTTPDNSConnection, json: JSONStyle?) throws(CommandFailure) -> String {
         let data: String
         do { data = try LocalFile.read(file) } catch { throw .file(error.description, exitCode: ExitStatus.noInput) }
+        guard Self.isCookiesTxt(data) else {
+            let name = file == "-" ? "standard input" : file
+            throw .file(
+                "\(name): not a cookies.txt file: no line has a cookie's 7 TAB-separated fields"
+                    + " (domain, subdomains, path, secure, expiry, name, value)",
+                exitCode: ExitStatus.dataError)
+        }
         let result: JSON
         do {
             result = try connection.call(Method.importCookies.rawValue, params: ImportCookiesParams(data: data).json)
         } catch { throw .client(error) }
-        if json { return result.encodedString + "\n" }
+        if let json { return json.render(result) }
         guard let imported = ImportCookiesResult(json: result) else {
             throw .client(.malformedResponse("the importCookies result does not match the contract"))
         }
         return "imported \(imported.imported)\n"
+    }
+
+    /// Whether `text` is a Netscape cookies.txt file: a line has the shape of a cookie (the daemon decides
+    /// which of those it stores), or the first line is the header curl, wget and Python write, as in an
+    /// exported empty jar. Anything else (an HTML page, a JSON file, an empty file) would import nothing.
+    static func isCookiesTxt(_ text: String) -> Bool {
+        let lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
+        if let first = lines.first, first.first == UInt8(ascii: "#"),
+            String(decoding: first, as: UTF8.self).lowercased().contains("http cookie file")
+        {
+            return true
+        }
+        let httpOnly = Array("#HttpOnly_".utf8)
+        return lines.contains { line in
+            let cookie = line.starts(with: httpOnly) ? line.dropFirst(httpOnly.count) : line
+            return cookie.first != UInt8(ascii: "#") && cookie.count(where: { $0 == 0x09 }) >= 6
+        }
     }
 }
 
@@ -234,15 +408,23 @@ struct CookieExportCommand: Subcommand {
     static let words = ["cookie", "export"]
     static let synopsis = "[FILE]"
     static let abstract = "Write the jar as a Netscape cookies.txt file (standard output when FILE is absent or -)."
+    static let positionalCompletion = PositionalCompletion.files
+    static let details = """
+        curl reads the file with -b FILE; so do Python's http.cookiejar.MozillaCookieJar and wget.
+
+        Example:
+          httpdnsctl cookie export cookies.txt
+
+        """
 
     let file: String?
 
     init(_ arguments: [String]) throws(UsageError) {
-        let given = try ParsedArguments(arguments, spec: OptionSpec()).optionalPositional()
+        let given = try Self.parse(arguments).optionalPositional()
         file = given == "-" ? nil : given
     }
 
-    func run(_ connection: HTTPDNSConnection, json: Bool) throws(CommandFailure) -> String {
+    func run(_ connection: HTTPDNSConnection, json: JSONStyle?) throws(CommandFailure) -> String {
         let result: JSON
         do {
             result = try connection.call(Method.exportCookies.rawValue, params: ExportCookiesParams().json)
@@ -255,7 +437,7 @@ struct CookieExportCommand: Subcommand {
                 throw .file(error.description, exitCode: ExitStatus.cannotCreate)
             }
         }
-        if json { return result.encodedString + "\n" }
+        if let json { return json.render(result) }
         return file == nil ? data : ""
     }
 }
@@ -266,9 +448,14 @@ struct StatusCommand: SingleCallCommand {
     static let words = ["status"]
     static let synopsis = ""
     static let abstract = "Show the daemon's version, uptime, cache, cookie count and upstream health."
+    static let details = """
+        Example:
+          httpdnsctl status
+
+        """
 
     init(_ arguments: [String]) throws(UsageError) {
-        _ = try ParsedArguments(arguments, spec: OptionSpec()).positionals()
+        _ = try Self.parse(arguments).positionals()
     }
 
     var method: Method { .status }
@@ -279,12 +466,21 @@ struct StatusCommand: SingleCallCommand {
 struct FlushCommand: SingleCallCommand {
     static let words = ["flush"]
     static let synopsis = "[HOST]"
-    static let abstract = "Drop cached answers for HOST, or all of them."
+    static let abstract = "Drop cached answers for HOST, or all of them (root or the daemon's user only)."
+    static let positionalCompletion = PositionalCompletion.hosts
+    static let details = """
+        The cache is shared by every user of the machine, so only root (and the daemon's own
+        user) may flush it; anyone else gets error -32004 (exit status 1).
+
+        Example:
+          httpdnsctl flush app.example.test    # as root
+
+        """
 
     let request: FlushCacheParams
 
     init(_ arguments: [String]) throws(UsageError) {
-        request = FlushCacheParams(host: try ParsedArguments(arguments, spec: OptionSpec()).optionalPositional())
+        request = FlushCacheParams(host: try Self.parse(arguments).optionalPositional())
     }
 
     var method: Method { .flushCache }
@@ -296,12 +492,20 @@ struct CallCommand: Subcommand {
     static let words = ["call"]
     static let synopsis = "METHOD [JSON]"
     static let abstract = "Call any method with a raw params object; print the result JSON."
+    static let positionalCompletion = PositionalCompletion.words(Method.allCases.map(\.rawValue))
+    static let details = """
+        The methods and their params are in httpdnsd-rpc(7).
+
+        Example:
+          httpdnsctl call resolve '{"host":"localhost","family":"ipv4"}'
+
+        """
 
     let method: String
     let params: JSONObject
 
     init(_ arguments: [String]) throws(UsageError) {
-        let parsed = try ParsedArguments(arguments, spec: OptionSpec())
+        let parsed = try Self.parse(arguments)
         guard let method = parsed.positionals.first else { throw UsageError("missing METHOD") }
         if parsed.positionals.count > 2 { throw UsageError("unexpected argument \(parsed.positionals[2])") }
         self.method = method
@@ -320,7 +524,9 @@ struct CallCommand: Subcommand {
         params = object
     }
 
-    func run(_ connection: HTTPDNSConnection, json: Bool) throws(CommandFailure) -> String {
-        do { return try connection.call(method, params: params).encodedString + "\n" } catch { throw .client(error) }
+    func run(_ connection: HTTPDNSConnection, json: JSONStyle?) throws(CommandFailure) -> String {
+        do { return (json ?? .short).render(try connection.call(method, params: params)) } catch {
+            throw .client(error)
+        }
     }
 }

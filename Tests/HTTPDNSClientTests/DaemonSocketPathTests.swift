@@ -38,3 +38,17 @@ struct DaemonSocketPathTests {
         #expect(DaemonSocketPath.perUser(runtimeDirectory: "/run/user/1000/") == userSocket)
     }
 }
+
+extension DaemonSocketPathTests {
+    @Test func eachStepOfTheRuleNamesItsOrigin() {
+        let user = ["XDG_RUNTIME_DIR": "/run/user/1000"]
+        let locate = { (explicit: String?, environment: [String: String], sockets: Set<String>) in
+            DaemonSocketPath.locate(explicit: explicit, environment: { environment[$0] }, isSocket: sockets.contains)
+                .origin
+        }
+        #expect(locate("/flag.sock", user, [userSocket]) == .explicit)
+        #expect(locate(nil, user.merging(["HTTPDNSD_SOCKET": "/env.sock"]) { a, _ in a }, [userSocket]) == .environment)
+        #expect(locate(nil, user, [userSocket]) == .perUser)
+        #expect(locate(nil, user, []) == .system)
+    }
+}

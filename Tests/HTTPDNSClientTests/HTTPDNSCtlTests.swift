@@ -1,5 +1,7 @@
 import Foundation
+import HTTPDNSClient
 import HTTPDNSProtocol
+import HTTPDNSSystem
 import HTTPDNSTestSupport
 import Testing
 
@@ -40,7 +42,7 @@ struct HTTPDNSCtlProcessTests {
             let run = try CommandRun([flag])
             #expect(run.status == 0)
             for word in [
-                "resolve HOST", "cookie get URL", "cookie set URL", "cookie delete", "cookie list", "cookie import",
+                "resolve NAME...", "cookie get URL", "cookie set URL", "cookie delete", "cookie list", "cookie import",
                 "cookie export", "status", "flush", "call METHOD", "--socket PATH", "--json", "64", "69", "70",
             ] {
                 #expect(run.standardOutput.contains(word), "help lacks \(word)")
@@ -58,7 +60,9 @@ struct HTTPDNSCtlProcessTests {
         let path = FakeRPCServer.absentSocketPath()
         let run = try CommandRun(["--socket", path, "status"])
         #expect(run.status == 69)
-        #expect(run.standardError == "httpdnsctl: cannot connect to \(path): No such file or directory\n")
+        #expect(
+            run.standardError == "httpdnsctl: cannot connect to \(path): No such file or directory (from --socket)\n"
+                + "httpdnsctl: no daemon listens there; start one with 'httpdnsd --socket \(path)'\n")
     }
 
     @Test func socketComesFromTheEnvironmentWithoutAFlag() throws {
@@ -74,7 +78,7 @@ struct HTTPDNSCtlProcessTests {
         let run = try CommandRun(["resolve", "nx.example", "--socket", server.socketPath])
         #expect(run.status == 1)
         #expect(run.standardOutput.isEmpty)
-        #expect(run.standardError == "httpdnsctl: Host not found: nx.example (HostNotFound)\n")
+        #expect(run.standardError == "httpdnsctl: nx.example: Host not found: nx.example (HostNotFound)\n")
     }
 
     @Test func malformedReplyExits70() throws {
@@ -95,12 +99,13 @@ struct HTTPDNSCtlProcessTests {
         #expect(human.status == 0)
         #expect(
             human.standardOutput
-                == "api.example.com: 203.0.113.10 203.0.113.11 2001:db8::1\n-- ttl 57s, from upstream alibaba\n")
+                == "api.example.com: 203.0.113.10\n                 203.0.113.11\n                 2001:db8::1\n"
+                + "-- ttl 57s, from upstream alibaba\n")
         let json = try CommandRun([
             "resolve", "api.example.com", "--family=ipv4", "--json", "--socket", server.socketPath,
         ])
         #expect(json.status == 0)
-        #expect(json.standardOutput == answer.json.encodedString + "\n")
+        #expect(json.standardOutput == JSON.array([answer.json]).encodedString + "\n")
         let sent = server.receivedRequests.map(\.params)
         #expect(sent[1]["family"] == "ipv4")
         #expect(sent[1]["allowStale"] == true)
@@ -149,7 +154,10 @@ struct HTTPDNSCtlProcessTests {
 struct HTTPDNSCtlUnitTests {
     @Test func globalsAreTakenFromAnywhereBeforeDoubleDash() throws {
         let (globals, rest) = try CLI.extractGlobals(["resolve", "--json", "a.example", "--socket=/s", "--", "--json"])
-        #expect(globals == CLI.GlobalOptions(socketPath: "/s", json: true))
+        #expect(globals == CLI.GlobalOptions(socketPath: "/s", json: .short))
+        let (pretty, _) = try CLI.extractGlobals(["--json=pretty", "status"])
+        #expect(pretty.json == .pretty)
+        #expect(try CLI.extractGlobals(["--json", "--json=off", "status"]).0.json == nil)
         #expect(rest == ["resolve", "a.example", "--", "--json"])
     }
 
@@ -164,8 +172,10 @@ struct HTTPDNSCtlUnitTests {
     @Test func resolveOptionsBecomeParams() throws {
         let command = try ResolveCommand(["a.example", "--family", "ipv6", "--no-stale", "--timeout", "1500"])
         #expect(
-            command.resolveParams == ResolveParams(host: "a.example", family: .ipv6, allowStale: false, timeoutMs: 1500)
+            command.requests == [ResolveParams(host: "a.example", family: .ipv6, allowStale: false, timeoutMs: 1500)]
         )
+        #expect(try ResolveCommand(["-4", "a.example", "b.example"]).requests.map(\.family) == [.ipv4, .ipv4])
+        #expect(try ResolveCommand(["-6", "a.example"]).requests.map(\.host) == ["a.example"])
     }
 
     @Test func exportDashMeansStandardOutput() throws {
@@ -210,5 +220,57 @@ struct HTTPDNSCtlUnitTests {
         #expect(HumanFormat.duration(0) == "0s")
         #expect(HumanFormat.duration(3_725) == "1h 2m 5s")
         #expect(HumanFormat.duration(90_061) == "1d 1h 1m 1s")
+    }
+}
+
+/// What httpdnsctl says when no daemon answers, for the sockets a test cannot take over (the system one).
+struct UnreachableDaemonTests {
+    func unreachable(
+        _ path: String, _ origin: DaemonSocketPath.Origin, _ errno: Errno = .noSuchFileOrDirectory,
+        runtime: String? = "/run/user/1000"
+    ) -> UnreachableDaemon {
+        UnreachableDaemon(path: path, errno: errno, origin: origin, runtimeDirectory: runtime)
+    }
+
+    @Test func theSystemSocketSaysHowToStartTheSystemDaemon() {
+        let system = unreachable(DaemonSocketPath.system, .system)
+        #expect(
+            system.message()
+                == "httpdnsctl: cannot connect to /run/httpdnsd/httpdnsd.sock: No such file or directory (the system socket)\n"
+                + "httpdnsctl: no daemon listens there; start it with 'systemctl start httpdnsd.socket'"
+                + " (your own: 'systemctl --user start httpdnsd.socket'; without systemd: 'httpdnsd &' as root)\n")
+        // Named by the environment or --socket, the system socket is still the system daemon's.
+        #expect(unreachable(DaemonSocketPath.system, .environment, .connectionRefused).instance == .system)
+        #expect(unreachable(DaemonSocketPath.system, .explicit).hint == system.hint)
+    }
+
+    @Test func thePerUserSocketIsRecognizedWhereverItsPathCameFrom() {
+        let path = "/run/user/1000/httpdnsd/httpdnsd.sock"
+        for origin: DaemonSocketPath.Origin in [.perUser, .explicit, .environment] {
+            #expect(unreachable(path, origin).instance == .perUser, "\(origin)")
+        }
+        #expect(unreachable(path, .explicit, runtime: nil).instance == .other)
+        #expect(unreachable(path, .explicit, runtime: "/run/user/1001").instance == .other)
+    }
+
+    @Test func onlyAnAbsentDaemonGetsAHint() {
+        #expect(unreachable("/tmp/h.sock", .explicit, .permissionDenied).hint == nil)
+        #expect(unreachable("/tmp/h.sock", .explicit, .notSocket).hint == nil)
+        #expect(
+            unreachable("/tmp/h.sock", .environment, .notSocket).message()
+                == "httpdnsctl: cannot connect to /tmp/h.sock: it is not a socket (from $HTTPDNSD_SOCKET)\n")
+    }
+
+    @Test func aFileWithoutCookieLinesIsNotCookiesTxt() {
+        #expect(!CookieImportCommand.isCookiesTxt(""))
+        #expect(!CookieImportCommand.isCookiesTxt("<html>\n<body>login</body>\n"))
+        #expect(!CookieImportCommand.isCookiesTxt("# a\tcomment\twith\tsix\ttabs\there\n"))
+        #expect(!CookieImportCommand.isCookiesTxt("{\"cookies\": []}\n"))
+        #expect(CookieImportCommand.isCookiesTxt("# Netscape HTTP Cookie File\n"))
+        #expect(CookieImportCommand.isCookiesTxt("# HTTP cookie file.\n# Generated by Wget\n"))
+        #expect(CookieImportCommand.isCookiesTxt("x.example\tFALSE\t/\tFALSE\t0\tn\tv\r\n"))
+        #expect(CookieImportCommand.isCookiesTxt("\n#HttpOnly_x.example\tFALSE\t/\tFALSE\t0\tn\tv\n"))
+        // Malformed, but shaped like a cookie: the daemon decides, and says how many it took.
+        #expect(CookieImportCommand.isCookiesTxt("a\tb\tc\td\te\tf\tg\n"))
     }
 }

@@ -1,5 +1,9 @@
-import HTTPDNSCore
+import Foundation
+import HTTPDNSProtocol
+import HTTPDNSTestSupport
 import Testing
+
+@testable import HTTPDNSCore
 
 struct ConfigTests {
     let path = "/etc/httpdnsd/httpdnsd.conf"
@@ -13,8 +17,19 @@ struct ConfigTests {
         case .success:
             Issue.record("expected an error for:\n\(text)")
             throw ConfigTestFailure()
-        case .failure(let error):
-            return error
+        case .failure(let problems):
+            #expect(problems.errors.count == 1, "\(problems)")
+            return problems.first
+        }
+    }
+
+    private func problems(_ text: String) throws -> [ConfigError] {
+        switch DaemonConfiguration.parse(text: text, path: path) {
+        case .success:
+            Issue.record("expected problems for:\n\(text)")
+            throw ConfigTestFailure()
+        case .failure(let problems):
+            return problems.errors
         }
     }
 
@@ -240,7 +255,10 @@ struct ConfigTests {
         #expect(error.key == "Timeout" && error.line == 2)
     }
 
-    @Test func unknownSectionsKeysAndOddLinesAreWarningsWithLineNumbers() throws {
+    /// A typo must not start the daemon on the default it meant to change: unknown sections and
+    /// keys and lines without `=` are errors, every one of them reported with its line and the
+    /// name it most likely meant.
+    @Test func unknownSectionsKeysAndOddLinesAreErrorsWithLineNumbersAndSuggestions() throws {
         let text = """
             Stray=1
             [Resolver]
@@ -248,21 +266,54 @@ struct ConfigTests {
             Colour=blue
             timeout=9s
             just some words
+            Upstrem=system
+            Upstream system
+            MaxBatch=8
             [Metrics]
             Enabled=yes
+            [Severs]
             [Server]
             MaxBatch=8
+            MaxBatch=zero
             """
-        let (configuration, warnings) = try parse(text)
-        #expect(configuration.resolver.timeoutMs == 1_000)
-        #expect(configuration.server.maxBatch == 8)
-        #expect(warnings.map(\.line) == [1, 4, 5, 6, 7])
-        #expect(warnings.allSatisfy { $0.path == path })
-        let colour = try #require(warnings.first { $0.line == 4 })
-        #expect(colour.description == "\(path):4: unknown key Colour= in [Resolver], ignoring")
-        let hint = try #require(warnings.first { $0.line == 5 })
-        #expect(hint.message.contains("did you mean Timeout=?"))
-        #expect(warnings.first { $0.line == 7 }?.message.contains("[Metrics]") == true)
+        let errors = try problems(text)
+        #expect(errors.map(\.line) == [1, 4, 5, 6, 7, 8, 9, 10, 12, 15])
+        #expect(errors.allSatisfy { $0.path == path })
+        let byLine = Dictionary(errors.map { ($0.line, $0) }, uniquingKeysWith: { first, _ in first })
+        #expect(byLine[1]?.description == "\(path):1: assignment outside of a section")
+        #expect(byLine[4]?.description == "\(path):4: unknown key Colour= in [Resolver]")
+        #expect(byLine[4]?.code == .unknownKey)
+        #expect(byLine[5]?.message.contains("did you mean Timeout=?") == true)
+        #expect(byLine[6]?.message == "missing '=' in an assignment")
+        #expect(byLine[7]?.message.contains("did you mean Upstream=?") == true)
+        #expect(byLine[8]?.message.contains("did you mean Upstream=...?") == true)
+        #expect(byLine[9]?.message.contains("MaxBatch= belongs in [Server]") == true)
+        #expect(byLine[10]?.code == .unknownSection)
+        #expect(byLine[12]?.message.contains("did you mean [Server]?") == true)
+        #expect(byLine[15]?.key == "MaxBatch")
+    }
+
+    @Test func suggestionsAreCloseSpellingsOnly() {
+        #expect(NameSuggestion.closest(to: "Upstraem", among: ["Upstream", "Timeout"]) == "Upstream")
+        #expect(NameSuggestion.closest(to: "upstream", among: ["Upstream"]) == "Upstream")
+        #expect(NameSuggestion.closest(to: "MaxTTl", among: ["MaxTTL", "MinTTL"]) == "MaxTTL")
+        #expect(NameSuggestion.closest(to: "Colour", among: ["Upstream", "Timeout", "CAFile"]) == nil)
+        #expect(NameSuggestion.closest(to: "TTL", among: ["MaxTTL"]) == nil)
+        #expect(NameSuggestion.editDistance(Array("ab".unicodeScalars), Array("ba".unicodeScalars)) == 1)
+        #expect(NameSuggestion.editDistance(Array("".unicodeScalars), Array("abc".unicodeScalars)) == 3)
+    }
+
+    @Test func everyValueProblemIsReportedNotOnlyTheFirst() throws {
+        let errors = try problems("[Resolver]\nTimeout=2 parsecs\nCacheSize=-1\nMinTTL=1h\nMaxTTL=1m\n")
+        #expect(errors.map(\.key) == ["Timeout", "CacheSize", "MaxTTL"])
+    }
+
+    @Test func logLevelTakesSyslogNames() throws {
+        #expect(try parse("[Server]\nLogLevel=debug\n").0.server.logLevel == .debug)
+        #expect(try parse("[Server]\nLogLevel=warn\n").0.server.logLevel == .warning)
+        #expect(try parse("[Server]\nLogLevel=\n").0.server.logLevel == .info)
+        let error = try parseError("[Server]\nLogLevel=loud\n")
+        #expect(error.key == "LogLevel" && error.message.contains("error, warning, notice, info, debug"))
     }
 
     @Test func commentsBlankLinesWhitespaceAndContinuations() throws {
@@ -441,19 +492,59 @@ struct ConfigSecretTests {
             "[Resolver]\nSecretKey=\(badSecret)\n",
             "[Resolver]\nSecretKey=\(secret) \\\n  more\n",
         ] {
-            guard case .failure(let error) = DaemonConfiguration.parse(text: text, path: "/x.conf") else {
+            guard case .failure(let problems) = DaemonConfiguration.parse(text: text, path: "/x.conf") else {
                 Issue.record("a secret with whitespace must be rejected")
                 continue
             }
+            let error = problems.first
             #expect(error.key == "SecretKey" && error.line == 2)
             #expect(!error.description.contains(secret))
             #expect(!String(reflecting: error).contains(secret))
         }
-        // A misspelt key or a line without '=' is only a warning, and its value is not echoed.
-        let (_, warnings) = try DaemonConfiguration.parse(
-            text: "[Resolver]\nSecretkey=\(secret)\nSecretKey \(secret)\n", path: "/x.conf"
-        ).get()
-        #expect(warnings.count == 2)
-        #expect(warnings.allSatisfy { !$0.description.contains(secret) })
+        // A misspelt key or a line without '=' is an error that does not echo its value.
+        guard
+            case .failure(let problems) = DaemonConfiguration.parse(
+                text: "[Resolver]\nSecretkey=\(secret)\nSecretKey \(secret)\n", path: "/x.conf")
+        else {
+            Issue.record("a misspelt key and a line without '=' must be refused")
+            return
+        }
+        #expect(problems.errors.count == 2)
+        #expect(!problems.description.contains(secret))
+    }
+}
+
+/// What the documentation presents as the defaults is what runs without a file.
+struct DocumentedDefaultsTests {
+    /// The README's block marked as the defaults, as written.
+    @Test func theReadmesDefaultsBlockIsTheEmbeddedDefault() throws {
+        let readme = try String(contentsOfFile: BuiltProducts.packageRoot + "/README.md", encoding: .utf8)
+        let block = try #require(
+            MarkdownBlocks.block(after: "<!-- example: the defaults", in: readme), "no defaults block in the README")
+        let (configuration, warnings) = try DaemonConfiguration.parse(text: block, path: "README.md").get()
+        #expect(warnings.isEmpty)
+        #expect(configuration == DaemonConfiguration())
+    }
+
+    /// The packaged sample with every commented-out assignment of its own sections taken in (the
+    /// `[Fleet]` section and the provider samples, commented out as examples, stay out).
+    @Test func thePackagedSampleListsTheDefaults() throws {
+        let sample = try String(contentsOfFile: BuiltProducts.packageRoot + "/packaging/httpdnsd.conf", encoding: .utf8)
+        var lines: [String] = []
+        for line in sample.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("#[Fleet]") { break }
+            if line.hasPrefix("#Upstream=") && !line.hasPrefix("#Upstream=system") { continue }
+            if line.hasPrefix("#"), let first = line.dropFirst().first, first.isUppercase, line.contains("=") {
+                lines.append(String(line.dropFirst()))
+            } else {
+                lines.append(String(line))
+            }
+        }
+        let (configuration, _) = try DaemonConfiguration.parse(text: lines.joined(separator: "\n"), path: "sample")
+            .get()
+        var expected = DaemonConfiguration()
+        // Socket= shows the root default, which otherwise depends on the caller.
+        expected.server.socket = "/run/httpdnsd/httpdnsd.sock"
+        #expect(configuration == expected)
     }
 }

@@ -14,8 +14,8 @@ struct FleetConfigTests {
         case .success:
             Issue.record("expected an error for:\n\(text)")
             throw Failure()
-        case .failure(let error):
-            return error
+        case .failure(let problems):
+            return problems.first
         }
     }
 
@@ -146,10 +146,16 @@ struct FleetConfigTests {
         #expect(warnings.first?.message.contains("shares nothing") == true)
     }
 
-    @Test func unknownFleetKeysWarnWithAHint() throws {
-        let (_, warnings) = try parse(Self.minimal + "sharecache=yes\nPassword=x\n")
-        #expect(warnings.count == 2)
-        #expect(warnings[0].message.contains("did you mean ShareCache=?"))
+    @Test func unknownFleetKeysAreErrorsWithAHint() throws {
+        guard
+            case .failure(let problems) = DaemonConfiguration.parse(
+                text: Self.minimal + "sharecache=yes\nPassword=x\n", path: path)
+        else {
+            Issue.record("unknown [Fleet] keys must be refused")
+            return
+        }
+        #expect(problems.errors.count == 2)
+        #expect(problems.errors[0].message.contains("did you mean ShareCache=?"))
     }
 
     @Test func jarNamesKeepUsersAndUidsApart() {

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPDNSProtocol
+import HTTPDNSSystem
 import HTTPDNSTestSupport
 import Testing
 
@@ -60,7 +61,7 @@ struct CtlEndToEndTests {
         #expect(first.hasPrefix("localhost: "), "\(text)")
         #expect(first.split(separator: " ").contains("127.0.0.1"), "\(text)")
 
-        let json = try Self.json(rpc, ["resolve", "localhost", "--family", "ipv4"])
+        let json = try #require(try Self.json(rpc, ["resolve", "localhost", "--family", "ipv4"]).arrayValue?.first)
         #expect(json["host"] == "localhost")
         #expect(json["ipv4"]?.arrayValue?.contains("127.0.0.1") == true, "\(json.encodedString)")
         #expect(json["ipv6"]?.arrayValue?.isEmpty == true)
@@ -69,11 +70,87 @@ struct CtlEndToEndTests {
         let sources: Set<String> = ["cache", "upstream", "system", "literal", "static"]
         #expect(sources.contains(json["source"]?.stringValue ?? ""), "\(json.encodedString)")
 
-        let literal = try Self.json(rpc, ["resolve", "192.0.2.1"])
+        let literal = try #require(try Self.json(rpc, ["resolve", "192.0.2.1"]).arrayValue?.first)
         #expect(literal["ipv4"] == ["192.0.2.1"])
         #expect(literal["source"] == "literal")
     }
 
+    /// resolvectl query's habits: several names, -4/-6, one line per address aligned under the
+    /// first, a failed name reported on stderr while the others print, exit 1 only then.
+    @Test func resolveSeveralNamesLikeResolvectl() throws {
+        let rpc = try RPCSession()
+        let both = try Self.succeed(rpc, ["resolve", "192.0.2.1", "2001:db8::1", "198.51.100.7"])
+        #expect(
+            both == "192.0.2.1: 192.0.2.1\n-- ttl 86400s, an IP literal\n2001:db8::1: 2001:db8::1\n"
+                + "-- ttl 86400s, an IP literal\n198.51.100.7: 198.51.100.7\n-- ttl 86400s, an IP literal\n",
+            "\(both)")
+        let literal6 = try #require(try Self.json(rpc, ["resolve", "-6", "2001:db8::1"]).arrayValue)
+        #expect(literal6.count == 1 && literal6[0]["ipv6"] == ["2001:db8::1"])
+
+        let mixed = try Self.ctl(rpc, ["resolve", "192.0.2.1", "bad..host", "198.51.100.7"])
+        #expect(mixed.status == 1)
+        #expect(mixed.stdout.contains("192.0.2.1: 192.0.2.1") && mixed.stdout.contains("198.51.100.7: 198.51.100.7"))
+        #expect(mixed.stderr.hasPrefix("httpdnsctl: bad..host: "), "\(mixed.stderr)")
+        #expect(mixed.stderr.split(separator: "\n").count == 1)
+
+        let mixedJSON = try Self.ctl(rpc, ["--json", "resolve", "192.0.2.1", "bad..host"])
+        #expect(mixedJSON.status == 1 && mixedJSON.stderr.isEmpty, "\(mixedJSON.stderr)")
+        let elements = try #require(try JSONParser.parse(mixedJSON.stdout).arrayValue)
+        #expect(elements.count == 2)
+        #expect(elements[0]["ipv4"] == ["192.0.2.1"])
+        #expect(elements[1]["host"] == "bad..host")
+        #expect(elements[1]["error"]?["code"] == .int(-32602))
+        #expect(elements[1]["error"]?["data"]?["field"] == "host")
+
+        for conflict in [["-4", "-6"], ["-4", "--family", "both"]] {
+            #expect(try Self.ctl(rpc, ["resolve", "localhost"] + conflict).status == 64, "\(conflict)")
+        }
+    }
+
+    /// `--json=pretty` indents; `--json` (short) keeps one line; a daemon's error is its JSON-RPC
+    /// error object on stdout with `data` whole (the candidates of an ambiguous address), exit 1.
+    @Test func jsonStylesAndJSONErrors() throws {
+        let rpc = try RPCSession()
+        let pretty = try Self.succeed(rpc, ["--json=pretty", "status"])
+        #expect(pretty.hasPrefix("{\n  \"version\": "), "\(pretty)")
+        #expect(try JSONParser.parse(pretty)["version"]?.stringValue?.isEmpty == false)
+        #expect(try Self.succeed(rpc, ["--json=short", "status"]).split(separator: "\n").count == 1)
+        #expect(try Self.succeed(rpc, ["--json=off", "status"]).hasPrefix("httpdnsd "))
+        #expect(try Self.ctl(rpc, ["--json=loud", "status"]).status == 64)
+
+        let refused = try Self.ctl(rpc, ["--json", "cookie", "get", "not-a-url"])
+        #expect(refused.status == 1 && refused.stderr.isEmpty, "\(refused.stderr)")
+        let error = try JSONParser.parse(refused.stdout)
+        #expect(error["code"] == .int(-32602))
+        #expect(error["data"]?["name"] == "InvalidParams")
+        #expect(error["data"]?["field"] == "url")
+    }
+
+    /// `help CMD` and `CMD --help` print that command's usage (exit 0, nothing reaches the
+    /// daemon); typos get a did-you-mean; every example in a command's help runs as written.
+    @Test func helpPerCommandAndDidYouMean() throws {
+        let resolveHelp = try Self.ctl(["help", "resolve"])
+        #expect(resolveHelp.status == 0)
+        #expect(resolveHelp.stdout.hasPrefix("Usage: httpdnsctl "), "\(resolveHelp.stdout)")
+        #expect(resolveHelp.stdout.contains("resolve NAME... [-4] [-6] [--family F]"))
+        #expect(try Self.ctl(["resolve", "--help"]).stdout == resolveHelp.stdout)
+        #expect(try Self.ctl(["resolve", "example.com", "--help"]).stdout == resolveHelp.stdout)
+        let cookieGet = try Self.ctl(["cookie", "get", "--help"])
+        #expect(cookieGet.status == 0 && cookieGet.stdout.contains("--for-script"), "\(cookieGet.stdout)")
+        #expect(try Self.ctl(["help", "cookie"]).stdout.contains("cookie export [FILE]"))
+        #expect(try Self.ctl(["help"]).stdout.contains("Commands:"))
+
+        for (arguments, hint) in [
+            (["resolv", "x"], "did you mean resolve?"),
+            (["resolve", "x", "--familly", "ipv4"], "did you mean --family?"),
+            (["cookie", "gt"], "did you mean get?"), (["--jsn", "status"], "did you mean --json?"),
+            (["help", "stauts"], "did you mean status?"),
+        ] {
+            let result = try Self.ctl(arguments)
+            #expect(result.status == 64, "\(arguments)")
+            #expect(result.stderr.contains(hint), "\(arguments): \(result.stderr)")
+        }
+    }
     @Test func statusFlushAndCall() throws {
         let rpc = try RPCSession()
         #expect(try Self.succeed(rpc, ["status"]).contains("httpdnsd"))
@@ -173,6 +250,104 @@ struct CtlEndToEndTests {
         #expect(try Self.succeed(rpc, ["cookie", "get", "https://www.example.com/"]) == "piped=yes\n")
     }
 
+    @Test func importOfAFileWithoutCookieLinesExits65AndSendsNothing() throws {
+        let rpc = try RPCSession()
+        let scratch = TemporaryDirectory(prefix: "ctl")
+        let page = scratch.file("index.html")
+        try "<!doctype html>\n<title>login</title>\n# not\tquite\ta\tcookie\n".write(
+            toFile: page, atomically: true, encoding: .utf8)
+        let result = try Self.ctl(rpc, ["cookie", "import", page])
+        Self.expectOneLineError(result, status: 65, "an HTML page")
+        #expect(result.stderr.contains("\(page): not a cookies.txt file"), "\(result.stderr)")
+        Self.expectOneLineError(
+            try Self.ctl(rpc, ["--json", "cookie", "import", "-"], stdin: ""), status: 65, "empty standard input")
+
+        // An exported empty jar is a cookies.txt file with no cookie in it.
+        let empty = try Self.succeed(rpc, ["cookie", "export"])
+        #expect(try Self.succeed(rpc, ["cookie", "import", "-"], stdin: empty) == "imported 0\n")
+        // Cookie lines, one of them refused (a public suffix as a domain): what was imported is said.
+        let mixed = ".com\tTRUE\t/\tFALSE\t0\tsuper\tcookie\nwww.example.com\tFALSE\t/\tFALSE\t0\tkept\tyes\n"
+        #expect(try Self.succeed(rpc, ["cookie", "import", "-"], stdin: mixed) == "imported 1\n")
+        #expect(try rpc.list().count == 1)
+    }
+
+    /// Every example line in every command's help runs as written in bash, in order, against a
+    /// daemon whose socket `HTTPDNSD_SOCKET` names (the one substitution) and where
+    /// `app.example.test` is a `Static=` name.
+    @Test func everyHelpExampleRunsAsWritten() throws {
+        let rpc = try RPCSession(config: "[Resolver]\nStatic=app.example.test 127.0.0.1\n")
+        let scratch = TemporaryDirectory(prefix: "examples")
+        let binDirectory = (BuiltProducts.path("httpdnsctl") as NSString).deletingLastPathComponent
+        let environment = Self.cleanEnvironment([
+            "HTTPDNSD_SOCKET": rpc.daemon.socketPath,
+            "PATH": binDirectory + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
+        ])
+        var ran = 0
+        for words in [
+            ["resolve"], ["reverse"], ["cookie", "get"], ["cookie", "set"], ["cookie", "delete"],
+            ["cookie", "list"], ["cookie", "import"], ["cookie", "export"], ["status"], ["flush"], ["call"],
+            ["help"], ["completion"],
+        ] {
+            let help = try Self.ctl(["help"] + words).stdout
+            let examples = help.split(separator: "\n").drop { !$0.hasPrefix("Example") }.dropFirst()
+                .filter { $0.hasPrefix("  ") }.map { $0.trimmingCharacters(in: .whitespaces) }
+            #expect(!examples.isEmpty, "no example in 'help \(words.joined(separator: " "))'")
+            for example in examples {
+                let result = try runCommand(
+                    "/bin/bash", ["-c", "cd \(scratch.path) && \(example)"], environment: environment)
+                #expect(result.status == 0, "\(example): exit \(result.status)\n\(result.stdout)\(result.stderr)")
+                ran += 1
+            }
+        }
+        #expect(ran >= 13)
+    }
+
+    /// The completion scripts come from the command table: bash's completes commands, cookie
+    /// subcommands, options and option values; zsh's and fish's name every command and option.
+    @Test func shellCompletion() throws {
+        let scratch = TemporaryDirectory(prefix: "completion")
+        let bash = try Self.ctl(["completion", "bash"])
+        #expect(bash.status == 0)
+        try bash.stdout.write(toFile: scratch.file("httpdnsctl.bash"), atomically: true, encoding: .utf8)
+        func complete(_ words: [String]) throws -> [String] {
+            let array = words.map { "'\($0)'" }.joined(separator: " ")
+            let script = """
+                source \(scratch.file("httpdnsctl.bash"))
+                complete -p httpdnsctl >&2
+                COMP_WORDS=(\(array)); COMP_CWORD=\(words.count - 1)
+                _httpdnsctl
+                printf '%s\\n' "${COMPREPLY[@]}"
+                """
+            let result = try runCommand("/bin/bash", ["-c", script])
+            #expect(result.status == 0 && result.stderr.contains("-F _httpdnsctl httpdnsctl"), "\(result.stderr)")
+            return result.stdout.split(separator: "\n").map(String.init).sorted()
+        }
+        #expect(try complete(["httpdnsctl", "res"]) == ["resolve"])
+        #expect(try complete(["httpdnsctl", "cookie", "ex"]) == ["export"])
+        #expect(try complete(["httpdnsctl", "--socket", "/x", "cookie", ""]).contains("import"))
+        #expect(try complete(["httpdnsctl", "resolve", "--fam"]) == ["--family"])
+        #expect(try complete(["httpdnsctl", "resolve", "--family", "ipv"]) == ["ipv4", "ipv6"])
+        #expect(try complete(["httpdnsctl", "cookie", "get", "https://x/", "--fo"]) == ["--for-script"])
+        #expect(try complete(["httpdnsctl", "--json=p"]) == ["--json=pretty"])
+        #expect(try complete(["httpdnsctl", "completion", ""]) == ["bash", "fish", "zsh"])
+        #expect(try complete(["httpdnsctl", "call", "getC"]) == ["getCookieHeader"])
+
+        let zsh = try Self.ctl(["completion", "zsh"]).stdout
+        let fish = try Self.ctl(["completion", "fish"]).stdout
+        #expect(zsh.hasPrefix("#compdef httpdnsctl"))
+        for word in ["resolve", "reverse", "cookie", "status", "flush", "call", "--family", "--for-script", "--domain"]
+        {
+            #expect(zsh.contains(word), "zsh lacks \(word)")
+            #expect(
+                fish.contains(word.hasPrefix("--") ? "-l \(word.dropFirst(2))" : "-a \(word)"), "fish lacks \(word)")
+        }
+        // Syntax, where the shells are installed (they are not part of CI's packages).
+        for (shell, script) in [("/usr/bin/zsh", zsh), ("/usr/bin/fish", fish)] where Files.exists(shell) {
+            try script.write(toFile: scratch.file("script"), atomically: true, encoding: .utf8)
+            #expect(try runCommand(shell, ["-n", scratch.file("script")]).status == 0, "\(shell) -n")
+        }
+    }
+
     // MARK: exit statuses
 
     @Test func errorRepliesExitOneWithOneLine() throws {
@@ -180,24 +355,65 @@ struct CtlEndToEndTests {
         Self.expectOneLineError(try Self.ctl(rpc, ["resolve", "bad..host"]), status: 1, "invalid host")
         Self.expectOneLineError(try Self.ctl(rpc, ["cookie", "get", "not-a-url"]), status: 1, "invalid url")
         Self.expectOneLineError(try Self.ctl(rpc, ["call", "noSuchMethod"]), status: 1, "unknown method")
-        Self.expectOneLineError(
-            try Self.ctl(rpc, ["--json", "resolve", "bad..host"]), status: 1, "invalid host, --json")
     }
 
-    @Test func nothingListeningExits69() throws {
+    /// Exit 69, nothing on standard output, and standard error's lines.
+    static func unreachable(_ arguments: [String], environment: [String: String] = [:]) throws -> [String] {
+        let result = try ctl(arguments, environment: environment)
+        #expect(result.status == 69, "\(arguments): exit \(result.status), stderr \(result.stderr)")
+        #expect(result.stdout.isEmpty, "\(arguments): stdout \(result.stdout)")
+        #expect(result.stderr.hasSuffix("\n"), "\(result.stderr)")
+        return result.stderr.split(separator: "\n").map(String.init)
+    }
+
+    @Test func nothingListeningExits69NamingTheSocketAndHowToStartADaemonThere() throws {
         let scratch = TemporaryDirectory(prefix: "ctl")
         let nowhere = scratch.file("none.sock")
-        Self.expectOneLineError(try Self.ctl(["--socket", nowhere, "status"]), status: 69, "missing socket")
-        // A socket file that nobody listens on.
-        try "".write(toFile: scratch.file("plain"), atomically: true, encoding: .utf8)
-        Self.expectOneLineError(
-            try Self.ctl(["--socket", scratch.file("plain"), "status"]), status: 69, "not a socket")
+        #expect(
+            try Self.unreachable(["--socket", nowhere, "status"]) == [
+                "httpdnsctl: cannot connect to \(nowhere): No such file or directory (from --socket)",
+                "httpdnsctl: no daemon listens there; start one with 'httpdnsd --socket \(nowhere)'",
+            ])
+        #expect(
+            try Self.unreachable(["status"], environment: ["HTTPDNSD_SOCKET": nowhere]).first
+                == "httpdnsctl: cannot connect to \(nowhere): No such file or directory (from $HTTPDNSD_SOCKET)")
+
+        // The per-user socket left behind by a daemon that is gone: chosen because it exists, refused.
+        let runtime = scratch.file("run")
+        try FileManager.default.createDirectory(atPath: runtime + "/httpdnsd", withIntermediateDirectories: true)
+        let stale = runtime + "/httpdnsd/httpdnsd.sock"
+        try UnixSocket.listen(path: stale).close()
+        let perUser = [
+            "httpdnsctl: cannot connect to \(stale): Connection refused (the per-user socket)",
+            "httpdnsctl: no daemon listens there; start yours with 'systemctl --user start httpdnsd.socket'",
+        ]
+        #expect(try Self.unreachable(["status"], environment: ["XDG_RUNTIME_DIR": runtime]) == perUser)
+        // Named explicitly, it is still recognized as the per-user socket.
+        #expect(
+            try Self.unreachable(["--socket", stale, "status"], environment: ["XDG_RUNTIME_DIR": runtime]).last
+                == perUser.last)
+        // httpdnsctl curl says the same before it gives up.
+        let curl = try Self.unreachable(["curl", "http://127.0.0.1:9/"], environment: ["XDG_RUNTIME_DIR": runtime])
+        #expect(curl.first?.hasPrefix(perUser[0] + "; curl not run") == true, "\(curl)")
+        #expect(curl.last == perUser.last)
+    }
+
+    @Test func aPathThatIsNotASocketIsReportedAsSuch() throws {
+        let scratch = TemporaryDirectory(prefix: "ctl")
+        let plain = scratch.file("plain")
+        try "".write(toFile: plain, atomically: true, encoding: .utf8)
+        #expect(
+            try Self.unreachable(["--socket", plain, "status"])
+                == ["httpdnsctl: cannot connect to \(plain): it is not a socket (from --socket)"])
+        #expect(
+            try Self.unreachable(["status"], environment: ["HTTPDNSD_SOCKET": scratch.path])
+                == ["httpdnsctl: cannot connect to \(scratch.path): it is not a socket (from $HTTPDNSD_SOCKET)"])
     }
 
     @Test func usageErrorsExit64() throws {
         let rpc = try RPCSession()
         let cases: [[String]] = [
-            [], ["bogus"], ["cookie"], ["cookie", "bake"], ["resolve"], ["resolve", "a", "b"],
+            [], ["bogus"], ["cookie"], ["cookie", "bake"], ["resolve"], ["help", "bogus"], ["completion", "tcsh"],
             ["resolve", "a", "--family", "ipv5"], ["resolve", "a", "--timeout", "soon"], ["status", "--nope"],
             ["call"], ["call", "status", "{bad"], ["call", "status", "[1]"], ["cookie", "delete"],
             ["cookie", "delete", "--all", "--domain", "example.com"], ["cookie", "set", "https://x.test/"],

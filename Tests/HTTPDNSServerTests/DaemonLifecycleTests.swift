@@ -70,34 +70,115 @@ struct DaemonLifecycleTests {
         #expect(try client.call("status")?["result"] != nil, "the first one serves on")
         for unit in ["packaging/httpdnsd.service", "packaging/user/httpdnsd.service"] {
             let text = try String(contentsOfFile: BuiltProducts.packageRoot + "/" + unit, encoding: .utf8)
-            #expect(text.contains("\nRestartPreventExitStatus=75\n"), "\(unit)")
+            #expect(text.contains("\nRestartPreventExitStatus=75 78\n"), "\(unit)")
         }
     }
 
+    /// A configuration the daemon cannot use stops it with EX_CONFIG (78) and one line per
+    /// problem, each naming file and line, before anything is bound or opened.
     @Test func badConfigurationIsAClearStartupError() throws {
         let dir = TemporaryDirectory()
         let config = dir.file("bad.conf")
-        try "[Resolver]\nUpstream=system\n\nTimeout=2 parsecs\n".write(
+        try "[Resolver]\nUpstream=system\n\nTimeout=2 parsecs\nUpstrem=system\n".write(
             toFile: config, atomically: true, encoding: .utf8)
         let result = try runCommand(
             httpdnsd, ["--config", config, "--socket", dir.file("s.sock"), "--state-dir", dir.file("state")])
-        #expect(result.status == 1)
-        #expect(result.stderr.contains("\(config):4"), "\(result.stderr)")
-        #expect(result.stderr.contains("Timeout"))
-        #expect(result.stderr.split(separator: "\n").count == 1)
+        #expect(result.status == 78)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 2, "\(result.stderr)")
+        #expect(lines.first?.contains("\(config):4: Timeout=") == true, "\(result.stderr)")
+        #expect(
+            lines.last?.contains("\(config):5: unknown key Upstrem= in [Resolver] (did you mean Upstream=?)") == true)
+        #expect(!Files.exists(dir.file("s.sock")) && !Files.exists(dir.file("state")))
 
         let missing = try runCommand(httpdnsd, ["--config", dir.file("absent.conf"), "--socket", dir.file("s.sock")])
-        #expect(missing.status == 1)
+        #expect(missing.status == 78)
         #expect(missing.stderr.contains("absent.conf"))
     }
 
-    @Test func unknownKeysOnlyWarn() throws {
-        let daemon = try DaemonHarness(config: "[Resolver]\nUpstream=system\nFrobnicate=yes\n[Mystery]\nA=b\n")
+    /// `Upstrem=` or `Upstream system` would have started the daemon on the system resolver:
+    /// they are refused like any other problem, so systemd's restart loop never starts it either.
+    @Test func unknownKeysSectionsAndLinesWithoutEqualsAreRefused() throws {
+        let dir = TemporaryDirectory()
+        for (text, line) in [
+            ("[Resolver]\nUpstream system\n", "2: missing '='"), ("[Resolver]\nFrobnicate=yes\n", "2: unknown key"),
+            ("[Mystery]\nA=b\n", "1: unknown section [Mystery]"),
+        ] {
+            try text.write(toFile: dir.file("c.conf"), atomically: true, encoding: .utf8)
+            let result = try runCommand(
+                httpdnsd,
+                ["--config", dir.file("c.conf"), "--socket", dir.file("s.sock"), "--state-dir", dir.file("st")])
+            #expect(result.status == 78, "\(text)")
+            #expect(result.stderr.contains("c.conf:\(line)"), "\(result.stderr)")
+        }
+    }
+
+    /// `--check-config` reads and validates as a start would, starting nothing: 0 and "OK", or 78
+    /// and every problem; without a file it checks `--config`'s, else the default path (absent
+    /// here: the embedded default is fine).
+    @Test func checkConfigValidatesWithoutStarting() throws {
+        let dir = TemporaryDirectory()
+        let good = dir.file("good.conf")
+        try "[Resolver]\nUpstream=system\nTimeout=3s\n[Server]\nLogLevel=debug\n".write(
+            toFile: good, atomically: true, encoding: .utf8)
+        let ok = try runCommand(httpdnsd, ["--check-config", good])
+        #expect(ok.status == 0, "\(ok.stderr)")
+        #expect(ok.stderr.contains("\(good): configuration OK"))
+        let viaConfig = try runCommand(httpdnsd, ["--config", good, "--check-config"])
+        #expect(viaConfig.status == 0 && viaConfig.stderr.contains(good), "\(viaConfig.stderr)")
+
+        let bad = dir.file("bad.conf")
+        try "[Resolver]\nUpstrem=system\nTimeout=soon\nSecretKeyFile=\(dir.file("no-key"))\n".write(
+            toFile: bad, atomically: true, encoding: .utf8)
+        let refused = try runCommand(httpdnsd, ["--check-config=\(bad)"])
+        #expect(refused.status == 78)
+        #expect(refused.stderr.contains("\(bad):2: unknown key Upstrem="), "\(refused.stderr)")
+        #expect(refused.stderr.contains("\(bad):3: Timeout="), "\(refused.stderr)")
+        #expect(refused.stderr.contains("configuration refused"))
+        // A file that parses but names an unreadable key file is refused as a start would be.
+        try "[Resolver]\nSecretKeyFile=\(dir.file("no-key"))\n".write(toFile: bad, atomically: true, encoding: .utf8)
+        let keyless = try runCommand(httpdnsd, ["--check-config", bad])
+        #expect(keyless.status == 78 && keyless.stderr.contains("SecretKeyFile="), "\(keyless.stderr)")
+    }
+
+    /// Plain stderr (a terminal, a file) gets a timestamp and a level word; the journal's stream
+    /// gets `<N>` prefixes instead. `--log-level` wins over `LogLevel=`.
+    @Test func logLinesFitWhereTheyGo() throws {
+        let daemon = try DaemonHarness(config: "[Server]\nLogLevel=debug\n")
         let client = try daemon.connectReady()
         #expect(try client.call("status")?["result"] != nil)
         daemon.stop()
-        #expect(daemon.log.contains("Frobnicate"), "\(daemon.log)")
-        #expect(daemon.log.contains(":3"))
+        let lines = daemon.log.split(separator: "\n")
+        let serving = try #require(lines.first { $0.contains("serving on") }, "\(daemon.log)")
+        // 2026-12-01T22:52:13.123Z notice: httpdnsd 0.1.0 serving on ...
+        #expect(
+            serving.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z notice: httpdnsd .* serving on .*/) != nil,
+            "\(serving)")
+        #expect(lines.contains { $0.contains(" debug: ") }, "LogLevel=debug logs debug lines: \(daemon.log)")
+        #expect(!daemon.log.contains("<5>"))
+
+        let quiet = try DaemonHarness(config: "[Server]\nLogLevel=debug\n", extraArguments: ["--log-level", "warning"])
+        #expect(try quiet.connectReady().call("status")?["result"] != nil)
+        quiet.stop()
+        #expect(!quiet.log.contains(" debug: ") && !quiet.log.contains(" notice: "), "\(quiet.log)")
+
+        // JOURNAL_STREAM naming stderr (device:inode of the log file the harness gives it).
+        let probe = TemporaryDirectory()
+        let logFile = probe.file("journal.log")
+        try "".write(toFile: logFile, atomically: false, encoding: .utf8)
+        var status = stat()
+        #expect(stat(logFile, &status) == 0)
+        let (device, inode) = (status.st_dev, status.st_ino)
+        let journal = try ChildProcess(
+            httpdnsd, ["--config", "/dev/null", "--socket", probe.file("j.sock"), "--state-dir", probe.file("state")],
+            environment: ["SWIFT_BACKTRACE": "enable=no", "JOURNAL_STREAM": "\(device):\(inode)"],
+            stdout: logFile, stderr: logFile)
+        #expect(eventually(10) { Files.exists(probe.file("j.sock")) })
+        journal.signal(SIGTERM)
+        #expect(journal.wait(timeout: 10) == 0)
+        let journalLog = try String(contentsOfFile: logFile, encoding: .utf8)
+        #expect(journalLog.contains("<5>httpdnsd"), "\(journalLog)")
+        #expect(!journalLog.contains("Z notice:"))
     }
 
     /// Without systemd the daemon binds --socket itself, replaces a stale socket file, and refuses

@@ -1,3 +1,4 @@
+import HTTPDNSCore
 import HTTPDNSSystem
 import HTTPDNSTestSupport
 import Synchronization

@@ -20,18 +20,22 @@ private func checkConfiguration(_ bytes: UnsafeBufferPointer<UInt8>) {
     let lineCount = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }.count
     let secrets = secretValues(text)
     switch DaemonConfiguration.parse(text: text, path: "/fuzz.conf") {
-    case .failure(let error):
-        require((1...lineCount).contains(error.line), "error on line \(error.line) of \(lineCount)")
-        if let key = error.key {
-            require(
-                ConfigurationParser.knownKeys.values.contains { $0.contains(key) }, "error names unknown key \(key)")
-        }
-        if error.key == "SecretKey" {
-            // A secret that happens to be part of the fixed message is not a leak.
-            for secret in secrets where !secret.isEmpty && !secretErrorMessage.contains(secret) {
-                require(!error.description.contains(secret), "a refused SecretKey= is repeated in the error")
+    case .failure(let problems):
+        for error in problems.errors {
+            require((1...lineCount).contains(error.line), "error on line \(error.line) of \(lineCount)")
+            if let key = error.key {
+                require(
+                    ConfigurationParser.knownKeys.values.contains { $0.contains(key) },
+                    "error names unknown key \(key)")
+            }
+            if error.key == "SecretKey" {
+                // A secret that happens to be part of the fixed message is not a leak.
+                for secret in secrets where !secret.isEmpty && !secretErrorMessage.contains(secret) {
+                    require(!error.description.contains(secret), "a refused SecretKey= is repeated in the error")
+                }
             }
         }
+        require(problems.errors.map(\.line) == problems.errors.map(\.line).sorted(), "problems out of file order")
     case .success(let (configuration, warnings)):
         for warning in warnings {
             require((0...lineCount).contains(warning.line), "warning on line \(warning.line) of \(lineCount)")
@@ -46,10 +50,11 @@ private func checkConfiguration(_ bytes: UnsafeBufferPointer<UInt8>) {
 
 /// The message of a refused secret, from a secret that appears nowhere in it.
 private let secretErrorMessage: String = {
-    guard case .failure(let error) = DaemonConfiguration.parse(text: "[Resolver]\nSecretKey=x y\n", path: "/f") else {
+    guard case .failure(let problems) = DaemonConfiguration.parse(text: "[Resolver]\nSecretKey=x y\n", path: "/f")
+    else {
         fatalError("a secret with a space is accepted")
     }
-    return error.message
+    return problems.first.message
 }()
 
 private func printedForms(_ configuration: DaemonConfiguration) -> [String] {

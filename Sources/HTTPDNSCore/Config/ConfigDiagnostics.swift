@@ -15,6 +15,10 @@ public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let conflict = Code(rawValue: "conflict")
         /// A line that is not a comment, a section header or an assignment the parser can read.
         public static let syntax = Code(rawValue: "syntax")
+        /// A section the daemon does not know.
+        public static let unknownSection = Code(rawValue: "unknown-section")
+        /// A key its section does not have.
+        public static let unknownKey = Code(rawValue: "unknown-key")
     }
 
     public var code: Code
@@ -40,8 +44,24 @@ public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// Something in the configuration that was ignored (unknown section or key, a line without
-/// `=`). systemd logs these and carries on; so does the daemon.
+/// Every problem of one configuration file, in file order (never empty): the daemon refuses to
+/// start, and `--check-config` prints them all, one per line.
+public struct ConfigProblems: Error, Sendable, Equatable, CustomStringConvertible {
+    public var errors: [ConfigError]
+
+    public init(_ errors: [ConfigError]) {
+        precondition(!errors.isEmpty, "ConfigProblems holds at least one error")
+        self.errors = errors
+    }
+
+    /// The first problem, for callers that show one.
+    public var first: ConfigError { errors[0] }
+
+    public var description: String { errors.map(\.description).joined(separator: "\n") }
+}
+
+/// Something in the configuration that is allowed but probably not meant (both `SecretKey=` and
+/// `SecretKeyFile=`, a fleet that shares nothing): logged, and the daemon starts.
 public struct ConfigWarning: Sendable, Equatable, CustomStringConvertible {
     public var path: String
     public var line: Int

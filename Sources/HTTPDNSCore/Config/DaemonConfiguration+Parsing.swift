@@ -1,21 +1,22 @@
+import HTTPDNSProtocol
+
 extension DaemonConfiguration {
     /// Parses `httpdnsd.conf` text. `path` is only used in diagnostics.
     ///
     /// Semantics are systemd's: list keys (`Upstream=`, `Prefetch=`, `Static=`, `ShareCookiesOf=`)
     /// accumulate and an empty assignment resets the list; for scalar keys the last assignment wins and an empty one
-    /// restores the default. Unknown sections and keys are warnings; values that do not parse are
-    /// errors naming file, line and key.
+    /// restores the default. Unlike systemd's unit files, unknown sections and keys and lines
+    /// without `=` are errors (as nginx refuses unknown directives): a typo must not start the
+    /// daemon on a default it was meant to change. Every problem of the file is reported, each
+    /// naming file, line and key, with a did-you-mean where a known name is close.
     public static func parse(
         text: String,
         path: String
-    ) -> Result<(DaemonConfiguration, [ConfigWarning]), ConfigError> {
+    ) -> Result<(DaemonConfiguration, [ConfigWarning]), ConfigProblems> {
         var parser = ConfigurationParser(path: path)
-        do {
-            let configuration = try parser.parse(text)
-            return .success((configuration, parser.warnings))
-        } catch {
-            return .failure(error)
-        }
+        let configuration = parser.parse(text)
+        guard parser.errors.isEmpty else { return .failure(ConfigProblems(parser.errors)) }
+        return .success((configuration, parser.warnings))
     }
 }
 
@@ -31,7 +32,7 @@ struct ConfigurationParser {
         "Cookies": ["MaxPerDomain", "MaxTotal"],
         "Server": [
             "MaxLineLength", "MaxConnections", "MaxConnectionsPerUser", "MaxRequestsInFlight",
-            "MaxRequestsInFlightPerUser", "MaxBatch", "IdleExit", "IdleTimeout", "LineTimeout", "Socket",
+            "MaxRequestsInFlightPerUser", "MaxBatch", "IdleExit", "IdleTimeout", "LineTimeout", "Socket", "LogLevel",
         ],
         "Store": ["ResetOnCorruption", "Synchronous"],
         "Fleet": ["Redis", "PasswordFile", "Name", "KeyFile", "ShareCache", "ShareCookiesOf"],
@@ -42,6 +43,8 @@ struct ConfigurationParser {
 
     let path: String
     private(set) var warnings: [ConfigWarning] = []
+    /// Every problem found, in file order once `parse` returns.
+    private(set) var errors: [ConfigError] = []
     private var configuration = DaemonConfiguration()
     /// Line of the last assignment of each "Section.Key", for errors about combinations.
     private var lastLine: [String: Int] = [:]
@@ -54,42 +57,56 @@ struct ConfigurationParser {
         self.path = path
     }
 
-    mutating func parse(_ text: String) throws(ConfigError) -> DaemonConfiguration {
-        let read: (items: [INIReader.Item], ignored: [(line: Int, message: String)])
-        switch INIReader.read(text) {
-        case .success(let result): read = result
-        case .failure(let syntax):
-            throw ConfigError(code: .syntax, path: path, line: syntax.line, key: nil, message: syntax.message)
-        }
-        for (line, message) in read.ignored { warn(line, message) }
+    mutating func parse(_ text: String) -> DaemonConfiguration {
+        let read = INIReader.read(text)
+        for problem in read.problems { errors.append(lineProblem(problem)) }
         for item in read.items {
             switch item {
             case .section(let header):
                 if Self.knownKeys[header.name] == nil {
-                    warn(header.line, "unknown section [\(header.name)], ignoring")
+                    var message = "unknown section [\(header.name)]"
+                    if let match = NameSuggestion.closest(to: header.name, among: Array(Self.knownKeys.keys)) {
+                        message += " (did you mean [\(match)]?)"
+                    }
+                    errors.append(
+                        ConfigError(code: .unknownSection, path: path, line: header.line, key: nil, message: message))
                 }
                 if header.name == "Fleet", fleet.headerLine == nil { fleet.headerLine = header.line }
             case .assignment(let assignment):
-                try apply(assignment)
+                do throws(ConfigError) {
+                    try apply(assignment)
+                } catch {
+                    errors.append(error)
+                }
             }
         }
-        try finish()
-        warnings.sort { $0.line < $1.line }  // stable: file order, as a reader expects
+        finish()
+        // Stable: file order, as a reader expects.
+        errors.sort { $0.line < $1.line }
+        warnings.sort { $0.line < $1.line }
         return configuration
+    }
+
+    /// A line the reader could not take as a header or an assignment, with the key it most
+    /// likely meant (`Upstream system` is `Upstream=system` without its `=`). The line's value is
+    /// never repeated: it may be a secret.
+    private func lineProblem(_ problem: INIReader.LineProblem) -> ConfigError {
+        var message = problem.message
+        if problem.kind == .missingEquals, let section = problem.section, let keys = Self.knownKeys[section],
+            let word = problem.firstWord,
+            let match = keys.first(where: { $0.lowercased() == word.lowercased() })
+                ?? NameSuggestion.closest(to: word, among: keys)
+        {
+            message += " (did you mean \(match)=...?)"
+        }
+        return ConfigError(code: .syntax, path: path, line: problem.line, key: nil, message: message)
     }
 
     // MARK: - Assignments
 
     private mutating func apply(_ assignment: INIReader.Assignment) throws(ConfigError) {
-        guard let keys = Self.knownKeys[assignment.section] else { return }  // warned at the header
-        guard keys.contains(assignment.key) else {
-            var message = "unknown key \(assignment.key)= in [\(assignment.section)], ignoring"
-            if let match = keys.first(where: { $0.lowercased() == assignment.key.lowercased() }) {
-                message += " (did you mean \(match)=?)"
-            }
-            warn(assignment.line, message)
-            return
-        }
+        guard let keys = Self.knownKeys[assignment.section] else { return }  // reported at the header
+        guard keys.contains(assignment.key) else { throw unknownKey(assignment, keys: keys) }
         lastLine["\(assignment.section).\(assignment.key)"] = assignment.line
         switch assignment.section {
         case "Resolver": try applyResolver(assignment)
@@ -99,6 +116,20 @@ struct ConfigurationParser {
         case "Fleet": try applyFleet(assignment)
         default: break
         }
+    }
+
+    /// A key its section does not have, with the known key it most likely meant: the same name
+    /// in another case, a close spelling, or the same key in the section it belongs to.
+    private func unknownKey(_ assignment: INIReader.Assignment, keys: [String]) -> ConfigError {
+        var message = "unknown key \(assignment.key)= in [\(assignment.section)]"
+        if let match = keys.first(where: { $0.lowercased() == assignment.key.lowercased() })
+            ?? NameSuggestion.closest(to: assignment.key, among: keys)
+        {
+            message += " (did you mean \(match)=?)"
+        } else if let home = Self.knownKeys.first(where: { $0.value.contains(assignment.key) })?.key {
+            message += " (\(assignment.key)= belongs in [\(home)])"
+        }
+        return ConfigError(code: .unknownKey, path: path, line: assignment.line, key: nil, message: message)
     }
 
     private mutating func applyResolver(_ assignment: INIReader.Assignment) throws(ConfigError) {
@@ -220,6 +251,16 @@ struct ConfigurationParser {
                 throw error(assignment, "socket path is longer than \(Self.maximumSocketPathBytes) bytes")
             }
             configuration.server.socket = socket
+        case "LogLevel":
+            if assignment.value.isEmpty {
+                configuration.server.logLevel = defaults.logLevel
+            } else {
+                guard let level = LogPriority(name: assignment.value) else {
+                    let names = LogPriority.allCases.map(\.name).joined(separator: ", ")
+                    throw error(assignment, "unknown log level \"\(assignment.value)\" (expected one of \(names))")
+                }
+                configuration.server.logLevel = level
+            }
         default:
             break
         }
@@ -282,15 +323,17 @@ struct ConfigurationParser {
 
     // MARK: - Whole-file checks
 
-    private mutating func finish() throws(ConfigError) {
-        configuration.fleet = try finishFleet()
+    private mutating func finish() {
+        configuration.fleet = finishFleet()
         let resolver = configuration.resolver
         if resolver.minTTLMs > resolver.maxTTLMs {
             let minLine = lastLine["Resolver.MinTTL"] ?? 0
             let maxLine = lastLine["Resolver.MaxTTL"] ?? 0
-            throw ConfigError(
-                code: .conflict, path: path, line: max(minLine, maxLine), key: minLine >= maxLine ? "MinTTL" : "MaxTTL",
-                message: "MinTTL= is greater than MaxTTL=")
+            errors.append(
+                ConfigError(
+                    code: .conflict, path: path, line: max(minLine, maxLine),
+                    key: minLine >= maxLine ? "MinTTL" : "MaxTTL",
+                    message: "MinTTL= is greater than MaxTTL="))
         }
         if resolver.upstreams.isEmpty {
             warn(
@@ -313,15 +356,16 @@ struct ConfigurationParser {
 
     /// A `[Fleet]` section needs `Redis=`, `Name=` and `KeyFile=`; without the section there is
     /// no fleet.
-    private mutating func finishFleet() throws(ConfigError) -> FleetConfiguration? {
+    private mutating func finishFleet() -> FleetConfiguration? {
         guard let headerLine = fleet.headerLine else { return nil }
         for (key, missing) in [
             ("Redis", fleet.redis == nil), ("Name", fleet.name == nil), ("KeyFile", fleet.keyFile == nil),
         ]
         where missing {
-            throw ConfigError(
-                path: path, line: lastLine["Fleet.\(key)"] ?? headerLine, key: key,
-                message: "the [Fleet] section needs \(key)=")
+            errors.append(
+                ConfigError(
+                    path: path, line: lastLine["Fleet.\(key)"] ?? headerLine, key: key,
+                    message: "the [Fleet] section needs \(key)="))
         }
         guard let redis = fleet.redis, let name = fleet.name, let keyFile = fleet.keyFile else { return nil }
         if !fleet.shareCache && fleet.shareCookiesOf.isEmpty {

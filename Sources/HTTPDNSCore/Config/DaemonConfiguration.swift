@@ -96,6 +96,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var lineTimeoutMs = 10_000
         /// `Socket=`: the path to bind when systemd passed no socket.
         public var socket: String?
+        /// `LogLevel=`: the most verbose priority logged (`httpdnsd --log-level` overrides it).
+        /// Default info.
+        public var logLevel = LogPriority.info
 
         public init() {}
     }

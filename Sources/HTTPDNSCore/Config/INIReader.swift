@@ -2,7 +2,7 @@
 /// `config_parse`: `[Section]` headers; `Key=Value` with whitespace around both trimmed; lines
 /// starting with `#` or `;` are comments; a line ending in `\` continues on the next one (the
 /// backslash becomes a space, comment lines inside the continuation are skipped). Lines systemd
-/// ignores with a warning (no `=`, an assignment before any section) become warnings here.
+/// ignores with a warning (no `=`, an assignment before any section) are problems here.
 struct INIReader {
     struct Assignment: Equatable {
         var section: String
@@ -22,48 +22,68 @@ struct INIReader {
         case assignment(Assignment)
     }
 
-    /// Why a line cannot be read at all (a malformed section header).
-    struct SyntaxError: Error, Equatable {
+    /// A line that is neither a header nor an assignment.
+    struct LineProblem: Equatable {
+        enum Kind: Equatable {
+            case badSectionHeader, missingEquals, outsideSection, missingKey
+        }
+        var kind: Kind
         var line: Int
         var message: String
+        /// The section the line is in (nil before the first header).
+        var section: String?
+        /// The line's first word, for a did-you-mean (never shown itself: it may hold a secret).
+        var firstWord: String?
     }
 
-    static func read(_ text: String) -> Result<(items: [Item], ignored: [(line: Int, message: String)]), SyntaxError> {
+    /// The file's headers and assignments, and every line that is neither.
+    static func read(_ text: String) -> (items: [Item], problems: [LineProblem]) {
         var items: [Item] = []
-        var ignored: [(line: Int, message: String)] = []
+        var problems: [LineProblem] = []
         var section: String?
         for (line, number) in logicalLines(text) {
             let trimmed = line.trimmingWhitespace()
             if trimmed.isEmpty || trimmed.first == "#" || trimmed.first == ";" { continue }
             if trimmed.first == "[" {
-                guard trimmed.last == "]", trimmed.count >= 2 else {
-                    return .failure(SyntaxError(line: number, message: "invalid section header \"\(trimmed)\""))
-                }
                 let name = String(trimmed.dropFirst().dropLast().trimmingWhitespace())
-                guard !name.isEmpty, !name.contains(where: { $0 == "[" || $0 == "]" }) else {
-                    return .failure(SyntaxError(line: number, message: "invalid section header \"\(trimmed)\""))
+                guard trimmed.last == "]", trimmed.count >= 2, !name.isEmpty,
+                    !name.contains(where: { $0 == "[" || $0 == "]" })
+                else {
+                    problems.append(
+                        LineProblem(
+                            kind: .badSectionHeader, line: number, message: "invalid section header \"\(trimmed)\"",
+                            section: section))
+                    // What follows is in no section the daemon knows until the next header.
+                    section = nil
+                    continue
                 }
                 section = name
                 items.append(.section(SectionHeader(name: name, line: number)))
                 continue
             }
             guard let equals = trimmed.firstIndex(of: "=") else {
-                ignored.append((number, "missing '=', ignoring line"))
+                let word = trimmed.split(whereSeparator: { $0 == " " || $0 == "\t" }).first.map(String.init)
+                problems.append(
+                    LineProblem(
+                        kind: .missingEquals, line: number, message: "missing '=' in an assignment", section: section,
+                        firstWord: word))
                 continue
             }
             let key = String(trimmed[..<equals].trimmingWhitespace())
             let value = String(trimmed[trimmed.index(after: equals)...].trimmingWhitespace())
             guard let section else {
-                ignored.append((number, "assignment outside of a section, ignoring"))
+                problems.append(
+                    LineProblem(kind: .outsideSection, line: number, message: "assignment outside of a section"))
                 continue
             }
             guard !key.isEmpty else {
-                ignored.append((number, "assignment without a key, ignoring"))
+                problems.append(
+                    LineProblem(kind: .missingKey, line: number, message: "assignment without a key", section: section))
                 continue
             }
             items.append(.assignment(Assignment(section: section, key: key, value: value, line: number)))
         }
-        return .success((items, ignored))
+        return (items, problems)
     }
 
     /// Physical lines joined across `\` continuations, each with the number of its first line.

@@ -1,0 +1,496 @@
+package httpdns
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestSocketPath(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HTTPDNSD_SOCKET", "")
+	t.Setenv("XDG_RUNTIME_DIR", dir)
+	if got := SocketPath(""); got != SystemSocket {
+		t.Fatalf("no per-user socket: %q", got)
+	}
+	perUser := filepath.Join(dir, "httpdnsd", "httpdnsd.sock")
+	os.MkdirAll(filepath.Dir(perUser), 0o755)
+	listener, err := net.Listen("unix", perUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer listener.Close()
+	if got := SocketPath(""); got != perUser {
+		t.Fatalf("per-user: %q", got)
+	}
+	t.Setenv("HTTPDNSD_SOCKET", "/tmp/env.sock")
+	if got := SocketPath(""); got != "/tmp/env.sock" {
+		t.Fatalf("environment: %q", got)
+	}
+	if got := SocketPath("/tmp/explicit.sock"); got != "/tmp/explicit.sock" {
+		t.Fatalf("explicit: %q", got)
+	}
+}
+
+func TestURLHost(t *testing.T) {
+	for rawURL, want := range map[string]string{
+		"https://App.Example.test:8443/x": "App.Example.test",
+		"https://203.0.113.10/login":      "",
+		"http://[2001:db8::1]:80/":        "",
+	} {
+		if got := URLHost(rawURL); got != want {
+			t.Errorf("URLHost(%q) = %q, want %q", rawURL, got, want)
+		}
+	}
+}
+
+// fakeDaemon serves a Unix socket; handle gets each connection's requests.
+type fakeDaemon struct {
+	path        string
+	listener    net.Listener
+	mu          sync.Mutex
+	connections int
+}
+
+func newFake(t *testing.T, handle func(conn net.Conn, requests *bufio.Scanner)) *fakeDaemon {
+	path := filepath.Join(t.TempDir(), "fake.sock")
+	listener, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := &fakeDaemon{path: path, listener: listener}
+	go func() {
+		for {
+			conn, err := listener.Accept()
+			if err != nil {
+				return
+			}
+			fake.mu.Lock()
+			fake.connections++
+			fake.mu.Unlock()
+			go handle(conn, bufio.NewScanner(conn))
+		}
+	}()
+	t.Cleanup(func() { listener.Close() })
+	return fake
+}
+
+type request struct {
+	ID     uint64         `json:"id"`
+	Method string         `json:"method"`
+	Params map[string]any `json:"params"`
+}
+
+func next(requests *bufio.Scanner) request {
+	var r request
+	requests.Scan()
+	json.Unmarshal(requests.Bytes(), &r)
+	return r
+}
+
+func answer(conn net.Conn, value map[string]any) {
+	line, _ := json.Marshal(value)
+	conn.Write(append(line, '\n'))
+}
+
+func TestAnswersOutOfOrderReachTheirCallers(t *testing.T) {
+	fake := newFake(t, func(conn net.Conn, requests *bufio.Scanner) {
+		first, second := next(requests), next(requests)
+		for _, r := range []request{second, first} {
+			answer(conn, map[string]any{"jsonrpc": "2.0", "id": r.ID, "result": r.Params["n"]})
+		}
+	})
+	c, err := Dial(fake.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var wg sync.WaitGroup
+	results := make([]float64, 2)
+	for i := range results {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			if err := c.Call(context.Background(), "echo", map[string]any{"n": i + 1}, &results[i]); err != nil {
+				t.Error(err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	if results[0] != 1 || results[1] != 2 {
+		t.Fatalf("results %v", results)
+	}
+}
+
+func TestNotificationsAreRoutedToTheConnectionsHandler(t *testing.T) {
+	fake := newFake(t, func(conn net.Conn, requests *bufio.Scanner) {
+		r := next(requests)
+		answer(conn, map[string]any{"jsonrpc": "2.0", "method": "event", "params": map[string]any{"n": 1}})
+		answer(conn, map[string]any{"jsonrpc": "2.0", "id": r.ID, "result": true})
+		answer(conn, map[string]any{"jsonrpc": "2.0", "method": "event", "params": map[string]any{"n": 2}})
+	})
+	events := make(chan Notification, 2)
+	cn, err := openConn(context.Background(), fake.path, func(n Notification) { events <- n })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cn.close()
+	msg, err := cn.call(context.Background(), "subscribe", nil)
+	if err != nil || string(msg.Result) != "true" {
+		t.Fatalf("answer %s %v", msg.Result, err)
+	}
+	for _, want := range []string{`{"n":1}`, `{"n":2}`} {
+		select {
+		case n := <-events:
+			if n.Method != "event" || string(n.Params) != want {
+				t.Fatalf("notification %v", n)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("no notification")
+		}
+	}
+}
+
+func TestErrorDataIsCarriedThrough(t *testing.T) {
+	data := map[string]any{"name": "InvalidParams", "field": "url", "reason": "ambiguous-url",
+		"serialized": `https://a.example/\@b.example/`, "hosts": []any{"a.example", "b.example"}}
+	fake := newFake(t, func(conn net.Conn, requests *bufio.Scanner) {
+		r := next(requests)
+		answer(conn, map[string]any{"jsonrpc": "2.0", "id": r.ID,
+			"error": map[string]any{"code": -32602, "message": "Invalid params", "data": data}})
+	})
+	c, _ := Dial(fake.path)
+	defer c.Close()
+	_, err := c.GetCookieHeader(context.Background(), `https://a.example/\@b.example/`, "", nil)
+	var rpcError *RPCError
+	if !errors.As(err, &rpcError) {
+		t.Fatalf("error %v", err)
+	}
+	if rpcError.Code != -32602 || rpcError.Name() != "InvalidParams" || rpcError.Field() != "url" ||
+		rpcError.Reason() != "ambiguous-url" || rpcError.Method != "getCookieHeader" {
+		t.Fatalf("%#v", rpcError)
+	}
+	if fmt.Sprint(rpcError.Data["hosts"]) != "[a.example b.example]" || !strings.Contains(err.Error(), "ambiguous-url") {
+		t.Fatalf("data %v / %v", rpcError.Data, err)
+	}
+}
+
+func TestAConnectionClosedWhileIdleIsOpenedAgain(t *testing.T) {
+	fake := newFake(t, func(conn net.Conn, requests *bufio.Scanner) {
+		r := next(requests)
+		answer(conn, map[string]any{"jsonrpc": "2.0", "id": r.ID, "result": "ok"})
+		conn.Close() // as the daemon does after IdleTimeout=
+	})
+	c, _ := Dial(fake.path)
+	defer c.Close()
+	for i := 0; i < 2; i++ {
+		var result string
+		if err := c.Call(context.Background(), "status", nil, &result); err != nil || result != "ok" {
+			t.Fatalf("call %d: %q %v", i, result, err)
+		}
+	}
+	if fake.connections != 2 {
+		t.Fatalf("%d connections", fake.connections)
+	}
+}
+
+func TestContextCancellationStopsTheWait(t *testing.T) {
+	release := make(chan struct{})
+	fake := newFake(t, func(conn net.Conn, requests *bufio.Scanner) {
+		first := next(requests)
+		<-release
+		answer(conn, map[string]any{"jsonrpc": "2.0", "id": first.ID, "result": "late"})
+		second := next(requests)
+		answer(conn, map[string]any{"jsonrpc": "2.0", "id": second.ID, "result": "second"})
+	})
+	c, _ := Dial(fake.path)
+	defer c.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := c.Call(ctx, "status", nil, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled call: %v", err)
+	}
+	close(release)
+	var result string
+	if err := c.Call(context.Background(), "status", nil, &result); err != nil || result != "second" {
+		t.Fatalf("next call: %q %v", result, err)
+	}
+}
+
+func TestAnUnreachableDaemonIsAConnectionError(t *testing.T) {
+	_, err := Dial(filepath.Join(t.TempDir(), "nobody.sock"))
+	var connectionError *ConnectionError
+	if !errors.As(err, &connectionError) || !strings.Contains(err.Error(), "nobody.sock") {
+		t.Fatalf("%v", err)
+	}
+}
+
+// -- against the daemon and clients/testing/fixture.py (HTTPDNS_FIXTURE, HTTPDNSD_SOCKET) ------
+
+type world struct {
+	Dir       string              `json:"dir"`
+	CA        string              `json:"ca"`
+	HTTPPort  int                 `json:"httpPort"`
+	HTTPSPort int                 `json:"httpsPort"`
+	Proxy     string              `json:"proxy"`
+	Records   string              `json:"records"`
+	ProxyLog  string              `json:"proxyLog"`
+	Answers   string              `json:"answers"`
+	Hosts     map[string][]string `json:"hosts"`
+	socket    string
+}
+
+func fixture(t *testing.T) *world {
+	path, socket := os.Getenv("HTTPDNS_FIXTURE"), os.Getenv("HTTPDNSD_SOCKET")
+	if path == "" || socket == "" {
+		t.Skip("needs HTTPDNS_FIXTURE and HTTPDNSD_SOCKET (.ci/test runs these with a daemon)")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &world{socket: socket}
+	if err := json.Unmarshal(data, w); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func (w *world) url(host, path, scheme string) string {
+	port := w.HTTPSPort
+	if scheme == "http" {
+		port = w.HTTPPort
+	}
+	return fmt.Sprintf("%s://%s:%d%s", scheme, host, port, path)
+}
+
+type record struct {
+	Server, Peer, SNI, Method, Path, Host, Cookie, Body string
+	SNIValue                                            *string `json:"sni"`
+}
+
+func (w *world) requestsWith(t *testing.T, token string) []map[string]any {
+	data, err := os.ReadFile(w.Records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []map[string]any
+	for _, line := range strings.Split(string(data), "\n") {
+		var entry map[string]any
+		if json.Unmarshal([]byte(line), &entry) == nil && strings.Contains(fmt.Sprint(entry["path"]), token) {
+			found = append(found, entry)
+		}
+	}
+	return found
+}
+
+func (w *world) move(t *testing.T, c *Client, host string, addresses []string) {
+	data, _ := os.ReadFile(w.Answers)
+	var answers map[string][]string
+	json.Unmarshal(data, &answers)
+	answers[host] = addresses
+	data, _ = json.Marshal(answers)
+	os.WriteFile(w.Answers+".tmp", data, 0o644)
+	if err := os.Rename(w.Answers+".tmp", w.Answers); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.FlushCache(context.Background(), host); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func setup(t *testing.T) (*world, *Client, *http.Client, *http.Transport) {
+	w := fixture(t)
+	c, err := Dial(w.socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.DeleteCookies(context.Background(), DeleteCookiesParams{All: true}); err != nil {
+		t.Fatal(err)
+	}
+	pem, err := os.ReadFile(w.CA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	transport := c.Transport()
+	transport.Proxy = c.Proxy(transport, nil) // no proxy from the environment in the tests
+	transport.TLSClientConfig = &tls.Config{RootCAs: pool}
+	t.Cleanup(transport.CloseIdleConnections)
+	return w, c, &http.Client{Jar: c.Jar(), Transport: transport}, transport
+}
+
+func token(t *testing.T) string {
+	return fmt.Sprintf("/go-%s-%d", t.Name(), time.Now().UnixNano())
+}
+
+func body(t *testing.T) func(*http.Response, error) map[string]any {
+	return func(response *http.Response, err error) map[string]any { return decode(t, response, err) }
+}
+
+func decode(t *testing.T, response *http.Response, err error) map[string]any {
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer response.Body.Close()
+	data, _ := io.ReadAll(response.Body)
+	var echo map[string]any
+	if err := json.Unmarshal(data, &echo); err != nil {
+		t.Fatalf("status %d, body %q", response.StatusCode, data)
+	}
+	return echo
+}
+
+func TestTypedCalls(t *testing.T) {
+	_, c, _, _ := setup(t)
+	ctx := context.Background()
+	answer, err := c.Resolve(ctx, "login.example.test", &ResolveOptions{Family: "ipv4", TimeoutMs: 5000})
+	if err != nil || len(answer.IPv4) != 1 || answer.IPv4[0] != "127.0.0.2" {
+		t.Fatalf("resolve %+v %v", answer, err)
+	}
+	if reverse, err := c.Reverse(ctx, "127.0.0.2"); err != nil || reverse.Hosts[0] != "login.example.test" {
+		t.Fatalf("reverse %+v %v", reverse, err)
+	}
+	stored, err := c.HandleSetCookie(ctx, "https://127.0.0.4/x", "go.example.test", []string{"k=v; Path=/", "t=1; Domain=com"})
+	if err != nil || stored.Host != "go.example.test" || stored.Stored != 1 || stored.Rejected[0].Reason != "public-suffix" {
+		t.Fatalf("handleSetCookie %+v %v", stored, err)
+	}
+	if header, err := c.GetCookieHeader(ctx, "https://go.example.test/", "", nil); err != nil || header != "k=v" {
+		t.Fatalf("getCookieHeader %q %v", header, err)
+	}
+	cookies, err := c.ListCookies(ctx, "go.example.test")
+	if err != nil || len(cookies) != 1 || !cookies[0].HostOnly || cookies[0].Expires != nil {
+		t.Fatalf("listCookies %+v %v", cookies, err)
+	}
+	exported, err := c.ExportCookies(ctx)
+	if err != nil || !strings.Contains(exported, "go.example.test\tFALSE\t/\tFALSE\t0\tk\tv") {
+		t.Fatalf("exportCookies %q %v", exported, err)
+	}
+	if n, err := c.DeleteCookies(ctx, DeleteCookiesParams{URL: "https://go.example.test/", Name: "k"}); err != nil || n != 1 {
+		t.Fatalf("deleteCookies %d %v", n, err)
+	}
+	if n, err := c.ImportCookies(ctx, exported); err != nil || n != 1 {
+		t.Fatalf("importCookies %d %v", n, err)
+	}
+	status, err := c.Status(ctx)
+	if err != nil || status.Version == "" || status.Upstreams[0].Kind != "alibaba" || status.Cookies.Count != 1 {
+		t.Fatalf("status %+v %v", status, err)
+	}
+	document, err := c.Discover(ctx)
+	var parsed struct{ Methods []struct{ Name string } }
+	if err != nil || json.Unmarshal(document, &parsed) != nil || len(parsed.Methods) != 11 {
+		t.Fatalf("discover: %v (the typed calls cover 11 methods; %d now)", err, len(parsed.Methods))
+	}
+	_, err = c.Resolve(ctx, "nowhere.example.test", nil)
+	var rpcError *RPCError
+	if !errors.As(err, &rpcError) || rpcError.Code != -32001 || rpcError.Name() != "HostNotFound" {
+		t.Fatalf("unknown host: %v", err)
+	}
+	err = c.Call(ctx, "noSuchMethod", nil, nil)
+	if !errors.As(err, &rpcError) || rpcError.Code != -32601 || rpcError.Data["method"] != "noSuchMethod" {
+		t.Fatalf("unknown method: %v", err)
+	}
+}
+
+func TestLoginThroughA302ToAnotherHost(t *testing.T) {
+	w, c, client, _ := setup(t)
+	tok := token(t)
+	home := w.url("app.example.test", tok+"/home/echo", "https")
+	login := w.url("login.example.test", tok+"/login?domain=example.test&next="+url.QueryEscape(home), "https")
+	echo := body(t)(client.PostForm(login, url.Values{"user": {"gopher"}}))
+	if echo["cookie"] != "sid=gopher" {
+		t.Fatalf("landed with %v", echo)
+	}
+	records := w.requestsWith(t, tok)
+	if len(records) != 2 {
+		t.Fatalf("records %v", records)
+	}
+	want := []struct{ server, sni, method string }{{"127.0.0.2", "login.example.test", "POST"}, {"127.0.0.3", "app.example.test", "GET"}}
+	for i, r := range records {
+		hostHeader := fmt.Sprintf("%s:%d", want[i].sni, w.HTTPSPort)
+		if r["server"] != want[i].server || r["sni"] != want[i].sni || r["method"] != want[i].method || r["host"] != hostHeader {
+			t.Errorf("hop %d: %v", i, r)
+		}
+	}
+	cookies, _ := c.ListCookies(context.Background(), "example.test")
+	if len(cookies) != 1 || cookies[0].Name != "sid" || !cookies[0].HTTPOnly || cookies[0].HostOnly {
+		t.Fatalf("jar %+v", cookies)
+	}
+}
+
+func TestFailoverCertificateAndUnknownHost(t *testing.T) {
+	w, _, client, _ := setup(t)
+	tok := token(t)
+	if echo := body(t)(client.Get(w.url("failover.example.test", tok+"/echo", "https"))); echo["server"] != "127.0.0.4" {
+		t.Fatalf("failover: %v", echo)
+	}
+	if _, err := client.Get(w.url("wrongcert.example.test", tok+"/bad/echo", "https")); err == nil ||
+		!strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("a certificate for other names was accepted: %v", err)
+	}
+	_, err := client.Get(w.url("nowhere.example.test", "/echo", "https"))
+	var rpcError *RPCError
+	if !errors.As(err, &rpcError) || rpcError.Name() != "HostNotFound" {
+		t.Fatalf("unknown host: %v", err)
+	}
+}
+
+func TestReusePerAddressAndAMove(t *testing.T) {
+	w, c, client, _ := setup(t)
+	tok := token(t)
+	ctx := context.Background()
+	c.HandleSetCookie(ctx, w.url("go.example.test", "/", "https"), "", []string{"moved=yes; Path=/"})
+	first := body(t)(client.Get(w.url("go.example.test", tok+"/1/echo", "https")))
+	second := body(t)(client.Get(w.url("go.example.test", tok+"/2/echo", "https")))
+	if first["server"] != "127.0.0.4" || first["peer"] != second["peer"] {
+		t.Fatalf("not one connection: %v / %v", first, second)
+	}
+	w.move(t, c, "go.example.test", []string{"127.0.0.6"})
+	defer w.move(t, c, "go.example.test", []string{"127.0.0.4"})
+	third := body(t)(client.Get(w.url("go.example.test", tok+"/3/echo", "https")))
+	if third["server"] != "127.0.0.6" || third["sni"] != "go.example.test" || third["cookie"] != "moved=yes" {
+		t.Fatalf("after the move: %v", third)
+	}
+}
+
+func TestAProxyIsNetHTTPsOwnAndCookiesStillGoThroughTheDaemon(t *testing.T) {
+	w, c, client, transport := setup(t)
+	proxyURL, _ := url.Parse(w.Proxy)
+	transport.Proxy = c.Proxy(transport, http.ProxyURL(proxyURL))
+	tok := token(t)
+	ctx := context.Background()
+	c.HandleSetCookie(ctx, w.url("app.example.test", "/", "http"), "", []string{"viaproxy=1; Path=/"})
+	target := w.url("app.example.test", tok+"/set?cookie=fromproxy%3D2%3B%20Path%3D%2F", "http")
+	response, err := client.Get(target)
+	if err != nil || response.StatusCode != 200 {
+		t.Fatalf("%v %v", response, err)
+	}
+	response.Body.Close()
+	records := w.requestsWith(t, tok)
+	if len(records) != 1 || records[0]["cookie"] != "viaproxy=1" {
+		t.Fatalf("records %v", records)
+	}
+	proxied, _ := os.ReadFile(w.ProxyLog)
+	if !strings.Contains(string(proxied), `"target": "`+target+`"`) {
+		t.Fatalf("the proxy did not see %s", target)
+	}
+	if header, _ := c.GetCookieHeader(ctx, w.url("app.example.test", "/", "http"), "", nil); !strings.Contains(header, "fromproxy=2") {
+		t.Fatalf("jar: %q", header)
+	}
+}

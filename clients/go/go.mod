@@ -1,0 +1,3 @@
+module httpdns
+
+go 1.19

@@ -1,0 +1,291 @@
+package httpdns
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/url"
+)
+
+// Resolution is a resolve answer. Source is cache, upstream, system, literal, static or fleet.
+type Resolution struct {
+	Host     string   `json:"host"`
+	IPv4     []string `json:"ipv4"`
+	IPv6     []string `json:"ipv6"`
+	TTL      int      `json:"ttl"`
+	Stale    bool     `json:"stale"`
+	Source   string   `json:"source"`
+	Upstream string   `json:"upstream,omitempty"`
+}
+
+// Addresses is every address of the answer, IPv4 first (the order connections try them in).
+func (r *Resolution) Addresses() []string {
+	return append(append([]string{}, r.IPv4...), r.IPv6...)
+}
+
+// ResolveOptions are resolve's optional parameters (zero values are left out).
+type ResolveOptions struct {
+	Family     string // "ipv4", "ipv6" or "both"
+	AllowStale *bool
+	TimeoutMs  int
+}
+
+// ReverseLookup is a reverse answer: the host names the daemon handed Address out for.
+type ReverseLookup struct {
+	Address string   `json:"address"`
+	Hosts   []string `json:"hosts"`
+	TTL     int      `json:"ttl"`
+}
+
+// Rejection is one refused Set-Cookie value: its index and why (syntax, domain-mismatch, ...).
+type Rejection struct {
+	Index  int    `json:"index"`
+	Reason string `json:"reason"`
+}
+
+// StoredCookies is a handleSetCookie answer.
+type StoredCookies struct {
+	Host     string      `json:"host"`
+	Stored   int         `json:"stored"`
+	Rejected []Rejection `json:"rejected"`
+}
+
+// Cookie is one cookie of the jar as listCookies gives it (Expires nil: a session cookie).
+type Cookie struct {
+	Name        string `json:"name"`
+	Value       string `json:"value"`
+	Domain      string `json:"domain"`
+	HostOnly    bool   `json:"hostOnly"`
+	Path        string `json:"path"`
+	Expires     *int64 `json:"expires"`
+	Secure      bool   `json:"secure"`
+	HTTPOnly    bool   `json:"httpOnly"`
+	SameSite    string `json:"sameSite"`
+	Partitioned bool   `json:"partitioned"`
+	Created     int64  `json:"created"`
+}
+
+// UpstreamStatus is one configured upstream in a status answer.
+type UpstreamStatus struct {
+	Name      string   `json:"name"`
+	Kind      string   `json:"kind"`
+	Healthy   bool     `json:"healthy"`
+	LastError *string  `json:"lastError"`
+	LatencyMs *float64 `json:"latencyMs"`
+}
+
+// Status is a status answer; Raw holds the whole result (members a newer daemon adds too).
+type Status struct {
+	Version string  `json:"version"`
+	Uptime  float64 `json:"uptime"`
+	Cache   struct {
+		Entries     int `json:"entries"`
+		Hits        int `json:"hits"`
+		Misses      int `json:"misses"`
+		StaleServed int `json:"staleServed"`
+	} `json:"cache"`
+	Cookies struct {
+		Count int `json:"count"`
+	} `json:"cookies"`
+	Upstreams []UpstreamStatus `json:"upstreams"`
+	Fleet     map[string]any   `json:"fleet,omitempty"`
+	Raw       json.RawMessage  `json:"-"`
+}
+
+// CookieHeaderOptions are getCookieHeader's optional parameters.
+type CookieHeaderOptions struct {
+	ForScript          bool
+	SiteForCookies     string
+	TopLevelNavigation bool
+}
+
+// DeleteCookiesParams selects what deleteCookies deletes: exactly one of URL, Domain and All;
+// Name narrows it to cookies of that name. Host is the real host of an IP-literal URL.
+type DeleteCookiesParams struct {
+	URL    string
+	Host   string
+	Domain string
+	All    bool
+	Name   string
+}
+
+// URLHost is the host name of rawURL as this client parses it, or "" when the URL names an IP
+// literal (then an explicit host, or the daemon's per-user address memory, decides).
+func URLHost(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return ""
+	}
+	host := u.Hostname()
+	if ip := net.ParseIP(host); ip != nil {
+		return ""
+	}
+	return host
+}
+
+func cookieParams(rawURL, host string) map[string]any {
+	params := map[string]any{"url": rawURL}
+	if host == "" {
+		host = URLHost(rawURL)
+	}
+	if host != "" {
+		params["host"] = host
+	}
+	return params
+}
+
+// Resolve calls resolve: the addresses of host.
+func (c *Client) Resolve(ctx context.Context, host string, options *ResolveOptions) (*Resolution, error) {
+	params := map[string]any{"host": host}
+	if options != nil {
+		if options.Family != "" {
+			params["family"] = options.Family
+		}
+		if options.AllowStale != nil {
+			params["allowStale"] = *options.AllowStale
+		}
+		if options.TimeoutMs > 0 {
+			params["timeoutMs"] = options.TimeoutMs
+		}
+	}
+	var result Resolution
+	if err := c.Call(ctx, "resolve", params, &result); err != nil {
+		return nil, err
+	}
+	return &result, nil
+}
+
+// Reverse calls reverse: the host names the daemon handed address out for, to this user.
+func (c *Client) Reverse(ctx context.Context, address string) (*ReverseLookup, error) {
+	var result ReverseLookup
+	if err := c.Call(ctx, "reverse", map[string]any{"address": address}, &result); err != nil {
+		return nil, err
+	}
+	return &result, nil
+}
+
+// GetCookieHeader calls getCookieHeader: the Cookie header value for a request to rawURL (""
+// for none). host names the real host when rawURL holds an IP literal; "" means the URL's own
+// host name, so the jar never guesses.
+func (c *Client) GetCookieHeader(ctx context.Context, rawURL, host string, options *CookieHeaderOptions) (string, error) {
+	params := cookieParams(rawURL, host)
+	if options != nil {
+		if options.ForScript {
+			params["forScript"] = true
+		}
+		if options.SiteForCookies != "" {
+			params["siteForCookies"] = options.SiteForCookies
+		}
+		if options.TopLevelNavigation {
+			params["topLevelNavigation"] = true
+		}
+	}
+	var result struct {
+		Header string `json:"header"`
+	}
+	if err := c.Call(ctx, "getCookieHeader", params, &result); err != nil {
+		return "", err
+	}
+	return result.Header, nil
+}
+
+// HandleSetCookie calls handleSetCookie: stores a response's Set-Cookie values for rawURL.
+func (c *Client) HandleSetCookie(ctx context.Context, rawURL, host string, setCookie []string) (*StoredCookies, error) {
+	params := cookieParams(rawURL, host)
+	params["setCookie"] = append([]string{}, setCookie...)
+	var result StoredCookies
+	if err := c.Call(ctx, "handleSetCookie", params, &result); err != nil {
+		return nil, err
+	}
+	return &result, nil
+}
+
+// DeleteCookies calls deleteCookies and returns how many cookies were deleted.
+func (c *Client) DeleteCookies(ctx context.Context, which DeleteCookiesParams) (int, error) {
+	params := map[string]any{}
+	if which.URL != "" {
+		params = cookieParams(which.URL, which.Host)
+	}
+	if which.Domain != "" {
+		params["domain"] = which.Domain
+	}
+	if which.All {
+		params["all"] = true
+	}
+	if which.Name != "" {
+		params["name"] = which.Name
+	}
+	var result struct {
+		Deleted int `json:"deleted"`
+	}
+	err := c.Call(ctx, "deleteCookies", params, &result)
+	return result.Deleted, err
+}
+
+// ListCookies calls listCookies: this user's cookies (of domain and its subdomains when given).
+func (c *Client) ListCookies(ctx context.Context, domain string) ([]Cookie, error) {
+	var params map[string]any
+	if domain != "" {
+		params = map[string]any{"domain": domain}
+	}
+	var result struct {
+		Cookies []Cookie `json:"cookies"`
+	}
+	if err := c.Call(ctx, "listCookies", params, &result); err != nil {
+		return nil, err
+	}
+	return result.Cookies, nil
+}
+
+// ImportCookies calls importCookies with Netscape cookies.txt text; returns the count.
+func (c *Client) ImportCookies(ctx context.Context, data string) (int, error) {
+	var result struct {
+		Imported int `json:"imported"`
+	}
+	err := c.Call(ctx, "importCookies", map[string]any{"data": data}, &result)
+	return result.Imported, err
+}
+
+// ExportCookies calls exportCookies: this user's jar as Netscape cookies.txt text.
+func (c *Client) ExportCookies(ctx context.Context) (string, error) {
+	var result struct {
+		Data string `json:"data"`
+	}
+	err := c.Call(ctx, "exportCookies", nil, &result)
+	return result.Data, err
+}
+
+// FlushCache calls flushCache (root and the daemon's user only) for host, or for every host
+// when host is ""; returns how many entries were dropped.
+func (c *Client) FlushCache(ctx context.Context, host string) (int, error) {
+	var params map[string]any
+	if host != "" {
+		params = map[string]any{"host": host}
+	}
+	var result struct {
+		Flushed int `json:"flushed"`
+	}
+	err := c.Call(ctx, "flushCache", params, &result)
+	return result.Flushed, err
+}
+
+// Status calls status.
+func (c *Client) Status(ctx context.Context) (*Status, error) {
+	var raw json.RawMessage
+	if err := c.Call(ctx, "status", nil, &raw); err != nil {
+		return nil, err
+	}
+	var result Status
+	if err := json.Unmarshal(raw, &result); err != nil {
+		return nil, err
+	}
+	result.Raw = raw
+	return &result, nil
+}
+
+// Discover calls rpc.discover: the daemon's OpenRPC document.
+func (c *Client) Discover(ctx context.Context) (json.RawMessage, error) {
+	var raw json.RawMessage
+	err := c.Call(ctx, "rpc.discover", nil, &raw)
+	return raw, err
+}

@@ -1,0 +1,539 @@
+'use strict';
+// httpdns: the Node.js client of httpdnsd, the machine's HTTPDNS cache and shared cookie jar,
+// over its JSON-RPC socket (httpdnsd-rpc(7)). No dependencies; Node 18 or later.
+//
+//   const httpdns = require('httpdns');          // or: import * as httpdns from 'httpdns'
+//   const client = httpdns.connect();
+//   const response = await client.fetch('https://app.example.com/api/me');
+//
+// client.fetch goes IP-direct to the daemon's addresses with the machine's session, following
+// redirects itself with the daemon's cookies on every hop; client.lookup is a dns.lookup for the
+// `lookup` option of http/https requests and agents.
+
+const events = require('node:events');
+const fs = require('node:fs');
+const http = require('node:http');
+const https = require('node:https');
+const net = require('node:net');
+const path = require('node:path');
+const { Readable } = require('node:stream');
+
+const SYSTEM_SOCKET = '/run/httpdnsd/httpdnsd.sock';
+// Bounds what one answer line may make the reader hold (an exported jar is the largest answer).
+const MAX_LINE = 256 * 1024 * 1024;
+const DEFAULT_TIMEOUT_MS = 30000;
+const MAX_REDIRECTS = 20; // the fetch standard's limit
+
+/** The socket httpdnsd-rpc(7) says to use: `explicit`, else $HTTPDNSD_SOCKET, else the
+ * per-user socket when $XDG_RUNTIME_DIR is set and it exists, else the system socket. */
+function socketPath(explicit) {
+  if (explicit) return explicit;
+  if (process.env.HTTPDNSD_SOCKET) return process.env.HTTPDNSD_SOCKET;
+  if (process.env.XDG_RUNTIME_DIR) {
+    const perUser = path.join(process.env.XDG_RUNTIME_DIR, 'httpdnsd', 'httpdnsd.sock');
+    if (fs.existsSync(perUser)) return perUser;
+  }
+  return SYSTEM_SOCKET;
+}
+
+/** The host name of `url` as this client parses it, or undefined for an IP literal (then an
+ * explicit host, or the daemon's per-user address memory, decides). */
+function urlHost(url) {
+  let host;
+  try {
+    host = new URL(String(url)).hostname;
+  } catch {
+    return undefined;
+  }
+  const bare = host.startsWith('[') ? host.slice(1, -1) : host;
+  return bare && net.isIP(bare) === 0 ? bare : undefined;
+}
+
+/** An error answer of the daemon: `code` (-32602, -32001, ...), `message`, and `data` as sent
+ * (`data.name` is the stable name; `field`, `reason`, `candidates`, ... are kept whatever they are). */
+class RPCError extends Error {
+  constructor(method, error) {
+    const data = error && typeof error.data === 'object' && error.data !== null ? error.data : {};
+    const details = Object.entries(data).filter(([key]) => key !== 'name')
+      .map(([key, value]) => `${key}=${JSON.stringify(value)}`);
+    super(`httpdnsd: ${method}: ${error.message} (${error.code} ${data.name || ''}` +
+      `${details.length ? ': ' + details.join(', ') : ''})`);
+    this.name = 'RPCError';
+    this.method = method;
+    this.code = error.code;
+    this.data = data;
+  }
+
+  /** data.field: the parameter an InvalidParams error is about. */
+  get field() { return this.data.field; }
+  /** data.reason: "ambiguous-address", "ambiguous-url", an upstream's failure, ... */
+  get reason() { return this.data.reason; }
+  /** data.candidates: the host names of an "ambiguous-address" refusal. */
+  get candidates() { return Array.isArray(this.data.candidates) ? this.data.candidates : []; }
+}
+
+/** The daemon could not be reached, or closed the connection before answering. */
+class ConnectionError extends Error {
+  constructor(socket, message, { retryable = false, cause } = {}) {
+    super(`httpdnsd at ${socket}: ${message}`, cause ? { cause } : undefined);
+    this.name = 'ConnectionError';
+    this.code = cause && cause.code ? cause.code : 'ECONNRESET';
+    // The request went out on a connection that had answered before with nothing else in
+    // flight: the daemon closes only idle connections without answering (IdleTimeout=), so it
+    // never read it, and sending it again is safe.
+    this.retryable = retryable;
+  }
+}
+
+/** One connection: answers are routed to their callers by id (the daemon may answer out of
+ * order), notifications (a method without an id) are emitted as 'notification' events. */
+class Connection extends events.EventEmitter {
+  constructor(socket) {
+    super();
+    this.socket = socket;
+    this.pending = new Map();
+    this.nextId = 0;
+    this.answers = 0;
+    this.closed = null;
+    this.buffered = [];
+    this.bufferedLength = 0;
+    this.stream = net.createConnection(socket);
+    this.stream.on('data', (chunk) => this.receive(chunk));
+    this.stream.on('error', (error) => this.shut(new ConnectionError(socket, error.message, { cause: error })));
+    this.stream.on('close', () => this.shut(this.orphan
+      ? new ConnectionError(socket, `closed after error ${this.orphan.code}: ${this.orphan.message}`)
+      : new ConnectionError(socket, 'the daemon closed the connection')));
+    this.stream.unref(); // an idle client does not keep the process alive
+  }
+
+  send(method, params, { signal, timeoutMs } = {}) {
+    if (this.closed) return Promise.reject(new ConnectionError(this.socket, this.closed.message, { retryable: true }));
+    if (signal && signal.aborted) return Promise.reject(signal.reason);
+    const id = ++this.nextId;
+    const request = { jsonrpc: '2.0', id, method };
+    if (params !== undefined && params !== null) request.params = params;
+    return new Promise((resolve, reject) => {
+      const entry = { resolve, reject, retryable: this.pending.size === 0 && this.answers > 0 };
+      const onAbort = () => { this.forget(id); reject(signal.reason); };
+      const timer = setTimeout(() => {
+        this.forget(id);
+        reject(Object.assign(new Error(`httpdnsd: ${method}: no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' }));
+      }, timeoutMs);
+      entry.cleanup = () => {
+        clearTimeout(timer);
+        if (signal) signal.removeEventListener('abort', onAbort);
+      };
+      if (signal) signal.addEventListener('abort', onAbort, { once: true });
+      this.pending.set(id, entry);
+      this.stream.ref();
+      this.stream.write(JSON.stringify(request) + '\n');
+    });
+  }
+
+  forget(id) {
+    const entry = this.pending.get(id);
+    if (entry) {
+      entry.cleanup();
+      this.pending.delete(id);
+    }
+    if (this.pending.size === 0 && !this.closed) this.stream.unref();
+  }
+
+  close() {
+    this.shut(new ConnectionError(this.socket, 'the client closed the connection'));
+    this.stream.destroy();
+  }
+
+  shut(reason) {
+    if (!this.closed) this.closed = reason;
+    const pending = [...this.pending.values()];
+    this.pending.clear();
+    for (const entry of pending) {
+      entry.cleanup();
+      entry.reject(new ConnectionError(this.socket, reason.message,
+        { retryable: entry.retryable && !this.orphan, cause: reason.cause }));
+    }
+  }
+
+  receive(chunk) {
+    let start = 0;
+    let newline;
+    while ((newline = chunk.indexOf(10, start)) !== -1) {
+      this.buffered.push(chunk.subarray(start, newline));
+      const line = Buffer.concat(this.buffered).toString('utf8');
+      this.buffered = [];
+      this.bufferedLength = 0;
+      start = newline + 1;
+      if (line.trim()) this.dispatch(line);
+    }
+    if (start < chunk.length) {
+      this.buffered.push(chunk.subarray(start));
+      this.bufferedLength += chunk.length - start;
+      if (this.bufferedLength > MAX_LINE) {
+        this.shut(new ConnectionError(this.socket, `an answer longer than ${MAX_LINE} bytes`));
+        this.stream.destroy();
+      }
+    }
+  }
+
+  dispatch(line) {
+    let message;
+    try {
+      message = JSON.parse(line);
+    } catch (error) {
+      this.shut(new ConnectionError(this.socket, `the daemon sent a line that is not JSON: ${error.message}`));
+      this.stream.destroy();
+      return;
+    }
+    for (const item of Array.isArray(message) ? message : [message]) {
+      if (item === null || typeof item !== 'object') continue;
+      if (!('id' in item) && typeof item.method === 'string') {
+        this.emit('notification', item);
+        continue;
+      }
+      if (item.id === null) {
+        this.orphan = item.error || {}; // a line too large, a line timeout
+        continue;
+      }
+      this.answers++;
+      const entry = this.pending.get(item.id);
+      if (entry) {
+        this.forget(item.id);
+        entry.resolve(item);
+      }
+    }
+  }
+}
+
+function familyOf(options) {
+  const family = typeof options === 'number' ? options : options && options.family;
+  if (family === 4 || family === 'IPv4') return 4;
+  if (family === 6 || family === 'IPv6') return 6;
+  return 0;
+}
+
+function isNullBodyStatus(status) {
+  return status === 101 || status === 204 || status === 205 || status === 304;
+}
+
+/** A request body as bytes (replayable on a 307/308) or as a stream (not replayable). */
+async function requestBody(body, headers) {
+  if (body === undefined || body === null) return null;
+  const contentType = (type) => { if (!headers.has('content-type')) headers.set('content-type', type); };
+  if (typeof body === 'string') {
+    contentType('text/plain;charset=UTF-8');
+    return { bytes: Buffer.from(body) };
+  }
+  if (body instanceof URLSearchParams) {
+    contentType('application/x-www-form-urlencoded;charset=UTF-8');
+    return { bytes: Buffer.from(body.toString()) };
+  }
+  if (body instanceof ArrayBuffer) return { bytes: Buffer.from(body) };
+  if (ArrayBuffer.isView(body)) return { bytes: Buffer.from(body.buffer, body.byteOffset, body.byteLength) };
+  if (typeof Blob !== 'undefined' && body instanceof Blob) {
+    if (body.type) contentType(body.type);
+    return { bytes: Buffer.from(await body.arrayBuffer()) };
+  }
+  if (typeof body.getReader === 'function') return { stream: Readable.fromWeb(body) };
+  if (typeof body[Symbol.asyncIterator] === 'function' || typeof body.pipe === 'function') {
+    return { stream: Readable.from(body) };
+  }
+  throw new TypeError('client.fetch: unsupported body type');
+}
+
+/** An https/http agent whose pools are per host, port and the daemon's addresses. */
+function ipDirectAgent(Base, options) {
+  class IPDirectAgent extends Base {
+    getName(requestOptions) {
+      return `${super.getName(requestOptions)}:${requestOptions.httpdnsAddresses || ''}`;
+    }
+  }
+  return new IPDirectAgent({ keepAlive: true, ...options });
+}
+
+/** A connection to httpdnsd, shared by everything that uses it; reopened when the daemon closed it. */
+class Client {
+  /** options: `socket` (default: the rules of socketPath), `timeoutMs` per call, `ca` (extra
+   * trusted certificates for client.fetch), `agentOptions` for its http/https agents. */
+  constructor(options = {}) {
+    this.socketPath = socketPath(options.socket);
+    this.timeoutMs = options.timeoutMs || DEFAULT_TIMEOUT_MS;
+    this.connection = null;
+    this.closed = false;
+    const agentOptions = { ...(options.agentOptions || {}) };
+    this.httpAgent = ipDirectAgent(http.Agent, agentOptions);
+    this.httpsAgent = ipDirectAgent(https.Agent, options.ca ? { ...agentOptions, ca: options.ca } : agentOptions);
+    this.lookup = this.lookup.bind(this);
+    this.fetch = this.fetch.bind(this);
+  }
+
+  connected() {
+    if (this.closed) throw new ConnectionError(this.socketPath, 'the client is closed');
+    if (!this.connection || this.connection.closed) this.connection = new Connection(this.socketPath);
+    return this.connection;
+  }
+
+  /** Calls `method` with `params` (an object, by name) and resolves to its result; rejects with
+   * RPCError for an error answer, ConnectionError when the daemon is unreachable.
+   * options: `signal` (AbortSignal), `timeoutMs`. */
+  async call(method, params, options = {}) {
+    const timeoutMs = options.timeoutMs || this.timeoutMs;
+    for (let attempt = 0; ; attempt++) {
+      let response;
+      try {
+        response = await this.connected().send(method, params, { signal: options.signal, timeoutMs });
+      } catch (error) {
+        if (error instanceof ConnectionError && error.retryable && attempt === 0) continue;
+        throw error;
+      }
+      if (response.error) throw new RPCError(method, response.error);
+      if (!('result' in response)) throw new ConnectionError(this.socketPath, `${method}: an answer without a result`);
+      return response.result;
+    }
+  }
+
+  /** Closes the connection and the agents' idle sockets. */
+  close() {
+    this.closed = true;
+    if (this.connection) this.connection.close();
+    this.httpAgent.destroy();
+    this.httpsAgent.destroy();
+  }
+
+  static cookieParams(url, host, extra) {
+    const params = { url: String(url) };
+    const name = host || urlHost(url);
+    if (name) params.host = name;
+    for (const [key, value] of Object.entries(extra)) if (value !== undefined && value !== null) params[key] = value;
+    return params;
+  }
+
+  /** resolve: { host, ipv4, ipv6, ttl, stale, source, upstream? }. */
+  resolve(host, { family, allowStale, timeoutMs, signal } = {}) {
+    const params = { host };
+    if (family) params.family = family;
+    if (allowStale !== undefined) params.allowStale = allowStale;
+    if (timeoutMs) params.timeoutMs = timeoutMs;
+    return this.call('resolve', params, { signal, timeoutMs: timeoutMs ? Math.max(this.timeoutMs, timeoutMs + 5000) : undefined });
+  }
+
+  /** reverse: { address, hosts, ttl }. */
+  reverse(address, { signal } = {}) {
+    return this.call('reverse', { address }, { signal });
+  }
+
+  /** getCookieHeader: the Cookie header value for `url` ('' for none). `host` names the real host
+   * of an IP-literal URL; by default the URL's own host name is sent, so the jar never guesses. */
+  async getCookieHeader(url, { host, forScript, siteForCookies, topLevelNavigation, signal } = {}) {
+    const params = Client.cookieParams(url, host, { forScript, siteForCookies, topLevelNavigation });
+    return (await this.call('getCookieHeader', params, { signal })).header;
+  }
+
+  /** handleSetCookie: stores Set-Cookie values (a string or an array) for `url`: { host, stored, rejected }. */
+  handleSetCookie(url, setCookie, { host, signal } = {}) {
+    const values = typeof setCookie === 'string' ? [setCookie] : [...setCookie];
+    return this.call('handleSetCookie', Client.cookieParams(url, host, { setCookie: values }), { signal });
+  }
+
+  /** deleteCookies: exactly one of `url`, `domain`, `all: true`; `name` narrows it. Resolves to the count. */
+  async deleteCookies({ url, host, domain, all, name, signal } = {}) {
+    const params = url !== undefined ? Client.cookieParams(url, host, {}) : {};
+    if (domain !== undefined) params.domain = domain;
+    if (all) params.all = true;
+    if (name !== undefined) params.name = name;
+    return (await this.call('deleteCookies', params, { signal })).deleted;
+  }
+
+  /** listCookies: the cookies of this user's jar (of `domain` and its subdomains when given). */
+  async listCookies({ domain, signal } = {}) {
+    return (await this.call('listCookies', domain !== undefined ? { domain } : undefined, { signal })).cookies;
+  }
+
+  /** importCookies: adds the cookies of Netscape cookies.txt text; resolves to the count. */
+  async importCookies(data, { format, signal } = {}) {
+    return (await this.call('importCookies', format ? { data, format } : { data }, { signal })).imported;
+  }
+
+  /** exportCookies: this user's jar as Netscape cookies.txt text. */
+  async exportCookies({ format, signal } = {}) {
+    return (await this.call('exportCookies', format ? { format } : undefined, { signal })).data;
+  }
+
+  /** flushCache (root and the daemon's user only): resolves to the number of entries dropped. */
+  async flushCache(host, { signal } = {}) {
+    return (await this.call('flushCache', host ? { host } : undefined, { signal })).flushed;
+  }
+
+  /** status: { version, uptime, cache, cookies, upstreams, fleet? }. */
+  status({ signal } = {}) {
+    return this.call('status', undefined, { signal });
+  }
+
+  /** rpc.discover: the daemon's OpenRPC document. */
+  discover({ signal } = {}) {
+    return this.call('rpc.discover', undefined, { signal });
+  }
+
+  /** A dns.lookup for the `lookup` option of net, http and https: answers from the daemon.
+   * A name the daemon reports as not existing is ENOTFOUND, other failures EAI_AGAIN, with the
+   * daemon's error as `cause`. */
+  lookup(hostname, options, callback) {
+    if (typeof options === 'function') {
+      callback = options;
+      options = {};
+    }
+    const family = familyOf(options);
+    const all = Boolean(options && options.all);
+    const literal = net.isIP(hostname);
+    const answer = (list) => {
+      if (all) callback(null, list);
+      else callback(null, list[0].address, list[0].family);
+    };
+    if (literal) {
+      process.nextTick(answer, [{ address: hostname, family: literal }]);
+      return;
+    }
+    this.resolve(hostname, { family: family === 4 ? 'ipv4' : family === 6 ? 'ipv6' : undefined }).then(
+      (result) => {
+        const list = [...result.ipv4.map((address) => ({ address, family: 4 })),
+          ...result.ipv6.map((address) => ({ address, family: 6 }))];
+        if (list.length === 0) throw new RPCError('resolve', { code: -32001, message: 'Host not found', data: { name: 'HostNotFound' } });
+        answer(list);
+      }).catch((cause) => {
+      const code = cause instanceof RPCError && cause.code === -32001 ? 'ENOTFOUND' : 'EAI_AGAIN';
+      const error = new Error(`httpdnsd: getaddrinfo ${code} ${hostname}: ${cause.message}`, { cause });
+      Object.assign(error, { code, errno: code, syscall: 'getaddrinfo', hostname });
+      callback(error);
+    });
+  }
+
+  /** fetch(url, init) over http/https, IP-direct to the daemon's addresses for each hop's host
+   * (tried in turn; TLS SNI, the certificate check and Host keep the name), following redirects
+   * itself (the fetch standard's rules: 303, and 301/302 after POST, become a GET without the
+   * body; at most 20) with the daemon's Cookie header on every hop and every hop's Set-Cookie
+   * stored through the daemon. Resolves to a WHATWG Response with a streaming body.
+   * init: method, headers, body, redirect ('follow', 'manual', 'error'), signal; and, beyond
+   * the standard, `agent` (an agent of your own, such as a proxy's: no IP-direct connection,
+   * the daemon's cookies still) and `ca`. */
+  async fetch(input, init = {}) {
+    let url = new URL(String(input && input.url ? input.url : input));
+    let method = (init.method || 'GET').toUpperCase();
+    const headers = new Headers(init.headers);
+    let body = await requestBody(init.body, headers);
+    const redirect = init.redirect || 'follow';
+    const signal = init.signal;
+    let redirected = false;
+    for (let hop = 0; ; hop++) {
+      if (signal && signal.aborted) throw signal.reason;
+      const host = urlHost(url.href);
+      const hopHeaders = new Headers(headers);
+      const jarHeader = await this.getCookieHeader(url.href, { host, signal });
+      if (jarHeader) {
+        const own = hopHeaders.get('cookie');
+        hopHeaders.set('cookie', own ? `${jarHeader}; ${own}` : jarHeader);
+      }
+      const response = await this.request(url, method, hopHeaders, body, init);
+      const setCookie = response.headers['set-cookie'];
+      if (setCookie && setCookie.length) await this.handleSetCookie(url.href, setCookie, { host, signal });
+      const status = response.statusCode;
+      const location = response.headers.location;
+      if (![301, 302, 303, 307, 308].includes(status) || !location || redirect === 'manual') {
+        return toResponse(response, url, method, redirected);
+      }
+      response.resume();
+      if (redirect === 'error') throw new TypeError(`client.fetch: ${url.href} redirected (redirect: 'error')`);
+      if (hop >= MAX_REDIRECTS) throw new TypeError(`client.fetch: more than ${MAX_REDIRECTS} redirects`);
+      const next = new URL(location, url);
+      if ((status === 303 && method !== 'GET' && method !== 'HEAD') || ((status === 301 || status === 302) && method === 'POST')) {
+        method = 'GET';
+        body = null;
+        for (const name of ['content-type', 'content-length', 'content-encoding', 'content-language', 'content-location']) {
+          headers.delete(name);
+        }
+      } else if (body && body.stream) {
+        throw new TypeError('client.fetch: a streamed body cannot be sent again on a redirect');
+      }
+      if (next.origin !== url.origin) headers.delete('authorization');
+      url = next;
+      redirected = true;
+    }
+  }
+
+  async request(url, method, headers, body, init) {
+    const secure = url.protocol === 'https:';
+    if (!secure && url.protocol !== 'http:') throw new TypeError(`client.fetch: unsupported scheme ${url.protocol}`);
+    const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+    const options = {
+      method,
+      host: hostname,
+      port: url.port || (secure ? 443 : 80),
+      path: url.pathname + url.search,
+      headers: Object.fromEntries(headers),
+      signal: init.signal,
+    };
+    if (body && body.bytes) options.headers['content-length'] = String(body.bytes.length);
+    if (init.ca) options.ca = init.ca;
+    if (init.agent) {
+      options.agent = init.agent;
+    } else {
+      const addresses = net.isIP(hostname)
+        ? [{ address: hostname, family: net.isIP(hostname) }]
+        : await this.addresses(hostname, init.signal);
+      options.agent = secure ? this.httpsAgent : this.httpAgent;
+      options.httpdnsAddresses = addresses.map((a) => a.address).join(',');
+      options.autoSelectFamily = true; // every address in turn (Node >= 18.13)
+      options.lookup = (_name, lookupOptions, callback) => {
+        if (lookupOptions && lookupOptions.all) callback(null, addresses);
+        else callback(null, addresses[0].address, addresses[0].family);
+      };
+      if (secure && !net.isIP(hostname)) options.servername = hostname;
+    }
+    return new Promise((resolve, reject) => {
+      const request = (secure ? https : http).request(options, resolve);
+      request.on('error', reject);
+      if (body && body.stream) {
+        body.stream.on('error', (error) => request.destroy(error));
+        body.stream.pipe(request);
+      } else {
+        request.end(body && body.bytes);
+      }
+    });
+  }
+
+  async addresses(hostname, signal) {
+    let answer;
+    try {
+      answer = await this.resolve(hostname, { signal });
+    } catch (cause) {
+      if (cause instanceof RPCError || cause instanceof ConnectionError) {
+        throw new TypeError(`client.fetch: httpdnsd could not resolve ${hostname}: ${cause.message}`, { cause });
+      }
+      throw cause;
+    }
+    const list = [...answer.ipv4.map((address) => ({ address, family: 4 })),
+      ...answer.ipv6.map((address) => ({ address, family: 6 }))];
+    if (list.length === 0) throw new TypeError(`client.fetch: httpdnsd has no address for ${hostname}`);
+    return list;
+  }
+}
+
+function toResponse(incoming, url, method, redirected) {
+  const headers = new Headers();
+  for (let i = 0; i < incoming.rawHeaders.length; i += 2) headers.append(incoming.rawHeaders[i], incoming.rawHeaders[i + 1]);
+  const status = incoming.statusCode;
+  const empty = isNullBodyStatus(status) || method === 'HEAD';
+  if (empty) incoming.resume();
+  const response = new Response(empty ? null : Readable.toWeb(incoming), {
+    status, statusText: incoming.statusMessage, headers,
+  });
+  Object.defineProperty(response, 'url', { value: url.href });
+  Object.defineProperty(response, 'redirected', { value: redirected });
+  return response;
+}
+
+/** A client on the socket of `options.socket` or httpdnsd-rpc(7)'s rules (see Client). */
+function connect(options = {}) {
+  return new Client(options);
+}
+
+module.exports = { connect, Client, RPCError, ConnectionError, socketPath, urlHost, SYSTEM_SOCKET, Connection };

@@ -1,0 +1,315 @@
+'use strict';
+// node --test: the client against a fake daemon, and (with HTTPDNS_FIXTURE and HTTPDNSD_SOCKET,
+// as .ci/test runs it) against the daemon and the origins of clients/testing/fixture.py.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+const { execFileSync } = require('node:child_process');
+const httpdns = require('..');
+
+function temporaryDirectory() {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'httpdns-node-'));
+}
+
+test('socket rules', () => {
+  const saved = { ...process.env };
+  try {
+    const dir = temporaryDirectory();
+    delete process.env.HTTPDNSD_SOCKET;
+    process.env.XDG_RUNTIME_DIR = dir;
+    assert.equal(httpdns.socketPath(), httpdns.SYSTEM_SOCKET);
+    fs.mkdirSync(path.join(dir, 'httpdnsd'));
+    fs.writeFileSync(path.join(dir, 'httpdnsd', 'httpdnsd.sock'), '');
+    assert.equal(httpdns.socketPath(), path.join(dir, 'httpdnsd', 'httpdnsd.sock'));
+    process.env.HTTPDNSD_SOCKET = '/tmp/env.sock';
+    assert.equal(httpdns.socketPath(), '/tmp/env.sock');
+    assert.equal(httpdns.socketPath('/tmp/explicit.sock'), '/tmp/explicit.sock');
+  } finally {
+    process.env = saved;
+  }
+});
+
+test('urlHost is the client\'s own parse', () => {
+  assert.equal(httpdns.urlHost('https://App.Example.test:8443/x'), 'app.example.test');
+  assert.equal(httpdns.urlHost('https://203.0.113.10/'), undefined);
+  assert.equal(httpdns.urlHost('http://[2001:db8::1]/'), undefined);
+});
+
+/** A fake daemon: handler(socket, requests) where requests() resolves to the next request. */
+async function fakeDaemon(handler) {
+  const file = path.join(temporaryDirectory(), 'fake.sock');
+  const state = { connections: 0 };
+  const server = net.createServer((socket) => {
+    state.connections++;
+    let buffer = '';
+    const waiting = [];
+    const queued = [];
+    socket.on('data', (chunk) => {
+      buffer += chunk;
+      let index;
+      while ((index = buffer.indexOf('\n')) !== -1) {
+        const request = JSON.parse(buffer.slice(0, index));
+        buffer = buffer.slice(index + 1);
+        if (waiting.length) waiting.shift()(request); else queued.push(request);
+      }
+    });
+    const next = () => (queued.length ? Promise.resolve(queued.shift()) : new Promise((resolve) => waiting.push(resolve)));
+    const send = (message) => socket.write(JSON.stringify({ jsonrpc: '2.0', ...message }) + '\n');
+    handler({ socket, next, send });
+  });
+  await new Promise((resolve) => server.listen(file, resolve));
+  return { file, state, close: () => server.close() };
+}
+
+test('answers out of order reach their callers', async () => {
+  const fake = await fakeDaemon(async ({ next, send }) => {
+    const first = await next();
+    const second = await next();
+    send({ id: second.id, result: second.params.n });
+    send({ id: first.id, result: first.params.n });
+  });
+  const client = httpdns.connect({ socket: fake.file });
+  assert.deepEqual(await Promise.all([client.call('echo', { n: 1 }), client.call('echo', { n: 2 })]), [1, 2]);
+  client.close();
+  fake.close();
+});
+
+test('notifications are emitted by the connection; answers still route', async () => {
+  const fake = await fakeDaemon(async ({ next, send }) => {
+    const request = await next();
+    send({ method: 'event', params: { n: 1 } });
+    send({ id: request.id, result: true });
+    send({ method: 'event', params: { n: 2 } });
+  });
+  const connection = new httpdns.Connection(fake.file);
+  const events = [];
+  const both = new Promise((resolve) => connection.on('notification', (n) => {
+    events.push(n.params.n);
+    if (events.length === 2) resolve();
+  }));
+  assert.deepEqual(await connection.send('subscribe', undefined, { timeoutMs: 30000 }), { jsonrpc: '2.0', id: 1, result: true });
+  await both;
+  assert.deepEqual(events, [1, 2]);
+  connection.close();
+  fake.close();
+});
+
+test('error data is carried through whatever it holds', async () => {
+  const data = { name: 'InvalidParams', field: 'url', reason: 'ambiguous-url', hosts: ['a.example', 'b.example'] };
+  const fake = await fakeDaemon(async ({ next, send }) => {
+    const request = await next();
+    send({ id: request.id, error: { code: -32602, message: 'Invalid params', data } });
+  });
+  const client = httpdns.connect({ socket: fake.file });
+  await assert.rejects(client.getCookieHeader('https://a.example/\\@b.example/'), (error) => {
+    assert.ok(error instanceof httpdns.RPCError);
+    assert.equal(error.code, -32602);
+    assert.equal(error.data.name, 'InvalidParams');
+    assert.equal(error.reason, 'ambiguous-url');
+    assert.equal(error.field, 'url');
+    assert.deepEqual(error.data, data);
+    assert.equal(error.method, 'getCookieHeader');
+    return true;
+  });
+  client.close();
+  fake.close();
+});
+
+test('a connection closed while idle is opened again', async () => {
+  const fake = await fakeDaemon(async ({ socket, next, send }) => {
+    const request = await next();
+    send({ id: request.id, result: 'ok' });
+    socket.end(); // as the daemon does after IdleTimeout=
+  });
+  const client = httpdns.connect({ socket: fake.file });
+  assert.equal(await client.call('status'), 'ok');
+  await new Promise((resolve) => setTimeout(resolve, 50)); // lets the close arrive first; either order must work
+  assert.equal(await client.call('status'), 'ok');
+  assert.equal(fake.state.connections, 2);
+  client.close();
+  fake.close();
+});
+
+test('an AbortSignal stops the wait', async () => {
+  const fake = await fakeDaemon(async () => {});
+  const client = httpdns.connect({ socket: fake.file });
+  const controller = new AbortController();
+  const call = client.call('status', undefined, { signal: controller.signal });
+  controller.abort();
+  await assert.rejects(call, { name: 'AbortError' });
+  client.close();
+  fake.close();
+});
+
+test('an unreachable daemon is a ConnectionError', async () => {
+  const client = httpdns.connect({ socket: path.join(temporaryDirectory(), 'nobody.sock') });
+  await assert.rejects(client.status(), (error) => error instanceof httpdns.ConnectionError && /nobody\.sock/.test(error.message));
+});
+
+test('the ESM entry point exports the same objects', async () => {
+  const esm = await import('../index.mjs');
+  assert.equal(esm.connect, httpdns.connect);
+  assert.equal(esm.RPCError, httpdns.RPCError);
+  assert.equal(esm.default, httpdns);
+});
+
+test('npm pack builds the package, and it installs and loads from CommonJS and ESM', () => {
+  const dir = temporaryDirectory();
+  const npmEnv = { ...process.env, npm_config_cache: path.join(dir, 'cache'), npm_config_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
+  const tarball = execFileSync('npm', ['pack', '--pack-destination', dir, path.join(__dirname, '..')], { env: npmEnv, encoding: 'utf8' }).trim().split('\n').pop();
+  const project = path.join(dir, 'project');
+  fs.mkdirSync(project);
+  fs.writeFileSync(path.join(project, 'package.json'), '{"name":"consumer","private":true}');
+  execFileSync('npm', ['install', '--no-save', path.join(dir, tarball)], { cwd: project, env: npmEnv, encoding: 'utf8' });
+  const loaded = execFileSync(process.execPath, ['-e', 'console.log(typeof require("httpdns").connect)'], { cwd: project, encoding: 'utf8' });
+  assert.equal(loaded.trim(), 'function');
+  fs.writeFileSync(path.join(project, 'probe.mjs'), 'import { connect } from "httpdns"; console.log(typeof connect);');
+  assert.equal(execFileSync(process.execPath, ['probe.mjs'], { cwd: project, encoding: 'utf8' }).trim(), 'function');
+});
+
+// -- against the daemon ------------------------------------------------------------------------
+
+const fixturePath = process.env.HTTPDNS_FIXTURE;
+const daemonSocket = process.env.HTTPDNSD_SOCKET;
+const live = { skip: !fixturePath || !daemonSocket ? 'needs HTTPDNS_FIXTURE and HTTPDNSD_SOCKET' : false };
+const world = live.skip ? {} : JSON.parse(fs.readFileSync(fixturePath, 'utf8'));
+const url = (host, pathname, scheme = 'https') => `${scheme}://${host}:${scheme === 'https' ? world.httpsPort : world.httpPort}${pathname}`;
+const token = (name) => `/node-${name.replace(/\W+/g, '-')}-${Date.now()}`;
+const recordsWith = (marker) => fs.readFileSync(world.records, 'utf8').split('\n').filter(Boolean)
+  .map((line) => JSON.parse(line)).filter((entry) => entry.path.includes(marker));
+
+async function move(client, host, addresses) {
+  const answers = JSON.parse(fs.readFileSync(world.answers, 'utf8'));
+  answers[host] = addresses;
+  fs.writeFileSync(world.answers + '.tmp', JSON.stringify(answers));
+  fs.renameSync(world.answers + '.tmp', world.answers);
+  await client.flushCache(host);
+}
+
+async function liveClient() {
+  const client = httpdns.connect({ socket: daemonSocket, ca: fs.readFileSync(world.ca) });
+  await client.deleteCookies({ all: true });
+  return client;
+}
+
+test('typed calls', live, async () => {
+  const client = await liveClient();
+  const answer = await client.resolve('login.example.test', { family: 'ipv4', timeoutMs: 5000 });
+  assert.deepEqual(answer.ipv4, ['127.0.0.2']);
+  assert.equal((await client.reverse('127.0.0.2')).hosts[0], 'login.example.test');
+  const stored = await client.handleSetCookie('https://127.0.0.4/x', ['k=v; Path=/', 't=1; Domain=com'], { host: 'node.example.test' });
+  assert.deepEqual(stored, { host: 'node.example.test', stored: 1, rejected: [{ index: 1, reason: 'public-suffix' }] });
+  assert.equal(await client.getCookieHeader('https://node.example.test/'), 'k=v');
+  const [cookie] = await client.listCookies({ domain: 'node.example.test' });
+  assert.equal(cookie.hostOnly, true);
+  const exported = await client.exportCookies();
+  assert.equal(await client.deleteCookies({ url: 'https://node.example.test/', name: 'k' }), 1);
+  assert.equal(await client.importCookies(exported), 1);
+  const status = await client.status();
+  assert.equal(status.upstreams[0].kind, 'alibaba');
+  assert.equal((await client.discover()).methods.length, 11, 'a typed call for every method');
+  await assert.rejects(client.resolve('nowhere.example.test'), { code: -32001 });
+  await assert.rejects(client.call('noSuchMethod'), (error) => error.code === -32601 && error.data.method === 'noSuchMethod');
+  client.close();
+});
+
+test('lookup answers as dns.lookup does', live, async () => {
+  const client = await liveClient();
+  const one = await new Promise((resolve, reject) => client.lookup('app.example.test', {}, (e, address, family) => (e ? reject(e) : resolve([address, family]))));
+  assert.deepEqual(one, ['127.0.0.3', 4]);
+  const all = await new Promise((resolve, reject) => client.lookup('failover.example.test', { all: true }, (e, list) => (e ? reject(e) : resolve(list))));
+  assert.deepEqual(all, [{ address: '127.0.0.9', family: 4 }, { address: '127.0.0.4', family: 4 }]);
+  const missing = await new Promise((resolve) => client.lookup('nowhere.example.test', (e) => resolve(e)));
+  assert.equal(missing.code, 'ENOTFOUND');
+  assert.equal(missing.cause.data.name, 'HostNotFound');
+  // As the lookup of an https agent of the user's own.
+  const https = require('node:https');
+  const marker = token('agent');
+  const body = await new Promise((resolve, reject) => {
+    https.get(url('app.example.test', marker + '/echo'), { lookup: client.lookup, ca: fs.readFileSync(world.ca) }, (response) => {
+      let text = '';
+      response.on('data', (chunk) => { text += chunk; });
+      response.on('end', () => resolve(JSON.parse(text)));
+    }).on('error', reject);
+  });
+  assert.equal(body.server, '127.0.0.3');
+  assert.equal(body.sni, 'app.example.test');
+  client.close();
+});
+
+test('fetch: login through a 302 to another host', live, async () => {
+  const client = await liveClient();
+  const marker = token('login');
+  const home = url('app.example.test', marker + '/home/echo');
+  const response = await client.fetch(url('login.example.test', `${marker}/login?domain=example.test&next=${encodeURIComponent(home)}`),
+    { method: 'POST', body: new URLSearchParams({ user: 'node' }) });
+  assert.equal(response.status, 200);
+  assert.equal(response.redirected, true);
+  assert.equal(response.url, home);
+  assert.equal((await response.json()).cookie, 'sid=node');
+  const [sentLogin, sentHome] = recordsWith(marker);
+  assert.deepEqual([sentLogin.server, sentLogin.sni, sentLogin.host, sentLogin.method, sentLogin.body],
+    ['127.0.0.2', 'login.example.test', `login.example.test:${world.httpsPort}`, 'POST', 'user=node']);
+  assert.deepEqual([sentHome.server, sentHome.sni, sentHome.host, sentHome.method, sentHome.body],
+    ['127.0.0.3', 'app.example.test', `app.example.test:${world.httpsPort}`, 'GET', '']);
+  const [sid] = await client.listCookies({ domain: 'example.test' });
+  assert.deepEqual([sid.name, sid.httpOnly, sid.hostOnly], ['sid', true, false]);
+  client.close();
+});
+
+test('fetch: redirect methods, each hop\'s cookie, manual and error modes', live, async () => {
+  const client = await liveClient();
+  for (const [status, method, body] of [[301, 'GET', ''], [303, 'GET', ''], [307, 'POST', 'x=1'], [308, 'POST', 'x=1']]) {
+    const marker = token(`r${status}`);
+    const target = url('app.example.test', marker + '/landed/echo');
+    const start = url('login.example.test', `${marker}/redirect?status=${status}&to=${encodeURIComponent(target)}&cookie=hop%3D${status}`);
+    const landed = await (await client.fetch(start, { method: 'POST', body: 'x=1' })).json();
+    assert.deepEqual([landed.method, landed.body], [method, body], `status ${status}`);
+    const back = await (await client.fetch(url('login.example.test', marker + '/back/echo'))).json();
+    assert.equal(back.cookie, `hop=${status}`);
+  }
+  const marker = token('manual');
+  const start = url('login.example.test', `${marker}/redirect?status=302&to=%2Felsewhere`);
+  const manual = await client.fetch(start, { redirect: 'manual' });
+  assert.equal(manual.status, 302);
+  assert.equal(manual.headers.get('location'), '/elsewhere');
+  await assert.rejects(client.fetch(start, { redirect: 'error' }), TypeError);
+  client.close();
+});
+
+test('fetch: failover, the certificate, an unknown host, streaming, abort', live, async () => {
+  const client = await liveClient();
+  const marker = token('misc');
+  assert.equal((await (await client.fetch(url('failover.example.test', marker + '/echo'))).json()).server, '127.0.0.4');
+  await assert.rejects(client.fetch(url('wrongcert.example.test', marker + '/bad/echo')), /altnames|certificate/i);
+  await assert.rejects(client.fetch(url('nowhere.example.test', '/echo')), (error) => error.cause && error.cause.data.name === 'HostNotFound');
+  const streamed = await client.fetch(url('node.example.test', marker + '/stream?chunks=3'));
+  const chunks = [];
+  for await (const chunk of streamed.body) chunks.push(Buffer.from(chunk).toString());
+  assert.equal(chunks.join(''), 'chunk 0\nchunk 1\nchunk 2\n');
+  const controller = new AbortController();
+  controller.abort();
+  await assert.rejects(client.fetch(url('node.example.test', marker + '/echo'), { signal: controller.signal }), { name: 'AbortError' });
+  client.close();
+});
+
+test('fetch: one connection per host and address, and a move is followed', live, async () => {
+  const client = await liveClient();
+  const marker = token('move');
+  await client.handleSetCookie(url('node.example.test', '/'), 'moved=yes; Path=/');
+  const first = await (await client.fetch(url('node.example.test', marker + '/1/echo'))).json();
+  const second = await (await client.fetch(url('node.example.test', marker + '/2/echo'))).json();
+  assert.equal(first.server, '127.0.0.4');
+  assert.equal(first.peer, second.peer);
+  await move(client, 'node.example.test', ['127.0.0.6']);
+  try {
+    const third = await (await client.fetch(url('node.example.test', marker + '/3/echo'))).json();
+    assert.deepEqual([third.server, third.sni, third.cookie], ['127.0.0.6', 'node.example.test', 'moved=yes']);
+  } finally {
+    await move(client, 'node.example.test', ['127.0.0.4']);
+  }
+  client.close();
+});

@@ -1,0 +1,293 @@
+"""`Client`: typed calls for every method of httpdnsd-rpc(7), plus a raw `call`."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import os
+import threading
+import urllib.parse
+import weakref
+from typing import Any, Iterable
+
+from ._connection import Connection, ConnectionClosed, socket_path
+from ._errors import CallTimeout, DaemonUnavailable, ProtocolError, RPCError
+from ._types import Cookie, ReverseLookup, Resolution, Status, StoredCookies
+
+DEFAULT_TIMEOUT = 30.0
+_LIVE_CLIENTS: weakref.WeakSet[Client] = weakref.WeakSet()
+
+
+def url_host(url: str) -> str | None:
+    """The host name of ``url`` as this client parses it, or None when the URL names an IP
+    literal (then the daemon's per-user address memory, or an explicit ``host``, decides)."""
+    host = urllib.parse.urlsplit(url).hostname
+    if not host:
+        return None
+    try:
+        ipaddress.ip_address(host.split("%", 1)[0])
+        return None
+    except ValueError:
+        return host
+
+
+class Client:
+    """A connection to httpdnsd, shared by every thread that uses this object.
+
+    ``socket`` overrides the socket rules of httpdnsd-rpc(7) (see `socket_path`); ``timeout``
+    bounds each call's wait for its answer, in seconds. The connection is opened on the first
+    call and opened again when the daemon has closed it (an idle timeout, a restart).
+    """
+
+    def __init__(self, socket: str | os.PathLike[str] | None = None, *, timeout: float = DEFAULT_TIMEOUT):
+        self.socket_path = socket_path(socket)
+        self.timeout = timeout
+        self._lock = threading.Lock()
+        self._connection: Connection | None = None
+        self._closed = False
+        _LIVE_CLIENTS.add(self)
+
+    # -- connection ------------------------------------------------------------------------
+
+    def _connected(self) -> Connection:
+        with self._lock:
+            if self._closed:
+                raise DaemonUnavailable("the client is closed")
+            if self._connection is None or self._connection.closed:
+                self._connection = Connection(self.socket_path)
+            return self._connection
+
+    def close(self) -> None:
+        """Closes the connection; calls after this raise `DaemonUnavailable`."""
+        with self._lock:
+            self._closed = True
+            connection, self._connection = self._connection, None
+        if connection is not None:
+            connection.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def _after_fork(self) -> None:
+        with self._lock:
+            connection, self._connection = self._connection, None
+        if connection is not None:
+            connection.abandon()
+
+    # -- raw calls -------------------------------------------------------------------------
+
+    def _send(self, method: str, params: Any) -> tuple[Connection, int, Any]:
+        connection = self._connected()
+        request_id, future = connection.send(method, params)
+        return connection, request_id, future
+
+    @staticmethod
+    def _result(method: str, response: dict[str, Any]) -> Any:
+        error = response.get("error")
+        if error is not None:
+            if not isinstance(error, dict) or not isinstance(error.get("code"), int):
+                raise ProtocolError(f"{method}: malformed error {error!r}")
+            return RPCError(error["code"], str(error.get("message", "")), error.get("data"), method)
+        if "result" not in response:
+            raise ProtocolError(f"{method}: a response with neither result nor error")
+        return response["result"]
+
+    def call(self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None) -> Any:
+        """Calls ``method`` with ``params`` (by name) and returns its ``result`` as decoded JSON.
+
+        Raises `RPCError` for an error answer, `DaemonUnavailable` when the daemon cannot be
+        reached, `CallTimeout` when no answer comes within ``timeout`` (default: the client's).
+        """
+        wait = self.timeout if timeout is None else timeout
+        for attempt in (1, 2):
+            try:
+                connection, request_id, future = self._send(method, params)
+                try:
+                    response = future.result(wait)
+                except TimeoutError:
+                    connection.forget(request_id)
+                    raise CallTimeout(f"{method}: no answer from httpdnsd within {wait} s") from None
+            except ConnectionClosed as closed:
+                # A connection the daemon closed while idle never saw the request: send it again once.
+                if attempt == 1 and closed.written_while_idle:
+                    continue
+                raise
+            outcome = self._result(method, response)
+            if isinstance(outcome, RPCError):
+                raise outcome
+            return outcome
+        raise AssertionError("unreachable")
+
+    async def call_async(self, method: str, params: dict[str, Any] | None = None, *,
+                         timeout: float | None = None) -> Any:
+        """`call` for asyncio programs: waits for the answer without blocking the event loop.
+        Under another event loop (trio), the wait runs in a worker thread."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            import anyio.to_thread
+            return await anyio.to_thread.run_sync(lambda: self.call(method, params, timeout=timeout))
+        wait = self.timeout if timeout is None else timeout
+        for attempt in (1, 2):
+            try:
+                connection, request_id, future = self._send(method, params)
+                try:
+                    response = await asyncio.wait_for(asyncio.wrap_future(future), wait)
+                except (asyncio.TimeoutError, asyncio.CancelledError) as stopped:
+                    connection.forget(request_id)
+                    if isinstance(stopped, asyncio.CancelledError):
+                        raise
+                    raise CallTimeout(f"{method}: no answer from httpdnsd within {wait} s") from None
+            except ConnectionClosed as closed:
+                if attempt == 1 and closed.written_while_idle:
+                    continue
+                raise
+            outcome = self._result(method, response)
+            if isinstance(outcome, RPCError):
+                raise outcome
+            return outcome
+        raise AssertionError("unreachable")
+
+    # -- typed calls -----------------------------------------------------------------------
+
+    @staticmethod
+    def _resolve_params(host: str, family: str | None, allow_stale: bool | None,
+                        timeout_ms: int | None) -> dict[str, Any]:
+        params: dict[str, Any] = {"host": host}
+        if family is not None:
+            params["family"] = family
+        if allow_stale is not None:
+            params["allowStale"] = allow_stale
+        if timeout_ms is not None:
+            params["timeoutMs"] = timeout_ms
+        return params
+
+    def _resolve_wait(self, timeout_ms: int | None) -> float | None:
+        return None if timeout_ms is None else max(self.timeout, timeout_ms / 1000 + 5)
+
+    def resolve(self, host: str, *, family: str | None = None, allow_stale: bool | None = None,
+                timeout_ms: int | None = None) -> Resolution:
+        """``resolve``: the addresses of ``host`` (``family``: "ipv4", "ipv6" or "both")."""
+        result = self.call("resolve", self._resolve_params(host, family, allow_stale, timeout_ms),
+                           timeout=self._resolve_wait(timeout_ms))
+        return Resolution.from_json(result)
+
+    async def resolve_async(self, host: str, *, family: str | None = None, allow_stale: bool | None = None,
+                            timeout_ms: int | None = None) -> Resolution:
+        """`resolve` for asyncio programs."""
+        result = await self.call_async("resolve", self._resolve_params(host, family, allow_stale, timeout_ms),
+                                       timeout=self._resolve_wait(timeout_ms))
+        return Resolution.from_json(result)
+
+    def reverse(self, address: str) -> ReverseLookup:
+        """``reverse``: the host names the daemon handed ``address`` out for, to this user."""
+        return ReverseLookup.from_json(self.call("reverse", {"address": address}))
+
+    @staticmethod
+    def _cookie_params(url: str, host: str | None, **members: Any) -> dict[str, Any]:
+        params: dict[str, Any] = {"url": url}
+        host = host or url_host(url)
+        if host:
+            params["host"] = host
+        params.update({key: value for key, value in members.items() if value is not None})
+        return params
+
+    def get_cookie_header(self, url: str, host: str | None = None, *, for_script: bool | None = None,
+                          site_for_cookies: str | None = None, top_level_navigation: bool | None = None) -> str:
+        """``getCookieHeader``: the Cookie header value for a request to ``url`` ("" for none).
+
+        ``host`` names the real host when ``url`` holds an IP literal; for a URL with a host
+        name it defaults to that name, so the jar never has to guess."""
+        params = self._cookie_params(url, host, forScript=for_script, siteForCookies=site_for_cookies,
+                                     topLevelNavigation=top_level_navigation)
+        result = self.call("getCookieHeader", params)
+        if not isinstance(result, dict) or not isinstance(result.get("header"), str):
+            raise ProtocolError(f"getCookieHeader: malformed result {result!r}")
+        return result["header"]
+
+    async def get_cookie_header_async(self, url: str, host: str | None = None) -> str:
+        """`get_cookie_header` for asyncio programs."""
+        result = await self.call_async("getCookieHeader", self._cookie_params(url, host))
+        if not isinstance(result, dict) or not isinstance(result.get("header"), str):
+            raise ProtocolError(f"getCookieHeader: malformed result {result!r}")
+        return result["header"]
+
+    def handle_set_cookie(self, url: str, set_cookie: str | Iterable[str], host: str | None = None) -> StoredCookies:
+        """``handleSetCookie``: stores a response's ``Set-Cookie`` values (one string or several)."""
+        values = [set_cookie] if isinstance(set_cookie, str) else list(set_cookie)
+        return StoredCookies.from_json(self.call("handleSetCookie", self._cookie_params(url, host, setCookie=values)))
+
+    async def handle_set_cookie_async(self, url: str, set_cookie: str | Iterable[str],
+                                      host: str | None = None) -> StoredCookies:
+        """`handle_set_cookie` for asyncio programs."""
+        values = [set_cookie] if isinstance(set_cookie, str) else list(set_cookie)
+        result = await self.call_async("handleSetCookie", self._cookie_params(url, host, setCookie=values))
+        return StoredCookies.from_json(result)
+
+    def delete_cookies(self, *, url: str | None = None, host: str | None = None, domain: str | None = None,
+                       all: bool = False, name: str | None = None) -> int:
+        """``deleteCookies``: exactly one of ``url``, ``domain`` and ``all=True``; ``name``
+        narrows it to cookies of that name. Returns how many were deleted."""
+        params: dict[str, Any] = self._cookie_params(url, host) if url is not None else {}
+        if domain is not None:
+            params["domain"] = domain
+        if all:
+            params["all"] = True
+        if name is not None:
+            params["name"] = name
+        result = self.call("deleteCookies", params)
+        return _count(result, "deleted", "deleteCookies")
+
+    def list_cookies(self, domain: str | None = None) -> list[Cookie]:
+        """``listCookies``: this user's cookies (of ``domain`` and its subdomains when given)."""
+        result = self.call("listCookies", {"domain": domain} if domain is not None else None)
+        if not isinstance(result, dict) or not isinstance(result.get("cookies"), list):
+            raise ProtocolError(f"listCookies: malformed result {result!r}")
+        return [Cookie.from_json(c) for c in result["cookies"]]
+
+    def import_cookies(self, data: str, format: str | None = None) -> int:
+        """``importCookies``: adds the cookies of a Netscape cookies.txt text; returns the count."""
+        params: dict[str, Any] = {"data": data}
+        if format is not None:
+            params["format"] = format
+        return _count(self.call("importCookies", params), "imported", "importCookies")
+
+    def export_cookies(self, format: str | None = None) -> str:
+        """``exportCookies``: this user's jar as Netscape cookies.txt text."""
+        result = self.call("exportCookies", {"format": format} if format is not None else None)
+        if not isinstance(result, dict) or not isinstance(result.get("data"), str):
+            raise ProtocolError(f"exportCookies: malformed result {result!r}")
+        return result["data"]
+
+    def flush_cache(self, host: str | None = None) -> int:
+        """``flushCache`` (root and the daemon's user only): drops cached answers; returns how many."""
+        return _count(self.call("flushCache", {"host": host} if host is not None else None), "flushed", "flushCache")
+
+    def status(self) -> Status:
+        """``status``: version, uptime, cache counters, this user's cookie count, upstreams, fleet."""
+        return Status.from_json(self.call("status"))
+
+    def discover(self) -> dict[str, Any]:
+        """``rpc.discover``: the daemon's OpenRPC document."""
+        result = self.call("rpc.discover")
+        if not isinstance(result, dict):
+            raise ProtocolError("rpc.discover: the result is not an object")
+        return result
+
+
+def _count(result: Any, key: str, method: str) -> int:
+    value = result.get(key) if isinstance(result, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ProtocolError(f"{method}: malformed result {result!r}")
+    return value
+
+
+def _forget_connections_in_child() -> None:
+    for client in list(_LIVE_CLIENTS):
+        client._after_fork()
+
+
+os.register_at_fork(after_in_child=_forget_connections_in_child)

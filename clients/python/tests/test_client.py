@@ -1,0 +1,328 @@
+"""httpdns.Client: socket rules, typed calls, errors, and the connection's protocol handling."""
+
+import asyncio
+import json
+import os
+import socket
+import tempfile
+import threading
+
+import pytest
+
+import httpdns
+from httpdns._connection import Connection
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+
+# -- socket rules (httpdnsd-rpc(7), SOCKETS) -----------------------------------------------------
+
+def test_socket_rules(monkeypatch, tmp_path):
+    monkeypatch.delenv("HTTPDNSD_SOCKET", raising=False)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    assert httpdns.socket_path() == "/run/httpdnsd/httpdnsd.sock"  # no per-user socket there
+    per_user = tmp_path / "httpdnsd" / "httpdnsd.sock"
+    per_user.parent.mkdir()
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(per_user))
+    try:
+        assert httpdns.socket_path() == str(per_user)
+        monkeypatch.setenv("HTTPDNSD_SOCKET", "/tmp/from-environment.sock")
+        assert httpdns.socket_path() == "/tmp/from-environment.sock"
+        assert httpdns.socket_path("/tmp/explicit.sock") == "/tmp/explicit.sock"
+        assert httpdns.Client("/tmp/explicit.sock").socket_path == "/tmp/explicit.sock"
+    finally:
+        listener.close()
+    monkeypatch.delenv("HTTPDNSD_SOCKET")
+    monkeypatch.delenv("XDG_RUNTIME_DIR")
+    assert httpdns.socket_path() == "/run/httpdnsd/httpdnsd.sock"
+
+
+def test_url_host_is_the_clients_own_parse():
+    assert httpdns.url_host("https://App.Example.test:8443/a?b") == "app.example.test"
+    assert httpdns.url_host("https://203.0.113.10/login") is None
+    assert httpdns.url_host("http://[2001:db8::1]:80/") is None
+    assert httpdns.url_host("not a url") is None
+
+
+def test_unreachable_daemon_is_daemon_unavailable(tmp_path):
+    client = httpdns.Client(str(tmp_path / "nobody-listens.sock"))
+    with pytest.raises(httpdns.DaemonUnavailable) as raised:
+        client.status()
+    assert "nobody-listens.sock" in str(raised.value)
+    assert isinstance(raised.value, ConnectionError)
+
+
+# -- a fake daemon, for what the real one does not do on demand ----------------------------------
+
+class FakeDaemon:
+    """A Unix socket server whose handler gets each connection's request objects and answers
+    what the test says (in any order, or not at all)."""
+
+    def __init__(self, handler):
+        self.directory = tempfile.mkdtemp()
+        self.path = os.path.join(self.directory, "fake.sock")
+        self.listener = socket.socket(socket.AF_UNIX)
+        self.listener.bind(self.path)
+        self.listener.listen()
+        self.handler = handler
+        self.connections = 0
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        while True:
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self.handler, args=(connection, connection.makefile("rb")),
+                             daemon=True).start()
+
+    def close(self):
+        self.listener.close()
+
+
+def send(connection, message):
+    connection.sendall(json.dumps(message).encode() + b"\n")
+
+
+def test_answers_out_of_order_reach_their_callers():
+    def handler(connection, reader):
+        first = json.loads(reader.readline())
+        second = json.loads(reader.readline())
+        for request in (second, first):  # the second request is answered first
+            send(connection, {"jsonrpc": "2.0", "id": request["id"], "result": {"echo": request["params"]["n"]}})
+
+    fake = FakeDaemon(handler)
+    client = httpdns.Client(fake.path)
+    results = {}
+    threads = [threading.Thread(target=lambda n=n: results.__setitem__(n, client.call("echo", {"n": n})))
+               for n in (1, 2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == {1: {"echo": 1}, 2: {"echo": 2}}
+    fake.close()
+
+
+def test_notifications_go_to_the_connection_handler_and_answers_still_route():
+    def handler(connection, reader):
+        request = json.loads(reader.readline())
+        send(connection, {"jsonrpc": "2.0", "method": "event", "params": {"n": 1}})
+        send(connection, {"jsonrpc": "2.0", "id": request["id"], "result": {"subscribed": True}})
+        send(connection, {"jsonrpc": "2.0", "method": "event", "params": {"n": 2}})
+
+    fake = FakeDaemon(handler)
+    events = []
+    arrived = threading.Event()
+
+    def on_notification(message):
+        events.append(message["params"]["n"])
+        if len(events) == 2:
+            arrived.set()
+
+    connection = Connection(fake.path, on_notification)
+    _, answer = connection.send("subscribe")
+    assert answer.result(10)["result"] == {"subscribed": True}
+    assert arrived.wait(10)
+    assert events == [1, 2]
+    connection.close()
+    fake.close()
+
+
+def test_error_data_is_carried_through_whatever_it_holds():
+    data = {"name": "InvalidParams", "field": "url", "reason": "ambiguous-url",
+            "serialized": "https://a.example/\\@b.example/", "hosts": ["a.example", "b.example"]}
+
+    def handler(connection, reader):
+        for line in reader:
+            request = json.loads(line)
+            send(connection, {"jsonrpc": "2.0", "id": request["id"],
+                              "error": {"code": -32602, "message": "Invalid params: ambiguous URL", "data": data}})
+
+    fake = FakeDaemon(handler)
+    client = httpdns.Client(fake.path)
+    with pytest.raises(httpdns.RPCError) as raised:
+        client.get_cookie_header("https://a.example/\\@b.example/")
+    error = raised.value
+    assert (error.code, error.name, error.field, error.reason) == (-32602, "InvalidParams", "url", "ambiguous-url")
+    assert error.data == data and error.method == "getCookieHeader"
+    assert "ambiguous-url" in str(error)
+    fake.close()
+
+
+def test_a_connection_closed_while_idle_is_opened_again():
+    def handler(connection, reader):
+        request = json.loads(reader.readline())
+        send(connection, {"jsonrpc": "2.0", "id": request["id"], "result": {"ok": True}})
+        connection.close()  # as the daemon does after IdleTimeout=
+
+    fake = FakeDaemon(handler)
+    client = httpdns.Client(fake.path)
+    assert client.call("status") == {"ok": True}
+    assert client.call("status") == {"ok": True}
+    assert fake.connections == 2
+    fake.close()
+
+
+def test_a_close_with_a_request_in_flight_is_reported_not_retried():
+    def handler(connection, reader):
+        reader.readline()
+        reader.readline()
+        connection.close()  # two requests were in flight: the second may have been read
+
+    fake = FakeDaemon(handler)
+    client = httpdns.Client(fake.path)
+    errors = []
+
+    def call():
+        try:
+            client.call("status")
+        except httpdns.DaemonUnavailable as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=call) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(errors) == 2
+    fake.close()
+
+
+def test_a_malformed_answer_is_a_protocol_error():
+    def handler(connection, reader):
+        reader.readline()
+        connection.sendall(b"this is not json\n")
+
+    fake = FakeDaemon(handler)
+    with pytest.raises(httpdns.DaemonUnavailable) as raised:
+        httpdns.Client(fake.path).call("status")
+    assert "not JSON" in str(raised.value)
+    fake.close()
+
+
+def test_no_answer_is_a_timeout_and_the_late_answer_is_dropped():
+    release = threading.Event()
+
+    def handler(connection, reader):
+        first = json.loads(reader.readline())
+        release.wait(30)
+        send(connection, {"jsonrpc": "2.0", "id": first["id"], "result": "late"})
+        second = json.loads(reader.readline())
+        send(connection, {"jsonrpc": "2.0", "id": second["id"], "result": "second"})
+
+    fake = FakeDaemon(handler)
+    client = httpdns.Client(fake.path)
+    with pytest.raises(httpdns.CallTimeout):
+        client.call("status", timeout=0.05)  # the fake holds its answer until released
+    release.set()
+    assert client.call("status") == "second"
+    fake.close()
+
+
+# -- against the real daemon ---------------------------------------------------------------------
+
+def test_typed_calls(world, daemon):
+    answer = daemon.resolve("login.example.test")
+    assert answer.host == "login.example.test" and answer.ipv4 == ["127.0.0.2"] and answer.ipv6 == []
+    assert answer.source in ("upstream", "cache") and answer.ttl > 0 and not answer.stale
+    assert daemon.resolve("login.example.test", family="ipv4", allow_stale=False, timeout_ms=5000).source == "cache"
+    assert daemon.reverse("127.0.0.2").hosts[0] == "login.example.test"
+
+    daemon.delete_cookies(domain="typed.example.test")
+    stored = daemon.handle_set_cookie("https://typed.example.test/a/b", ["k=v; Path=/", "tracker=1; Domain=com"])
+    assert (stored.host, stored.stored) == ("typed.example.test", 1)
+    assert [(r.index, r.reason) for r in stored.rejected] == [(1, "public-suffix")]
+    assert daemon.get_cookie_header("https://typed.example.test/") == "k=v"
+    [cookie] = daemon.list_cookies("typed.example.test")
+    assert (cookie.name, cookie.value, cookie.host_only, cookie.expires, cookie.http_only) == (
+        "k", "v", True, None, False)
+    exported = daemon.export_cookies()
+    assert "typed.example.test\tFALSE\t/\tFALSE\t0\tk\tv" in exported
+    assert daemon.delete_cookies(url="https://typed.example.test/", name="k") == 1
+    assert daemon.import_cookies("typed.example.test\tFALSE\t/\tFALSE\t0\tk\tagain\n") == 1
+    assert daemon.get_cookie_header("https://typed.example.test/") == "k=again"
+    assert daemon.delete_cookies(domain="typed.example.test") == 1
+
+    status = daemon.status()
+    assert status.version and status.uptime >= 0 and status.upstreams[0].kind == "alibaba"
+    assert status.raw["cache"]["entries"] >= 1
+    with open(os.path.join(ROOT, "rpc-schema", "httpdnsd.openrpc.json")) as f:
+        document = json.load(f)
+    assert daemon.discover() == document
+    typed = {"resolve", "reverse", "getCookieHeader", "handleSetCookie", "deleteCookies", "listCookies",
+             "importCookies", "exportCookies", "flushCache", "status", "rpc.discover"}
+    assert {method["name"] for method in document["methods"]} == typed, "a method has no typed call"
+
+
+def test_host_is_sent_for_an_ip_url(world, daemon):
+    stored = daemon.handle_set_cookie("https://127.0.0.4/x", "ipcookie=1; Path=/", host="py.example.test")
+    assert stored.host == "py.example.test"
+    assert daemon.get_cookie_header("https://127.0.0.4/", host="py.example.test") == "ipcookie=1"
+    assert daemon.get_cookie_header("https://py.example.test/") == "ipcookie=1"
+    daemon.delete_cookies(domain="py.example.test")
+
+
+def test_rpc_errors_carry_code_name_and_data(world, daemon):
+    with pytest.raises(httpdns.RPCError) as raised:
+        daemon.resolve("nowhere.example.test")
+    assert (raised.value.code, raised.value.name, raised.value.data.get("host")) == (
+        -32001, "HostNotFound", "nowhere.example.test")
+    with pytest.raises(httpdns.RPCError) as raised:
+        daemon.resolve("")
+    assert (raised.value.code, raised.value.field) == (-32602, "host")
+    with pytest.raises(httpdns.RPCError) as raised:
+        daemon.call("noSuchMethod")
+    assert (raised.value.code, raised.value.name, raised.value.data["method"]) == (
+        -32601, "MethodNotFound", "noSuchMethod")
+
+
+def test_ambiguous_address_is_an_error_with_its_candidates(world, daemon):
+    # 127.0.0.4 was handed out to this user for several names.
+    daemon.resolve("failover.example.test")
+    daemon.resolve("wrongcert.example.test")
+    with pytest.raises(httpdns.RPCError) as raised:
+        daemon.get_cookie_header("https://127.0.0.4/")
+    error = raised.value
+    assert (error.code, error.reason, error.field) == (-32602, "ambiguous-address", "host")
+    assert {"failover.example.test", "wrongcert.example.test"} <= set(error.candidates)
+
+
+def test_many_threads_share_one_connection(world, daemon):
+    names = ["login.example.test", "app.example.test", "moving.example.test"] * 20
+    results = [None] * len(names)
+
+    def resolve(index):
+        results[index] = daemon.resolve(names[index]).host
+
+    threads = [threading.Thread(target=resolve, args=(i,)) for i in range(len(names))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == names
+
+
+def test_async_calls(world, daemon):
+    async def main():
+        answers = await asyncio.gather(*(daemon.resolve_async(name) for name in
+                                         ["login.example.test", "app.example.test"] * 5))
+        return [answer.ipv4 for answer in answers]
+
+    assert asyncio.run(main()) == [["127.0.0.2"], ["127.0.0.3"]] * 5
+
+
+def test_a_forked_child_opens_its_own_connection(world, daemon):
+    daemon.status()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os._exit(0 if daemon.resolve("login.example.test").ipv4 == ["127.0.0.2"] else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert daemon.status().version

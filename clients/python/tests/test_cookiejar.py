@@ -1,0 +1,65 @@
+"""httpdns.cookiejar.DaemonCookieJar with urllib.request (which looks localhost up itself)."""
+
+import http.cookiejar
+import ssl
+import urllib.request
+
+import pytest
+
+import httpdns
+from httpdns.cookiejar import DaemonCookieJar
+
+
+@pytest.fixture
+def jar(world, daemon):
+    daemon.delete_cookies(all=True)
+    return DaemonCookieJar(socket=world.socket)
+
+
+def opener(world, jar):
+    context = ssl.create_default_context(cafile=world.ca)
+    return urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar),
+                                       urllib.request.HTTPSHandler(context=context),
+                                       urllib.request.ProxyHandler({}))
+
+
+def test_urllib_stores_each_hops_cookies_and_sends_the_daemons(world, token, jar, daemon):
+    target = world.url("localhost", token + "/landed/echo")
+    url = world.url("localhost", f"{token}/redirect?status=302&to={world.query(target)}&cookie=hop%3D1")
+    with opener(world, jar).open(url) as response:
+        import json
+        landed = json.load(response)
+    assert landed["cookie"] == "hop=1"  # stored from the 302, sent on the next hop
+    assert daemon.get_cookie_header(world.url("localhost", "/")) == "hop=1"
+    # Another opener with another jar object sees the same session.
+    with opener(world, DaemonCookieJar(socket=world.socket)).open(world.url("localhost", token + "/x/echo")) as again:
+        assert b'"cookie": "hop=1"' in again.read()
+
+
+def test_the_jar_lists_sets_and_clears_through_the_daemon(world, jar, daemon):
+    daemon.handle_set_cookie("https://jar.example.test/", ["a=1; Path=/; HttpOnly", "b=2; Domain=jar.example.test"])
+    cookies = sorted(jar, key=lambda c: c.name)
+    assert [(c.name, c.value, c.domain) for c in cookies] == [("a", "1", "jar.example.test"),
+                                                             ("b", "2", ".jar.example.test")]
+    assert cookies[0].has_nonstandard_attr("HttpOnly") and len(jar) == 2
+    jar.set_cookie(http.cookiejar.Cookie(0, "c", "3", None, False, "jar.example.test", False, False, "/", True,
+                                         True, None, True, None, None, {}))
+    assert daemon.get_cookie_header("https://jar.example.test/") == "a=1; b=2; c=3"
+    jar.clear("jar.example.test", "/", "a")
+    assert daemon.get_cookie_header("https://jar.example.test/") == "b=2; c=3"
+    with pytest.raises(KeyError):
+        jar.clear("jar.example.test", "/", "a")
+    jar.clear_session_cookies()
+    assert daemon.get_cookie_header("https://jar.example.test/") == ""
+    daemon.handle_set_cookie("https://jar.example.test/", "d=4")
+    jar.clear()
+    assert len(jar) == 0
+
+
+def test_a_refusal_is_an_rpc_error(world, jar):
+    request = urllib.request.Request("https://127.0.0.4/")  # an address handed out for several names
+    httpdns.Client(world.socket).resolve("failover.example.test")
+    httpdns.Client(world.socket).resolve("wrongcert.example.test")
+    with pytest.raises(httpdns.RPCError) as raised:
+        jar.add_cookie_header(request)
+    assert raised.value.reason == "ambiguous-address"
