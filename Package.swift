@@ -36,11 +36,17 @@ let package = Package(
         .target(name: "CHTTPDNSShims", cSettings: [.define("_GNU_SOURCE")]),
 
         .target(name: "HTTPDNSProtocol", swiftSettings: requestPathSettings),
-        .target(name: "HTTPDNSCore", dependencies: ["HTTPDNSProtocol"], swiftSettings: requestPathSettings),
+        // The one URL parser (WHATWG for http, https, ws, wss): the standard library only, IDNA injected.
+        .target(name: "HTTPDNSURL", swiftSettings: requestPathSettings),
+        .target(name: "HTTPDNSIDNA", dependencies: ["CIDN2"], swiftSettings: strictSettings),
+        .target(
+            name: "HTTPDNSCore", dependencies: ["HTTPDNSProtocol", "HTTPDNSURL"], swiftSettings: requestPathSettings),
         .target(name: "HTTPDNSSystem", dependencies: ["CHTTPDNSShims"], swiftSettings: requestPathSettings),
         .target(name: "HTTPDNSSystemd", dependencies: ["CSystemd", "HTTPDNSSystem"], swiftSettings: strictSettings),
-        .target(name: "HTTPDNSPSL", dependencies: ["CPSL", "CIDN2", "HTTPDNSCore"], swiftSettings: strictSettings),
-        .target(name: "HTTPDNSCurl", dependencies: ["CCurl", "HTTPDNSSystem"], swiftSettings: strictSettings),
+        .target(
+            name: "HTTPDNSPSL", dependencies: ["CPSL", "HTTPDNSIDNA", "HTTPDNSCore"], swiftSettings: strictSettings),
+        .target(
+            name: "HTTPDNSCurl", dependencies: ["CCurl", "HTTPDNSSystem", "HTTPDNSURL"], swiftSettings: strictSettings),
         .target(name: "HTTPDNSSQLite", dependencies: ["CSQLite"], swiftSettings: strictSettings),
         // The daemon's state over SQLite: schema, stores, the store thread and group commit.
         .target(
@@ -56,14 +62,15 @@ let package = Package(
             name: "HTTPDNSServer",
             dependencies: [
                 "HTTPDNSProtocol", "HTTPDNSCore", "HTTPDNSSystem", "HTTPDNSSystemd",
-                "HTTPDNSPSL", "HTTPDNSCurl", "HTTPDNSStore", "HTTPDNSFleet", "HTTPDNSSodium",
+                "HTTPDNSPSL", "HTTPDNSIDNA", "HTTPDNSCurl", "HTTPDNSStore", "HTTPDNSFleet", "HTTPDNSSodium",
             ],
             swiftSettings: requestPathSettings
         ),
         .executableTarget(
             name: "httpdnsd", dependencies: ["HTTPDNSCore", "HTTPDNSServer"], swiftSettings: strictSettings),
         .target(
-            name: "HTTPDNSClient", dependencies: ["HTTPDNSProtocol", "HTTPDNSSystem"], swiftSettings: strictSettings),
+            name: "HTTPDNSClient", dependencies: ["HTTPDNSProtocol", "HTTPDNSSystem", "HTTPDNSURL", "HTTPDNSIDNA"],
+            swiftSettings: strictSettings),
         .executableTarget(name: "httpdnsctl", dependencies: ["HTTPDNSClient"], swiftSettings: strictSettings),
         .target(
             name: "HTTPDNSClientC",
@@ -89,11 +96,17 @@ let package = Package(
         ),
 
         .testTarget(
+            name: "HTTPDNSURLTests",
+            dependencies: ["HTTPDNSURL", "HTTPDNSIDNA", "HTTPDNSProtocol", "HTTPDNSTestSupport"],
+            // Read by path from the source tree (as the cookie corpus is), not bundled.
+            exclude: ["Resources"],
+            swiftSettings: strictSettings),
+        .testTarget(
             name: "HTTPDNSProtocolTests", dependencies: ["HTTPDNSProtocol", "HTTPDNSTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPDNSCoreTests",
-            dependencies: ["HTTPDNSCore", "HTTPDNSPSL", "HTTPDNSProtocol", "HTTPDNSTestSupport"],
+            dependencies: ["HTTPDNSCore", "HTTPDNSPSL", "HTTPDNSIDNA", "HTTPDNSProtocol", "HTTPDNSTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPDNSCurlTests", dependencies: ["HTTPDNSCurl", "HTTPDNSTestSupport"], swiftSettings: strictSettings

@@ -137,10 +137,7 @@ public func httpdns_prepare_request(
     cookieHeader?.pointee = nil
     guard let handle = HandleRegistry.handle(client) else { return -EINVAL }
     return handle.call(onFailure: { $0.code }) { connection throws(CallFailure) in
-        let text = try requiredText(url, "url")
-        guard let target = HTTPTarget(text) else {
-            throw CallFailure(-EINVAL, "url is not an http or https URL with a host: \(text)")
-        }
+        let target = try parsedTarget(requiredText(url, "url"))
         let entry = try resolveEntry.map { _ throws(CallFailure) in
             try daemon { () throws(ClientError) in try connection.resolveEntry(for: target) }
         }
@@ -157,6 +154,57 @@ public func httpdns_prepare_request(
         }
         cookieHeader?.pointee = headerCopy
         return 0
+    }
+}
+
+/// `url` as the product's URL parser reads it, or the C failure: -EINVAL for a URL that is not
+/// http(s), -ENOTUNIQ for one whose host curl would read otherwise.
+private func parsedTarget(_ text: String) throws(CallFailure) -> HTTPTarget {
+    switch HTTPTarget.parse(text) {
+    case .success(let target): return target
+    case .failure(.notHTTP): throw CallFailure(-EINVAL, "url is not an http or https URL with a host: \(text)")
+    case .failure(.ambiguous):
+        throw CallFailure(-ENOTUNIQ, "url names its host ambiguously (curl would reach another host): \(text)")
+    }
+}
+
+@_cdecl("httpdns_parse_url")
+public func httpdns_parse_url(
+    _ url: UnsafePointer<CChar>?, _ base: UnsafePointer<CChar>?,
+    _ serialized: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
+    _ host: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
+    serialized?.pointee = nil
+    host?.pointee = nil
+    do throws(CallFailure) {
+        let urlText = try requiredText(url, "url")
+        let target: HTTPTarget
+        if let baseText = try text(base, "base") {
+            guard case .success(let baseTarget) = HTTPTarget.parse(baseText) else {
+                throw CallFailure(-EINVAL, "base is not an unambiguous http or https URL")
+            }
+            switch baseTarget.redirect(to: urlText) {
+            case .success(let next): target = next
+            case .failure(.notHTTP): throw CallFailure(-EINVAL, "url is not an http or https URL")
+            case .failure(.ambiguous): throw CallFailure(-ENOTUNIQ, "url names its host ambiguously")
+            }
+        } else {
+            target = try parsedTarget(urlText)
+        }
+        let urlCopy = try serialized.map { _ throws(CallFailure) in try copy(target.url) }
+        guard let host else {
+            serialized?.pointee = urlCopy
+            return 0
+        }
+        guard let hostCopy = strdup(target.host) else {
+            free(urlCopy)
+            throw CallFailure(-ENOMEM, "out of memory")
+        }
+        serialized?.pointee = urlCopy
+        host.pointee = hostCopy
+        return 0
+    } catch {
+        return error.code
     }
 }
 

@@ -1,4 +1,5 @@
 import CCurl
+import HTTPDNSURL
 
 /// A blocking HTTP client over one libcurl easy handle.
 ///
@@ -27,6 +28,20 @@ public final class HTTPClient {
         errorBuffer.deallocate()
     }
 
+    /// `url` addressed to `tlsName` (so that SNI and the certificate check use it) and the
+    /// `CURLOPT_CONNECT_TO` entry that still sends it to the URL's own host and port, for an https
+    /// URL whose host is another; the URL unchanged otherwise. Parsed by the product's URL parser
+    /// (ASCII hosts); nil when it does not parse or is ambiguous.
+    static func pinning(_ url: String, to tlsName: String) -> (url: String, connectTo: String?)? {
+        guard let target = HTTPURL(url), target.agreesWithRFC3986(url) else { return nil }
+        let name = tlsName.lowercased()
+        guard target.scheme == .https, target.host.name != name else { return (url, nil) }
+        var pinned = target
+        pinned.host = .domain(name)
+        let port = target.effectivePort
+        return (pinned.description, "\(name):\(port):\(target.host):\(port)")
+    }
+
     /// Sends `request` and waits for the whole response (or the deadline).
     public func perform(_ request: HTTPRequest) -> Result<HTTPResponse, HTTPError> {
         // Reset drops the previous request's options but keeps the connection cache.
@@ -42,11 +57,11 @@ public final class HTTPClient {
 
         var url = request.url
         if let tlsName = request.tlsName, !tlsName.isEmpty {
-            guard let target = URLTarget(url) else { return .failure(HTTPError(.invalidRequest, "unparsable URL")) }
-            if target.scheme == "https" && target.host.lowercased() != tlsName.lowercased() {
-                url = target.replacingHost(with: tlsName)
-                connectTo = curl_slist_append(nil, target.connectToEntry(for: tlsName))
+            guard let pinned = Self.pinning(url, to: tlsName) else {
+                return .failure(HTTPError(.invalidRequest, "unparsable URL"))
             }
+            url = pinned.url
+            if let entry = pinned.connectTo { connectTo = curl_slist_append(nil, entry) }
         }
         for header in request.headers {
             headerList = curl_slist_append(headerList, "\(header.name): \(header.value)")

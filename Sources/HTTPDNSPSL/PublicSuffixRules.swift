@@ -1,6 +1,6 @@
-import CIDN2
 import CPSL
 import HTTPDNSCore
+import HTTPDNSIDNA
 
 /// `DomainRules` backed by libpsl (public suffix list) and libidn2 (IDNA).
 ///
@@ -77,15 +77,7 @@ public final class PublicSuffixRules: DomainRules, @unchecked Sendable {
     /// UTS #46 non-transitional processing (IDNA2008, what browsers do now), falling back
     /// to transitional processing (IDNA2003 compatible) for names only it accepts.
     static func toASCII(_ host: String) -> String? {
-        for flags in [Int32(IDN2_NONTRANSITIONAL.rawValue), Int32(IDN2_TRANSITIONAL.rawValue)] {
-            var output: UnsafeMutablePointer<CChar>?
-            let status = idn2_to_ascii_8z(host, &output, flags)
-            defer { if let output { idn2_free(output) } }
-            if status == Int32(IDN2_OK.rawValue), let output {
-                return String(cString: output)
-            }
-        }
-        return nil
+        IDNA.toASCII(host, transitional: false) ?? IDNA.toASCII(host, transitional: true)
     }
 
     private static func splitTrailingDot(_ name: String) -> (String, Bool) {

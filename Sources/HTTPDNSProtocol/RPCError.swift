@@ -116,6 +116,17 @@ extension RPCError {
             ])
     }
 
+    /// -32602 when a URL would reach another host under RFC 3986's reading (curl's) than under
+    /// the WHATWG URL Standard's (a backslash, a percent-escape or a second `@` in the authority,
+    /// an IPv4 number form): which site its cookies belong to must not depend on who reads it.
+    public static func ambiguousURL(field: String) -> RPCError {
+        RPCError(
+            code: .invalidParams, name: "InvalidParams",
+            message:
+                "Invalid params: \(field): not written plainly: curl and the WHATWG URL Standard would reach different hosts",
+            details: ["field": .string(field), "reason": .string("ambiguous-url")])
+    }
+
     public static func resolutionUnavailable(_ host: String, reason: String) -> RPCError {
         RPCError(
             code: .resolutionUnavailable, name: "ResolutionUnavailable",

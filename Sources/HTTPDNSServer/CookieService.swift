@@ -1,5 +1,6 @@
 import HTTPDNSCore
 import HTTPDNSFleet
+import HTTPDNSIDNA
 import HTTPDNSProtocol
 import HTTPDNSStore
 import HTTPDNSSystem
@@ -74,7 +75,7 @@ final class CookieService {
     // MARK: methods
 
     func cookieHeader(_ params: CookieHeaderQuery, uid: UInt32) throws(RPCError) -> CookieHeaderResult {
-        guard let url = params.url else { throw Self.notAURL(field: "url") }
+        let url = try Self.requestURL(params.url, field: "url")
         let site = try params.siteForCookies.map { (s) throws(RPCError) in try Self.parseURL(s, field: "siteForCookies")
         }
         let normalized = try normalizedHost(for: url, host: params.host, uid: uid)
@@ -92,7 +93,7 @@ final class CookieService {
         guard params.setCookie.count <= Self.maxCookiesPerRequest else {
             throw .limitExceeded("cookies in one request", limit: Self.maxCookiesPerRequest)
         }
-        guard let url = params.url else { throw Self.notAURL(field: "url") }
+        let url = try Self.requestURL(params.url, field: "url")
         let normalized = try normalizedHost(for: url, host: params.host, uid: uid)
         let jar = jar(for: uid)
         let outcome = try mapHostError { () throws(CookieHostError) in
@@ -217,12 +218,17 @@ final class CookieService {
     }
 
     private static func parseURL(_ text: String, field: String) throws(RPCError) -> RequestURL {
-        guard let url = RequestURL(text) else { throw notAURL(field: field) }
-        return url
+        try requestURL(RequestURL.parse(text, toASCII: IDNA.urlDomainToASCII), field: field)
     }
 
-    private static func notAURL(field: String) -> RPCError {
-        .invalidParams(field: field, "not an absolute http(s) or ws(s) URL with a host")
+    private static func requestURL(_ parsed: Result<RequestURL, RequestURL.Refusal>, field: String) throws(RPCError)
+        -> RequestURL
+    {
+        switch parsed {
+        case .success(let url): return url
+        case .failure(.notAURL): throw .invalidParams(field: field, "not an absolute http(s) or ws(s) URL with a host")
+        case .failure(.ambiguous): throw .ambiguousURL(field: field)
+        }
     }
 
     private func mapHostError<T>(_ body: () throws(CookieHostError) -> T) throws(RPCError) -> T {

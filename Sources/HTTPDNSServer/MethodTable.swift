@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSIDNA
 import HTTPDNSProtocol
 import HTTPDNSSystem
 
@@ -76,11 +77,11 @@ extension MethodTable {
     func workUnits(of method: Method, context: CallContext) -> Int { 0 }
 }
 
-/// getCookieHeader's params with the URL parsed from the request's bytes (nil: not a URL the jar
-/// serves, refused by the method after every member was read, as before).
-typealias CookieHeaderQuery = GetCookieHeaderParams.Read<RequestURL?>
+/// getCookieHeader's params with the URL parsed from the request's bytes (a refusal: not a URL the
+/// jar serves, or an ambiguous one, refused by the method after every member was read).
+typealias CookieHeaderQuery = GetCookieHeaderParams.Read<Result<RequestURL, RequestURL.Refusal>>
 /// handleSetCookie's params, the same way.
-typealias SetCookieQuery = HandleSetCookieParams.Read<RequestURL?>
+typealias SetCookieQuery = HandleSetCookieParams.Read<Result<RequestURL, RequestURL.Refusal>>
 
 extension MethodTable {
     /// Runs one request: one exhaustive switch from the method to its typed implementation.
@@ -92,11 +93,13 @@ extension MethodTable {
             case .reverse: try reverse(ReverseParams(params), context: context, reply: Reply(responder: responder))
             case .getCookieHeader:
                 try getCookieHeader(
-                    CookieHeaderQuery(params) { RequestURL(utf8: $0) }, context: context,
+                    CookieHeaderQuery(params) { RequestURL.parse(utf8: $0, toASCII: IDNA.urlDomainToASCII) },
+                    context: context,
                     reply: Reply(responder: responder))
             case .handleSetCookie:
                 try handleSetCookie(
-                    SetCookieQuery(params) { RequestURL(utf8: $0) }, context: context,
+                    SetCookieQuery(params) { RequestURL.parse(utf8: $0, toASCII: IDNA.urlDomainToASCII) },
+                    context: context,
                     reply: Reply(responder: responder))
             case .deleteCookies:
                 try deleteCookies(DeleteCookiesParams(params), context: context, reply: Reply(responder: responder))

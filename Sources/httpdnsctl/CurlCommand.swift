@@ -156,8 +156,20 @@ private struct CurlSession {
             if request.maxRedirects >= 0 && hop.redirects >= request.maxRedirects {
                 return finish(outcome, curlError: (47, "Maximum (\(request.maxRedirects)) redirects followed"))
             }
-            guard let next = hop.target.redirect(to: location) else {
+            let next: HTTPTarget
+            switch hop.target.redirect(to: location) {
+            case .success(let target):
+                next = target
+            case .failure(.notHTTP):
                 return finish(outcome, curlError: (1, "Protocol not supported for the redirect to \(location)"))
+            case .failure(.ambiguous):
+                // curl's URL-malformed code: the Location's host depends on who reads it.
+                return finish(
+                    outcome,
+                    curlError: (
+                        3,
+                        "URL rejected: the redirect to \(location) names its host ambiguously (curl and the URL Standard read different hosts); not followed"
+                    ))
             }
             if request.include, let file = request.outputFile, let written = try? Files.read(file, limit: .max) {
                 carriedOutput += written

@@ -59,13 +59,18 @@ struct CurlRequest {
             throw UsageError(urls.isEmpty ? "curl: no URL given" : "curl: one URL at a time, not \(urls.count)")
         }
         var text = urls[0]
-        if URLReference(text).scheme == nil || !text.contains("://") {
+        if !Self.hasScheme(text) {
             text = (commandLine.last("proto-default") ?? "http") + "://" + text
         }
-        guard let url = HTTPTarget(text) else {
+        switch HTTPTarget.parse(text) {
+        case .success(let url):
+            self.url = url
+        case .failure(.notHTTP):
             throw UsageError("curl: \(urls[0]) is not an http or https URL with a host")
+        case .failure(.ambiguous):
+            throw UsageError(
+                "curl: \(urls[0]) names its host ambiguously (curl and the URL Standard would reach different hosts)")
         }
-        self.url = url
         self.commandLine = commandLine
         trusted = commandLine.flag("location-trusted")
         follow = commandLine.flag("location", "location-trusted", "follow")
@@ -102,6 +107,14 @@ struct CurlRequest {
         }
     }
 
+    /// Whether `text` starts with a scheme and `://` (curl adds `http://` to anything else).
+    static func hasScheme(_ text: String) -> Bool {
+        guard let separator = text.firstRange(of: "://") else { return false }
+        let scheme = text[..<separator.lowerBound]
+        guard let first = scheme.first, first.isASCII, first.isLetter else { return false }
+        return scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
+    }
+
     /// The method of `hop`'s request.
     func method(of hop: Hop) -> String { hop.bodyDropped ? "GET" : initialMethod }
 
@@ -131,7 +144,7 @@ struct CurlRequest {
 
     /// `-O`'s file name for `url`: the last path segment, as curl takes it from the URL given.
     static func remoteName(of url: HTTPTarget) -> String? {
-        let path = URLReference(url.url).path
+        let path = url.path
         guard let slash = path.lastIndex(of: "/") else { return nil }
         let name = String(path[path.index(after: slash)...])
         return name.isEmpty ? nil : name

@@ -67,11 +67,11 @@ struct CookieConformanceTests {
     private func run(_ testCase: JSON, rules: PublicSuffixRules) throws -> String? {
         let jar = CookieJar(rules: rules)
         for step in testCase["steps"]?.arrayValue ?? [] {
-            let url = try #require(step["setCookieUrl"]?.stringValue.flatMap(RequestURL.init))
+            let url = try #require(step["setCookieUrl"]?.stringValue.flatMap { RequestURL($0) })
             let headers = (step["setCookie"]?.arrayValue ?? []).compactMap(\.stringValue)
             _ = try jar.setCookies(headers, url: url, normalizedHost: nil, now: Self.now)
         }
-        let requestURL = try #require(testCase["requestUrl"]?.stringValue.flatMap(RequestURL.init))
+        let requestURL = try #require(testCase["requestUrl"]?.stringValue.flatMap { RequestURL($0) })
         return try jar.cookieHeader(url: requestURL, normalizedHost: nil, now: Self.now).header
     }
 }

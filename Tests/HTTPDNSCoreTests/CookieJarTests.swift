@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSIDNA
 import HTTPDNSTestSupport
 import Testing
 
@@ -11,20 +12,23 @@ struct JarHarness {
         jar = CookieJar(rules: rules, limits: limits)
     }
 
+    /// The daemon's reading of a URL (IDNA by libidn2, as the daemon's).
+    static func url(_ text: String) -> RequestURL? { RequestURL(text, toASCII: IDNA.urlDomainToASCII) }
+
     @discardableResult
     func set(
         _ headers: String..., url: String, host: String? = nil, at now: Int64 = JarHarness.now
     ) throws -> SetCookiesOutcome {
-        try jar.setCookies(headers, url: try #require(RequestURL(url)), normalizedHost: host, now: now)
+        try jar.setCookies(headers, url: try #require(Self.url(url)), normalizedHost: host, now: now)
     }
 
     func header(
         _ url: String, host: String? = nil, forScript: Bool = false, site: String? = nil, topLevel: Bool = false,
         at now: Int64 = JarHarness.now
     ) throws -> String {
-        let site = try site.map { try #require(RequestURL($0)) }
+        let site = try site.map { try #require(Self.url($0)) }
         return try jar.cookieHeader(
-            url: try #require(RequestURL(url)), normalizedHost: host, forScript: forScript, siteForCookies: site,
+            url: try #require(Self.url(url)), normalizedHost: host, forScript: forScript, siteForCookies: site,
             topLevelNavigation: topLevel, now: now
         ).header
     }

@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSIDNA
 import Testing
 
 struct RequestURLTests {
@@ -13,9 +14,9 @@ struct RequestURLTests {
         #expect(url.isSecure)
     }
 
-    @Test func missingPathIsEmptyAndMatchesAsSlash() throws {
+    @Test func missingPathIsSlash() throws {
         let url = try #require(RequestURL("http://example.com?x"))
-        #expect(url.path == "")
+        #expect(url.path == "/")
         #expect(url.cookiePath == "/")
         #expect(url.query == "x")
         #expect(url.port == nil)
@@ -37,7 +38,7 @@ struct RequestURLTests {
         #expect(v6.path == "/")
         let loopback = try #require(RequestURL("https://[::1]:443"))
         #expect(loopback.host == "::1")
-        #expect(loopback.port == 443)
+        #expect(loopback.port == nil)
         let mapped = try #require(RequestURL("http://[::ffff:192.0.2.1]/"))
         #expect(mapped.host == "::ffff:192.0.2.1")
     }
@@ -48,9 +49,21 @@ struct RequestURLTests {
         #expect(url.path == "/p")
     }
 
-    @Test func nonASCIIHostIsKeptAsWritten() throws {
-        let url = try #require(RequestURL("http://BÜcher.example/"))
-        #expect(url.host == "bÜcher.example")
+    @Test func nonASCIIHostsAreConvertedByTheIDNAGiven() throws {
+        let url = try #require(RequestURL("http://BÜcher.example/", toASCII: IDNA.urlDomainToASCII))
+        #expect(url.host == "xn--bcher-kva.example")
+        #expect(RequestURL("http://BÜcher.example/") == nil)
+    }
+
+    /// Each reaches one host under the WHATWG URL Standard and another (or none) under curl's
+    /// RFC 3986 reading: the daemon refuses them as ambiguous rather than pick a site.
+    @Test(arguments: [
+        "http://bank.example\\@attacker.example:9001/steal", "http://a@b@attacker.example/", "http://%62ank.example/",
+        "http://0x7f.1/", "http://127.1/", "http://010.0.0.1/", "http:/bank.example/", "http:\\\\bank.example/",
+        "http://1.2.3.4./", "https:///bank.example/",
+    ])
+    func refusesAmbiguousURLs(_ text: String) {
+        #expect(RequestURL.parse(text, toASCII: IDNA.urlDomainToASCII) == .failure(.ambiguous), "\(text)")
     }
 
     @Test(arguments: [

@@ -113,6 +113,46 @@ static void test_unreachable(void) {
     httpdns_close(c);
 }
 
+/* httpdns_parse_url: the daemon's URL parser, no daemon needed. */
+static void test_parse_url(void) {
+    char *url = NULL, *host = NULL;
+    int rc = httpdns_parse_url("HTTP://User@WWW.Example.COM:80/a/./b/../c d?q#f", NULL, &url, &host);
+    CHECK(rc == 0, "parse_url returned %d", rc);
+    if (rc == 0) {
+        CHECK(strcmp(url, "http://User@www.example.com/a/c%20d?q#f") == 0, "serialized as %s", url);
+        CHECK(strcmp(host, "www.example.com") == 0, "host %s", host);
+    }
+    httpdns_free(url);
+    httpdns_free(host);
+
+    /* A Location against the URL that sent it; host only. */
+    rc = httpdns_parse_url("../x\\y", "https://a.example/dir/sub/page", &url, NULL);
+    CHECK(rc == 0 && strcmp(url, "https://a.example/dir/x/y") == 0, "relative: %d %s", rc, rc == 0 ? url : "");
+    httpdns_free(url);
+    rc = httpdns_parse_url("https://[2001:DB8::1]:8443/", NULL, NULL, &host);
+    CHECK(rc == 0 && strcmp(host, "2001:db8::1") == 0, "IPv6 host: %d", rc);
+    httpdns_free(host);
+    rc = httpdns_parse_url("http://b\xc3\xbc" "cher.example/", NULL, NULL, &host);
+    CHECK(rc == 0 && strcmp(host, "xn--bcher-kva.example") == 0, "IDN host: %d", rc);
+    httpdns_free(host);
+
+    /* Hosts that libcurl would read otherwise: refused, outputs cleared. */
+    const char *ambiguous[] = {"http://bank.example\\@attacker.example/", "http://a@b@attacker.example/",
+                               "http://%62ank.example/", "http://0x7f.1/"};
+    for (size_t i = 0; i < sizeof ambiguous / sizeof ambiguous[0]; i++) {
+        url = host = (char *)1;
+        rc = httpdns_parse_url(ambiguous[i], NULL, &url, &host);
+        CHECK(rc == -ENOTUNIQ, "%s gave %d", ambiguous[i], rc);
+        CHECK(url == NULL && host == NULL, "outputs set for %s", ambiguous[i]);
+    }
+    rc = httpdns_parse_url("//bank.example\\@attacker.example/", "http://a.example/", &url, NULL);
+    CHECK(rc == -ENOTUNIQ, "relative ambiguous Location gave %d", rc);
+    CHECK(httpdns_parse_url("ftp://a.example/", NULL, &url, NULL) == -EINVAL, "ftp accepted");
+    CHECK(httpdns_parse_url(NULL, NULL, &url, NULL) == -EINVAL, "NULL url accepted");
+    CHECK(httpdns_parse_url("/x", "nope", &url, NULL) == -EINVAL, "bad base accepted");
+    CHECK(httpdns_parse_url("http://a\xff/", NULL, &url, NULL) == -EILSEQ, "non-UTF-8 accepted");
+}
+
 int main(void) {
     const char *socket_path = getenv("HTTPDNSD_SOCKET");
     httpdns_client *c = httpdns_open(socket_path);
@@ -121,6 +161,7 @@ int main(void) {
         return 2;
     }
     test_version();
+    test_parse_url();
     test_resolve_localhost(c);
     test_cookie_round_trip(c);
     test_call(c);

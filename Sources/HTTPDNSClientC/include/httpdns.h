@@ -33,7 +33,11 @@
  *       -ECONNRESET  the daemon closed the connection before answering, twice in a row;
  *       -EPROTO      the reply is not JSON-RPC, or lacks a member the contract promises;
  *       -EINVAL      a NULL, closed or unknown handle, a required NULL argument, params_json
- *                    not a JSON object, a url that is not an http(s) URL (httpdns_prepare_request);
+ *                    not a JSON object, a url that is not an http(s) URL (httpdns_prepare_request,
+ *                    httpdns_parse_url);
+ *       -ENOTUNIQ    a url whose host curl would read otherwise than httpdnsd (httpdns_parse_url,
+ *                    httpdns_prepare_request): a backslash, a percent-escape or a second '@' in
+ *                    its authority, or an IPv4 host not in dotted-decimal form;
  *       -EILSEQ      a string argument that is not UTF-8;
  *       -E2BIG       more Set-Cookie values than HTTPDNS_MAX_SET_COOKIE;
  *       -ENOMEM      out of memory.
@@ -133,6 +137,21 @@ long httpdns_delete_cookies(httpdns_client *c, const char *url);
  * httpdns_handle_set_cookie with the same url. httpdns_curl.h does all this for libcurl.
  */
 int httpdns_prepare_request(httpdns_client *c, const char *url, char **resolve_entry, char **cookie_header);
+
+/*
+ * Parses url with httpdnsd's own URL parser (the WHATWG URL Standard, as browsers read URLs:
+ * backslashes are path separators, hosts are percent-decoded, IDNA-converted and lowercased,
+ * "0x7f.1" is 127.0.0.1), resolving it against base when base is not NULL (a Location header,
+ * relative or absolute, against the URL that answered with it). Needs no handle and no daemon.
+ * Sets *serialized to the URL as httpdnsd reads it, which is what to hand libcurl, so that
+ * libcurl and the cookie jar agree on the site; and *host to its host (an IPv6 address without
+ * brackets). Either pointer may be NULL; both strings are freed with httpdns_free.
+ * Returns 0, or (then both are NULL) -EINVAL when url or base is NULL or not an http(s) URL with
+ * a host, -ENOTUNIQ when RFC 3986 (libcurl) would read another host from url than httpdnsd
+ * (http://bank.example\@attacker/ is bank.example to one and attacker to the other: follow no
+ * such Location), -EILSEQ for a string that is not UTF-8, -ENOMEM.
+ */
+int httpdns_parse_url(const char *url, const char *base, char **serialized, char **host);
 
 /*
  * The code of the calling thread's last call on this handle (0 when it succeeded or when there

@@ -13,9 +13,12 @@
  *     httpdns_curl_store_cookies(c, easy, url);        every Set-Cookie into the jar
  *     httpdns_curl_request_cleanup(&request);
  * The URL, the Host header, TLS SNI and the certificate check keep the host name; the connection
- * goes to an address the daemon resolved. Follow redirects yourself, one hop at a time
- * (CURLINFO_REDIRECT_URL gives the next URL): with CURLOPT_FOLLOWLOCATION, libcurl would resolve
- * the next host itself and send this hop's cookies to it.
+ * goes to an address the daemon resolved. libcurl is handed the URL as httpdnsd's parser
+ * serializes it (httpdns_parse_url), so libcurl and the jar agree on the host. Follow redirects
+ * yourself, one hop at a time: read the Location header (curl_easy_header) and resolve it with
+ * httpdns_parse_url(location, url, &next, NULL), which refuses a Location whose host libcurl
+ * would read otherwise. Not CURLOPT_FOLLOWLOCATION (libcurl would resolve the next host itself
+ * and send this hop's cookies to it), nor CURLINFO_REDIRECT_URL (libcurl's RFC 3986 reading).
  */
 #ifndef HTTPDNS_CURL_H
 #define HTTPDNS_CURL_H
@@ -50,16 +53,17 @@ static inline void httpdns_curl_request_cleanup(httpdns_curl_request *request)
 }
 
 /*
- * Sets CURLOPT_URL to url, CURLOPT_RESOLVE to the daemon's addresses for its host (nothing for
+ * Sets CURLOPT_URL to url as httpdns_parse_url serializes it, CURLOPT_RESOLVE to the daemon's addresses for its host (nothing for
  * an IP-literal host) and CURLOPT_COOKIE to the jar's Cookie header for url (cleared when the
  * jar has none, so a previous hop's cookies are not sent). CURLOPT_COOKIE is the program's own
  * cookie string otherwise: set none of your own. Returns 0, or a negative code from
- * httpdns_prepare_request (httpdns_last_error says why), -ENOMEM, or -EINVAL for NULL arguments
- * or an option libcurl refused.
+ * httpdns_parse_url (-ENOTUNIQ: an ambiguous url) or httpdns_prepare_request (httpdns_last_error
+ * says why), -ENOMEM, or -EINVAL for NULL arguments or an option libcurl refused.
  */
 static inline int httpdns_curl_prepare(httpdns_client *c, CURL *easy, const char *url,
                                        httpdns_curl_request *request)
 {
+    char *parsed = NULL;
     char *entry = NULL;
     char *cookie = NULL;
     CURLcode result;
@@ -70,21 +74,28 @@ static inline int httpdns_curl_prepare(httpdns_client *c, CURL *easy, const char
     request->resolve = NULL;
     if (easy == NULL)
         return -EINVAL;
-    rc = httpdns_prepare_request(c, url, &entry, &cookie);
+    rc = httpdns_parse_url(url, NULL, &parsed, NULL);
     if (rc != 0)
         return rc;
+    rc = httpdns_prepare_request(c, parsed, &entry, &cookie);
+    if (rc != 0) {
+        httpdns_free(parsed);
+        return rc;
+    }
     if (entry != NULL) {
         request->resolve = curl_slist_append(NULL, entry);
         httpdns_free(entry);
         if (request->resolve == NULL) {
             httpdns_free(cookie);
+            httpdns_free(parsed);
             return -ENOMEM;
         }
     }
-    result = curl_easy_setopt(easy, CURLOPT_URL, url);
+    /* libcurl copies the strings. */
+    result = curl_easy_setopt(easy, CURLOPT_URL, parsed);
+    httpdns_free(parsed);
     if (result == CURLE_OK)
         result = curl_easy_setopt(easy, CURLOPT_RESOLVE, request->resolve);
-    /* libcurl copies the string. */
     if (result == CURLE_OK)
         result = curl_easy_setopt(easy, CURLOPT_COOKIE, (cookie != NULL && cookie[0] != '\0') ? cookie : NULL);
     httpdns_free(cookie);

@@ -1,4 +1,5 @@
 import HTTPDNSProtocol
+import HTTPDNSURL
 
 /// An IPv4 or IPv6 address, parsed strictly and printed canonically.
 ///
@@ -181,29 +182,10 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
 
     /// RFC 5952 section 4: lowercase, no leading zeros, the longest run (of two or more) of zero
     /// groups becomes "::" (the first on a tie); section 5: IPv4-mapped addresses end in dotted-quad.
-    /// Dotted decimal, written byte by byte: an IP URL's host is formatted on every cookie
-    /// request that names one, and building it from four Strings cost more than the lookup.
+    /// Dotted decimal: the URL parser's (an IP URL's host is formatted on every cookie request
+    /// that names one, so it is written byte by byte).
     static func formatIPv4(_ bytes: ArraySlice<UInt8>) -> String {
-        String(unsafeUninitializedCapacity: 15) { text in
-            var at = 0
-            for (index, byte) in bytes.enumerated() {
-                if index > 0 {
-                    text[at] = UInt8(ascii: ".")
-                    at += 1
-                }
-                if byte >= 100 {
-                    text[at] = UInt8(ascii: "0") + byte / 100
-                    at += 1
-                }
-                if byte >= 10 {
-                    text[at] = UInt8(ascii: "0") + byte / 10 % 10
-                    at += 1
-                }
-                text[at] = UInt8(ascii: "0") + byte % 10
-                at += 1
-            }
-            return at
-        }
+        HTTPURL.Host.dottedDecimal(bytes.reduce(0) { $0 << 8 | UInt32($1) })
     }
 
     private static func formatIPv6(_ bytes: [UInt8]) -> String {

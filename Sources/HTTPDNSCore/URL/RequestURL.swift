@@ -1,111 +1,83 @@
 import HTTPDNSProtocol
+import HTTPDNSURL
 
-/// An absolute http, https, ws or wss URL, split into the parts the cookie jar needs.
+/// An absolute http, https, ws or wss URL as the cookie jar sees it: `HTTPURL` (the product's one
+/// URL parser, WHATWG) with the host in the jar's canonical form.
 ///
-/// The parser is deliberately strict: anything it does not understand is refused rather
-/// than guessed at, because a mis-read host would file cookies under the wrong site.
-/// It works on UTF-8 bytes and never traps, whatever the input.
+/// A URL that curl's RFC 3986 reading would send to another host than this one is refused as
+/// ambiguous (`RequestURL.Refusal.ambiguous`): a mis-read host would file cookies under the
+/// wrong site. Spaces and controls are refused anywhere, as curl refuses them.
 public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
-    /// Lowercased scheme: `http`, `https`, `ws` or `wss`.
-    public let scheme: String
-    /// Lowercased host as written (not IDNA-converted); IPv6 literals without brackets and
-    /// in RFC 5952 form, IPv4 literals in dotted-quad form.
+    /// The scheme.
+    public let schemeKind: HTTPURL.Scheme
+    /// Lowercase ASCII host (IDNA applied); IP literals without brackets in `IPLiteral`
+    /// canonical form (RFC 5952 for IPv6).
     public let host: String
     /// True when `host` is an IPv4 or IPv6 literal.
     public let isIPLiteral: Bool
-    /// The explicit port, if the URL has one.
+    /// The explicit port, if the URL has one (nil for the scheme's default).
     public let port: UInt16?
-    /// The path, percent-encoded as given; `""` when the URL has none.
+    /// The serialized path (always starts with `/`).
     public let path: String
     /// The query without its `?`, if present.
     public let query: String?
+
+    /// Why a text is not a `RequestURL`.
+    public enum Refusal: Error, Sendable, Equatable {
+        /// Not an absolute URL of a supported scheme with a host.
+        case notAURL
+        /// Parsed, but RFC 3986 (curl) would read another host or port (`HTTPURL.agreesWithRFC3986`).
+        case ambiguous
+    }
+
+    /// Lowercased scheme: `http`, `https`, `ws` or `wss`.
+    public var scheme: String { schemeKind.name }
 
     /// The schemes the jar serves.
     public static let supportedSchemes: Set<String> = ["http", "https", "ws", "wss"]
 
     /// https and wss use TLS, so they count as "secure" protocols (RFC 6265bis 5.8.3).
-    public var isSecure: Bool { scheme == "https" || scheme == "wss" }
+    public var isSecure: Bool { schemeKind.isSecure }
 
-    /// The path for cookie matching: an empty path means "/" (as WHATWG URLs normalize it).
+    /// The path for cookie matching.
     public var cookiePath: String { path.isEmpty ? "/" : path }
 
-    /// Parses `text`, or returns nil when it is not an absolute URL of a supported scheme.
-    public init?(_ text: String) {
-        guard let parts = text.withUTF8Bytes({ Self.parse($0) }) else { return nil }
-        self = parts
+    /// Parses `text`, or returns nil when it is not an absolute URL of a supported scheme or is
+    /// ambiguous. Non-ASCII hosts need `toASCII`.
+    public init?(_ text: String, toASCII: DomainToASCII? = nil) {
+        var text = text
+        guard case .success(let url) = text.withUTF8({ Self.parse(utf8: $0, toASCII: toASCII) }) else { return nil }
+        self = url
     }
 
-    /// `init(_:)` on UTF-8 bytes.
-    public init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
-        guard let parts = Self.parse(bytes) else { return nil }
-        self = parts
+    /// `init(_:toASCII:)` on UTF-8 bytes.
+    public init?(utf8 bytes: UnsafeBufferPointer<UInt8>, toASCII: DomainToASCII? = nil) {
+        guard case .success(let url) = Self.parse(utf8: bytes, toASCII: toASCII) else { return nil }
+        self = url
     }
 
-    /// Builds a URL from parts; `host` must already be in canonical form.
-    public init(scheme: String, host: String, port: UInt16?, path: String, query: String?) {
-        self.init(
-            scheme: scheme, host: host, isIPLiteral: IPLiteral.address(host) != nil, port: port, path: path,
-            query: query)
-    }
-
-    /// The parser knows whether the host is an IP literal: it need not be parsed again.
-    private init(scheme: String, host: String, isIPLiteral: Bool, port: UInt16?, path: String, query: String?) {
-        self.scheme = scheme
-        self.host = host
-        self.isIPLiteral = isIPLiteral
-        self.port = port
-        self.path = path
-        self.query = query
-    }
-
-    /// The same URL with another host (used to substitute a host name for an IP literal).
-    public func replacingHost(_ newHost: String) -> RequestURL {
-        if CookieMatching.same(newHost, host) { return self }
-        return RequestURL(scheme: scheme, host: newHost, port: port, path: path, query: query)
-    }
-
-    public var description: String {
-        let hostPart = host.contains(":") ? "[\(host)]" : host
-        let portPart = port.map { ":\($0)" } ?? ""
-        let queryPart = query.map { "?\($0)" } ?? ""
-        return "\(scheme)://\(hostPart)\(portPart)\(path)\(queryPart)"
-    }
-
-    // The parser walks integer offsets over the bytes: slices and their generic algorithms
-    // measured as a seventh of a cookie lookup.
-    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> RequestURL? {
-        let count = bytes.count
-        // Spaces and control characters are refused anywhere (no silent trimming).
-        guard !containsSpaceOrControl(bytes) else { return nil }
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon > 0,
-            let scheme = supportedScheme(UnsafeBufferPointer(rebasing: bytes[..<colon]))
-        else { return nil }
-        let authorityStart = colon + 3
-        guard count >= authorityStart, bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/")
-        else { return nil }
-        var authorityEnd = authorityStart
-        // Userinfo ends at the authority's last "@"; it plays no part in cookie scoping.
-        var hostStart = authorityStart
-        while authorityEnd < count {
-            let byte = bytes[authorityEnd]
-            if isAuthorityTerminator(byte) { break }
-            if byte == UInt8(ascii: "@") { hostStart = authorityEnd + 1 }
-            authorityEnd += 1
+    /// Parses and checks `bytes`, saying why it is refused.
+    public static func parse(utf8 bytes: UnsafeBufferPointer<UInt8>, toASCII: DomainToASCII?) -> Result<
+        RequestURL, Refusal
+    > {
+        // Spaces and controls are refused anywhere, as curl does, rather than trimmed, removed or
+        // encoded as the URL Standard would: no client sends them in a URL it requested.
+        guard !containsSpaceOrControl(bytes) else { return .failure(.notAURL) }
+        // Nearly every URL is plain, and a plain URL is read alike by every reader.
+        if let plain = HTTPURL.plainParts(utf8: bytes) {
+            return .success(
+                RequestURL(
+                    scheme: plain.scheme, host: plain.host, port: plain.port, path: plain.path, query: plain.query))
         }
-        guard let (host, isIPLiteral, port) = parseHostAndPort(bytes, hostStart..<authorityEnd) else { return nil }
+        guard let url = HTTPURL(utf8: bytes, toASCII: toASCII) else { return .failure(.notAURL) }
+        guard url.agreesWithRFC3986(utf8: bytes) else { return .failure(.ambiguous) }
+        return .success(RequestURL(url))
+    }
 
-        var pathEnd = authorityEnd
-        while pathEnd < count, bytes[pathEnd] != UInt8(ascii: "?"), bytes[pathEnd] != UInt8(ascii: "#") {
-            pathEnd += 1
-        }
-        let path = string(bytes, authorityEnd..<pathEnd)
-        var query: String?
-        if pathEnd < count, bytes[pathEnd] == UInt8(ascii: "?") {
-            var queryEnd = pathEnd + 1
-            while queryEnd < count, bytes[queryEnd] != UInt8(ascii: "#") { queryEnd += 1 }
-            query = string(bytes, (pathEnd + 1)..<queryEnd)
-        }
-        return RequestURL(scheme: scheme, host: host, isIPLiteral: isIPLiteral, port: port, path: path, query: query)
+    /// `parse(utf8:toASCII:)` on a string.
+    public static func parse(_ text: String, toASCII: DomainToASCII?) -> Result<RequestURL, Refusal> {
+        var text = text
+        return text.withUTF8 { parse(utf8: $0, toASCII: toASCII) }
     }
 
     /// A byte of 0x20 or below, or 0x7F, eight bytes a step.
@@ -115,99 +87,49 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
             isMatch: { $0 <= 0x20 || $0 == 0x7F }) != nil
     }
 
-    private static func string(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
-        range.isEmpty ? "" : String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+    /// The jar's view of a parsed URL: its fragment and userinfo play no part in cookies. Only
+    /// what the jar reads is kept, so that passing a request around copies little.
+    public init(_ url: HTTPURL) {
+        self.init(scheme: url.scheme, host: url.host, port: url.port, path: url.path, query: url.query)
     }
 
-    /// The scheme as one of `supportedSchemes` (ASCII case-insensitively), without building a string.
-    private static func supportedScheme(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
-        func isScheme(_ name: StaticString) -> Bool { equalsIgnoringASCIICase(bytes, name) }
-        if isScheme("https") { return "https" }
-        if isScheme("http") { return "http" }
-        if isScheme("wss") { return "wss" }
-        if isScheme("ws") { return "ws" }
-        return nil
+    private init(scheme: HTTPURL.Scheme, host: HTTPURL.Host, port: UInt16?, path: String, query: String?) {
+        schemeKind = scheme
+        self.port = port
+        self.path = path
+        self.query = query
+        switch host {
+        case .domain(let name):
+            self.host = name
+            isIPLiteral = false
+        case .ipv4(let address):
+            self.host = HTTPURL.Host.dottedDecimal(address)
+            isIPLiteral = true
+        case .ipv6:
+            self.host = IPLiteral.canonical(host.name) ?? host.name
+            isIPLiteral = true
+        }
     }
 
-    private static func isAuthorityTerminator(_ byte: UInt8) -> Bool {
-        byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#")
-            || byte == UInt8(ascii: "\\")
+    private init(_ other: RequestURL, host: String) {
+        schemeKind = other.schemeKind
+        port = other.port
+        path = other.path
+        query = other.query
+        self.host = host
+        isIPLiteral = IPLiteral.address(host) != nil
     }
 
-    private static func parseHostAndPort(
-        _ bytes: UnsafeBufferPointer<UInt8>, _ authority: Range<Int>
-    ) -> (host: String, isIPLiteral: Bool, port: UInt16?)? {
-        guard !authority.isEmpty else { return nil }
-        // The host ends at the first "]" of a bracketed literal, else at the first ":".
-        let hostEnd: Int
-        if bytes[authority.lowerBound] == UInt8(ascii: "[") {
-            guard let close = authority.first(where: { bytes[$0] == UInt8(ascii: "]") }) else { return nil }
-            hostEnd = close + 1
-        } else {
-            hostEnd = authority.first(where: { bytes[$0] == UInt8(ascii: ":") }) ?? authority.upperBound
-        }
-        var port: UInt16?
-        if hostEnd < authority.upperBound {
-            guard bytes[hostEnd] == UInt8(ascii: ":") else { return nil }
-            // An empty port (`host:`) means the default port (RFC 3986 section 3.2.3).
-            let digits = (hostEnd + 1)..<authority.upperBound
-            if !digits.isEmpty {
-                guard digits.count <= 5 else { return nil }
-                var value = 0
-                for index in digits {
-                    let byte = bytes[index]
-                    guard byte >= 0x30 && byte <= 0x39 else { return nil }
-                    value = value * 10 + Int(byte - 0x30)
-                }
-                guard value <= 65535 else { return nil }
-                port = UInt16(value)
-            }
-        }
-        let hostRange = authority.lowerBound..<hostEnd
-        guard !hostRange.isEmpty else { return nil }
-        let host = UnsafeBufferPointer(rebasing: bytes[hostRange])
-        if host[0] == UInt8(ascii: "[") {
-            guard host.count >= 2, host[host.count - 1] == UInt8(ascii: "]"),
-                let v6 = IPAddress(
-                    ipv6: String(decoding: UnsafeBufferPointer(rebasing: host.dropFirst().dropLast()), as: UTF8.self))
-            else { return nil }
-            return (v6.description, true, port)
-        }
-        if let v4 = IPAddress.parseIPv4(host).flatMap({ IPAddress(bytes: $0) }) {
-            return (v4.description, true, port)
-        }
-        var hasUppercase = false
-        var lastLabelAllDigits = false
-        var lastLabelEmpty = true
-        for byte in host {
-            guard isHostByte(byte) else { return nil }
-            if byte == UInt8(ascii: ".") {
-                lastLabelEmpty = true
-                lastLabelAllDigits = false
-                continue
-            }
-            let isDigit = byte >= 0x30 && byte <= 0x39
-            lastLabelAllDigits = isDigit && (lastLabelEmpty || lastLabelAllDigits)
-            lastLabelEmpty = false
-            hasUppercase = hasUppercase || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
-        }
-        // A host whose last label is a number must be an IPv4 address (WHATWG "ends in a
-        // number"); anything else of that shape is refused rather than read as a name.
-        if lastLabelAllDigits { return nil }
-        guard hasUppercase else { return (String(decoding: host, as: UTF8.self), false, port) }
-        return (asciiLowercasedString(host), false, port)
+    /// The same URL with another host (used to substitute a host name for an IP literal).
+    public func replacingHost(_ newHost: String) -> RequestURL {
+        if CookieMatching.same(newHost, host) { return self }
+        return RequestURL(self, host: newHost)
     }
 
-    /// Letters, digits, `-`, `.`, `_`, `~` and non-ASCII bytes (IDNA host names as written).
-    private static func isHostByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-            return true
-        default:
-            return byte >= 0x80
-        }
+    public var description: String {
+        let hostPart = host.contains(":") ? "[\(host)]" : host
+        let portPart = port.map { ":\($0)" } ?? ""
+        let queryPart = query.map { "?\($0)" } ?? ""
+        return "\(scheme)://\(hostPart)\(portPart)\(path)\(queryPart)"
     }
 }

@@ -1,0 +1,86 @@
+/// The URL Standard's percent-encode sets, and UTF-8 percent-encoding with them.
+enum PercentEncoding {
+    enum EncodeSet {
+        /// C0 controls, space, ", <, >, `.
+        case fragment
+        /// C0 controls, space, ", #, ', <, > (special schemes' query).
+        case specialQuery
+        /// The query set and ?, `, {, }.
+        case path
+        /// The path set and /, :, ;, =, @, [, \, ], ^, |.
+        case userinfo
+
+        func contains(_ byte: UInt8) -> Bool {
+            // The C0 control percent-encode set: controls, DEL and every non-ASCII byte.
+            if byte < 0x20 || byte >= 0x7F { return true }
+            switch byte {
+            case UInt8(ascii: " "), UInt8(ascii: "\""), UInt8(ascii: "<"), UInt8(ascii: ">"):
+                return true
+            case UInt8(ascii: "`"):
+                return self != .specialQuery
+            case UInt8(ascii: "#"), UInt8(ascii: "'"):
+                return self == .specialQuery || (byte == UInt8(ascii: "#") && self != .fragment)
+            case UInt8(ascii: "?"), UInt8(ascii: "{"), UInt8(ascii: "}"):
+                return self == .path || self == .userinfo
+            case UInt8(ascii: "/"), UInt8(ascii: ":"), UInt8(ascii: ";"), UInt8(ascii: "="), UInt8(ascii: "@"),
+                UInt8(ascii: "["), UInt8(ascii: "\\"), UInt8(ascii: "]"), UInt8(ascii: "^"), UInt8(ascii: "|"):
+                return self == .userinfo
+            default:
+                return false
+            }
+        }
+    }
+
+    private static let hexDigits: StaticString = "0123456789ABCDEF"
+
+    static func append(_ bytes: UnsafeBufferPointer<UInt8>, _ set: EncodeSet, to output: inout [UInt8]) {
+        for byte in bytes {
+            guard set.contains(byte) else {
+                output.append(byte)
+                continue
+            }
+            hexDigits.withUTF8Buffer { hex in
+                output.append(UInt8(ascii: "%"))
+                output.append(hex[Int(byte >> 4)])
+                output.append(hex[Int(byte & 0xF)])
+            }
+        }
+    }
+
+    static func encode(_ bytes: UnsafeBufferPointer<UInt8>, _ set: EncodeSet) -> String {
+        if !bytes.contains(where: set.contains) { return String(decoding: bytes, as: UTF8.self) }
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count + 8)
+        append(bytes, set, to: &output)
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Percent-decoding: `%` and two hex digits become that byte; anything else stays.
+    static func decode(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "%"), index + 2 < bytes.count,
+                let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
+            {
+                output.append(high << 4 | low)
+                index += 3
+            } else {
+                output.append(byte)
+                index += 1
+            }
+        }
+        return output
+    }
+
+    static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
