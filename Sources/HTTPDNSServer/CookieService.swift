@@ -40,6 +40,8 @@ final class CookieService {
     private let logger: Logger
     /// Replicates the jars of the users in `ShareCookiesOf=` (nil without a fleet).
     weak var replication: (any CookieReplication)?
+    /// Counts cookie operations and tells the monitors (nil in tests that do not look).
+    var observation: Observation?
 
     init(
         rules: any DomainRules, limits: CookieJarLimits, persistence: any CookiePersistence, logger: Logger,
@@ -65,6 +67,9 @@ final class CookieService {
 
     func count(uid: UInt32) -> Int { jars[uid]?.count ?? 0 }
 
+    /// Jars held (users with a jar, empty or not).
+    var jarCount: Int { jars.count }
+
     private func jar(for uid: UInt32) -> CookieJar {
         if let jar = jars[uid] { return jar }
         let jar = CookieJar(rules: rules, limits: limits)
@@ -84,6 +89,7 @@ final class CookieService {
                 url: url, normalizedHost: normalized, forScript: params.forScript, siteForCookies: site,
                 topLevelNavigation: params.topLevelNavigation, now: WallClock.nowSeconds())
         }
+        observation?.cookieHeaderBuilt()
         return CookieHeaderResult(header)
     }
 
@@ -98,6 +104,10 @@ final class CookieService {
         let jar = jar(for: uid)
         let outcome = try mapHostError { () throws(CookieHostError) in
             try jar.setCookies(params.setCookie, url: url, normalizedHost: normalized, now: WallClock.nowSeconds())
+        }
+        if !outcome.rejected.isEmpty {
+            observation?.cookiesRejected(
+                uid: uid, host: outcome.host, reasons: outcome.rejected.map(\.reason.rawValue))
         }
         persist(uid: uid, jar: jar) { done($0.map { _ in SetCookieResult(outcome) }) }
     }
@@ -157,6 +167,7 @@ final class CookieService {
         persistence.commit(batch) { [unowned self] result in
             guard case .failure(let failure) = result else {
                 if let shared { self.replication?.localCommitted(shared) }
+                self.observation?.cookiesChanged(uid: uid, drained.changes)
                 reply(.success(()))
                 return
             }

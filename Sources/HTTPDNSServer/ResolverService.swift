@@ -51,6 +51,9 @@ final class ResolverService {
     private var lastID: UInt64 = 0
     /// With `ShareCache=yes`: asked before any upstream, and told what the upstreams answered.
     var fleet: FleetClient?
+    /// Counts upstream queries and tells the monitors about resolves (the daemon's; nil in
+    /// tests that do not look).
+    var observation: Observation?
 
     private struct FlightKey: Hashable {
         var host: String
@@ -159,12 +162,40 @@ final class ResolverService {
     /// `flushCache`: the cache is shared by every user, so only root and the daemon's own user
     /// may empty it.
     func flushCache(_ params: FlushCacheParams, uid: UInt32) throws(RPCError) -> FlushCacheResult {
-        guard uid == 0 || uid == ProcessEnvironment.effectiveUserID else {
+        guard Self.isPrivileged(uid) else {
             throw .permissionDenied("only root or the daemon's user may flush the shared cache")
         }
         let host = try params.host.map { (h) throws(RPCError) in try canonicalName(h) }
         return FlushCacheResult(flushed: cache.flush(host: host))
     }
+
+    /// Whether `uid` may see and steer what every user shares (the cache, the counters).
+    static func isPrivileged(_ uid: UInt32) -> Bool { uid == 0 || uid == ProcessEnvironment.effectiveUserID }
+
+    /// `showCache`: every entry for root and the daemon's user; for others the entries of the
+    /// names they were handed addresses for (what another user asks is not theirs to see).
+    func showCache(uid: UInt32) -> ShowCacheResult {
+        let now = Self.now()
+        let visible: ((String) -> Bool)?
+        if Self.isPrivileged(uid) {
+            visible = nil
+        } else {
+            let names = owners.hostNames(uid: uid, now: now)
+            visible = { names.contains($0) }
+        }
+        let entries = cache.entries(now: now, include: visible ?? { _ in true })
+        return ShowCacheResult(
+            entries: entries.map { entry in
+                let left = entry.expiresAt.nanoseconds(since: now)
+                return ShowCacheResult.Entry(
+                    host: entry.host, family: entry.family.rawValue, addresses: entry.addresses,
+                    ttl: left > 0 ? Int((left + 999_999_999) / 1_000_000_000) : 0, stale: left <= 0,
+                    upstream: entry.upstream)
+            })
+    }
+
+    /// The configured upstreams' names, in order.
+    var upstreamNames: [String] { endpoints.map(\.name) }
 
     // MARK: resolve
 
@@ -174,7 +205,8 @@ final class ResolverService {
         _ params: ResolveParams, uid: UInt32, done: Reply<ResolveResult>
     ) throws(RPCError) {
         if let literal = IPLiteral.address(params.host) {
-            done(.success(literalResult(params.host, literal)))
+            deliver(
+                done, uid: uid, host: params.host, family: params.family, .success(literalResult(params.host, literal)))
             return
         }
         let host = try canonicalName(params.host)
@@ -182,7 +214,7 @@ final class ResolverService {
         if !statics.isEmpty, let fixed = statics[host] {
             let result = staticResult(host, fixed, family: params.family)
             remember(result, uid: uid)
-            done(.success(result))
+            deliver(done, uid: uid, host: params.host, family: params.family, .success(result))
             return
         }
         let key = FlightKey(host: host, family: params.family)
@@ -190,20 +222,20 @@ final class ResolverService {
         switch cache.answer(host: host, families: params.family.families, now: Self.now(), allowStale: allowStale) {
         case .fresh(let entries, let ttlLeft):
             guard let result = Self.result(host, entries, ttl: ttlLeft, stale: false) else {
-                done(.failure(.hostNotFound(host)))
+                deliver(done, uid: uid, host: params.host, family: params.family, .failure(.hostNotFound(host)))
                 return
             }
             remember(result, uid: uid)
-            done(.success(result))
+            deliver(done, uid: uid, host: params.host, family: params.family, .success(result))
         case .stale(let entries):
             // A stale answer always holds a positive entry: negative ones are never served stale.
             guard let result = Self.result(host, entries, ttl: 0, stale: true) else {
-                done(.failure(.hostNotFound(host)))
+                deliver(done, uid: uid, host: params.host, family: params.family, .failure(.hostNotFound(host)))
                 return
             }
             cache.noteStaleServed()
             remember(result, uid: uid)
-            done(.success(result))
+            deliver(done, uid: uid, host: params.host, family: params.family, .success(result))
             // The refresh counts against the uid whose request found the answer stale; when that
             // uid is at its cap, the next request refreshes instead.
             try? join(key, owner: .user(uid), background: true, waiter: nil)
@@ -211,6 +243,15 @@ final class ResolverService {
             let timeoutMs = params.timeoutMs ?? configuration.timeoutMs
             try wait(for: key, uid: uid, timeoutMs: timeoutMs, allowStale: allowStale, done: done)
         }
+    }
+
+    /// Answers a caller and tells the monitors.
+    private func deliver(
+        _ done: Reply<ResolveResult>, uid: UInt32, host: String, family: AddressFamily,
+        _ outcome: Result<ResolveResult, RPCError>
+    ) {
+        observation?.resolved(uid: uid, host: host, family: family, outcome)
+        done(outcome)
     }
 
     /// Joins (or starts) the flight for `key` and answers from its outcome, or from the fallback
@@ -228,14 +269,18 @@ final class ResolverService {
             guard !answered else { return }
             answered = true
             if let timer { self.loop.cancel(timer) }
-            done(self.reply(outcome, key, uid: uid, timeoutMs: timeoutMs, allowStale: allowStale))
+            self.deliver(
+                done, uid: uid, host: key.host, family: key.family,
+                self.reply(outcome, key, uid: uid, timeoutMs: timeoutMs, allowStale: allowStale))
         }
         try join(key, owner: .user(uid), background: false, waiter: waiter)
         timer = loop.schedule(afterMilliseconds: Int64(timeoutMs)) { [unowned self] in
             guard !answered else { return }
             answered = true
             self.leave(key, waiter: id)
-            done(self.fallback(key, uid: uid, allowStale: allowStale, .timedOut(milliseconds: timeoutMs)))
+            self.deliver(
+                done, uid: uid, host: key.host, family: key.family,
+                self.fallback(key, uid: uid, allowStale: allowStale, .timedOut(milliseconds: timeoutMs)))
         }
     }
 
@@ -438,6 +483,7 @@ final class ResolverService {
             let endpoint = attempt.index >= 0 ? endpoints[attempt.index] : UpstreamEndpoint.system
             switch attempt.outcome {
             case .answered(let answer):
+                observation?.upstreamQueried(endpoint.name, failed: false, latencyMs: attempt.latencyMs)
                 if attempt.index >= 0 { healths[attempt.index].recordSuccess(latencyMs: attempt.latencyMs, now: now) }
                 let parts = key.family.families.map { family in
                     (family, answer.nameExists ? answer.addresses(family).map(\.description) : [])
@@ -446,10 +492,12 @@ final class ResolverService {
                 outcome = .answered(
                     answer, upstream: endpoint.name, source: endpoint.kind == .system ? .system : .upstream)
             case .failed(let error):
+                observation?.upstreamQueried(endpoint.name, failed: true, latencyMs: attempt.latencyMs)
                 if attempt.index >= 0 { healths[attempt.index].recordFailure(error.description, now: now) }
                 logger.warning("Upstream \(endpoint.name) failed for \(key.host): \(error)")
                 outcome = .failed(.upstreamFailed(upstream: endpoint.name, error))
             case .abandoned:
+                observation?.upstreamQueried(endpoint.name, failed: nil, latencyMs: attempt.latencyMs)
                 outcome = .abandoned
             }
         }
