@@ -329,6 +329,27 @@ struct CtlEndToEndTests {
         #expect(json["text"]?.stringValue?.hasPrefix("# HELP httpdnsd_") == true)
     }
 
+    /// The command of the packaged metrics timer's service, run as its unit says (with the
+    /// binary, socket and directory of this test), writes an exposition the parser reads and
+    /// leaves no temporary file.
+    @Test func theMetricsTimerWritesTheTextfile() throws {
+        let rpc = try RPCSession(config: "")
+        let scratch = TemporaryDirectory(prefix: "textfile")
+        let unit = try String(
+            contentsOfFile: BuiltProducts.packageRoot + "/packaging/httpdnsd-metrics.service", encoding: .utf8)
+        let execStart = try #require(unit.split(separator: "\n").first { $0.hasPrefix("ExecStart=") })
+        let command = execStart.dropFirst("ExecStart=".count)
+            .replacingOccurrences(of: "/usr/bin/httpdnsctl", with: BuiltProducts.path("httpdnsctl"))
+            .replacingOccurrences(of: "/run/httpdnsd/httpdnsd.sock", with: rpc.daemon.socketPath)
+            .replacingOccurrences(of: "/var/lib/prometheus/node-exporter", with: scratch.path)
+        let run = try runCommand("/bin/sh", ["-c", command], environment: Self.cleanEnvironment())
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path) == ["httpdnsd.prom"])
+        let text = try String(contentsOfFile: scratch.file("httpdnsd.prom"), encoding: .utf8)
+        let samples = try ObservationSocketTests.parsePrometheus(text, in: scratch)
+        #expect(samples["httpdnsd_uptime_seconds"] != nil, "\(text)")
+    }
+
     /// monitor prints each event as it comes, one line each, until it is stopped.
     @Test func monitorPrintsEventsAsTheyCome() throws {
         let rpc = try RPCSession(config: "[Resolver]\nStatic=app.example.test 127.0.0.1\n")
