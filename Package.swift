@@ -36,12 +36,17 @@ let package = Package(
         .target(name: "CHTTPDNSShims", cSettings: [.define("_GNU_SOURCE")]),
 
         .target(name: "HTTPDNSProtocol", swiftSettings: requestPathSettings),
+        // The one binary heap: the loop's timers (System) and the cache's expiries (Core).
+        .target(name: "HTTPDNSCollections", swiftSettings: requestPathSettings),
         // The one URL parser (WHATWG for http, https, ws, wss): the standard library only, IDNA injected.
         .target(name: "HTTPDNSURL", swiftSettings: requestPathSettings),
         .target(name: "HTTPDNSIDNA", dependencies: ["CIDN2"], swiftSettings: strictSettings),
         .target(
-            name: "HTTPDNSCore", dependencies: ["HTTPDNSProtocol", "HTTPDNSURL"], swiftSettings: requestPathSettings),
-        .target(name: "HTTPDNSSystem", dependencies: ["CHTTPDNSShims"], swiftSettings: requestPathSettings),
+            name: "HTTPDNSCore", dependencies: ["HTTPDNSProtocol", "HTTPDNSCollections", "HTTPDNSURL"],
+            swiftSettings: requestPathSettings),
+        .target(
+            name: "HTTPDNSSystem", dependencies: ["CHTTPDNSShims", "HTTPDNSCollections"],
+            swiftSettings: requestPathSettings),
         .target(name: "HTTPDNSSystemd", dependencies: ["CSystemd", "HTTPDNSSystem"], swiftSettings: strictSettings),
         .target(
             name: "HTTPDNSPSL", dependencies: ["CPSL", "HTTPDNSIDNA", "HTTPDNSCore"], swiftSettings: strictSettings),
@@ -50,7 +55,7 @@ let package = Package(
         .target(name: "HTTPDNSSQLite", dependencies: ["CSQLite"], swiftSettings: strictSettings),
         // The daemon's state over SQLite: schema, stores, the store thread and group commit.
         .target(
-            name: "HTTPDNSStore", dependencies: ["HTTPDNSCore", "HTTPDNSSQLite", "HTTPDNSSystem"],
+            name: "HTTPDNSStore", dependencies: ["HTTPDNSProtocol", "HTTPDNSCore", "HTTPDNSSQLite", "HTTPDNSSystem"],
             swiftSettings: strictSettings),
         .target(name: "HTTPDNSRedis", dependencies: ["CHiredis", "HTTPDNSSystem"], swiftSettings: strictSettings),
         .target(name: "HTTPDNSSodium", dependencies: ["CSodium", "HTTPDNSSystem"], swiftSettings: strictSettings),
@@ -106,7 +111,10 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPDNSCoreTests",
-            dependencies: ["HTTPDNSCore", "HTTPDNSPSL", "HTTPDNSIDNA", "HTTPDNSProtocol", "HTTPDNSTestSupport"],
+            dependencies: [
+                "HTTPDNSCore", "HTTPDNSCollections", "HTTPDNSPSL", "HTTPDNSIDNA", "HTTPDNSProtocol",
+                "HTTPDNSTestSupport",
+            ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPDNSCurlTests", dependencies: ["HTTPDNSCurl", "HTTPDNSTestSupport"], swiftSettings: strictSettings
@@ -116,7 +124,10 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPDNSStoreTests",
-            dependencies: ["HTTPDNSStore", "HTTPDNSSQLite", "HTTPDNSCore", "HTTPDNSSystem", "HTTPDNSTestSupport"],
+            dependencies: [
+                "HTTPDNSStore", "HTTPDNSSQLite", "HTTPDNSCore", "HTTPDNSProtocol", "HTTPDNSSystem",
+                "HTTPDNSTestSupport",
+            ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPDNSRedisTests", dependencies: ["HTTPDNSRedis", "HTTPDNSSystem", "HTTPDNSTestSupport"],
@@ -145,7 +156,7 @@ let package = Package(
             name: "HTTPDNSServerTests",
             dependencies: [
                 "HTTPDNSTestSupport", "HTTPDNSClient", "HTTPDNSCore", "HTTPDNSProtocol", "HTTPDNSRedis",
-                "HTTPDNSServer",
+                "HTTPDNSServer", "HTTPDNSStore",
                 "HTTPDNSSystem",
                 "httpdnsd", "httpdnsctl",
             ],

@@ -4,14 +4,14 @@ import HTTPDNSProtocol
 /// `listCookies`' result, `{"cookies":[…]}`, written a few cookies at a time from a snapshot
 /// of the jar (the records share their strings with the jar's cookies).
 final class CookieListStream: ResultStream {
-    private let cookies: [CookieRecord]
+    private let cookies: [Cookie]
     private var next = 0
     private var started = false
     let heldBytes: Int
 
-    init(_ cookies: [CookieRecord]) {
+    init(_ cookies: [Cookie]) {
         self.cookies = cookies
-        heldBytes = cookies.reduce(cookies.count * MemoryLayout<CookieRecord>.stride) { total, cookie in
+        heldBytes = cookies.reduce(cookies.count * MemoryLayout<Cookie>.stride) { total, cookie in
             total + cookie.name.utf8.count + cookie.value.utf8.count + cookie.domain.utf8.count
                 + cookie.path.utf8.count
         }
@@ -34,8 +34,9 @@ final class CookieListStream: ResultStream {
     }
 }
 
-/// `exportCookies`' result, `{"data":"…"}`: the cookies.txt text written as one JSON string,
-/// a few lines at a time, from a snapshot of the jar (`CookieJar.list`'s order).
+/// `exportCookies`' result, `{"data":"…"}` (and `leftOut` when the format cannot hold some
+/// cookie): the cookies.txt text written as one JSON string, a few lines at a time, from a
+/// snapshot of the jar (`CookieJar.list`'s order), as `CookieJar.exportNetscape` writes it.
 final class NetscapeExportStream: ResultStream {
     private let cookies: [Cookie]
     private var next = 0
@@ -55,14 +56,24 @@ final class NetscapeExportStream: ResultStream {
         if !started {
             started = true
             JSONWriter.raw(#"{"data":""#, to: &out)
-            JSONWriter.stringContent(CookieJar.netscapePreamble, to: &out)
+            let leftOut = cookies.reduce(0) { $0 + (CookieJar.netscapeLine($1) == nil ? 1 : 0) }
+            JSONWriter.stringContent(CookieJar.netscapeFileStart(leavingOut: leftOut), to: &out)
         }
         while next < cookies.count && out.count - start < budget {
-            if let line = CookieJar.netscapeLine(for: cookies[next]) { JSONWriter.stringContent(line, to: &out) }
+            if let line = CookieJar.netscapeLine(cookies[next]) { JSONWriter.stringContent(line, to: &out) }
             next += 1
         }
         guard next == cookies.count else { return false }
-        JSONWriter.raw(#""}"#, to: &out)
+        JSONWriter.raw(#"""#, to: &out)
+        let leftOut = cookies.compactMap { CookieJar.netscapeLine($0) == nil ? $0.key : nil }
+        if leftOut.isEmpty {
+            out.append(UInt8(ascii: "}"))
+        } else {
+            // The members after `data`, as `ExportCookiesResult` writes them.
+            var tail = JSONOutput()
+            ExportCookiesResult(data: "", leftOut: leftOut).write(to: &tail)
+            out.append(contentsOf: Array(tail.bytes.dropFirst(#"{"data":"""#.utf8.count)))
+        }
         return true
     }
 }

@@ -9,14 +9,15 @@ import HTTPDNSSystem
 final class Services {
     let resolver: ResolverService
     let cookies: CookieService
-    /// Acknowledges cookie changes once committed, many requests per transaction.
-    let cookieCommits: CookieGroupCommit
+    /// Acknowledges cookie changes (and stores fleet records) once committed, many requests per
+    /// transaction.
+    let cookieCommits: StateGroupCommit
     /// Writes the DNS cache out every minute and at shutdown.
     let dnsSaver: DNSSnapshotSaver
     /// The fleet tier, with `[Fleet]`.
     let fleet: FleetService?
-    private let startedAt = MonotonicClock.nowNanoseconds()
-    private let loop: EventLoop
+    private let clock: any DaemonClock
+    private let startedAt: Int64
     /// Where long work runs a slice per turn (the server's, once registered).
     private var slices: SlicedWork?
     /// The counters and the monitors.
@@ -29,29 +30,30 @@ final class Services {
         configuration: DaemonConfiguration, rules: PublicSuffixRules, stored: StoredState, storeThread: StoreThread,
         fleetSetup: FleetSetup?, loop: EventLoop, logger: Logger
     ) {
-        self.loop = loop
+        clock = loop.clock
+        startedAt = loop.clock.nowNanoseconds()
         observation = Observation(clock: loop.clock)
         resolver = ResolverService(configuration: configuration, rules: rules, loop: loop, logger: logger)
         resolver.observation = observation
         resolver.restoreSaved(from: storeThread)
         // With Synchronous=full a commit waits for the disk: never on the loop thread.
-        cookieCommits = CookieGroupCommit(
+        cookieCommits = StateGroupCommit(
             loop: loop, storeThread: storeThread, commitsOnLoopThread: !configuration.store.synchronousFull)
         let resolver = self.resolver
         cookies = CookieService(
             rules: rules,
             limits: CookieJarLimits(
                 maxPerDomain: configuration.cookies.maxPerDomain, maxTotal: configuration.cookies.maxTotal),
-            persistence: cookieCommits, logger: logger,
+            persistence: cookieCommits, clock: loop.clock, logger: logger,
             hostNames: { [unowned resolver] ip, uid in resolver.hostNames(of: ip, uid: uid) })
-        cookies.load(stored.jars, now: WallClock.nowSeconds())
+        cookies.load(stored.jars, now: loop.clock.wallSeconds())
         cookies.observation = observation
         dnsSaver = DNSSnapshotSaver(resolver: resolver, storeThread: storeThread, loop: loop, logger: logger)
         if let fleetSetup, let (machine, state) = stored.fleet {
             let fleet = FleetService(
                 setup: fleetSetup, machine: machine, stored: state, cookies: cookies, persistence: cookieCommits,
                 loop: loop, logger: logger)
-            if fleet.sharesCache { resolver.fleet = fleet.client }
+            if fleet.sharesCache { resolver.share(with: fleet.client) }
             cookies.replication = fleet
             self.fleet = fleet
         } else {
@@ -80,11 +82,9 @@ final class Services {
     }
 
     func status(uid: UInt32) -> StatusResult {
-        let cache = resolver.cache
-        return StatusResult(
-            version: Daemon.version, uptime: Double((MonotonicClock.nowNanoseconds() - startedAt) / 1_000_000_000),
-            cache: .init(
-                entries: cache.entryCount, hits: cache.hits, misses: cache.misses, staleServed: cache.staleServed),
+        StatusResult(
+            version: Daemon.version, uptime: Double((clock.nowNanoseconds() - startedAt) / 1_000_000_000),
+            cache: resolver.cacheStatus,
             // Counts only: the caller's own jar, never another user's.
             cookieCount: cookies.count(uid: uid), upstreams: resolver.upstreamStatus, fleet: fleet?.status.member)
     }
@@ -96,7 +96,7 @@ final class Services {
         let counts = observation.current(cache: resolver.cache)
         m.single(
             "httpdnsd_uptime_seconds", type: "gauge", help: "Seconds since the daemon started.",
-            Double((MonotonicClock.nowNanoseconds() - startedAt) / 1_000_000_000))
+            Double((clock.nowNanoseconds() - startedAt) / 1_000_000_000))
         if let server {
             var samples: [(labels: [(String, String)], value: Double)] = []
             for method in Method.allCases {
@@ -202,7 +202,7 @@ extension Services: MethodTable {
     func resolve(_ params: ResolveParams, context: CallContext, reply: Reply<ResolveResult>)
         throws(RPCError)
     {
-        try resolver.resolve(params, uid: context.peer.uid, done: reply)
+        resolver.resolve(params, uid: context.peer.uid, done: reply)
     }
 
     func reverse(_ params: ReverseParams, context: CallContext, reply: Reply<ReverseResult>)
@@ -261,7 +261,7 @@ extension Services: MethodTable {
         _ params: ExportCookiesParams, context: CallContext, reply: Reply<ExportCookiesResult>
     ) throws(RPCError) {
         guard reply.isRead else { return reply(.success(ExportCookiesResult(data: ""))) }
-        reply.stream(NetscapeExportStream(cookies.allCookies(uid: context.peer.uid, now: loop.clock.wallSeconds())))
+        reply.stream(NetscapeExportStream(cookies.allCookies(uid: context.peer.uid, now: clock.wallSeconds())))
     }
 
     func workUnits(of method: Method, context: CallContext) -> Int {
@@ -329,7 +329,7 @@ extension Services: MethodTable {
         RPCEncoder.writeResult(result, id: id, to: &answer)
         answer.append(0x0A)
         let subscription = MonitorSubscription(
-            uid: uid, seesAll: seesAll, answer: answer.bytes, clock: loop.clock, hub: observation.monitors)
+            uid: uid, seesAll: seesAll, answer: answer.bytes, clock: clock, hub: observation.monitors)
         observation.monitors.add(subscription)
         reply.open(subscription)
     }

@@ -192,7 +192,7 @@ final class FakeMethods: MethodTable {
     private(set) var calls: [Method] = []
     private var held: [Reply<ResolveResult>] = []
     /// Cookies `listCookies` streams (its answer's size is the test's to choose).
-    var listed: [CookieRecord] = []
+    var listed: [Cookie] = []
     /// The text `exportCookies` answers with, all at once (not streamed).
     var exported = ""
     /// Extra work units of each method (`MethodTable.workUnits`).
@@ -332,10 +332,10 @@ final class FakeMethods: MethodTable {
     func workUnits(of method: Method, context: CallContext) -> Int { costs[method] ?? 0 }
 
     /// A cookie of about `bytes` bytes on the wire.
-    static func cookie(bytes: Int, index: Int) -> CookieRecord {
-        CookieRecord(
+    static func cookie(bytes: Int, index: Int) -> Cookie {
+        Cookie(
             name: "c\(index)", value: String(repeating: "v", count: bytes), domain: "a.example", hostOnly: true,
             path: "/",
-            expires: nil, secure: false, httpOnly: false, sameSite: "lax", partitioned: false, created: 0)
+            expires: nil, secure: false, httpOnly: false, sameSite: .lax, partitioned: false, created: 0)
     }
 }
