@@ -34,17 +34,20 @@ final class CookieListStream: ResultStream {
     }
 }
 
-/// `exportCookies`' result, `{"data":"…"}` (and `leftOut` when the format cannot hold some
-/// cookie): the cookies.txt text written as one JSON string, a few lines at a time, from a
-/// snapshot of the jar (`CookieJar.list`'s order), as `CookieJar.exportNetscape` writes it.
+/// `exportCookies`' result, `{"data":"…","leftOut":[…]}`: the cookies.txt text written as one
+/// JSON string, a few lines at a time, from a snapshot of the jar (`CookieJar.list`'s order), the
+/// same bytes as `CookieJar.exportNetscape`'s.
 final class NetscapeExportStream: ResultStream {
     private let cookies: [Cookie]
+    /// The cookies the format cannot hold, known before the first line (the text's start counts them).
+    private let leftOut: [CookieKey]
     private var next = 0
     private var started = false
     let heldBytes: Int
 
     init(_ cookies: [Cookie]) {
         self.cookies = cookies
+        leftOut = cookies.filter { !CookieJar.netscapeCanHold($0) }.map(\.key)
         heldBytes = cookies.reduce(cookies.count * MemoryLayout<Cookie>.stride) { total, cookie in
             total + cookie.name.utf8.count + cookie.value.utf8.count + cookie.domain.utf8.count
                 + cookie.path.utf8.count
@@ -56,24 +59,15 @@ final class NetscapeExportStream: ResultStream {
         if !started {
             started = true
             JSONWriter.raw(#"{"data":""#, to: &out)
-            let leftOut = cookies.reduce(0) { $0 + (CookieJar.netscapeLine($1) == nil ? 1 : 0) }
-            JSONWriter.stringContent(CookieJar.netscapeFileStart(leavingOut: leftOut), to: &out)
+            JSONWriter.stringContent(CookieJar.netscapeFileStart(leavingOut: leftOut.count), to: &out)
         }
         while next < cookies.count && out.count - start < budget {
             if let line = CookieJar.netscapeLine(cookies[next]) { JSONWriter.stringContent(line, to: &out) }
             next += 1
         }
         guard next == cookies.count else { return false }
-        JSONWriter.raw(#"""#, to: &out)
-        let leftOut = cookies.compactMap { CookieJar.netscapeLine($0) == nil ? $0.key : nil }
-        if leftOut.isEmpty {
-            out.append(UInt8(ascii: "}"))
-        } else {
-            // The members after `data`, as `ExportCookiesResult` writes them.
-            var tail = JSONOutput()
-            ExportCookiesResult(data: "", leftOut: leftOut).write(to: &tail)
-            out.append(contentsOf: Array(tail.bytes.dropFirst(#"{"data":"""#.utf8.count)))
-        }
+        out.append(UInt8(ascii: "\""))
+        ExportCookiesResult.writeEnd(leavingOut: leftOut, to: &out)
         return true
     }
 }

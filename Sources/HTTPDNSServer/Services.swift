@@ -18,6 +18,7 @@ final class Services {
     let fleet: FleetService?
     private let clock: any DaemonClock
     private let startedAt: Int64
+    private let loop: EventLoop
     /// Where long work runs a slice per turn (the server's, once registered).
     private var slices: SlicedWork?
     /// The counters and the monitors.
@@ -32,6 +33,7 @@ final class Services {
     ) {
         clock = loop.clock
         startedAt = loop.clock.nowNanoseconds()
+        self.loop = loop
         observation = Observation(clock: loop.clock)
         resolver = ResolverService(configuration: configuration, rules: rules, loop: loop, logger: logger)
         resolver.observation = observation

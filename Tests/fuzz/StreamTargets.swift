@@ -32,8 +32,8 @@ private func checkExportStream(_ bytes: UnsafeBufferPointer<UInt8>) {
     let cookies = (try? jar.list(now: now)) ?? []
 
     var whole = JSONOutput()
-    let oneShot = jar.exportNetscape(now: now)
-    ExportCookiesResult(data: oneShot.text, leftOut: oneShot.leftOut).write(to: &whole)
+    let netscape = jar.exportNetscape(now: now)
+    ExportCookiesResult(data: netscape.text, leftOut: netscape.leftOut).write(to: &whole)
     let export = NetscapeExportStream(cookies)
     let exported = pieces(budget) { export.writeNext(to: &$0, budget: $1) }
     require(exported == whole.bytes, "the streamed export differs from the one-shot answer")
@@ -41,9 +41,10 @@ private func checkExportStream(_ bytes: UnsafeBufferPointer<UInt8>) {
         fatalError("the streamed export is not {\"data\":string}")
     }
 
+    let records = cookies
     var listed = JSONOutput()
-    ListCookiesResult(cookies: cookies).write(to: &listed)
-    let list = CookieListStream(cookies)
+    ListCookiesResult(cookies: records).write(to: &listed)
+    let list = CookieListStream(records)
     require(pieces(budget) { list.writeNext(to: &$0, budget: $1) } == listed.bytes, "the streamed list differs")
 }
 
