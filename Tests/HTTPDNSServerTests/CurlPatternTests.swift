@@ -37,7 +37,7 @@ struct CurlPatternTests {
         let result = try fixture.ctl([
             "-sS", "-L", "--cacert", fixture.caFile, "-H", "Host: \(Self.login)", "-d", "user=alice", login,
         ])
-        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.status == 0 && result.stderr.isEmpty, "\(result.stderr)")
         let requests = fixture.requests
         try #require(requests.count == 2, "\(requests)")
         for request in requests {
@@ -62,6 +62,19 @@ struct CurlPatternTests {
         #expect(echoed["sni"] == .string(Self.login))
         #expect(echoed["host"] == .string("\(Self.login):\(port)"))
         #expect(echoed["cookie"] == "sid=alice")
+    }
+
+    /// Without a daemon, `--fallback` runs the pattern with curl alone: same name, same address.
+    @Test func fallbackRunsThePatternWithoutTheDaemon() throws {
+        let fixture = try IPDirectFixture()
+        let address = IPDirectFixture.addresses[Self.login]!
+        let port = fixture.ports[Self.login]!.https
+        let result = try fixture.ctl(
+            ["--fallback", "-sS", "--cacert", fixture.caFile, "--host", Self.login, "https://\(address):\(port)/echo"],
+            socket: fixture.directory.file("absent.sock"))
+        #expect(result.status == 0, "\(result.stderr)")
+        let echoed = try JSONParser.parse(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(echoed["sni"] == .string(Self.login) && echoed["host"] == .string("\(Self.login):\(port)"))
     }
 
     /// After the first hop of the pattern, a redirect to the same name (any port) still goes to
