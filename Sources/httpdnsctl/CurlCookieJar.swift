@@ -39,7 +39,6 @@ struct CurlCookieJar {
     }
 
     private struct Entry {
-        var key: Key
         var line: String
         var creation: Int
     }
@@ -53,7 +52,7 @@ struct CurlCookieJar {
 
         """
 
-    private var entries: [Entry] = []
+    private var entries: [Key: Entry] = [:]
     private var header: String?
     private var lastCreation = 0
     /// Keys deleted by a hop: a later hop's jar still has them when they came from `-b FILE`.
@@ -73,13 +72,13 @@ struct CurlCookieJar {
         let named = Set(setCookie.compactMap { Self.key(ofSetCookie: $0, target: target) })
         let kept = Set(lines.map(\.key))
         for key in named where !kept.contains(key) {
-            entries.removeAll { $0.key == key }
+            entries[key] = nil
             deleted.insert(key)
         }
         // Oldest first, so that new cookies get creation times in curl's order.
         for (key, line) in lines.reversed() {
-            if let index = entries.firstIndex(where: { $0.key == key }) {
-                if named.contains(key) { entries[index].line = line }
+            if entries[key] != nil {
+                if named.contains(key) { entries[key]?.line = line }
             } else if named.contains(key) || !deleted.contains(key) {
                 // A cookie this hop named, or one the key above does not name as curl would.
                 append(key, line)
@@ -90,13 +89,13 @@ struct CurlCookieJar {
 
     private mutating func append(_ key: Key, _ line: String) {
         lastCreation += 1
-        entries.append(Entry(key: key, line: line, creation: lastCreation))
+        entries[key] = Entry(line: line, creation: lastCreation)
     }
 
     /// The file: curl's header, then one line per cookie, the newest first.
     var text: String {
         var text = header ?? Self.curlHeader
-        for entry in entries.sorted(by: { $0.creation > $1.creation }) { text += entry.line + "\n" }
+        for entry in entries.values.sorted(by: { $0.creation > $1.creation }) { text += entry.line + "\n" }
         return text
     }
 

@@ -1,19 +1,22 @@
 import HTTPDNSClient
 
-/// A `httpdnsctl curl` command line, understood as far as following redirects hop by hop needs:
-/// the URL, whether and how far to follow, and the options that a redirect changes. Every option
-/// is passed to curl unchanged except those httpdnsctl has to take over (following, the header dump,
+/// What a `httpdnsctl curl` command line asks for, and the curl arguments of each hop.
+///
+/// httpdnsctl runs curl once per hop and follows redirects itself, so that every host is
+/// resolved through the daemon and every hop's cookies go through the jar. The user's options
+/// pass through unchanged except those httpdnsctl has to take over (following, the header dump,
 /// `--write-out`, `--stderr`, `--cookie-jar`, the URL, cookie strings and headers) and those a
-/// redirect changes (the method and body, credentials for another origin, the Host header for another
-/// host, `-O`'s file name, `--referer ;auto`).
+/// redirect changes (the method and body, credentials for another origin, the Host header for
+/// another host, `-O`'s file name, `--referer ;auto`).
 struct CurlRequest {
     let commandLine: CurlCommandLine
     /// The URL curl is run with first: the one given (with `http://` added when it had no scheme, as
     /// curl does), or for curl's IP-direct pattern the same URL on the site's name (see `pin`).
     let url: HTTPTarget
     /// curl's IP-direct pattern: a URL naming an IP address with `-H 'Host: NAME'` or `--host NAME`.
-    /// curl is run on `https://NAME/...` and every request to NAME (any port, redirects included)
-    /// connects to the address, so SNI, the certificate check, the Host header and the jar use NAME.
+    /// curl is run on that URL with NAME in place of the address, and every request to NAME (any
+    /// port, redirects included) connects to the address, so SNI, the certificate check, the Host
+    /// header and the jar use NAME.
     let pin: Pin?
     /// `--fallback`: run curl plainly when the daemon is not reachable.
     let fallback: Bool
