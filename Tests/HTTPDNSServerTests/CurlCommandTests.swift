@@ -409,44 +409,10 @@ extension IPDirectFixture {
     /// (`-Wall -Werror`) against the library just built; its path.
     func buildReadmeExample() throws -> String {
         let readme = try String(contentsOfFile: BuiltProducts.packageRoot + "/README.md", encoding: .utf8)
-        let marker = "<!-- ipdirect.c: built and run by the tests -->\n```c\n"
-        let start = try #require(readme.range(of: marker), "the README lost its example").upperBound
-        let end = try #require(readme[start...].range(of: "\n```")).lowerBound
+        let marker = "<!-- example: covered by CurlCommandTests.theReadmeLibcurlExampleFollowsACrossHostLogin"
+        let example = try #require(MarkdownBlocks.block(after: marker, in: readme), "the README lost its example")
         let source = directory.file("ipdirect.c")
-        try (String(readme[start..<end]) + "\n").write(toFile: source, atomically: true, encoding: .utf8)
-
-        let library = directory.file("lib")
-        try FileManager.default.createDirectory(atPath: library, withIntermediateDirectories: true)
-        for name in ["libhttpdns.so", "libhttpdns.so.0"] {
-            try FileManager.default.createSymbolicLink(
-                atPath: library + "/" + name, withDestinationPath: BuiltProducts.path("libhttpdns.so"))
-        }
-        let curlFlags = try runCommand("/usr/bin/pkg-config", ["--cflags", "--libs", "libcurl"])
-        try #require(curlFlags.status == 0, "pkg-config libcurl: \(curlFlags.stderr)")
-        let program = directory.file("ipdirect")
-        // A sanitized build's library calls its sanitizer's runtime, which only a program built with the same
-        // sanitizer carries: then the toolchain's clang builds it (.ci/sanitize), else gcc as the README says.
-        var compiler = "/usr/bin/gcc"
-        var sanitize: [String] = []
-        if let sanitizer = SanitizerOptions.active {
-            compiler = try #require(
-                CurlCommandTests.toolchainClang, "no clang beside swiftc for a -fsanitize=\(sanitizer) build")
-            sanitize = ["-fsanitize=\(sanitizer)"]
-            if sanitizer == "thread" {
-                // The toolchain's TSan runtime intercepts libdispatch, so it needs the toolchain's libdispatch.
-                let swiftLibraries = (compiler as NSString).deletingLastPathComponent + "/../lib/swift/linux"
-                sanitize += ["-L", swiftLibraries, "-ldispatch", "-lBlocksRuntime", "-Wl,-rpath,\(swiftLibraries)"]
-            }
-        }
-        let build = try runCommand(
-            compiler,
-            [
-                "-std=c11", "-Wall", "-Wextra", "-Werror", "-I",
-                BuiltProducts.packageRoot + "/Sources/HTTPDNSClientC/include",
-                source, "-L", library, "-lhttpdns", "-Wl,-rpath,\(library)", "-o", program,
-            ] + sanitize + curlFlags.stdout.split(whereSeparator: \.isWhitespace).map(String.init))
-        try #require(build.status == 0, "\(compiler): \(build.stderr)")
-        try makeExecutable(program)
-        return program
+        try example.write(toFile: source, atomically: true, encoding: .utf8)
+        return try ExampleBuild.cProgram(source, in: directory)
     }
 }
