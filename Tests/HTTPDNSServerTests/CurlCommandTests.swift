@@ -25,14 +25,21 @@ final class IPDirectFixture {
     var caFile: String { pki.caCertificate }
     var socketPath: String { daemon.socketPath }
 
-    init() throws {
-        pki = try TestPKI(leaves: Self.addresses.keys.map { ($0, "DNS:\($0)") })
+    /// Each host name's origin address, as the fake upstream answers it.
+    let addresses: [String: String]
+
+    /// `documentation`: the origins serve the documentation's examples on ports 80 and 443
+    /// (origin_server.py's --documentation).
+    init(addresses: [String: String] = IPDirectFixture.addresses, documentation: Bool = false) throws {
+        self.addresses = addresses
+        pki = try TestPKI(leaves: addresses.keys.map { ($0, "DNS:\($0)") })
         upstream = try FakeHTTPServer.alibaba(
-            answers: Self.addresses.mapValues { (v4: [$0], v6: [String](), ttl: 300) })
+            answers: addresses.mapValues { (v4: [$0], v6: [String](), ttl: 300) })
         daemon = try DaemonHarness(config: "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\n")
         _ = try daemon.connectReady()
         var arguments = ["-n", TestPKI.python, Self.originScript, "--dir", directory.path, "--loopback-up"]
-        for (host, address) in Self.addresses {
+        if documentation { arguments += ["--documentation", "--ports", "80,443"] }
+        for (host, address) in addresses {
             let certificate = pki.directory.file("\(host).pem")
             arguments += ["--host", "\(host)=\(address),\(certificate),\(pki.directory.file("\(host).key"))"]
         }
@@ -55,7 +62,7 @@ final class IPDirectFixture {
             }
             return !ports.isEmpty || !started.isRunning
         }
-        guard ports.count == Self.addresses.count else {
+        guard ports.count == addresses.count else {
             let log = (try? String(contentsOfFile: directory.file("origins.log"), encoding: .utf8)) ?? ""
             throw HarnessError("the origin servers did not start (root is needed for unshare -n): \(log)")
         }
@@ -124,7 +131,7 @@ final class IPDirectFixture {
     /// Plain curl, with `--resolve` for both names given by the test itself: what curl prints.
     func plainCurl(_ arguments: [String]) throws -> CommandResult {
         var resolves: [String] = []
-        for (host, address) in Self.addresses {
+        for (host, address) in addresses {
             for port in [ports[host]!.http, ports[host]!.https] {
                 resolves += ["--resolve", "\(host):\(port):\(address)"]
             }

@@ -13,7 +13,9 @@ import Testing
 ///   system socket (`/run/httpdnsd/httpdnsd.sock`) and the per-user one are the test daemon's.
 /// - `shell, own daemon` / `shell, foreground daemon`: the same, with no daemon at those paths:
 ///   the block starts one (on the embedded default, with `hosts: files` in the namespace).
-/// - `shell with origins`: the same, inside the network namespace of HTTPS origin servers.
+/// - `shell with origins`: the same, inside the network namespace of HTTPS origin servers on
+///   ports 80 and 443 (curl trusts their CA through CURL_CA_BUNDLE; /etc/hosts names them for
+///   programs that look names up themselves).
 /// - `c`: built with `gcc -std=c11 -Wall -Wextra -Werror` against the built libhttpdns, then run.
 /// - `python`: run by python3 with `clients/python` on the path.
 /// - `go fragment` / `js fragment`: parsed (gofmt, node --check) inside a function.
@@ -36,7 +38,9 @@ import Testing
 @Suite(.serialized)
 struct DocumentedExamplesTests {
     static let manPages = ["httpdnsctl.1", "httpdnsd.8", "httpdnsd.conf.5", "httpdnsd-rpc.7", "nss-httpdns.8"]
-    static let notRunReasons = ["real provider", "installs packages", "changes the machine", "diagram", "takes minutes"]
+    static let notRunReasons = [
+        "real provider", "installs packages", "changes the machine", "diagram", "takes minutes",
+    ]
     static let kinds = [
         "shell", "shell, own daemon", "shell, foreground daemon", "shell with origins", "c", "python", "go fragment",
         "js fragment", "check-config", "check-config transcript", "rpc transcript", "nsswitch", "drop-in",
@@ -49,7 +53,8 @@ struct DocumentedExamplesTests {
             in: try String(contentsOfFile: root + "/README.md", encoding: .utf8), file: "README.md")
         for page in manPages {
             let file = "packaging/man/" + page
-            examples += ManPageExamples.all(in: try String(contentsOfFile: root + "/" + file, encoding: .utf8), file: file)
+            examples += ManPageExamples.all(
+                in: try String(contentsOfFile: root + "/" + file, encoding: .utf8), file: file)
         }
         return examples
     }
@@ -83,7 +88,8 @@ struct DocumentedExamplesTests {
         if FileManager.default.fileExists(atPath: root + "/" + name) { return true }
         let parts = name.split(separator: ".").map(String.init)
         let grep = try runCommand(
-            "/usr/bin/grep", ["-rlE", "(struct|final class|class) \(parts[0])\\b", root + "/Tests", "--include=*.swift"])
+            "/usr/bin/grep",
+            ["-rlE", "(struct|final class|class) \(parts[0])\\b", root + "/Tests", "--include=*.swift"])
         guard grep.status == 0 else { return false }
         guard parts.count == 2 else { return true }
         let files = grep.stdout.split(separator: "\n").map(String.init)
@@ -96,6 +102,44 @@ struct DocumentedExamplesTests {
             let result = try world.runShell(example)
             world.expectSuccess(result, example)
         }
+    }
+
+    /// The logins and fetches over HTTPS, against origin servers for the documentation's names
+    /// (login, app, api and the bare domain): each block runs as written, and the origins saw
+    /// the session it was about.
+    @Test(.enabled(if: TestPKI.toolsPresent && FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")))
+    func shellBlocksWithOriginsRunAgainstHTTPSOrigins() throws {
+        let fixture = try IPDirectFixture(
+            addresses: [
+                "login.example.test": "127.0.0.2", "app.example.test": "127.0.0.3", "api.example.test": "127.0.0.4",
+                "example.test": "127.0.0.5",
+            ], documentation: true)
+        let world = ExampleWorld(origins: fixture)
+        let client = try world.daemon.connect()
+        for site in ["api.example.test", "example.test"] {
+            let set = try client.call(
+                "handleSetCookie",
+                ["url": .string("https://\(site)/"), "setCookie": [.string("doc=\(site); Path=/; Secure")]])
+            #expect(set?["error"] == nil, "\(String(describing: set))")
+        }
+        let examples = try Self.examples("shell with origins")
+        #expect(examples.count >= 4)
+        for example in examples {
+            world.expectSuccess(try world.runShell(example), example)
+        }
+        let requests = fixture.requests
+        // The form login's session reached the app host, from a later process.
+        #expect(
+            requests.contains {
+                $0["host"] == "app.example.test" && $0["path"] == "/api/me"
+                    && $0["cookie"]?.stringValue?.contains("sid=alice") == true
+            }, "\(requests)")
+        // The script's curl sent the jar's cookie for the host it resolved.
+        #expect(
+            requests.contains {
+                $0["host"] == "api.example.test" && $0["path"] == "/app"
+                    && $0["cookie"]?.stringValue?.contains("doc=api.example.test") == true
+            }, "\(requests)")
     }
 
     @Test func ownDaemonBlocksStartTheDaemonAndReachIt() throws {
@@ -122,7 +166,8 @@ struct DocumentedExamplesTests {
                 status = (try? LineClient(path: socket)).flatMap { try? $0.call("status", id: 1) }
                 return status != nil || !child.isRunning
             }
-            #expect(status?["result"]?["version"] != nil, "\(example): no status from \(socket): \(world.log(of: child))")
+            #expect(
+                status?["result"]?["version"] != nil, "\(example): no status from \(socket): \(world.log(of: child))")
         }
     }
 
@@ -172,7 +217,8 @@ struct DocumentedExamplesTests {
     @Test func configurationsPassTheCheck() throws {
         let directory = TemporaryDirectory(prefix: "conf")
         var configurations = try Self.examples("check-config").map { ($0, $0.text) }
-        for example in try Self.all() where example.kind == "not run: real provider" && example.spec?.contains("check-config") == true {
+        for example in try Self.all()
+        where example.kind == "not run: real provider" && example.spec?.contains("check-config") == true {
             configurations.append((example, example.text))
         }
         for example in try Self.examples("not run: changes the machine") {
@@ -267,7 +313,9 @@ struct DocumentedExamplesTests {
                     if word.hasPrefix("[") && word.hasSuffix("]") {
                         let criterion = word.dropFirst().dropLast().lowercased().split(separator: "=")
                         let status = criterion.first.map { $0.hasPrefix("!") ? String($0.dropFirst()) : String($0) }
-                        #expect(criterion.count == 2 && statuses.contains(status ?? "") && actions.contains(String(criterion[1])), "\(example): \(word)")
+                        #expect(
+                            criterion.count == 2 && statuses.contains(status ?? "")
+                                && actions.contains(String(criterion[1])), "\(example): \(word)")
                         #expect(!services.isEmpty, "\(example): an action before any service")
                     } else {
                         #expect(word.allSatisfy { $0.isLowercase || $0 == "_" }, "\(example): service \(word)")
@@ -332,15 +380,24 @@ struct DocumentedExamplesTests {
 /// The daemon the examples talk to and the namespace they run in.
 final class ExampleWorld {
     let directory = TemporaryDirectory(prefix: "ex")
-    let upstream: FakeHTTPServer
+    let upstream: FakeHTTPServer?
     let harness: DaemonHarness?
+    /// A process in the network namespace the blocks run in (the origins'); nil: the host's.
+    let network: pid_t?
+    /// The namespace's /etc/hosts, for programs that look names up themselves (plain curl).
+    let hosts: [String: String]
+    let extraEnvironment: [String: String]
 
     var daemon: DaemonHarness { harness! }
 
     /// The documentation's host names answered with documentation addresses, and a fake upstream
     /// on loopback that knows no other name.
     init(daemon: Bool = true) throws {
-        upstream = try FakeHTTPServer.alibaba(answers: [:])
+        network = nil
+        hosts = [:]
+        extraEnvironment = [:]
+        let upstream = try FakeHTTPServer.alibaba(answers: [:])
+        self.upstream = upstream
         guard daemon else {
             harness = nil
             return
@@ -355,6 +412,16 @@ final class ExampleWorld {
 
                 """)
         _ = try harness!.connectReady()
+    }
+
+    /// The blocks run in the network namespace of `fixture`'s HTTPS origins (ports 80 and 443),
+    /// whose CA curl trusts through CURL_CA_BUNDLE, against its daemon.
+    init(origins fixture: IPDirectFixture) {
+        upstream = nil
+        harness = fixture.daemon
+        network = fixture.origins.pid
+        hosts = fixture.addresses
+        extraEnvironment = ["CURL_CA_BUNDLE": fixture.caFile]
     }
 
     static var pythonAdaptersPresent: Bool {
@@ -396,6 +463,12 @@ final class ExampleWorld {
 
                 """
         }
+        if !hosts.isEmpty {
+            let hostsFile = directory.file("hosts")
+            let lines = ["127.0.0.1 localhost"] + hosts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
+            try (lines.joined(separator: "\n") + "\n").write(toFile: hostsFile, atomically: true, encoding: .utf8)
+            setup += "mount --bind \"\(hostsFile)\" /etc/hosts\n"
+        }
         setup += "cd \"\(work)\"\nshift\nexec \"$@\"\n"
         var environment = ProcessInfo.processInfo.environment
         for name in ["HTTPDNSD_SOCKET", "CURL_HOME", "http_proxy", "https_proxy", "all_proxy"] {
@@ -405,11 +478,11 @@ final class ExampleWorld {
         environment["HOME"] = directory.path
         environment["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
         environment["PYTHONPATH"] = BuiltProducts.packageRoot + "/clients/python"
-        return (
-            "/usr/bin/unshare",
-            ["-m", "-p", "-f", "--mount-proc", "--kill-child", "/bin/sh", "-c", setup, nsswitch, "-"] + command,
-            environment
-        )
+        for (key, value) in extraEnvironment { environment[key] = value }
+        let unshare =
+            ["-m", "-p", "-f", "--mount-proc", "--kill-child", "/bin/sh", "-c", setup, nsswitch, "-"] + command
+        guard let network else { return ("/usr/bin/unshare", unshare, environment) }
+        return ("/usr/bin/nsenter", ["--net=/proc/\(network)/ns/net", "--", "/usr/bin/unshare"] + unshare, environment)
     }
 
     func run(_ command: [String]) throws -> CommandResult {
