@@ -34,12 +34,12 @@ final class ResolverService {
     private let liveOwners: AddressOwnerMemory
     /// The saved cache, until it is restored (`SavedDNSRestore`).
     private var savedDNS: SavedDNSRestore?
-    private let configuration: DaemonConfiguration.Resolver
-    private let limits: DNSCacheLimits
-    private let endpoints: [UpstreamEndpoint]
+    private var configuration: DaemonConfiguration.Resolver
+    private var limits: DNSCacheLimits
+    private var endpoints: [UpstreamEndpoint]
     private var healths: [UpstreamHealth]
-    private let settings: UpstreamSettings
-    private let statics: [String: (ipv4: [String], ipv6: [String])]
+    private var settings: UpstreamSettings
+    private var statics: [String: (ipv4: [String], ipv6: [String])]
     private let rules: any DomainRules
     private let loop: EventLoop
     private let logger: Logger
@@ -87,6 +87,8 @@ final class ResolverService {
         /// Through the fleet: the flight holds (or gave up waiting for) the name's fleet lock and
         /// reports its upstream answer here.
         var fleetReport: FleetUpstreamReport?
+        /// The upstreams it asked, by their index when it started (a reload may change the list).
+        var candidates: [(index: Int, endpoint: UpstreamEndpoint)] = []
 
         init(id: UInt64, key: FlightKey, background: Bool) {
             self.id = id
@@ -99,11 +101,24 @@ final class ResolverService {
         self.configuration = configuration.resolver
         endpoints = configuration.resolver.upstreams
         healths = Array(repeating: UpstreamHealth(), count: endpoints.count)
-        settings = UpstreamSettings(
-            secretKey: configuration.resolver.secretKey?.revealed, caFile: configuration.resolver.caFile,
-            tlsName: configuration.resolver.tlsName, dohPost: configuration.resolver.dohPost)
+        settings = UpstreamSettings(configuration.resolver)
+        statics = Self.staticTable(configuration.resolver.staticAnswers, rules: rules)
+        self.rules = rules
+        self.loop = loop
+        self.logger = logger
+        liveOwners = AddressOwnerMemory()
+        limits = DNSCacheLimits(configuration.resolver)
+        liveCache = DNSCache(limits: limits)
+        queue = FlightQueue(limits: Self.flightLimits(configuration.resolver))
+        pool = WorkerPool(threads: Self.workerThreads, named: "upstream") { UpstreamWorker() }
+    }
+
+    /// `Static=` answers by canonical host name.
+    private static func staticTable(
+        _ answers: [StaticAnswer], rules: any DomainRules
+    ) -> [String: (ipv4: [String], ipv6: [String])] {
         var statics: [String: (ipv4: [String], ipv6: [String])] = [:]
-        for answer in configuration.resolver.staticAnswers {
+        for answer in answers {
             let host = rules.canonicalHost(answer.host) ?? answer.host
             var entry = statics[host] ?? ([], [])
             for address in answer.addresses.compactMap({ IPAddress($0) }) {
@@ -115,19 +130,32 @@ final class ResolverService {
             }
             statics[host] = entry
         }
-        self.statics = statics
-        self.rules = rules
-        self.loop = loop
-        self.logger = logger
-        liveOwners = AddressOwnerMemory()
-        limits = DNSCacheLimits(configuration.resolver)
-        liveCache = DNSCache(limits: limits)
-        queue = FlightQueue(
-            limits: FlightLimits(
-                maxTotal: configuration.resolver.maxUpstreamQueries,
-                maxPerUser: configuration.resolver.maxUpstreamQueriesPerUser, workers: Self.workerThreads,
-                workersPerOwner: Self.workersPerOwner))
-        pool = WorkerPool(threads: Self.workerThreads, named: "upstream") { UpstreamWorker() }
+        return statics
+    }
+
+    /// A reloaded configuration's `[Resolver]`: the upstreams (one still listed keeps its
+    /// health), `Static=` (answered from its table, so a changed name's answer is the new one at
+    /// once), `Timeout=` and the upstream settings for queries started from now on, the cache
+    /// policy for answers inserted from now on, and the query caps. The cache, every uid's
+    /// address memory and the running flights stay; `Prefetch=` waits for a restart.
+    func apply(_ configuration: DaemonConfiguration) {
+        let resolver = configuration.resolver
+        healths = resolver.upstreams.map { endpoint in
+            endpoints.firstIndex(of: endpoint).map { healths[$0] } ?? UpstreamHealth()
+        }
+        endpoints = resolver.upstreams
+        settings = UpstreamSettings(resolver)
+        statics = Self.staticTable(resolver.staticAnswers, rules: rules)
+        limits = DNSCacheLimits(resolver)
+        liveCache.limits = limits
+        queue.limits = Self.flightLimits(resolver)
+        self.configuration = resolver
+    }
+
+    private static func flightLimits(_ resolver: DaemonConfiguration.Resolver) -> FlightLimits {
+        FlightLimits(
+            maxTotal: resolver.maxUpstreamQueries, maxPerUser: resolver.maxUpstreamQueriesPerUser,
+            workers: workerThreads, workersPerOwner: workersPerOwner)
     }
 
     /// Restores what `storeThread` reads of the saved cache, step by step once it is read, and
@@ -419,6 +447,7 @@ final class ResolverService {
         } else {
             candidates = UpstreamHealth.tryOrder(healths, now: Self.now()).map { ($0, endpoints[$0]) }
         }
+        flight.candidates = candidates
         let query = UpstreamQuery(
             host: flight.key.host, family: flight.key.family, candidates: candidates,
             budgetEndNanoseconds: flight.budgetEnd, deadline: deadline, settings: settings)
@@ -435,10 +464,12 @@ final class ResolverService {
         let now = Self.now()
         var outcome = FlightOutcome.failed(.noUpstreamAsked)
         for attempt in attempts {
-            let endpoint = attempt.index >= 0 ? endpoints[attempt.index] : UpstreamEndpoint.system
+            let endpoint = flight.candidates.first { $0.index == attempt.index }?.endpoint ?? .system
+            // The upstream's place in the list now: a reload may have moved or removed it.
+            let health = attempt.index >= 0 ? endpoints.firstIndex(of: endpoint) : nil
             switch attempt.outcome {
             case .answered(let answer):
-                if attempt.index >= 0 { healths[attempt.index].recordSuccess(latencyMs: attempt.latencyMs, now: now) }
+                if let health { healths[health].recordSuccess(latencyMs: attempt.latencyMs, now: now) }
                 let parts = key.family.families.map { family in
                     (family, answer.nameExists ? answer.addresses(family).map(\.description) : [])
                 }
@@ -446,7 +477,7 @@ final class ResolverService {
                 outcome = .answered(
                     answer, upstream: endpoint.name, source: endpoint.kind == .system ? .system : .upstream)
             case .failed(let error):
-                if attempt.index >= 0 { healths[attempt.index].recordFailure(error.description, now: now) }
+                if let health { healths[health].recordFailure(error.description, now: now) }
                 logger.warning("Upstream \(endpoint.name) failed for \(key.host): \(error)")
                 outcome = .failed(.upstreamFailed(upstream: endpoint.name, error))
             case .abandoned:
@@ -510,7 +541,7 @@ final class ResolverService {
         }
         let preferred = UpstreamHealth.tryOrder(healths, now: Self.now()).first
         if let index = preferred, endpoints[index].kind == .alibaba {
-            for group in AlibabaV1.batches(hosts) { prefetchBatch(group, upstream: index) }
+            for group in AlibabaV1.batches(hosts) { prefetchBatch(group, upstream: endpoints[index]) }
         } else {
             for host in hosts { prefetch(host) }
         }
@@ -524,15 +555,19 @@ final class ResolverService {
         try? join(FlightKey(host: host, family: .both), owner: .daemon, background: true, waiter: waiter)
     }
 
-    private func prefetchBatch(_ hosts: [String], upstream index: Int) {
+    private func prefetchBatch(_ hosts: [String], upstream endpoint: UpstreamEndpoint) {
+        // An upstream a reload took off the list: the names go the normal way.
+        guard endpoints.contains(endpoint) else {
+            for host in hosts { prefetch(host) }
+            return
+        }
         let id = makeID()
         _ = queue.admit(id, owner: .daemon)
-        starts[id] = { [unowned self] in self.launchBatch(id, hosts, upstream: index) }
+        starts[id] = { [unowned self] in self.launchBatch(id, hosts, upstream: endpoint) }
         pump()
     }
 
-    private func launchBatch(_ id: UInt64, _ hosts: [String], upstream index: Int) {
-        let endpoint = endpoints[index]
+    private func launchBatch(_ id: UInt64, _ hosts: [String], upstream endpoint: UpstreamEndpoint) {
         let settings = self.settings
         let timeoutMs = configuration.timeoutMs
         let token = loop.expectCompletion(Result<[String: UpstreamAnswer], UpstreamError>.self) {
@@ -542,7 +577,9 @@ final class ResolverService {
             var missing = hosts
             switch result {
             case .success(let answers):
-                self.healths[index].recordSuccess(latencyMs: 0, now: now)
+                if let index = self.endpoints.firstIndex(of: endpoint) {
+                    self.healths[index].recordSuccess(latencyMs: 0, now: now)
+                }
                 for (host, answer) in answers where hosts.contains(host) {
                     let parts = AddressFamily.both.families.map { family in
                         (family, answer.nameExists ? answer.addresses(family).map(\.description) : [])
@@ -551,7 +588,9 @@ final class ResolverService {
                 }
                 missing = hosts.filter { answers[$0] == nil }
             case .failure(let error):
-                self.healths[index].recordFailure(error.description, now: now)
+                if let index = self.endpoints.firstIndex(of: endpoint) {
+                    self.healths[index].recordFailure(error.description, now: now)
+                }
                 self.logger.warning("Prefetch through \(endpoint.name) failed: \(error)")
             }
             // Names the batch did not answer go through the normal path (with failover).
@@ -563,7 +602,7 @@ final class ResolverService {
             }
             for (seconds, group) in due {
                 self.loop.schedule(afterMilliseconds: Int64(seconds) * 1000) { [unowned self] in
-                    self.prefetchBatch(group, upstream: index)
+                    self.prefetchBatch(group, upstream: endpoint)
                 }
             }
             self.pump()

@@ -41,6 +41,15 @@ struct UpstreamSettings: Sendable {
     var dohPost: Bool
 }
 
+extension UpstreamSettings {
+    /// The `[Resolver]` settings every upstream query carries.
+    init(_ resolver: DaemonConfiguration.Resolver) {
+        self.init(
+            secretKey: resolver.secretKey?.revealed, caFile: resolver.caFile, tlsName: resolver.tlsName,
+            dohPost: resolver.dohPost)
+    }
+}
+
 /// The outcome of one attempt against one upstream.
 struct UpstreamAttempt: Sendable {
     enum Outcome: Sendable {
