@@ -36,12 +36,17 @@ let package = Package(
         .target(name: "CHTTPDNSShims", cSettings: [.define("_GNU_SOURCE")]),
 
         .target(name: "HTTPDNSProtocol", swiftSettings: requestPathSettings),
+        // The one binary heap: the loop's timers (System) and the cache's expiries (Core).
+        .target(name: "HTTPDNSCollections", swiftSettings: requestPathSettings),
         // The one URL parser (WHATWG for http, https, ws, wss): the standard library only, IDNA injected.
         .target(name: "HTTPDNSURL", swiftSettings: requestPathSettings),
         .target(name: "HTTPDNSIDNA", dependencies: ["CIDN2"], swiftSettings: strictSettings),
         .target(
-            name: "HTTPDNSCore", dependencies: ["HTTPDNSProtocol", "HTTPDNSURL"], swiftSettings: requestPathSettings),
-        .target(name: "HTTPDNSSystem", dependencies: ["CHTTPDNSShims"], swiftSettings: requestPathSettings),
+            name: "HTTPDNSCore", dependencies: ["HTTPDNSProtocol", "HTTPDNSCollections", "HTTPDNSURL"],
+            swiftSettings: requestPathSettings),
+        .target(
+            name: "HTTPDNSSystem", dependencies: ["CHTTPDNSShims", "HTTPDNSCollections"],
+            swiftSettings: requestPathSettings),
         .target(name: "HTTPDNSSystemd", dependencies: ["CSystemd", "HTTPDNSSystem"], swiftSettings: strictSettings),
         .target(
             name: "HTTPDNSPSL", dependencies: ["CPSL", "HTTPDNSIDNA", "HTTPDNSCore"], swiftSettings: strictSettings),
@@ -106,7 +111,10 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPDNSCoreTests",
-            dependencies: ["HTTPDNSCore", "HTTPDNSPSL", "HTTPDNSIDNA", "HTTPDNSProtocol", "HTTPDNSTestSupport"],
+            dependencies: [
+                "HTTPDNSCore", "HTTPDNSCollections", "HTTPDNSPSL", "HTTPDNSIDNA", "HTTPDNSProtocol",
+                "HTTPDNSTestSupport",
+            ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPDNSCurlTests", dependencies: ["HTTPDNSCurl", "HTTPDNSTestSupport"], swiftSettings: strictSettings

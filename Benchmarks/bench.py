@@ -317,6 +317,8 @@ class Bench:
                 f"Upstream=alibaba http://127.0.0.1:{upstream_port}/100000\n"
                 f"CacheSize={max(4096, 4 * self.args.names)}\n"
                 "Timeout=10s\n"
+                # The fill resolves every name as one user, as fast as it can.
+                "UpstreamQueryRatePerUser=1000000\nUpstreamQueryBurstPerUser=1000000\n"
                 "[Server]\nIdleExit=0\n")
 
     def run(self):

@@ -92,7 +92,8 @@ class Bench:
     def start(self, fleet=True, share_cache=True):
         """A daemon on its own socket and state directory; returns a client."""
         config = (f"[Resolver]\nUpstream=alibaba {self.upstream_url}\nCacheSize=100000\n"
-                  "MaxUpstreamQueries=4096\nMaxUpstreamQueriesPerUser=4096\n")
+                  "MaxUpstreamQueries=4096\nMaxUpstreamQueriesPerUser=4096\n"
+                  "UpstreamQueryRatePerUser=1000000\nUpstreamQueryBurstPerUser=1000000\n")
         if fleet:
             config += (f"[Fleet]\nRedis=unix:{self.redis_socket}\nName=bench\nKeyFile={self.key}\n"
                        f"ShareCache={'yes' if share_cache else 'no'}\nShareCookiesOf={os.getuid()}\n")

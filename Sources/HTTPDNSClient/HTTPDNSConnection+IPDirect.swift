@@ -11,7 +11,7 @@ extension HTTPDNSConnection {
         guard !target.isIPLiteral else { return nil }
         let answer = try resolve(host: target.host)
         guard let entry = target.resolveEntry(addresses: answer.ipv4 + answer.ipv6) else {
-            throw .rpc(.hostNotFound(target.host))
+            throw .rpc(.hostNotFound(target.host, reason: .noData))
         }
         return entry
     }

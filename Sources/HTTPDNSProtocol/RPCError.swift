@@ -91,10 +91,19 @@ extension RPCError {
         RPCError(code: .internalError, name: "InternalError", message: "Internal error: \(detail)")
     }
 
-    public static func hostNotFound(_ host: String) -> RPCError {
+    /// Why a name has no address: `data.reason` of a resolve's -32001.
+    public enum NotFoundReason: String, Sendable {
+        /// NODATA: the name exists, without an address of the families asked for.
+        case noData = "no-data"
+        /// NXDOMAIN: the name does not exist.
+        case noSuchName = "no-such-name"
+    }
+
+    /// -32001 for `resolve`: the upstreams say `host` has no address of the families asked for.
+    public static func hostNotFound(_ host: String, reason: NotFoundReason) -> RPCError {
         RPCError(
             code: .hostNotFound, name: "HostNotFound", message: "Host not found: \(host)",
-            details: ["host": .string(host)])
+            details: ["host": .string(host), "reason": .string(reason.rawValue)])
     }
 
     /// -32001 for `reverse`: this uid was handed `address` out for no host name.
@@ -132,6 +141,14 @@ extension RPCError {
             code: .resolutionUnavailable, name: "ResolutionUnavailable",
             message: "Resolution unavailable for \(host): \(reason)",
             details: ["host": .string(host), "reason": .string(reason)])
+    }
+
+    /// -32003 past a rate: `limit` a second, and the milliseconds until one more is allowed.
+    public static func rateExceeded(_ what: String, limit: Int, retryAfterMs: Int) -> RPCError {
+        RPCError(
+            code: .limitExceeded, name: "LimitExceeded",
+            message: "Limit exceeded: \(what) (at most \(limit) a second; retry in \(retryAfterMs) ms)",
+            details: ["limit": .int(limit), "what": .string(what), "retryAfterMs": .int(retryAfterMs)])
     }
 
     public static func limitExceeded(_ what: String, limit: Int) -> RPCError {

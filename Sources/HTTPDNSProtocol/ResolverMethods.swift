@@ -45,22 +45,38 @@ public struct ResolveResult: MethodResult {
         case cache, upstream, system, literal, `static`, fleet
     }
 
+    /// Each family's own TTL in a dual-family answer (`ttls`).
+    public struct FamilyTTLs: Sendable, Equatable {
+        public var ipv4: Int
+        public var ipv6: Int
+
+        public init(ipv4: Int, ipv6: Int) {
+            self.ipv4 = ipv4
+            self.ipv6 = ipv6
+        }
+    }
+
     public var host: String
     public var ipv4: [String]
     public var ipv6: [String]
+    /// Seconds the addresses are valid: the smaller TTL of the families that have addresses.
     public var ttl: Int
+    /// For `family: both`: each family's TTL (a family without an address has the negative TTL).
+    public var ttls: FamilyTTLs?
     public var stale: Bool
     public var source: Source
     /// The upstream that answered, for `source` `upstream` (and `cache`, where known).
     public var upstream: String?
 
     public init(
-        host: String, ipv4: [String], ipv6: [String], ttl: Int, stale: Bool, source: Source, upstream: String? = nil
+        host: String, ipv4: [String], ipv6: [String], ttl: Int, ttls: FamilyTTLs? = nil, stale: Bool,
+        source: Source, upstream: String? = nil
     ) {
         self.host = host
         self.ipv4 = ipv4
         self.ipv6 = ipv6
         self.ttl = ttl
+        self.ttls = ttls
         self.stale = stale
         self.source = source
         self.upstream = upstream
@@ -75,6 +91,13 @@ public struct ResolveResult: MethodResult {
         JSONWriter.stringArray(ipv6, to: &out)
         JSONWriter.raw(#","ttl":"#, to: &out)
         JSONWriter.integer(ttl, to: &out)
+        if let ttls {
+            JSONWriter.raw(#","ttls":{"ipv4":"#, to: &out)
+            JSONWriter.integer(ttls.ipv4, to: &out)
+            JSONWriter.raw(#","ipv6":"#, to: &out)
+            JSONWriter.integer(ttls.ipv6, to: &out)
+            out.append(UInt8(ascii: "}"))
+        }
         JSONWriter.raw(#","stale":"#, to: &out)
         JSONWriter.bool(stale, to: &out)
         JSONWriter.raw(#","source":"#, to: &out)
@@ -93,9 +116,16 @@ public struct ResolveResult: MethodResult {
             let ttl = json["ttl"]?.numberValue?.int64Value,
             let source = json["source"]?.stringValue.flatMap(Source.init(rawValue:))
         else { return nil }
+        var ttls: FamilyTTLs?
+        if let object = json["ttls"] {
+            guard let v4TTL = object["ipv4"]?.numberValue?.int64Value,
+                let v6TTL = object["ipv6"]?.numberValue?.int64Value
+            else { return nil }
+            ttls = FamilyTTLs(ipv4: Int(v4TTL), ipv6: Int(v6TTL))
+        }
         self.init(
-            host: host, ipv4: v4, ipv6: v6, ttl: Int(ttl), stale: json["stale"]?.boolValue ?? false, source: source,
-            upstream: json["upstream"]?.stringValue)
+            host: host, ipv4: v4, ipv6: v6, ttl: Int(ttl), ttls: ttls, stale: json["stale"]?.boolValue ?? false,
+            source: source, upstream: json["upstream"]?.stringValue)
     }
 }
 

@@ -33,11 +33,7 @@ final class DNSSnapshotSaver {
 
     /// Queues a save of the current snapshot.
     func save() {
-        let now = ResolverService.now()
-        let wallNow = WallClock.nowSeconds()
-        let snapshot = DNSSnapshot(
-            entries: resolver.cache.snapshot(now: now, wallNow: wallNow),
-            owners: resolver.owners.snapshot(now: now, wallNow: wallNow))
+        let snapshot = resolver.snapshot()
         let logger = self.logger
         storeThread.submit { stores in
             do {

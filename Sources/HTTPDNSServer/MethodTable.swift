@@ -16,7 +16,7 @@ public struct CallContext: Sendable {
 struct Reply<Result: MethodResult> {
     let responder: Responder
 
-    func callAsFunction(_ outcome: Swift.Result<Result, RPCError>) {
+    func callAsFunction(_ outcome: consuming Swift.Result<Result, RPCError>) {
         responder.reply(outcome)
     }
 }
@@ -105,7 +105,7 @@ struct Responder {
     let batch: BatchResponse?
     let slot: Int
 
-    func reply<Result: MethodResult>(_ outcome: Swift.Result<Result, RPCError>) {
+    func reply<Result: MethodResult>(_ outcome: consuming Swift.Result<Result, RPCError>) {
         // Switched on outside the encoding closure: inside it, the result was copied out of the
         // captured outcome (a retain of each of its strings and arrays, and their releases).
         switch outcome {

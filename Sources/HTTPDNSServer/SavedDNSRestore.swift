@@ -9,7 +9,7 @@ import HTTPDNSSystem
 /// waited for all of it. Now the store thread reads the snapshot while the loop serves, and the
 /// loop restores it in small steps between requests once the read is posted back. Anything that
 /// reads or changes the cache before then (a resolve, a reverse lookup, an IP URL's
-/// normalization, a save) calls `finish()` first, which waits for the read and restores the rest
+/// normalization, a save) calls `finish()` first (`ResolverService.restoreSavedDNS`), which waits for the read and restores the rest
 /// on the spot: no request sees a cache that the restore changes later, and no save writes a
 /// snapshot without the saved one.
 final class SavedDNSRestore {
@@ -97,6 +97,8 @@ final class SavedDNSRestore {
         if isPending { loop.runNextTurn { [weak self] in self?.step() } }
     }
 
+    private var now: MonotonicInstant { MonotonicInstant(nanoseconds: loop.clock.nowNanoseconds()) }
+
     private func restore(upTo count: Int) {
         switch progress {
         case .reading(let handoff):
@@ -105,13 +107,13 @@ final class SavedDNSRestore {
             let end = next + min(count, snapshot.entries.count - next)
             // Stored answers are validated again: a damaged file must not inject non-addresses.
             restored += cache.restore(
-                Array(snapshot.entries[next..<end]), now: ResolverService.now(), wallNow: WallClock.nowSeconds()
+                Array(snapshot.entries[next..<end]), now: now, wallNow: loop.clock.wallSeconds()
             ) { address, family in
                 IPAddress(address)?.family == family
             }
             progress = .restoring(snapshot, next: end)
         case .restoring(let snapshot, _):
-            owners.restore(snapshot.owners, now: ResolverService.now(), wallNow: WallClock.nowSeconds())
+            owners.restore(snapshot.owners, now: now, wallNow: loop.clock.wallSeconds())
             progress = .done
             if restored > 0 { logger.info("Restored \(restored) cached answer(s)") }
             // The rows read and the snapshot are garbage now.

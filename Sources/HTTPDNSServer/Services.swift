@@ -16,13 +16,16 @@ final class Services {
     let dnsSaver: DNSSnapshotSaver
     /// The fleet tier, with `[Fleet]`.
     let fleet: FleetService?
-    private let startedAt = MonotonicClock.nowNanoseconds()
+    private let clock: any DaemonClock
+    private let startedAt: Int64
 
     /// Builds the services over `stored` (read at startup); their writes go to `storeThread`.
     init(
         configuration: DaemonConfiguration, rules: PublicSuffixRules, stored: StoredState, storeThread: StoreThread,
         fleetSetup: FleetSetup?, loop: EventLoop, logger: Logger
     ) {
+        clock = loop.clock
+        startedAt = loop.clock.nowNanoseconds()
         resolver = ResolverService(configuration: configuration, rules: rules, loop: loop, logger: logger)
         resolver.restoreSaved(from: storeThread)
         // With Synchronous=full a commit waits for the disk: never on the loop thread.
@@ -40,7 +43,7 @@ final class Services {
             let fleet = FleetService(
                 setup: fleetSetup, machine: machine, stored: state, cookies: cookies, persistence: cookieCommits,
                 loop: loop, logger: logger)
-            if fleet.sharesCache { resolver.fleet = fleet.client }
+            if fleet.sharesCache { resolver.share(with: fleet.client) }
             cookies.replication = fleet
             self.fleet = fleet
         } else {
@@ -73,11 +76,9 @@ final class Services {
     }
 
     func status(uid: UInt32) -> StatusResult {
-        let cache = resolver.cache
-        return StatusResult(
-            version: Daemon.version, uptime: Double((MonotonicClock.nowNanoseconds() - startedAt) / 1_000_000_000),
-            cache: .init(
-                entries: cache.entryCount, hits: cache.hits, misses: cache.misses, staleServed: cache.staleServed),
+        StatusResult(
+            version: Daemon.version, uptime: Double((clock.nowNanoseconds() - startedAt) / 1_000_000_000),
+            cache: resolver.cacheStatus,
             // Counts only: the caller's own jar, never another user's.
             cookieCount: cookies.count(uid: uid), upstreams: resolver.upstreamStatus, fleet: fleet?.status.member)
     }
@@ -98,7 +99,7 @@ extension Services: MethodTable {
     func resolve(_ params: ResolveParams, context: CallContext, reply: Reply<ResolveResult>)
         throws(RPCError)
     {
-        try resolver.resolve(params, uid: context.peer.uid, done: reply)
+        resolver.resolve(params, uid: context.peer.uid, done: reply)
     }
 
     func reverse(_ params: ReverseParams, context: CallContext, reply: Reply<ReverseResult>)

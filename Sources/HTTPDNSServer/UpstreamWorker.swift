@@ -2,35 +2,22 @@ import HTTPDNSCore
 import HTTPDNSCurl
 import HTTPDNSProtocol
 import HTTPDNSSystem
-import Synchronization
 
-/// One query to run on a worker thread: the upstreams to try, in order, within one budget.
-struct UpstreamQuery: Sendable {
-    var host: String
-    var family: AddressFamily
-    /// (index into the configured list, endpoint), already ordered by health.
-    var candidates: [(index: Int, endpoint: UpstreamEndpoint)]
-    /// When `Timeout=` from the start runs out: the upstreams' fair shares are cut from this.
-    var budgetEndNanoseconds: Int64
-    /// When the callers stop waiting (never after the budget's end); the loop moves it later when
-    /// a caller with more time joins.
-    var deadline: FlightDeadline
-    var settings: UpstreamSettings
-}
-
-/// The monotonic instant a flight's callers stop waiting, shared between the loop thread (the
-/// only writer) and the worker running the flight.
-final class FlightDeadline: Sendable {
-    private let nanoseconds: Atomic<Int64>
-
-    init(nanoseconds: Int64) { self.nanoseconds = Atomic(nanoseconds) }
-
-    var value: Int64 { nanoseconds.load(ordering: .acquiring) }
-
-    /// Moves the deadline later (never earlier). Called on the loop thread only.
-    func extend(to candidate: Int64) {
-        if candidate > value { nanoseconds.store(candidate, ordering: .releasing) }
-    }
+/// Carries out the resolver's upstream exchanges; completions run on the loop thread.
+///
+/// The worker threads are the daemon's; tests give the resolver a transport they answer by hand.
+protocol UpstreamTransport: AnyObject {
+    /// Runs one exchange with one upstream within `request.timeoutMs`.
+    func send(
+        _ request: UpstreamAttemptRequest, completion: @escaping (Result<UpstreamAnswer, UpstreamError>) -> Void)
+    /// Runs one Alibaba batch request.
+    func send(
+        _ request: UpstreamBatchRequest,
+        completion: @escaping (Result<[String: UpstreamAnswer], UpstreamError>) -> Void)
+    /// Lets running exchanges finish and drops queued ones, without waiting.
+    func shutdown()
+    /// A reloaded configuration's settings, for exchanges sent from now on.
+    func apply(_ settings: UpstreamSettings)
 }
 
 /// What every upstream request shares. The secret is only ever placed in signed URLs.
@@ -39,99 +26,77 @@ struct UpstreamSettings: Sendable {
     var caFile: String?
     var tlsName: String?
     var dohPost: Bool
-}
 
-extension UpstreamSettings {
-    /// The `[Resolver]` settings every upstream query carries.
     init(_ resolver: DaemonConfiguration.Resolver) {
-        self.init(
-            secretKey: resolver.secretKey?.revealed, caFile: resolver.caFile, tlsName: resolver.tlsName,
-            dohPost: resolver.dohPost)
+        secretKey = resolver.secretKey?.revealed
+        caFile = resolver.caFile
+        tlsName = resolver.tlsName
+        dohPost = resolver.dohPost
     }
 }
 
-/// The outcome of one attempt against one upstream.
-struct UpstreamAttempt: Sendable {
-    enum Outcome: Sendable {
-        case answered(UpstreamAnswer)
-        case failed(UpstreamError)
-        /// Cut short because every caller stopped waiting, before the upstream's share of
-        /// `Timeout=` ran out: no verdict on the upstream's health.
-        case abandoned
+/// The daemon's transport: exchanges run on a pool of worker threads, each with its own libcurl
+/// handle (connection reuse), and their results are posted back to the loop.
+final class WorkerUpstreamTransport: UpstreamTransport {
+    private let pool: WorkerPool<UpstreamWorker>
+    private var settings: UpstreamSettings
+    private let loop: EventLoop
+
+    init(threads: Int, settings: UpstreamSettings, loop: EventLoop) {
+        let clock = loop.clock
+        pool = WorkerPool(threads: threads, named: "upstream") { UpstreamWorker(clock: clock) }
+        self.settings = settings
+        self.loop = loop
     }
 
-    var index: Int
-    var outcome: Outcome
-    var latencyMs: Int
+    func send(
+        _ request: UpstreamAttemptRequest, completion: @escaping (Result<UpstreamAnswer, UpstreamError>) -> Void
+    ) {
+        let token = loop.expectCompletion(Result<UpstreamAnswer, UpstreamError>.self, completion)
+        let poster = loop.poster
+        let settings = self.settings
+        pool.submit { worker in poster.post(token: token, value: worker.exchange(request, settings: settings)) }
+    }
+
+    func send(
+        _ request: UpstreamBatchRequest,
+        completion: @escaping (Result<[String: UpstreamAnswer], UpstreamError>) -> Void
+    ) {
+        let token = loop.expectCompletion(Result<[String: UpstreamAnswer], UpstreamError>.self, completion)
+        let poster = loop.poster
+        let settings = self.settings
+        pool.submit { worker in poster.post(token: token, value: worker.batch(request, settings: settings)) }
+    }
+
+    func shutdown() { pool.shutdown() }
+
+    func apply(_ settings: UpstreamSettings) { self.settings = settings }
 }
 
-/// Runs upstream queries; lives on a worker thread with its own libcurl handle (connection reuse).
+@available(*, unavailable)
+extension WorkerUpstreamTransport: Sendable {}
+
+/// Runs upstream exchanges; lives on a worker thread with its own libcurl handle.
 final class UpstreamWorker {
     private let http = HTTPClient()
+    private let clock: any DaemonClock
 
-    /// Tries the candidates in order until one answers (an answer may be "no such name"),
-    /// never past the callers' deadline. Returns every attempt, for health bookkeeping on the loop.
-    ///
-    /// Each upstream may use only its fair share of what is left of `Timeout=`, so failover
-    /// happens within it; the last one gets whatever is left. When the callers' deadline comes
-    /// first, the attempt is cut there and counted as abandoned, not as the upstream's failure;
-    /// if a caller with more time joined meanwhile, the same upstream is asked again.
-    func run(_ query: UpstreamQuery) -> [UpstreamAttempt] {
-        var attempts: [UpstreamAttempt] = []
-        var position = 0
-        while position < query.candidates.count {
-            let candidate = query.candidates[position]
-            let now = MonotonicClock.nowNanoseconds()
-            let waitMs = (min(query.deadline.value, query.budgetEndNanoseconds) - now) / 1_000_000
-            guard waitMs >= 1 else {
-                attempts.append(UpstreamAttempt(index: candidate.index, outcome: .abandoned, latencyMs: 0))
-                break
-            }
-            let shareMs = max(
-                1, (query.budgetEndNanoseconds - now) / 1_000_000 / Int64(query.candidates.count - position))
-            let timeoutMs = min(shareMs, waitMs)
-            let result = resolve(
-                query.host, family: query.family, via: candidate.endpoint, timeoutMs: Int(timeoutMs),
-                settings: query.settings)
-            let latency = Int((MonotonicClock.nowNanoseconds() - now) / 1_000_000)
-            switch result {
-            case .success(let answer):
-                attempts.append(UpstreamAttempt(index: candidate.index, outcome: .answered(answer), latencyMs: latency))
-                return attempts
-            case .failure(let error) where error.code == .timeout && timeoutMs < shareMs:
-                if query.deadline.value > MonotonicClock.nowNanoseconds() + 1_000_000 { continue }
-                attempts.append(UpstreamAttempt(index: candidate.index, outcome: .abandoned, latencyMs: latency))
-                return attempts
-            case .failure(let error):
-                attempts.append(UpstreamAttempt(index: candidate.index, outcome: .failed(error), latencyMs: latency))
-                position += 1
-            }
-        }
-        return attempts
-    }
+    init(clock: any DaemonClock) { self.clock = clock }
 
-    /// Alibaba's batch endpoint (`/resolve?host=a,b`, at most 5 names), used to prefetch.
-    func batch(
-        _ hosts: [String], via endpoint: UpstreamEndpoint, timeoutMs: Int, settings: UpstreamSettings
-    ) -> Result<[String: UpstreamAnswer], UpstreamError> {
-        let codec = AlibabaV1(baseURL: endpoint.url ?? "", secret: settings.secretKey)
-        let request = codec.batchRequest(hosts: hosts, family: .both, now: WallClock.nowSeconds())
-        return fetch(request, timeoutMs: timeoutMs, settings: settings).flatMap {
-            AlibabaV1.parseBatch(status: $0.status, body: $0.body, family: .both)
-        }
-    }
-
-    private func resolve(
-        _ host: String, family: AddressFamily, via endpoint: UpstreamEndpoint, timeoutMs: Int,
-        settings: UpstreamSettings
-    ) -> Result<UpstreamAnswer, UpstreamError> {
-        let url = endpoint.url ?? ""
-        switch endpoint.kind {
+    /// One exchange with one upstream, within `request.timeoutMs`.
+    func exchange(_ request: UpstreamAttemptRequest, settings: UpstreamSettings) -> Result<
+        UpstreamAnswer, UpstreamError
+    > {
+        let host = request.host
+        let family = request.family
+        let timeoutMs = request.timeoutMs
+        let url = request.endpoint.url ?? ""
+        switch request.endpoint.kind {
         case .system:
             return Self.system(host, family: family)
         case .alibaba:
             let codec = AlibabaV1(baseURL: url, secret: settings.secretKey)
-            let request = codec.resolveRequest(host: host, family: family, now: WallClock.nowSeconds())
+            let request = codec.resolveRequest(host: host, family: family, now: clock.wallSeconds())
             return fetch(request, timeoutMs: timeoutMs, settings: settings).flatMap {
                 AlibabaV1.parseResolve(status: $0.status, body: $0.body, family: family)
             }
@@ -160,22 +125,35 @@ final class UpstreamWorker {
         }
     }
 
+    /// Alibaba's batch endpoint (`/resolve?host=a,b`, at most 5 names), used to prefetch.
+    func batch(_ request: UpstreamBatchRequest, settings: UpstreamSettings) -> Result<
+        [String: UpstreamAnswer], UpstreamError
+    > {
+        let codec = AlibabaV1(baseURL: request.endpoint.url ?? "", secret: settings.secretKey)
+        let http = codec.batchRequest(hosts: request.hosts, family: .both, now: clock.wallSeconds())
+        return fetch(http, timeoutMs: request.timeoutMs, settings: settings).flatMap {
+            AlibabaV1.parseBatch(status: $0.status, body: $0.body, family: .both)
+        }
+    }
+
     /// DNS proper asks one record type at a time: A, then AAAA, combined into one answer.
     private func perType(
         _ family: AddressFamily, deadlineMs: Int,
         _ query: (DNSRecordType, Int) -> Result<UpstreamAnswer, UpstreamError>
     ) -> Result<UpstreamAnswer, UpstreamError> {
-        let deadline = MonotonicClock.nowNanoseconds() + Int64(deadlineMs) * 1_000_000
-        var combined: UpstreamAnswer?
+        let deadline = clock.nowNanoseconds() + Int64(deadlineMs) * 1_000_000
+        var answers: [UpstreamAnswer] = []
         for type in DNSRecordType.types(for: family) {
-            let remaining = Int((deadline - MonotonicClock.nowNanoseconds()) / 1_000_000)
+            let remaining = Int((deadline - clock.nowNanoseconds()) / 1_000_000)
             guard remaining >= 1 else { return .failure(UpstreamError(.timeout)) }
             switch query(type, remaining) {
             case .failure(let error): return .failure(error)
-            case .success(let answer): combined = combined.map { .combining($0, answer) } ?? answer
+            case .success(let answer): answers.append(answer)
             }
         }
-        return combined.map { .success($0) } ?? .failure(UpstreamError(.malformed("no query was made")))
+        // `types(for: .both)` is A then AAAA: each family keeps its own query's TTL.
+        if answers.count == 2 { return .success(.combining(ipv4: answers[0], ipv6: answers[1])) }
+        return answers.first.map { .success($0) } ?? .failure(UpstreamError(.malformed("no query was made")))
     }
 
     private func fetch(

@@ -14,7 +14,8 @@ extension SQLiteStateStore: DNSSnapshotStore {
                     try insertEntry.run([
                         .text(entry.host), .text(entry.family.rawValue), .text(entry.addresses.joined(separator: " ")),
                         entry.upstream.map { .text($0) } ?? .null, .integer(entry.expiresAtUnix),
-                        .integer(entry.negative ? 1 : 0),
+                        // 1: no address of the family (NODATA), 2: no such name (NXDOMAIN).
+                        .integer(entry.negative ? (entry.noSuchName ? 2 : 1) : 0),
                     ])
                 }
                 let insertOwner = try database.prepare(
@@ -44,7 +45,8 @@ extension SQLiteStateStore: DNSSnapshotStore {
                     PersistedDNSEntry(
                         host: row.string(0), family: family,
                         addresses: row.string(2).split(separator: " ").map(String.init),
-                        upstream: row.optionalString(3), expiresAtUnix: row.int64(4), negative: row.int64(5) != 0))
+                        upstream: row.optionalString(3), expiresAtUnix: row.int64(4), negative: row.int64(5) != 0,
+                        noSuchName: row.int64(5) == 2))
             }
             try database.prepare(
                 "SELECT uid, ip, host, answer_expires_at, expires_at FROM address_owners ORDER BY recency"

@@ -6,7 +6,10 @@ import Glibc
 /// Two scales, read together: monotonic time for TTLs, deadlines and timers (a clock step must
 /// not make an answer live longer or a deadline end early), wall time for what outlives the
 /// process or crosses machines (cookie expiry, persisted and fleet deadlines).
-public protocol DaemonClock: AnyObject {
+///
+/// Sendable: the upstream workers read the same clock as the loop (for an exchange's own
+/// timeouts and request signatures).
+public protocol DaemonClock: AnyObject, Sendable {
     /// Nanoseconds on a monotonic scale (CLOCK_MONOTONIC; only differences mean anything).
     func nowNanoseconds() -> Int64
     /// Unix time in milliseconds (CLOCK_REALTIME).
@@ -19,7 +22,7 @@ extension DaemonClock {
 }
 
 /// The kernel's clocks: what the daemon runs on outside tests.
-public final class SystemClock: DaemonClock {
+public final class SystemClock: DaemonClock, Sendable {
     public init() {}
     public func nowNanoseconds() -> Int64 { MonotonicClock.nowNanoseconds() }
     public func wallMilliseconds() -> Int64 { WallClock.nowMilliseconds() }

@@ -1,5 +1,6 @@
 import CHTTPDNSShims
 import Glibc
+import HTTPDNSCollections
 import Synchronization
 
 /// Something that owns a descriptor registered with the loop.
@@ -38,7 +39,7 @@ public final class EventLoop {
     /// Indexed by descriptor (the kernel hands out the lowest free one, so this stays as long as
     /// the most descriptors open at once): no hashing per event.
     private var handlerObjects: [(any EventHandler)?] = []
-    private var timers = TimerHeap()
+    private var timers = BinaryHeap<TimerEntry>()
     private var timerCallbacks: [TimerID: () -> Void] = [:]
     private var nextTimerID: TimerID = 1
     /// The first timer of the heap when it was last found live (0: none; ids start at 1).
@@ -104,7 +105,7 @@ public final class EventLoop {
     public func schedule(afterMilliseconds milliseconds: Int64, _ callback: @escaping () -> Void) -> TimerID {
         let id = nextTimerID
         nextTimerID += 1
-        timers.push(deadline: clock.nowNanoseconds() + milliseconds * 1_000_000, id: id)
+        timers.push(TimerEntry(deadline: clock.nowNanoseconds() + milliseconds * 1_000_000, id: id))
         timerCallbacks[id] = callback
         return id
     }
@@ -204,14 +205,14 @@ public final class EventLoop {
     private func millisecondsUntilNextTimer() -> Int32 {
         // Cancelled timers stay in the heap until they come first; the first one, once found
         // live, is not looked up again each turn.
-        while let first = timers.peek(), first.id != liveFirstTimer {
+        while let first = timers.first, first.id != liveFirstTimer {
             if timerCallbacks[first.id] != nil {
                 liveFirstTimer = first.id
             } else {
-                _ = timers.pop()
+                timers.popFirst()
             }
         }
-        guard let first = timers.peek() else { return -1 }
+        guard let first = timers.first else { return -1 }
         let remaining = first.deadline - clock.nowNanoseconds()
         if remaining <= 0 { return 0 }
         return Int32(min((remaining + 999_999) / 1_000_000, Int64(Int32.max)))
@@ -219,8 +220,8 @@ public final class EventLoop {
 
     private func fireDueTimers() {
         let now = clock.nowNanoseconds()
-        while let first = timers.peek(), first.deadline <= now {
-            _ = timers.pop()
+        while let first = timers.first, first.deadline <= now {
+            timers.popFirst()
             if let callback = timerCallbacks.removeValue(forKey: first.id) { callback() }
         }
     }
@@ -268,46 +269,13 @@ public struct LoopPoster: Sendable {
     public func post(token: UInt64, value: any Sendable) { inbox.post(token: token, value: value) }
 }
 
-/// A binary min-heap of timer deadlines.
-struct TimerHeap {
-    struct Entry {
-        var deadline: Int64
-        var id: UInt64
-    }
+/// A timer in the loop's heap: earliest deadline first, and among equal deadlines the one
+/// scheduled first (ids only grow).
+struct TimerEntry: Comparable {
+    var deadline: Int64
+    var id: UInt64
 
-    private var entries: [Entry] = []
-
-    func peek() -> Entry? { entries.first }
-
-    mutating func push(deadline: Int64, id: UInt64) {
-        entries.append(Entry(deadline: deadline, id: id))
-        var child = entries.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard entries[child].deadline < entries[parent].deadline else { break }
-            entries.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    mutating func pop() -> Entry? {
-        guard !entries.isEmpty else { return nil }
-        let top = entries[0]
-        let last = entries.removeLast()
-        if !entries.isEmpty {
-            entries[0] = last
-            var parent = 0
-            while true {
-                let left = 2 * parent + 1
-                let right = left + 1
-                var smallest = parent
-                if left < entries.count && entries[left].deadline < entries[smallest].deadline { smallest = left }
-                if right < entries.count && entries[right].deadline < entries[smallest].deadline { smallest = right }
-                if smallest == parent { break }
-                entries.swapAt(parent, smallest)
-                parent = smallest
-            }
-        }
-        return top
+    static func < (lhs: TimerEntry, rhs: TimerEntry) -> Bool {
+        lhs.deadline != rhs.deadline ? lhs.deadline < rhs.deadline : lhs.id < rhs.id
     }
 }

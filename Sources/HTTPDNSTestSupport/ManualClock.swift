@@ -1,31 +1,32 @@
 import Glibc
 import HTTPDNSSystem
+import Synchronization
 
 /// A clock that moves only when the test says so: timers (deadlines, pauses) fire on `advance`,
 /// without sleeping, and wall time moves with monotonic time (a test may also step it alone, as
-/// NTP would). Used from the one thread that runs the loop.
+/// NTP would). Moved by the test's thread; readable from any (a worker may read it).
 public final class ManualClock: DaemonClock {
-    private var nanoseconds: Int64
-    private var wallMs: Int64
+    private let nanoseconds: Atomic<Int64>
+    private let wallMs: Atomic<Int64>
 
     /// Wall time starts at 2026-01-01T00:00:00Z unless given.
     public init(startingAt nanoseconds: Int64 = 1_000_000_000, wallMilliseconds: Int64 = 1_767_225_600_000) {
-        self.nanoseconds = nanoseconds
-        self.wallMs = wallMilliseconds
+        self.nanoseconds = Atomic(nanoseconds)
+        self.wallMs = Atomic(wallMilliseconds)
     }
 
-    public func nowNanoseconds() -> Int64 { nanoseconds }
+    public func nowNanoseconds() -> Int64 { nanoseconds.load(ordering: .relaxed) }
 
-    public func wallMilliseconds() -> Int64 { wallMs }
+    public func wallMilliseconds() -> Int64 { wallMs.load(ordering: .relaxed) }
 
     /// Moves both clocks on.
     public func advance(milliseconds: Int64) {
-        nanoseconds += milliseconds * 1_000_000
-        wallMs += milliseconds
+        nanoseconds.add(milliseconds * 1_000_000, ordering: .relaxed)
+        wallMs.add(milliseconds, ordering: .relaxed)
     }
 
     /// Steps the wall clock alone (monotonic time does not jump).
-    public func stepWall(milliseconds: Int64) { wallMs += milliseconds }
+    public func stepWall(milliseconds: Int64) { wallMs.add(milliseconds, ordering: .relaxed) }
 }
 
 /// Two connected stream sockets (AF_UNIX socketpair), both ends close-on-exec.

@@ -57,13 +57,13 @@ struct HTTPDNSConnectionTests {
 
     @Test func oneFailedRequestOfAPipelineLeavesTheOthers() throws {
         let server = try FakeRPCServer { request, _ in
-            request.params["fail"] == true ? .error(.hostNotFound("x.example")) : .result("ok")
+            request.params["fail"] == true ? .error(.hostNotFound("x.example", reason: .noSuchName)) : .result("ok")
         }
         defer { server.stop() }
         let outcomes = try HTTPDNSConnection(socketPath: server.socketPath).pipeline([
             ("resolve", ["fail": true]), ("resolve", [:]),
         ])
-        #expect(outcomes[0] == .failure(.hostNotFound("x.example")))
+        #expect(outcomes[0] == .failure(.hostNotFound("x.example", reason: .noSuchName)))
         #expect(outcomes[1] == .success("ok"))
     }
 

@@ -72,7 +72,8 @@ struct HTTPDNSCtlProcessTests {
     }
 
     @Test func daemonErrorExits1WithMessageAndName() throws {
-        let server = try FakeRPCServer { request, _ in .error(.hostNotFound(request.params["host"]?.stringValue ?? ""))
+        let server = try FakeRPCServer { request, _ in
+            .error(.hostNotFound(request.params["host"]?.stringValue ?? "", reason: .noSuchName))
         }
         defer { server.stop() }
         let run = try CommandRun(["resolve", "nx.example", "--socket", server.socketPath])

@@ -50,6 +50,7 @@ struct ConfigTests {
         #expect(resolver.negativeTTLMs == 30_000)
         #expect(resolver.cacheSize == 4_096)
         #expect(resolver.maxUpstreamQueries == 1_024 && resolver.maxUpstreamQueriesPerUser == 64)
+        #expect(resolver.upstreamQueryRatePerUser == 20 && resolver.upstreamQueryBurstPerUser == 200)
         #expect(resolver.prefetch.isEmpty && resolver.staticAnswers.isEmpty)
         #expect(resolver.caFile == nil && resolver.tlsName == nil)
         #expect(configuration.cookies.maxPerDomain == 180)
@@ -110,6 +111,8 @@ struct ConfigTests {
             Static=intranet.example 10.0.0.1 2001:DB8::1
             MaxUpstreamQueries=200
             MaxUpstreamQueriesPerUser=8
+            UpstreamQueryRatePerUser=5
+            UpstreamQueryBurstPerUser=50
 
             [Cookies]
             MaxPerDomain=50
@@ -154,6 +157,7 @@ struct ConfigTests {
             resolver.staticAnswers == [StaticAnswer(host: "intranet.example", addresses: ["10.0.0.1", "2001:db8::1"])])
         #expect(resolver.maxUpstreamQueries == 200)
         #expect(resolver.maxUpstreamQueriesPerUser == 8)
+        #expect(resolver.upstreamQueryRatePerUser == 5 && resolver.upstreamQueryBurstPerUser == 50)
         #expect(configuration.cookies.maxPerDomain == 50)
         #expect(configuration.cookies.maxTotal == 5_000)
         let server = configuration.server

@@ -1,8 +1,19 @@
 import HTTPDNSCore
 
-/// One-family shorthands over `insert(host:parts:ttl:upstream:now:)`, which is how the daemon
-/// stores an answer (all its families at once).
+/// Shorthands over `insert(host:parts:upstream:now:use:)`, which is how the daemon stores an
+/// answer (all its families at once, each with its TTL).
 extension DNSCache {
+    /// Caches an answer whose families share one TTL.
+    @discardableResult
+    func insert(
+        host: String, parts: [(family: IPFamily, addresses: [String])], ttl: Int, upstream: String?,
+        now: MonotonicInstant, use: CacheUse = .nobody
+    ) -> Int {
+        insert(
+            host: host, parts: parts.map { CachePart(family: $0.family, addresses: $0.addresses, ttl: ttl) },
+            upstream: upstream, now: now, use: use)
+    }
+
     /// Caches one family's answer; whether an entry is now cached for the key.
     @discardableResult
     func insert(

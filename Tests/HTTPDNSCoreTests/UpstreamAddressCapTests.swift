@@ -61,8 +61,10 @@ struct UpstreamAddressCapTests {
         let many = Self.ipv4(100).compactMap { IPAddress($0) }
         let built = UpstreamAnswer(ipv4: many + many, ipv6: [], ttl: 60)
         #expect(built.ipv4 == Array(many.prefix(Self.cap)))
-        let combined = UpstreamAnswer.combining(built, UpstreamAnswer(ipv4: Array(many.suffix(50)), ttl: 30))
+        let manyV6 = (0..<100).compactMap { IPAddress("2001:db8::\(String($0, radix: 16))") }
+        let combined = UpstreamAnswer.combining(ipv4: built, ipv6: UpstreamAnswer(ipv6: manyV6 + manyV6, ttl: 30))
         #expect(combined.ipv4 == Array(many.prefix(Self.cap)))
+        #expect(combined.ipv6 == Array(manyV6.prefix(Self.cap)))
         #expect(combined.ttl == 30)
         // An address of the other family never lands in the wrong list.
         #expect(UpstreamAnswer(ipv4: [IPAddress("2001:db8::1")!], ttl: 60).ipv4.isEmpty)

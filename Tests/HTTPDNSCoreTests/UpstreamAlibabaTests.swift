@@ -180,9 +180,12 @@ struct AlibabaV1Tests {
         #expect(answers.count == 3)
         #expect(answers["www.aliyun.com"] == UpstreamAnswer(ipv4: addresses(["106.11.91.1"]), ttl: 106))
         #expect(answers["www.taobao.com"] == UpstreamAnswer(ipv4: addresses(["2.2.2.2", "2.2.2.3"]), ttl: 50))
+        // A host listed once per family keeps each family's own TTL.
         #expect(
             answers["www.tmall.com"]
-                == UpstreamAnswer(ipv4: addresses(["3.3.3.3"]), ipv6: addresses(["2001:db8::5"]), ttl: 40))
+                == UpstreamAnswer(
+                    ipv4: addresses(["3.3.3.3"]), ipv6: addresses(["2001:db8::5"]), ipv4TTL: 70, ipv6TTL: 40))
+        #expect(answers["www.tmall.com"]?.ttl == 40)
         #expect(answers["bad.com"] == nil)
     }
 
@@ -204,5 +207,43 @@ struct AlibabaV1Tests {
         #expect(hostile.description.count < 200)
         #expect(UpstreamError(.timeout).description == "timed out")
         #expect(UpstreamError(.httpStatus(503)).description == "HTTP status 503")
+    }
+}
+
+/// An answer that is not Alibaba's is malformed, not "no address".
+struct AlibabaForeignAnswerTests {
+    static func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+    @Test func aDoHAnswerIsMalformedNotEmpty() {
+        let doh = #"{"Status":0,"TC":false,"Answer":[{"name":"a.com.","type":1,"TTL":60,"data":"192.0.2.1"}]}"#
+        for family in [AddressFamily.ipv4, .ipv6, .both] {
+            guard case .failure(let error) = AlibabaV1.parseResolve(status: 200, body: Self.bytes(doh), family: family)
+            else {
+                Issue.record("\(family): a DoH body must not parse as an answer")
+                continue
+            }
+            #expect(error.description == #"malformed answer: the answer has neither "ips" nor "ipsv6""#)
+        }
+        // Alibaba's own "no address" keeps its lists, empty or null.
+        #expect(
+            (try? AlibabaV1.parseResolve(status: 200, body: Self.bytes(#"{"host":"a.com","ips":[]}"#), family: .both)
+                .get().isEmpty) == true)
+        #expect(
+            (try? AlibabaV1.parseResolve(
+                status: 200, body: Self.bytes(#"{"host":"a.com","ipsv6":null,"ttl":5}"#), family: .ipv4
+            ).get().isEmpty) == true)
+    }
+
+    /// Which failures are the name's and which the upstream's.
+    @Test func nameLevelFailures() {
+        #expect(UpstreamError(.dnsStatus(2)).isNameLevel)
+        #expect(UpstreamError(.dnsStatus(5)).isNameLevel)
+        #expect(UpstreamError(.serviceError(code: "InvalidHost")).isNameLevel)
+        for code: UpstreamError.Code in [
+            .dnsStatus(1), .dnsStatus(4), .serviceError(code: "InvalidAccount"), .httpStatus(500), .malformed("x"),
+            .truncated, .transport("reset"), .timeout, .responseTooLarge,
+        ] {
+            #expect(!UpstreamError(code).isNameLevel, "\(code)")
+        }
     }
 }

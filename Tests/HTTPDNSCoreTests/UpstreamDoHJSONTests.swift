@@ -87,10 +87,15 @@ struct DoHJSONTests {
     @Test func combiningTwoFamilies() {
         let v4 = UpstreamAnswer(ipv4: addresses(["192.0.2.1"]), ttl: 300)
         let v6 = UpstreamAnswer(ipv6: addresses(["2001:db8::1"]), ttl: 60)
+        // Each family keeps its own query's TTL; the answer's `ttl` is the smaller.
+        let combined = UpstreamAnswer.combining(ipv4: v4, ipv6: v6)
         #expect(
-            UpstreamAnswer.combining(v4, v6)
-                == UpstreamAnswer(ipv4: addresses(["192.0.2.1"]), ipv6: addresses(["2001:db8::1"]), ttl: 60))
+            combined
+                == UpstreamAnswer(
+                    ipv4: addresses(["192.0.2.1"]), ipv6: addresses(["2001:db8::1"]), ipv4TTL: 300, ipv6TTL: 60))
+        #expect(combined.ttl == 60)
         let gone = UpstreamAnswer(ttl: 30, nameExists: false)
-        #expect(UpstreamAnswer.combining(gone, gone).nameExists == false)
+        #expect(UpstreamAnswer.combining(ipv4: gone, ipv6: gone).nameExists == false)
+        #expect(UpstreamAnswer.combining(ipv4: v4, ipv6: gone).nameExists)
     }
 }

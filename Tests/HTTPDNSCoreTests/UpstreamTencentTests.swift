@@ -29,7 +29,7 @@ struct TencentHTTPDNSTests {
         #expect(result == .success(UpstreamAnswer(ipv6: addresses(["2001:db8::1", "2001:db8::2"]), ttl: 300)))
     }
 
-    @Test func bothFamiliesTakeTheSmallerTTL() {
+    @Test func bothFamiliesKeepTheirOwnTTL() throws {
         let result = TencentHTTPDNS.parse(
             status: 200, body: bytes("1.2.3.4;1.2.3.5,120-2402:4e00:1020::1;2402:4e00:1020::2,60|1.1.1.1"),
             family: .both)
@@ -39,7 +39,11 @@ struct TencentHTTPDNSTests {
                     UpstreamAnswer(
                         ipv4: addresses(["1.2.3.4", "1.2.3.5"]),
                         ipv6: addresses(["2402:4e00:1020::1", "2402:4e00:1020::2"]),
-                        ttl: 60)))
+                        ipv4TTL: 120, ipv6TTL: 60)))
+        #expect(try result.get().ttl == 60)
+        // A family sent without a TTL takes the other's.
+        let oneTTL = try TencentHTTPDNS.parse(status: 200, body: bytes("1.2.3.4-2001:db8::1,90"), family: .both).get()
+        #expect(oneTTL.ipv4TTL == 90 && oneTTL.ipv6TTL == 90)
     }
 
     @Test func oneFamilyMayBeMissing() {

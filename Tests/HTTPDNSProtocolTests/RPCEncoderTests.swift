@@ -85,7 +85,7 @@ struct RPCErrorTests {
         (.methodNotFound("nope"), -32601, "MethodNotFound"),
         (.invalidParams(field: "host", "is required"), -32602, "InvalidParams"),
         (.internalError("x"), -32603, "InternalError"),
-        (.hostNotFound("a.example"), -32001, "HostNotFound"),
+        (.hostNotFound("a.example", reason: .noSuchName), -32001, "HostNotFound"),
         (.resolutionUnavailable("a.example", reason: "timeout"), -32002, "ResolutionUnavailable"),
         (.limitExceeded("cookies", limit: 3), -32003, "LimitExceeded"),
         (.permissionDenied("x"), -32004, "PermissionDenied"),
@@ -107,7 +107,7 @@ struct RPCErrorTests {
     @Test func detailsAreCarriedInData() {
         #expect(RPCError.lineTooLong(limit: 100).data["limit"] == .int(100))
         #expect(RPCError.methodNotFound("nope").data["method"] == "nope")
-        #expect(RPCError.hostNotFound("a.example").data["host"] == "a.example")
+        #expect(RPCError.hostNotFound("a.example", reason: .noSuchName).data["host"] == "a.example")
         #expect(RPCError.limitExceeded("x", limit: 3).data["limit"] == .int(3))
         #expect(RPCError.invalidParams(field: "setCookie[2]", "bad").data["field"] == "setCookie[2]")
     }
@@ -172,7 +172,7 @@ struct RPCResponseTests {
 
     @Test func encoderOutputReadsBack() throws {
         var output = JSONOutput()
-        RPCEncoder.writeError(.hostNotFound("x.example"), id: .string("z"), to: &output)
+        RPCEncoder.writeError(.hostNotFound("x.example", reason: .noSuchName), id: .string("z"), to: &output)
         let out = output.bytes
         let response = try #require(RPCResponse(json: try JSONParser.parse(out)))
         #expect(response.id == .string("z"))
@@ -180,7 +180,7 @@ struct RPCResponseTests {
             Issue.record("expected an error")
             return
         }
-        #expect(error == .hostNotFound("x.example"))
+        #expect(error == .hostNotFound("x.example", reason: .noSuchName))
     }
 
     @Test(arguments: [

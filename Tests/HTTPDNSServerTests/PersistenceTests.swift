@@ -150,7 +150,10 @@ struct PersistenceTests {
         var answers: [String: ([String], [String], Int)] = [:]
         for (index, name) in names.enumerated() { answers[name] = (["198.51.\(index / 256).\(index % 256)"], [], 600) }
         var upstream: FakeHTTPServer? = try FakeHTTPServer.alibaba(answers: answers)
-        let config = "[Resolver]\nUpstream=alibaba \(upstream!.alibabaURL())\nTimeout=1s\nCacheSize=4096\n"
+        // 1500 names from one uid: its rate of new upstream queries raised for the test.
+        let config =
+            "[Resolver]\nUpstream=alibaba \(upstream!.alibabaURL())\nTimeout=1s\nCacheSize=4096\n"
+            + "UpstreamQueryBurstPerUser=5000\n"
         do {
             let daemon = try DaemonHarness(config: config, directory: dir)
             let client = try daemon.connectReady()

@@ -176,3 +176,63 @@ struct ReloadSocketTests {
         #expect(daemon.process.isRunning)
     }
 }
+
+/// The resolver's part of a reload, in-process on the manual clock with a transport the test
+/// answers (upstreams are named by their kind: doh-json is kept, doh removed, tencent added): a running exchange on an upstream the reload removed still answers its callers
+/// (and moves no health), new names go to the new list, a kept upstream keeps its health, a
+/// changed `Static=` answers anew, and the cache stays.
+@Suite(.serialized)
+struct ResolverReloadTests {
+    static func configuration(_ lines: String) throws -> DaemonConfiguration {
+        try DaemonConfiguration.parse(text: "[Resolver]\n" + lines, path: "test").get().0
+    }
+
+    @Test func aReloadSwapsUpstreamsAndStaticAnswersAndKeepsTheCacheAndRunningFlights() throws {
+        let harness = try ResolverHarness(
+            """
+            Upstream=doh-json https://kept.example/resolve
+            Upstream=doh https://old.example/dns-query
+            Static=fixed.test 127.0.0.1
+            """)
+        let cached = harness.resolve("cached.test", family: .ipv4)
+        try #require(harness.transport.pending.count == 1)
+        harness.transport.pending[0].answer(v4: ["127.0.0.5"])
+        #expect(cached.result?.ipv4 == ["127.0.0.5"])
+        // A flight whose first upstream fails goes on to the one the reload removes.
+        let running = harness.resolve("running.test", family: .ipv4)
+        try #require(harness.transport.pending.first?.upstream == "doh-json")
+        harness.transport.pending[0].fail(.httpStatus(500))
+        let onOld = try #require(harness.transport.pending.first)
+        #expect(onOld.upstream == "doh")
+        #expect(harness.upstreams["doh-json"]?.healthy == false)
+
+        harness.service.apply(
+            try Self.configuration(
+                """
+                Upstream=tencent http://new.example/d
+                Upstream=doh-json https://kept.example/resolve
+                Static=fixed.test 127.0.0.2
+                MaxTTL=60
+                """))
+        #expect(harness.transport.applied.count == 1)
+        #expect(harness.service.upstreamStatus.map(\.name) == ["tencent", "doh-json"])
+        // The kept upstream kept its health; the new one starts healthy.
+        #expect(harness.upstreams["doh-json"]?.healthy == false)
+        #expect(harness.upstreams["tencent"]?.healthy == true)
+
+        // The exchange on the removed upstream finishes and answers its caller.
+        onOld.answer(v4: ["127.0.0.6"])
+        #expect(running.result?.ipv4 == ["127.0.0.6"])
+
+        // Static= answers anew; the cache kept its answer; a new name asks the new upstream,
+        // and its TTL meets the new MaxTTL=.
+        #expect(harness.resolve("fixed.test", family: .ipv4).result?.ipv4 == ["127.0.0.2"])
+        let again = harness.resolve("cached.test", family: .ipv4)
+        #expect(again.result?.ipv4 == ["127.0.0.5"] && again.result?.source == .cache)
+        let fresh = harness.resolve("fresh.test", family: .ipv4)
+        let asked = try #require(harness.transport.pending.last)
+        #expect(asked.upstream == "tencent")
+        asked.answer(v4: ["127.0.0.8"], ttl: 300)
+        #expect(fresh.result?.ttl == 60)
+    }
+}

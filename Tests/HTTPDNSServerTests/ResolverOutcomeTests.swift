@@ -88,7 +88,7 @@ struct ResolverOutcomeTests {
         for index in 0..<200 { answers["n\(index).example.com"] = (["198.51.100.\(index % 250)"], [], 3600) }
         answers["short.example.com"] = (["203.0.113.5"], ["2001:db8::5"], 60)
         let upstream = try FakeHTTPServer.alibaba(answers: answers)
-        let daemon = try Self.daemon(upstream, "CacheSize=64\n")
+        let daemon = try Self.daemon(upstream, "CacheSize=64\nUpstreamQueryBurstPerUser=1000\n")
         let client = try daemon.connectReady()
         for index in 0..<200 {
             let response = try Self.resolve(client, ["host": .string("n\(index).example.com")], id: index)

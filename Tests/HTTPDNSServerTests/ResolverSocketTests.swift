@@ -1,5 +1,3 @@
-import Foundation
-import Glibc
 import HTTPDNSProtocol
 import HTTPDNSTestSupport
 import Testing
@@ -55,23 +53,6 @@ struct ResolverSocketTests {
         #expect(upstreams.first?["healthy"] == true)
     }
 
-    @Test func concurrentResolvesShareOneUpstreamRequest() throws {
-        let upstream = try FakeHTTPServer { request in
-            .delay(ms: 300, then: .json(#"{"host":"a.example.com","ips":["203.0.113.10"],"ipsv6":[],"ttl":60}"#))
-        }
-        let daemon = try DaemonHarness(config: "[Resolver]\nUpstream=alibaba \(upstream.baseURL)/1\n")
-        _ = try daemon.connectReady()
-        let clients = try (0..<8).map { _ in try daemon.connect() }
-        for (i, client) in clients.enumerated() {
-            try client.sendLine(#"{"jsonrpc":"2.0","id":\#(i),"method":"resolve","params":{"host":"a.example.com"}}"#)
-        }
-        for client in clients {
-            let response = try #require(client.readJSON())
-            #expect(response["result"]?["ipv4"] == ["203.0.113.10"], "\(response.encodedString)")
-        }
-        #expect(upstream.requestCount == 1)
-    }
-
     @Test func failoverToTheNextUpstreamAndHealth() throws {
         let broken = try FakeHTTPServer { _ in .respond(status: 500, headers: [], body: Array("oops".utf8)) }
         let working = try FakeHTTPServer.alibaba(answers: Self.answers)
@@ -102,39 +83,9 @@ struct ResolverSocketTests {
         #expect(unknown["error"]?["data"]?["name"] == "ResolutionUnavailable")
     }
 
-    @Test func staleAnswersAreServedAndRefreshedOnce() throws {
-        let upstream = try FakeHTTPServer.alibaba(answers: Self.answers)
-        let daemon = try DaemonHarness(config: "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\n")
-        let client = try daemon.connectReady()
-        #expect(try resolve(client, ["host": "short.example.com"])["result"]?["stale"] == false)
-        // Waiting out the answer's 1 s TTL is the behaviour under test: nothing reports expiry.
-        usleep(1_500_000)
-        let stale = try resolve(client, ["host": "short.example.com"], id: 2)
-        #expect(stale["result"]?["stale"] == true, "\(stale.encodedString)")
-        #expect(stale["result"]?["ttl"] == 0)
-        #expect(stale["result"]?["ipv4"] == ["203.0.113.20"])
-        // One background refresh went upstream.
-        #expect(eventually(5) { upstream.requestCount >= 2 })
-        #expect(upstream.requestCount == 2)
-        let status = try #require(try client.call("status")?["result"])
-        #expect(status["cache"]?["staleServed"]?.numberValue?.int64Value ?? 0 >= 1)
-    }
-
-    @Test func allowStaleFalseWaitsAndFailsWhenUpstreamsAreDown() throws {
-        let upstream = try FakeHTTPServer.alibaba(answers: Self.answers)
-        let daemon = try DaemonHarness(config: "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\nTimeout=1s\n")
-        let client = try daemon.connectReady()
-        #expect(try resolve(client, ["host": "short.example.com"])["result"] != nil)
-        upstream.stop()
-        // The answer's TTL (1 s) runs out: expiry is what the test is about.
-        usleep(1_500_000)
-        let strict = try resolve(client, ["host": "short.example.com", "allowStale": false], id: 2)
-        #expect(strict["error"]?["code"] == .int(-32002), "\(strict.encodedString)")
-        // With the upstream down, the expired answer is still served when stale is allowed.
-        let lenient = try resolve(client, ["host": "short.example.com"], id: 3)
-        #expect(lenient["result"]?["stale"] == true, "\(lenient.encodedString)")
-    }
-
+    /// The wiring of worker threads and the loop: a real upstream that hangs holds a worker, not
+    /// the loop. Real time is involved (the hang ends at the caller's 5 s); the order of the
+    /// replies is what is tested, with a margin no loaded machine uses up.
     @Test func aHangingUpstreamDelaysNothingElse() throws {
         let upstream = try FakeHTTPServer { request in
             request.target.contains("slow") ? .hang : .json(#"{"host":"x","ips":["203.0.113.1"],"ttl":60}"#)
@@ -142,16 +93,14 @@ struct ResolverSocketTests {
         let daemon = try DaemonHarness(config: "[Resolver]\nUpstream=alibaba \(upstream.baseURL)/1\nTimeout=5s\n")
         let client = try daemon.connectReady()
         try client.sendLine(
-            #"{"jsonrpc":"2.0","id":"slow","method":"resolve","params":{"host":"slow.example.com","timeoutMs":1500}}"#)
+            #"{"jsonrpc":"2.0","id":"slow","method":"resolve","params":{"host":"slow.example.com","timeoutMs":5000}}"#)
         try client.sendLine(#"{"jsonrpc":"2.0","id":"fast","method":"resolve","params":{"host":"fast.example.com"}}"#)
         try client.sendLine(
             #"{"jsonrpc":"2.0","id":"jar","method":"getCookieHeader","params":{"url":"https://a.example.com/"}}"#)
-        let started = Date()
         let first = try #require(client.readJSON())
         let second = try #require(client.readJSON())
         #expect(Set([first["id"], second["id"]].compactMap { $0?.stringValue }) == ["fast", "jar"])
-        #expect(Date().timeIntervalSince(started) < 1.0)
-        let last = try #require(client.readJSON(timeout: 5))
+        let last = try #require(client.readJSON(timeout: 60))
         #expect(last["id"] == "slow")
         #expect(last["error"]?["code"] == .int(-32002))
         upstream.stop()
@@ -246,8 +195,9 @@ struct ResolverSocketTests {
             })
         let response = try resolve(client, ["host": "a.example.com"])
         #expect(response["result"]?["source"] == "cache", "\(response.encodedString)")
-        // short.example.com has a 1 s TTL: it is refreshed without a client asking again.
-        #expect(eventually(5) { upstream.requests.filter { $0.target.contains("short.example.com") }.count >= 2 })
+        // short.example.com has a 1 s TTL: the loop's timer refreshes it without a client asking
+        // again (when exactly is ResolverServiceTests' to check; real time passes here).
+        #expect(eventually(30) { upstream.requests.filter { $0.target.contains("short.example.com") }.count >= 2 })
     }
 
     /// Addresses handed out from the cache count as much as upstream answers: a cache hit makes its

@@ -1,5 +1,3 @@
-import Foundation
-import Glibc
 import HTTPDNSProtocol
 import HTTPDNSTestSupport
 import Testing
@@ -111,9 +109,14 @@ struct UpstreamKindsTests {
         #expect(missing["error"]?["data"]?["name"] == "HostNotFound")
         #expect(upstream.requestCount == 3)
 
-        // SERVFAIL is the upstream failing, not the name missing.
+        // SERVFAIL is the name's zone failing: not "no address" (-32002, saying SERVFAIL), and
+        // not the upstream's failure either (it stays healthy for every other name).
         let failed = try response(client, ["host": "servfail.example.org", "family": "ipv4"], id: 3)
         #expect(failed["error"]?["code"] == .int(-32002), "\(failed.encodedString)")
+        #expect(failed["error"]?["data"]?["reason"] == "doh-json: DNS error SERVFAIL")
+        let upstreams = try #require(try client.call("status", [:], id: 4)?["result"]?["upstreams"]?.arrayValue)
+        #expect(upstreams.first?["healthy"] == true, "\(upstreams)")
+        #expect(upstreams.first?["lastError"] == .null)
     }
 
     @Test func dohWireFollowsACompressedCNAMEChain() throws {
@@ -170,12 +173,21 @@ struct UpstreamKindsTests {
         }
         #expect(types == [1, 28])
 
+        // Only an A record (TTL 300): the answer keeps its addresses' TTL, the AAAA query's
+        // NODATA has the negative TTL (NegativeTTL=, 30 s) in `ttls` only.
         let noData = try result(client, ["host": "v4only.example.com"], id: 2)
         #expect(noData["ipv4"] == ["203.0.113.62"])
         #expect(noData["ipv6"] == [])
+        #expect((299...300).contains(noData["ttl"]?.numberValue?.int64Value ?? -1), "\(noData.encodedString)")
+        #expect((299...300).contains(noData["ttls"]?["ipv4"]?.numberValue?.int64Value ?? -1))
+        #expect((29...30).contains(noData["ttls"]?["ipv6"]?.numberValue?.int64Value ?? -1))
+        let v6 = try response(client, ["host": "v4only.example.com", "family": "ipv6"], id: 5)
+        #expect(v6["error"]?["code"] == .int(-32001), "\(v6.encodedString)")
+        #expect(v6["error"]?["data"]?["reason"] == "no-data")
 
         let gone = try response(client, ["host": "gone.example.com", "family": "ipv6"], id: 3)
         #expect(gone["error"]?["code"] == .int(-32001), "\(gone.encodedString)")
+        #expect(gone["error"]?["data"]?["reason"] == "no-such-name")
 
         // A compression pointer that points at itself must not hang or crash the daemon.
         let loop = try response(client, ["host": "loop.example.com", "family": "ipv4"], id: 4)
@@ -226,6 +238,27 @@ struct UpstreamKindsTests {
         #expect(upstream.requestCount == 0)
     }
 
+    /// An `alibaba` upstream pointed at a DoH JSON endpoint gets answers without `ips`: that is
+    /// a malformed answer and the upstream's failure, not "no address" (issue 24).
+    @Test func anAlibabaUpstreamAnsweredInDoHJSONIsMalformed() throws {
+        let upstream = try FakeHTTPServer { request in
+            let name = request.queryValue("host") ?? "x"
+            let record = FakeDNSRecord(name, ttl: 60, .a("203.0.113.5"))
+            let body = FakeUpstreamBodies.dohJSON(name: name, type: 1, rcode: 0, answers: [record])
+            return .respond(status: 200, headers: [("Content-Type", "application/dns-json")], body: Array(body.utf8))
+        }
+        let daemon = try DaemonHarness(config: "[Resolver]\nUpstream=alibaba \(upstream.baseURL)/1\n")
+        let client = try daemon.connectReady()
+        let failed = try response(client, ["host": "a.example.com"])
+        #expect(failed["error"]?["code"] == .int(-32002), "\(failed.encodedString)")
+        #expect(
+            failed["error"]?["data"]?["reason"]
+                == #"alibaba: malformed answer: the answer has neither "ips" nor "ipsv6""#)
+        let status = try #require(try client.call("status", [:], id: 2)?["result"]?["upstreams"]?.arrayValue)
+        #expect(status.first?["healthy"] == false, "\(status)")
+        #expect(status.first?["lastError"]?.stringValue?.hasPrefix("malformed answer") == true)
+    }
+
     // MARK: failure modes
 
     static let fixtures = [KindFixture("alibaba"), KindFixture("tencent"), KindFixture("doh-json"), KindFixture("doh")]
@@ -246,16 +279,15 @@ struct UpstreamKindsTests {
             #expect(failed["error"]?["code"] == .int(-32002), "\(kind) \(mode): \(failed.encodedString)")
             #expect(failed["error"]?["data"]?["name"] == "ResolutionUnavailable", "\(kind) \(mode)")
         }
-
-        let started = Date()
-        let hung = try response(client, ["host": "hang.example.com"], id: 20)
-        let elapsed = Date().timeIntervalSince(started)
-        #expect(hung["error"]?["code"] == .int(-32002), "\(kind) hang: \(hung.encodedString)")
-        #expect(elapsed >= 0.9 && elapsed < 1.8, "\(kind): a hang answered after \(elapsed) s with Timeout=1s")
-
-        let status = try #require(try client.call("status", [:], id: 21)?["result"]?["upstreams"]?.arrayValue)
+        // Each of those is the upstream's failure (HTTP, transport, malformed).
+        let status = try #require(try client.call("status", [:], id: 19)?["result"]?["upstreams"]?.arrayValue)
         #expect(status.first?["healthy"] == false, "\(kind)")
         #expect(status.first?["lastError"]?.stringValue?.isEmpty == false, "\(kind)")
+
+        // A hang is the name's until a probe confirms it (ResolverFairnessTests); when it is given
+        // up is ResolverServiceTests' to check, on a manual clock.
+        let hung = try response(client, ["host": "hang.example.com"], id: 20)
+        #expect(hung["error"]?["code"] == .int(-32002), "\(kind) hang: \(hung.encodedString)")
 
         // Junk next to good addresses: the junk never reaches a result, wrong-family addresses neither.
         let mixed = try response(client, ["host": "mixed.example.com"], id: 22)
@@ -347,47 +379,34 @@ struct UpstreamKindsTests {
             config: "[Resolver]\nUpstream=tencent \(hanging.baseURL)\nUpstream=doh-json \(working.baseURL)/resolve\n"
                 + "Timeout=2s\n")
         let client = try daemon.connectReady()
-        let started = Date()
         let answer = try response(client, ["host": "a.example.com", "family": "ipv4"])
-        let elapsed = Date().timeIntervalSince(started)
         #expect(hanging.requestCount == 1)
-        #expect(elapsed < 2.6, "answered after \(elapsed) s with Timeout=2s")
-        // Upstreams are tried in order, failing over within Timeout=.
+        // Upstreams are tried in order, failing over within Timeout= (each upstream's share is
+        // ResolverServiceTests' to check).
         #expect(answer["result"]?["ipv4"] == ["203.0.113.70"], "\(answer.encodedString)")
         #expect(answer["result"]?["upstream"] == "doh-json")
         #expect(working.requestCount == 1)
     }
 
-    @Test func aFailedUpstreamIsSkippedDuringItsBackoff() throws {
+    /// A failed upstream shows in `status` (its error, the working one's latency). That it is
+    /// skipped for its backoff, and tried again after, is ResolverServiceTests' to check on a
+    /// manual clock: here the backoff's second would race the machine's load.
+    @Test func aFailedUpstreamShowsInStatus() throws {
         let broken = try FakeHTTPServer { _ in .close }
-        let working = try FakeHTTPServer.tencent(answers: [
-            "a.example.com": (["203.0.113.1"], [], 60), "b.example.com": (["203.0.113.2"], [], 60),
-            "c.example.com": (["203.0.113.3"], [], 60),
-        ])
+        let working = try FakeHTTPServer.tencent(answers: ["a.example.com": (["203.0.113.1"], [], 60)])
         let daemon = try DaemonHarness(
             config: "[Resolver]\nUpstream=doh \(broken.baseURL)/dns-query\nUpstream=tencent \(working.baseURL)\n"
                 + "Timeout=2s\n")
         let client = try daemon.connectReady()
         let first = try result(client, ["host": "a.example.com", "family": "ipv4"])
         #expect(first["upstream"] == "tencent")
-        let brokenAfterFirst = broken.requestCount
-        #expect(brokenAfterFirst >= 1)
-
-        let second = try result(client, ["host": "b.example.com", "family": "ipv4"], id: 2)
-        #expect(second["ipv4"] == ["203.0.113.2"])
-        #expect(broken.requestCount == brokenAfterFirst, "the failed upstream was asked again at once")
+        #expect(broken.requestCount >= 1)
         let status = try #require(try client.call("status", [:], id: 3)?["result"]?["upstreams"]?.arrayValue)
         #expect(status.map { $0["name"] } == ["doh", "tencent"])
         #expect(status[0]["healthy"] == false)
         #expect(status[0]["lastError"]?.stringValue?.isEmpty == false)
         #expect(status[1]["healthy"] == true)
         #expect(status[1]["latencyMs"]?.numberValue != nil, "\(status[1].encodedString)")
-
-        // The first backoff is short: after it, the upstream gets another chance. The backoff's
-        // length is what is tested, so the test lets it pass.
-        usleep(1_300_000)
-        _ = try result(client, ["host": "c.example.com", "family": "ipv4"], id: 4)
-        #expect(broken.requestCount > brokenAfterFirst)
     }
 
     // MARK: helpers

@@ -201,7 +201,7 @@ struct NSSModuleLibraryTests {
     /// The requests as the daemon receives them.
     @Test func requestsFollowTheWireContract() throws {
         let artifacts = try NSSArtifacts.get()
-        let server = try FakeRPCServer { _, _ in .error(.hostNotFound("x")) }
+        let server = try FakeRPCServer { _, _ in .error(.hostNotFound("x", reason: .noSuchName)) }
         for arguments in [
             ["name4", "web.nss.test"], ["name3-inet", "web.nss.test"], ["name2-inet6", "web.nss.test"],
             ["name", "we\"b\\.nss.test"], ["name4", "bücher.nss.test"], ["addr2", "127.0.0.5"],

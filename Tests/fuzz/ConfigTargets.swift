@@ -101,6 +101,7 @@ private func checkAccepted(_ configuration: DaemonConfiguration) {
     }
     let counts = [
         resolver.cacheSize, resolver.maxUpstreamQueries, resolver.maxUpstreamQueriesPerUser,
+        resolver.upstreamQueryRatePerUser, resolver.upstreamQueryBurstPerUser,
         configuration.cookies.maxPerDomain, configuration.cookies.maxTotal, configuration.server.maxLineLength,
         configuration.server.maxConnections, configuration.server.maxConnectionsPerUser,
         configuration.server.maxRequestsInFlight, configuration.server.maxBatch,

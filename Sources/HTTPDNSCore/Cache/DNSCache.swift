@@ -1,7 +1,14 @@
+import HTTPDNSCollections
 import HTTPDNSProtocol
 
 /// The shared DNS answer cache: per (host, family), TTL-clamped, with negative entries, a
 /// serve-stale window, a hard cap evicting the earliest expiry, and hit/miss counters.
+///
+/// The cache is shared by every user, each with a fair share of it: every entry remembers who
+/// used it while fresh (`CacheUse`), and making room for one uid's answer evicts only entries
+/// that uid alone used, entries nobody used (prefetched, restored, past their TTL), never one
+/// another uid used within its TTL; when none is found the answer is not cached (its callers
+/// still get it).
 ///
 /// The shape follows systemd-resolved's `DnsCache` (a hash map plus an expiry priority queue plus
 /// counters). Time is passed in: `now` is the monotonic clock; wall-clock time appears only at the
@@ -24,7 +31,8 @@ public final class DNSCache {
         var family: IPFamily
     }
 
-    /// An entry without its host and family, which its place in `entries` gives.
+    /// An entry without its host and family, which its place in `entries` gives. The flags and
+    /// the user fit in the padding after the serial: 48 bytes, as without them.
     private struct Stored {
         var addresses: [String]
         var upstream: String?
@@ -32,19 +40,50 @@ public final class DNSCache {
         /// Matches the heap item pushed for this version of the entry; older items are dead.
         var serial: UInt64
         var negative: Bool
+        /// A negative entry for a name that does not exist at all (NXDOMAIN), not only in this
+        /// family (NODATA).
+        var noSuchName: Bool
+        /// 0: nobody used the entry; 1: only `user`; 2: several uids.
+        var users: UInt8
+        var user: UInt32
 
-        init(_ entry: DNSCacheEntry, serial: UInt64) {
+        init(_ entry: DNSCacheEntry, serial: UInt64, use: CacheUse) {
             addresses = entry.addresses
             upstream = entry.upstream
             expiresAt = entry.expiresAt
             self.serial = serial
             negative = entry.negative
+            noSuchName = entry.noSuchName
+            switch use {
+            case .nobody: (users, user) = (0, 0)
+            case .one(let uid): (users, user) = (1, uid)
+            case .several: (users, user) = (2, 0)
+            }
         }
 
         func entry(_ key: Key) -> DNSCacheEntry {
             DNSCacheEntry(
                 host: key.host, family: key.family, addresses: addresses, upstream: upstream, expiresAt: expiresAt,
-                negative: negative)
+                negative: negative, noSuchName: noSuchName)
+        }
+
+        /// Whether the entry is known to `uid` already (nothing to note).
+        func isUsed(by uid: UInt32) -> Bool { users == 2 || (users == 1 && user == uid) }
+
+        mutating func noteUse(by uid: UInt32) {
+            if users == 0 {
+                (users, user) = (1, uid)
+            } else if users == 1, user != uid {
+                users = 2
+            }
+        }
+
+        /// Whether making room for `uid`'s answer (nil: the daemon's) may evict this entry: only
+        /// if no other uid used it within its TTL.
+        func isEvictable(for uid: UInt32?, now: MonotonicInstant) -> Bool {
+            if expiresAt <= now || users == 0 { return true }
+            guard let uid else { return false }
+            return users == 1 && user == uid
         }
     }
 
@@ -65,13 +104,30 @@ public final class DNSCache {
         var isEmpty: Bool { ipv4 == nil && ipv6 == nil }
     }
 
+    /// An entry's place in an expiry heap: earliest expiry first, then the earliest stored.
+    private struct ExpiryItem: Comparable {
+        var expiresAt: MonotonicInstant
+        var key: Key
+        /// The insertion serial of the entry this item was pushed for.
+        var serial: UInt64
+
+        static func < (lhs: ExpiryItem, rhs: ExpiryItem) -> Bool {
+            lhs.expiresAt != rhs.expiresAt ? lhs.expiresAt < rhs.expiresAt : lhs.serial < rhs.serial
+        }
+
+        static func == (lhs: ExpiryItem, rhs: ExpiryItem) -> Bool { lhs.serial == rhs.serial }
+    }
+
     private var entries: [String: Families] = [:]
     /// Entries held (both families counted), which `entries.count` (names) is not.
     private var storedCount = 0
     /// Positive and negative entries live in separate heaps because they die at different
-    /// times (positive ones at expiry + maxStale, negative ones at expiry).
-    private var positiveExpiries = ExpiryHeap<Key>()
-    private var negativeExpiries = ExpiryHeap<Key>()
+    /// times (positive ones at expiry + maxStale, negative ones at expiry). Removal is lazy: when
+    /// an entry is replaced or flushed its item stays behind, dead because its `serial` no longer
+    /// matches the entry's, and `compactIfMostlyDead` drops the dead ones once they outnumber the
+    /// live, so the heaps stay O(entries).
+    private var positiveExpiries = BinaryHeap<ExpiryItem>()
+    private var negativeExpiries = BinaryHeap<ExpiryItem>()
     private var nextSerial: UInt64 = 0
 
     public init(limits: DNSCacheLimits = DNSCacheLimits()) {
@@ -83,8 +139,8 @@ public final class DNSCache {
 
     /// Caches one upstream answer for `host`: per part, the addresses of its family (canonical
     /// strings, already validated); an empty list is "no address of this family", a negative
-    /// entry. Positive parts live `ttl` seconds and negative ones `negativeTTL`, each clamped to
-    /// [minTTL, maxTTL].
+    /// entry. Positive parts live their own TTL and negative ones `negativeTTL`, each clamped to
+    /// [minTTL, maxTTL] (`ttl(of:)`). `use` says who asked for it.
     ///
     /// The parts are stored together: making room at the cap evicts other names' entries, never
     /// a part of this answer (nor an older version of one, which this answer supersedes anyway).
@@ -94,25 +150,26 @@ public final class DNSCache {
     /// - Returns: how many parts are now cached.
     @discardableResult
     public func insert(
-        host: String,
-        parts: [(family: IPFamily, addresses: [String])],
-        ttl: Int,
-        upstream: String?,
-        now: MonotonicInstant
+        host: String, parts: [CachePart], upstream: String?, now: MonotonicInstant, use: CacheUse = .nobody
     ) -> Int {
         var cacheable: [DNSCacheEntry] = []
         for part in parts {
             let negative = part.addresses.isEmpty
-            let clamped = limits.clamp(ttl: negative ? limits.negativeTTL : ttl)
+            let clamped = ttl(of: part)
             remove(Key(host: host, family: part.family))
             guard clamped > 0 else { continue }
             cacheable.append(
                 DNSCacheEntry(
                     host: host, family: part.family, addresses: part.addresses, upstream: upstream,
-                    expiresAt: now + clamped, negative: negative))
+                    expiresAt: now + clamped, negative: negative, noSuchName: negative && part.noSuchName))
         }
-        storeTogether(cacheable, now: now)
-        return min(cacheable.count, limits.capacity)
+        return storeTogether(cacheable, now: now, use: use)
+    }
+
+    /// The seconds a part is cached for (and answered with): its TTL, or `negativeTTL` for "no
+    /// address", clamped to [minTTL, maxTTL].
+    public func ttl(of part: CachePart) -> Int {
+        limits.clamp(ttl: part.addresses.isEmpty ? limits.negativeTTL : part.ttl)
     }
 
     /// Caches answers whose expiry was decided elsewhere (another machine's, through the fleet):
@@ -122,25 +179,19 @@ public final class DNSCache {
     ///
     /// - Returns: how many entries are now cached.
     @discardableResult
-    public func insertShared(_ shared: [DNSCacheEntry], now: MonotonicInstant) -> Int {
+    public func insertShared(_ shared: [DNSCacheEntry], now: MonotonicInstant, use: CacheUse = .nobody) -> Int {
         var cacheable: [DNSCacheEntry] = []
         for var entry in shared where now < entry.expiresAt {
             let ceiling = now + limits.maxTTL
             if ceiling < entry.expiresAt { entry.expiresAt = ceiling }
             cacheable.append(entry)
         }
-        storeTogether(cacheable, now: now)
-        return min(cacheable.count, limits.capacity)
+        return storeTogether(cacheable, now: now, use: use)
     }
 
-    /// Looks a key up, without counting. With `allowStale`, an expired positive entry within
-    /// `maxStale` comes back as `.stale`.
-    public func lookup(host: String, family: IPFamily, now: MonotonicInstant, allowStale: Bool) -> CacheLookup {
-        lookup(Key(host: host, family: family), in: entries[host], now: now, allowStale: allowStale)
-    }
-
-    /// `lookup` in the host's slot, already found.
-    private func lookup(_ key: Key, in families: Families?, now: MonotonicInstant, allowStale: Bool) -> CacheLookup {
+    /// What one family of a host's slot holds at `now`, without counting. With `allowStale`, an
+    /// expired positive entry within `maxStale` comes back as `.stale`.
+    private func lookup(_ key: Key, in families: Families?, now: MonotonicInstant, allowStale: Bool) -> FamilyLookup {
         guard let stored = families?[key.family] else { return .miss }
         let entry = stored.entry(key)
         if now < entry.expiresAt {
@@ -155,28 +206,42 @@ public final class DNSCache {
 
     /// The cached answer to one request for `families` of `host`, counted once unless `counted`
     /// is false (a second look for the same request): a hit when every family is fresh, else a
-    /// miss. The caller calls `noteStaleServed()` if it answers with a stale one.
+    /// miss. The caller calls `noteStaleServed()` if it answers with a stale one. Entries
+    /// answered to `user` count as used by that uid (see `CacheUse`).
     public func answer(
-        host: String, families: [IPFamily], now: MonotonicInstant, allowStale: Bool, counted: Bool = true
+        host: String, families: [IPFamily], now: MonotonicInstant, allowStale: Bool, counted: Bool = true,
+        user: UInt32? = nil
     ) -> CachedAnswer {
         var found: [DNSCacheEntry] = []
         // One allocation; growing from empty reallocated for the second family of every answer.
         found.reserveCapacity(families.count)
         var ttlLeft = Int.max
         var anyStale = false
-        let slot = entries[host]
+        var missing: IPFamily?
+        let index = entries.index(forKey: host)
+        let slot = index.map { entries.values[$0] }
         for family in families {
             switch lookup(Key(host: host, family: family), in: slot, now: now, allowStale: allowStale) {
             case .miss:
-                if counted { misses += 1 }
-                return .miss
+                guard missing == nil, families.count == 2 else {
+                    if counted { misses += 1 }
+                    return .miss
+                }
+                missing = family
             case .fresh(let entry, let left):
                 found.append(entry)
                 ttlLeft = min(ttlLeft, left)
+                if let user, let index, slot?[family]?.isUsed(by: user) == false {
+                    entries.values[index][family]?.noteUse(by: user)
+                }
             case .stale(let entry):
                 found.append(entry)
                 anyStale = true
             }
+        }
+        if let missing {
+            if counted { misses += 1 }
+            return anyStale ? .miss : .partial(found, missing: missing)
         }
         if anyStale {
             if counted { misses += 1 }
@@ -242,7 +307,7 @@ public final class DNSCache {
                 upstream: entry.upstream,
                 expiresAtUnix: wallNow.addingSaturating(
                     Self.secondsCeiling(entry.expiresAt.nanoseconds(since: now))),
-                negative: entry.negative)
+                negative: entry.negative, noSuchName: entry.noSuchName)
         }
     }
 
@@ -267,7 +332,7 @@ public final class DNSCache {
             let ttl = Int(min(remaining, Int64(ceiling)))
             let entry = DNSCacheEntry(
                 host: item.host, family: item.family, addresses: item.addresses, upstream: item.upstream,
-                expiresAt: now + ttl, negative: item.negative)
+                expiresAt: now + ttl, negative: item.negative, noSuchName: item.negative && item.noSuchName)
             guard item.negative == item.addresses.isEmpty,
                 item.addresses.allSatisfy({ isValidAddress($0, item.family) }),
                 now < entry.expiresAt || isServableStale(entry, now: now)
@@ -275,8 +340,7 @@ public final class DNSCache {
             if let existing = entries[item.host]?[item.family], existing.expiresAt >= entry.expiresAt {
                 continue
             }
-            storeTogether([entry], now: now)
-            restored += 1
+            restored += storeTogether([entry], now: now, use: .nobody)
         }
         return restored
     }
@@ -293,44 +357,74 @@ public final class DNSCache {
 
     /// Puts `parts` (one answer) in place of any older entries, first making room for all of
     /// them at once, so no part can be evicted for another. At a cap below the number of parts,
-    /// the first ones are kept.
-    private func storeTogether(_ parts: [DNSCacheEntry], now: MonotonicInstant) {
+    /// the first ones are kept; when no room can be made for them fairly, none is.
+    ///
+    /// - Returns: how many parts are now cached.
+    private func storeTogether(_ parts: [DNSCacheEntry], now: MonotonicInstant, use: CacheUse) -> Int {
         let kept = parts.prefix(limits.capacity)
         for entry in kept { remove(Key(host: entry.host, family: entry.family)) }
-        if storedCount + kept.count > limits.capacity { makeSpace(for: kept.count, now: now) }
+        if storedCount + kept.count > limits.capacity {
+            guard makeSpace(for: kept.count, now: now, evictor: use.evictor) else {
+                compactIfMostlyDead()
+                return 0
+            }
+        }
         for entry in kept {
             let key = Key(host: entry.host, family: entry.family)
             nextSerial += 1
-            entries[entry.host, default: Families()][entry.family] = Stored(entry, serial: nextSerial)
+            entries[entry.host, default: Families()][entry.family] = Stored(entry, serial: nextSerial, use: use)
             storedCount += 1
-            let item = ExpiryHeap<Key>.Item(expiresAt: entry.expiresAt, key: key, serial: nextSerial)
+            let item = ExpiryItem(expiresAt: entry.expiresAt, key: key, serial: nextSerial)
             if entry.negative { negativeExpiries.push(item) } else { positiveExpiries.push(item) }
         }
         compactIfMostlyDead()
+        return kept.count
     }
 
-    /// Frees `count` slots: first whatever is unservable anyway, then the earliest expiries.
-    private func makeSpace(for count: Int, now: MonotonicInstant) {
+    /// Entries another uid protects that one making of room looks past before giving up: the
+    /// cost of one answer is bounded however much of the cache others hold.
+    static let protectedScanLimit = 64
+
+    /// Frees `count` slots for `evictor`'s answer (nil: the daemon's): first whatever is
+    /// unservable anyway, then the earliest expiries among the entries it may evict (its own,
+    /// nobody's, and those past their TTL). False when it could not.
+    private func makeSpace(for count: Int, now: MonotonicInstant, evictor: UInt32?) -> Bool {
         prune(now: now)
+        var protected: [ExpiryItem] = []
+        defer {
+            for item in protected {
+                if entries[item.key.host]?[item.key.family]?.negative == true {
+                    negativeExpiries.push(item)
+                } else {
+                    positiveExpiries.push(item)
+                }
+            }
+        }
         while storedCount + count > limits.capacity {
             dropDeadTop(&positiveExpiries)
             dropDeadTop(&negativeExpiries)
-            let victim: ExpiryHeap<Key>.Item?
+            let candidate: ExpiryItem?
             switch (positiveExpiries.first, negativeExpiries.first) {
             case (let positive?, let negative?):
-                victim =
+                candidate =
                     positive.expiresAt <= negative.expiresAt
                     ? positiveExpiries.popFirst() : negativeExpiries.popFirst()
-            case (.some, nil): victim = positiveExpiries.popFirst()
-            case (nil, .some): victim = negativeExpiries.popFirst()
-            case (nil, nil): victim = nil
+            case (.some, nil): candidate = positiveExpiries.popFirst()
+            case (nil, .some): candidate = negativeExpiries.popFirst()
+            case (nil, nil): candidate = nil
             }
-            guard let victim else { return }
-            remove(victim.key)
+            guard let candidate else { return false }
+            if entries[candidate.key.host]?[candidate.key.family]?.isEvictable(for: evictor, now: now) == true {
+                remove(candidate.key)
+            } else {
+                protected.append(candidate)
+                guard protected.count <= Self.protectedScanLimit else { return false }
+            }
         }
+        return true
     }
 
-    private func isLive(_ item: ExpiryHeap<Key>.Item) -> Bool {
+    private func isLive(_ item: ExpiryItem) -> Bool {
         entries[item.key.host]?[item.key.family]?.serial == item.serial
     }
 
@@ -344,12 +438,12 @@ public final class DNSCache {
         return true
     }
 
-    private func dropDeadTop(_ heap: inout ExpiryHeap<Key>) {
+    private func dropDeadTop(_ heap: inout BinaryHeap<ExpiryItem>) {
         while let top = heap.first, !isLive(top) { heap.popFirst() }
     }
 
     /// Pops items while the top is dead or `isExpired`; removes the live ones' entries.
-    private func drain(_ heap: inout ExpiryHeap<Key>, while isExpired: (ExpiryHeap<Key>.Item) -> Bool) -> Int {
+    private func drain(_ heap: inout BinaryHeap<ExpiryItem>, while isExpired: (ExpiryItem) -> Bool) -> Int {
         var removed = 0
         while let top = heap.first {
             if isLive(top) {
@@ -362,12 +456,12 @@ public final class DNSCache {
         return removed
     }
 
-    /// Keeps the heaps within a constant factor of the live entry count (see `ExpiryHeap`).
+    /// Keeps the heaps within a constant factor of the live entry count.
     private func compactIfMostlyDead() {
         let slack = 64
         guard positiveExpiries.count + negativeExpiries.count > 2 * storedCount + slack else { return }
-        positiveExpiries.compact(keeping: isLive)
-        negativeExpiries.compact(keeping: isLive)
+        positiveExpiries.removeAll { !isLive($0) }
+        negativeExpiries.removeAll { !isLive($0) }
     }
 
     /// Nanoseconds to whole seconds, rounded toward positive infinity.

@@ -13,6 +13,9 @@ public struct DNSCacheEntry: Sendable, Equatable {
     public var expiresAt: MonotonicInstant
     /// True when the upstream said the name has no address of this family (or does not exist).
     public var negative: Bool
+    /// For a negative entry: the name does not exist at all (NXDOMAIN), rather than only without
+    /// an address of this family (NODATA).
+    public var noSuchName: Bool
 
     public init(
         host: String,
@@ -20,7 +23,8 @@ public struct DNSCacheEntry: Sendable, Equatable {
         addresses: [String],
         upstream: String?,
         expiresAt: MonotonicInstant,
-        negative: Bool
+        negative: Bool,
+        noSuchName: Bool = false
     ) {
         self.host = host
         self.family = family
@@ -28,11 +32,64 @@ public struct DNSCacheEntry: Sendable, Equatable {
         self.upstream = upstream
         self.expiresAt = expiresAt
         self.negative = negative
+        self.noSuchName = noSuchName
     }
 }
 
-/// What `DNSCache.lookup` found.
-public enum CacheLookup: Sendable, Equatable {
+/// One family of one upstream answer, as `DNSCache.insert` stores it.
+public struct CachePart: Sendable, Equatable {
+    public var family: IPFamily
+    /// Canonical address strings; empty for "no address of this family".
+    public var addresses: [String]
+    /// The upstream's TTL for this family, in seconds.
+    public var ttl: Int
+    /// With no address: the name does not exist at all (NXDOMAIN).
+    public var noSuchName: Bool
+
+    public init(family: IPFamily, addresses: [String], ttl: Int, noSuchName: Bool = false) {
+        self.family = family
+        self.addresses = addresses
+        self.ttl = ttl
+        self.noSuchName = noSuchName
+    }
+
+    /// The part of `answer` for `family`.
+    public init(_ answer: UpstreamAnswer, family: IPFamily) {
+        self.init(
+            family: family, addresses: answer.nameExists ? answer.addresses(family).map(\.description) : [],
+            ttl: answer.ttl(family), noSuchName: !answer.nameExists)
+    }
+}
+
+/// Who used a cache entry while it was fresh: the uid whose answer it was or who was handed it
+/// from the cache. Making room for a uid's answer evicts only entries that uid alone used (or
+/// nobody did), never one another uid used within its TTL.
+public enum CacheUse: Sendable, Equatable {
+    /// Nobody yet: prefetched, restored, or from the fleet.
+    case nobody
+    /// One uid.
+    case one(UInt32)
+    /// More than one uid.
+    case several
+
+    /// The uid whose answer may evict that uid's own entries (nil: only nobody's).
+    var evictor: UInt32? {
+        if case .one(let uid) = self { return uid }
+        return nil
+    }
+
+    /// `self` with `uid` added.
+    public func adding(_ uid: UInt32) -> CacheUse {
+        switch self {
+        case .nobody: return .one(uid)
+        case .one(let known): return known == uid ? self : .several
+        case .several: return .several
+        }
+    }
+}
+
+/// What one family of a cached host holds.
+enum FamilyLookup: Sendable, Equatable {
     /// A live answer with `ttlLeft` whole seconds to live (rounded up, so at least 1).
     case fresh(DNSCacheEntry, ttlLeft: Int)
     /// An expired answer still inside the serve-stale window (RFC 8767), returned only when the
@@ -50,6 +107,9 @@ public enum CachedAnswer: Sendable, Equatable {
     /// Every family is cached but at least one only inside its serve-stale window (returned only
     /// when the caller allowed stale answers).
     case stale([DNSCacheEntry])
+    /// Of two families, one is fresh (these entries) and `missing` has nothing usable: only it
+    /// needs asking.
+    case partial([DNSCacheEntry], missing: IPFamily)
     /// Some family has nothing usable.
     case miss
 }
@@ -64,6 +124,8 @@ public struct PersistedDNSEntry: Sendable, Equatable {
     /// Unix seconds at which the answer stops being fresh.
     public var expiresAtUnix: Int64
     public var negative: Bool
+    /// A negative entry for a name that does not exist (NXDOMAIN).
+    public var noSuchName: Bool
 
     public init(
         host: String,
@@ -71,7 +133,8 @@ public struct PersistedDNSEntry: Sendable, Equatable {
         addresses: [String],
         upstream: String?,
         expiresAtUnix: Int64,
-        negative: Bool
+        negative: Bool,
+        noSuchName: Bool = false
     ) {
         self.host = host
         self.family = family
@@ -79,5 +142,6 @@ public struct PersistedDNSEntry: Sendable, Equatable {
         self.upstream = upstream
         self.expiresAtUnix = expiresAtUnix
         self.negative = negative
+        self.noSuchName = noSuchName
     }
 }

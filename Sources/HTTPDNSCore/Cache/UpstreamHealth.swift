@@ -2,8 +2,10 @@
 ///
 /// After a failure the upstream is skipped for a backoff that doubles with each consecutive
 /// failure (1 s, 2 s, 4 s ... capped at 60 s) so a dead resolver does not cost every request a
-/// timeout; one success clears it. `tryOrder` never leaves a request with nothing to try: when
-/// every upstream is backing off, all of them are tried anyway.
+/// timeout; one success clears it. Failures are counted per owner of the query that met them:
+/// however many one uid causes, they count once, so no user can push an upstream's backoff for
+/// everyone. `tryOrder` never leaves a request with nothing to try: when every upstream is
+/// backing off, all of them are tried anyway.
 public struct UpstreamHealth: Sendable, Equatable {
     /// The first backoff after a failure, in seconds.
     public static let initialBackoff = 1
@@ -21,6 +23,8 @@ public struct UpstreamHealth: Sendable, Equatable {
     public private(set) var latencyMs: Int?
     /// Until when the upstream is skipped; nil when it is not backing off.
     public private(set) var retryAt: MonotonicInstant?
+    /// Whose failures counted since the last success.
+    private var blamed: Set<FlightOwner> = []
 
     public init() {}
 
@@ -45,6 +49,7 @@ public struct UpstreamHealth: Sendable, Equatable {
     public mutating func recordSuccess(latencyMs sample: Int, now: MonotonicInstant) {
         consecutiveFailures = 0
         retryAt = nil
+        blamed.removeAll()
         let sample = max(sample, 0)
         if let smoothed = latencyMs {
             latencyMs = smoothed + (sample - smoothed) / 8
@@ -53,11 +58,13 @@ public struct UpstreamHealth: Sendable, Equatable {
         }
     }
 
-    /// A request failed with `error` (a one-line description that must not contain a secret,
-    /// such as an `UpstreamError` description): starts or lengthens the backoff.
-    public mutating func recordFailure(_ error: String, now: MonotonicInstant) {
-        consecutiveFailures += 1
+    /// A request of `owner`'s failed with `error` (a one-line description that must not contain
+    /// a secret, such as an `UpstreamError` description): starts or lengthens the backoff, unless
+    /// a failure of `owner`'s already counted since the last success.
+    public mutating func recordFailure(_ error: String, by owner: FlightOwner, now: MonotonicInstant) {
         lastError = Self.oneLine(error)
+        guard blamed.insert(owner).inserted else { return }
+        consecutiveFailures += 1
         retryAt = now + Self.backoff(afterFailures: consecutiveFailures)
     }
 

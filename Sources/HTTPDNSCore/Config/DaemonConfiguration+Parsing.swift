@@ -27,7 +27,7 @@ struct ConfigurationParser {
         "Resolver": [
             "Upstream", "SecretKey", "SecretKeyFile", "Timeout", "ServeStale", "MinTTL", "MaxTTL", "MaxStale",
             "NegativeTTL", "CacheSize", "Prefetch", "CAFile", "TLSName", "Static", "DoHMethod", "MaxUpstreamQueries",
-            "MaxUpstreamQueriesPerUser",
+            "MaxUpstreamQueriesPerUser", "UpstreamQueryRatePerUser", "UpstreamQueryBurstPerUser",
         ],
         "Cookies": ["MaxPerDomain", "MaxTotal"],
         "Server": [
@@ -181,6 +181,12 @@ struct ConfigurationParser {
         case "MaxUpstreamQueriesPerUser":
             configuration.resolver.maxUpstreamQueriesPerUser = try count(
                 assignment, default: defaults.maxUpstreamQueriesPerUser)
+        case "UpstreamQueryRatePerUser":
+            configuration.resolver.upstreamQueryRatePerUser = try count(
+                assignment, default: defaults.upstreamQueryRatePerUser)
+        case "UpstreamQueryBurstPerUser":
+            configuration.resolver.upstreamQueryBurstPerUser = try count(
+                assignment, default: defaults.upstreamQueryBurstPerUser)
         case "Prefetch":
             if value.isEmpty {
                 configuration.resolver.prefetch = []

@@ -52,6 +52,13 @@ public struct DaemonConfiguration: Sendable, Equatable {
         /// `MaxUpstreamQueriesPerUser=`: the same per uid, so that one user's flood of distinct
         /// names cannot take every query slot. Default 64.
         public var maxUpstreamQueriesPerUser = 64
+        /// `UpstreamQueryRatePerUser=`: new upstream queries one uid may start per second, on
+        /// average; past it a resolve that needs one is answered -32003 with `retryAfterMs`.
+        /// Default 20: far above what one user's programs look up, far below a flood.
+        public var upstreamQueryRatePerUser = 20
+        /// `UpstreamQueryBurstPerUser=`: how many such queries one uid may start at once before
+        /// the rate applies. Default 200 (a page of a few hundred distinct names).
+        public var upstreamQueryBurstPerUser = 200
 
         public init() {}
     }

@@ -5,7 +5,9 @@ import HTTPDNSProtocol
 ///
 /// Encoded as compact JSON before sealing:
 /// `{"v":1,"host":"api.example.com","family":"ipv4","addresses":["203.0.113.10"],"negative":false,"expires":1767225600123}`
-/// with `expires` in Unix milliseconds. Decoding re-validates everything: the host must be
+/// with `expires` in Unix milliseconds, and `"nxdomain":true` in a negative record of a name that
+/// does not exist (left out otherwise, so machines that do not know the member read the same
+/// records). Decoding re-validates everything: the host must be
 /// the one asked for, and every address must be an IP literal of the family (canonicalised),
 /// so even a machine holding the fleet key cannot make a daemon answer with a non-address.
 public struct FleetCacheRecord: Sendable, Equatable {
@@ -20,14 +22,20 @@ public struct FleetCacheRecord: Sendable, Equatable {
     public var addresses: [String]
     /// The upstream said the host has no address of this family.
     public var negative: Bool
+    /// A negative record of a name that does not exist at all (NXDOMAIN).
+    public var noSuchName: Bool
     /// Unix milliseconds at which the answer stops being fresh on every machine.
     public var expiresAtUnixMs: Int64
 
-    public init(host: String, family: IPFamily, addresses: [String], negative: Bool, expiresAtUnixMs: Int64) {
+    public init(
+        host: String, family: IPFamily, addresses: [String], negative: Bool, noSuchName: Bool = false,
+        expiresAtUnixMs: Int64
+    ) {
         self.host = host
         self.family = family
         self.addresses = addresses
         self.negative = negative
+        self.noSuchName = negative && noSuchName
         self.expiresAtUnixMs = expiresAtUnixMs
     }
 
@@ -38,7 +46,7 @@ public struct FleetCacheRecord: Sendable, Equatable {
         guard leftMs > 0 else { return nil }
         self.init(
             host: entry.host, family: entry.family, addresses: entry.negative ? [] : entry.addresses,
-            negative: entry.negative, expiresAtUnixMs: nowUnixMs + leftMs)
+            negative: entry.negative, noSuchName: entry.noSuchName, expiresAtUnixMs: nowUnixMs + leftMs)
     }
 
     /// Milliseconds until the record expires (negative once it has).
@@ -49,7 +57,8 @@ public struct FleetCacheRecord: Sendable, Equatable {
     public func cacheEntry(now: MonotonicInstant, millisecondsLeft: Int64) -> DNSCacheEntry {
         DNSCacheEntry(
             host: host, family: family, addresses: addresses, upstream: nil,
-            expiresAt: now.advanced(byNanoseconds: millisecondsLeft * 1_000_000), negative: negative)
+            expiresAt: now.advanced(byNanoseconds: millisecondsLeft * 1_000_000), negative: negative,
+            noSuchName: noSuchName)
     }
 
     /// The plaintext that gets sealed.
@@ -60,6 +69,7 @@ public struct FleetCacheRecord: Sendable, Equatable {
         object.append("family", .string(family.rawValue))
         object.append("addresses", .array(addresses.map(JSON.string)))
         object.append("negative", .bool(negative))
+        if noSuchName { object.append("nxdomain", .bool(true)) }
         object.append("expires", .int64(expiresAtUnixMs))
         return JSON.object(object).encoded
     }
@@ -98,7 +108,8 @@ public struct FleetCacheRecord: Sendable, Equatable {
         }
         return .success(
             FleetCacheRecord(
-                host: host, family: expectedFamily, addresses: addresses, negative: negative, expiresAtUnixMs: expires))
+                host: host, family: expectedFamily, addresses: addresses, negative: negative,
+                noSuchName: object["nxdomain"]?.boolValue ?? false, expiresAtUnixMs: expires))
     }
 }
 

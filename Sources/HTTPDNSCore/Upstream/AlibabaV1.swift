@@ -120,26 +120,35 @@ public struct AlibabaV1: Sendable {
     }
 
     /// One answer from the entries for one host: `ips`, `ipsv6`, `ttl` (else `origin_ttl`).
+    /// Each family takes the TTL of the entries that carry it (an answer to `query=4,6` may
+    /// list a host once per family). An answer with neither `ips` nor `ipsv6` is not this
+    /// service's (a DoH server's JSON, say): malformed, not "no address".
     private static func parseEntries(_ entries: [JSON], family: AddressFamily) -> Result<UpstreamAnswer, UpstreamError>
     {
         var validator = AddressListValidator()
-        var ttl: Int?
+        var ttls: [IPFamily: Int] = [:]
+        var anyList = false
         for entry in entries {
+            let entryTTL = readTTL(entry)
             for (key, addressFamily, wanted) in [
                 ("ips", IPFamily.ipv4, family.includes(.ipv4)),
                 ("ipsv6", IPFamily.ipv6, family.includes(.ipv6)),
-            ] where wanted {
-                guard let value = entry[key], !value.isNull else { continue }
+            ] {
+                guard let value = entry[key] else { continue }
+                anyList = true
+                guard wanted, !value.isNull else { continue }
                 guard let list = value.arrayValue else {
                     return .failure(UpstreamError(.malformed("\"\(key)\" is a \(value.typeName), not an array")))
                 }
                 for item in list { validator.add(item.stringValue, as: addressFamily) }
-            }
-            if let entryTTL = readTTL(entry) {
-                ttl = min(ttl ?? entryTTL, entryTTL)
+                if let entryTTL { ttls[addressFamily] = min(ttls[addressFamily] ?? entryTTL, entryTTL) }
             }
         }
-        return validator.answer(ttl: ttl ?? UpstreamAnswer.defaultTTL)
+        guard anyList else {
+            return .failure(UpstreamError(.malformed("the answer has neither \"ips\" nor \"ipsv6\"")))
+        }
+        let fallback = ttls.values.min() ?? entries.compactMap(readTTL).min() ?? UpstreamAnswer.defaultTTL
+        return validator.answer(ipv4TTL: ttls[.ipv4] ?? fallback, ipv6TTL: ttls[.ipv6] ?? fallback)
     }
 
     /// `ttl` is what is left on the server's cache; `origin_ttl` is only a fallback.

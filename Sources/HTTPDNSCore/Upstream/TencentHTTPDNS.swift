@@ -27,7 +27,7 @@ public struct TencentHTTPDNS: Sendable {
         var text = String(decoding: body, as: UTF8.self).trimmingASCIIWhitespace()
         if let bar = text.firstIndex(of: "|") { text = String(text[..<bar]) }
         var validator = AddressListValidator()
-        var ttl: Int?
+        var ttls: [IPFamily: Int] = [:]
         let parts: [(Substring, IPFamily)]
         switch family {
         case .ipv4:
@@ -45,7 +45,7 @@ public struct TencentHTTPDNS: Sendable {
                 else {
                     return .failure(UpstreamError(.malformed("TTL after ',' is not a number")))
                 }
-                ttl = min(ttl ?? value, value)
+                ttls[addressFamily] = min(ttls[addressFamily] ?? value, value)
                 addresses = part[..<comma]
             }
             // A lone "0" is not an address: it is read as a placeholder for none, not as junk.
@@ -53,6 +53,8 @@ public struct TencentHTTPDNS: Sendable {
                 validator.add(String(entry), as: addressFamily)
             }
         }
-        return validator.answer(ttl: ttl ?? UpstreamAnswer.defaultTTL)
+        // A family sent without its own TTL takes the other's, else the default.
+        let fallback = ttls.values.min() ?? UpstreamAnswer.defaultTTL
+        return validator.answer(ipv4TTL: ttls[.ipv4] ?? fallback, ipv6TTL: ttls[.ipv6] ?? fallback)
     }
 }

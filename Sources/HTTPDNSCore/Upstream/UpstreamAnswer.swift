@@ -17,18 +17,31 @@ public struct UpstreamAnswer: Sendable, Hashable {
 
     public var ipv4: [IPAddress]
     public var ipv6: [IPAddress]
-    /// Seconds; the minimum over everything the answer was built from.
-    public var ttl: Int
+    /// Seconds the IPv4 part is valid: its own records' TTL where the upstream gives one per
+    /// family (DNS asks A and AAAA apart; Tencent's `v4,TTL-v6,TTL`).
+    public var ipv4TTL: Int
+    /// Seconds the IPv6 part is valid.
+    public var ipv6TTL: Int
     /// False means the upstream said definitively that the name does not exist (NXDOMAIN).
     public var nameExists: Bool
 
-    /// Addresses of the wrong family are dropped; each list is deduplicated and capped.
+    /// Addresses of the wrong family are dropped; each list is deduplicated and capped. Both
+    /// families are valid for `ttl`.
     public init(ipv4: [IPAddress] = [], ipv6: [IPAddress] = [], ttl: Int, nameExists: Bool = true) {
+        self.init(ipv4: ipv4, ipv6: ipv6, ipv4TTL: ttl, ipv6TTL: ttl, nameExists: nameExists)
+    }
+
+    /// An answer whose families have TTLs of their own.
+    public init(ipv4: [IPAddress], ipv6: [IPAddress], ipv4TTL: Int, ipv6TTL: Int, nameExists: Bool = true) {
         self.ipv4 = Self.capped(ipv4, family: .ipv4)
         self.ipv6 = Self.capped(ipv6, family: .ipv6)
-        self.ttl = min(max(ttl, 0), UpstreamAnswer.maxTTL)
+        self.ipv4TTL = min(max(ipv4TTL, 0), UpstreamAnswer.maxTTL)
+        self.ipv6TTL = min(max(ipv6TTL, 0), UpstreamAnswer.maxTTL)
         self.nameExists = nameExists
     }
+
+    /// Seconds; the smaller of the two families' TTLs.
+    public var ttl: Int { min(ipv4TTL, ipv6TTL) }
 
     public var isEmpty: Bool { ipv4.isEmpty && ipv6.isEmpty }
 
@@ -37,11 +50,16 @@ public struct UpstreamAnswer: Sendable, Hashable {
         family == .ipv4 ? ipv4 : ipv6
     }
 
-    /// Joins the answers of two single-family queries (DoH asks A and AAAA separately).
-    /// The name is missing only if both said so; the TTL is the smaller one.
-    public static func combining(_ first: UpstreamAnswer, _ second: UpstreamAnswer) -> UpstreamAnswer {
+    /// The TTL of one family.
+    public func ttl(_ family: IPFamily) -> Int {
+        family == .ipv4 ? ipv4TTL : ipv6TTL
+    }
+
+    /// Joins the answers of two single-family queries (DoH asks A and AAAA separately): each
+    /// family keeps its own addresses and TTL. The name is missing only if both said so.
+    public static func combining(ipv4 first: UpstreamAnswer, ipv6 second: UpstreamAnswer) -> UpstreamAnswer {
         UpstreamAnswer(
-            ipv4: first.ipv4 + second.ipv4, ipv6: first.ipv6 + second.ipv6, ttl: min(first.ttl, second.ttl),
+            ipv4: first.ipv4, ipv6: second.ipv6, ipv4TTL: first.ipv4TTL, ipv6TTL: second.ipv6TTL,
             nameExists: first.nameExists || second.nameExists)
     }
 
@@ -99,10 +117,16 @@ struct AddressListValidator {
 
     /// The answer, or `.malformed` when entries were sent but none was a valid address.
     func answer(ttl: Int, nameExists: Bool = true) -> Result<UpstreamAnswer, UpstreamError> {
+        answer(ipv4TTL: ttl, ipv6TTL: ttl, nameExists: nameExists)
+    }
+
+    /// The answer with a TTL per family.
+    func answer(ipv4TTL: Int, ipv6TTL: Int, nameExists: Bool = true) -> Result<UpstreamAnswer, UpstreamError> {
         if rawCount > 0 && ipv4.isEmpty && ipv6.isEmpty {
             return .failure(UpstreamError(.malformed("none of the \(rawCount) addresses is a valid IP address")))
         }
-        return .success(UpstreamAnswer(ipv4: ipv4, ipv6: ipv6, ttl: ttl, nameExists: nameExists))
+        return .success(
+            UpstreamAnswer(ipv4: ipv4, ipv6: ipv6, ipv4TTL: ipv4TTL, ipv6TTL: ipv6TTL, nameExists: nameExists))
     }
 }
 

@@ -28,6 +28,18 @@ public struct UpstreamError: Error, Sendable, Equatable, CustomStringConvertible
         self.code = code
     }
 
+    /// Whether the failure belongs to the name asked, not to the upstream: the name's own zone
+    /// failing or refused (SERVFAIL, REFUSED, which anyone who owns a zone can cause), or the
+    /// service refusing that one name (Alibaba's `InvalidHost`). Such a failure never moves the
+    /// upstream's health; the name alone may be asked of the next upstream.
+    public var isNameLevel: Bool {
+        switch code {
+        case .dnsStatus(let rcode): return rcode == 2 || rcode == 5
+        case .serviceError(let code): return code == "InvalidHost"
+        case .httpStatus, .malformed, .truncated, .transport, .timeout, .responseTooLarge: return false
+        }
+    }
+
     public var description: String {
         switch code {
         case .httpStatus(let status): return "HTTP status \(status)"

@@ -1,0 +1,213 @@
+import HTTPDNSProtocol
+
+/// The resolver's policy, without I/O: one cache for every process on the machine, fed by the
+/// configured upstreams, and per uid the memory of which host names each address was handed out
+/// for.
+///
+/// It takes events (a resolve, an upstream attempt's result, a timer, the fleet's answer) with
+/// the time they happen at, and returns what to do as `ResolverAction`s, collected until the
+/// driver takes them: the driver runs the exchanges, the timers and the replies, and reads no
+/// policy of its own. Concurrent resolves of one name share one upstream query (a "flight"),
+/// whose typed outcome goes to every caller waiting for it; the cache only keeps a copy for
+/// later. Flights are capped per uid and in total and start in turn per owner (`FlightQueue`),
+/// so one user's slow names cannot hold every worker. A flight asks the upstreams one at a time
+/// in health order, each within its fair share of what is left of `Timeout=`; the callers'
+/// own deadlines cut it short.
+public struct ResolverMachine {
+    /// The shared answer cache.
+    public let cache: DNSCache
+    /// Per uid, the host names each address was handed out for.
+    public let owners: AddressOwnerMemory
+    /// The settings in force (`apply` replaces them).
+    public internal(set) var settings: ResolverSettings
+    /// Whether a miss asks the fleet before the upstreams (`ShareCache=yes`).
+    public var sharesCacheWithFleet = false
+
+    let rules: any DomainRules
+    /// `Static=` answers by canonical name.
+    var statics: [String: (ipv4: [String], ipv6: [String])]
+    /// Upstreams a reload took off the list that running work still names, by the index
+    /// `-2 - k` (see `endpoint(_:)`): they finish, without a health to record.
+    var retiredUpstreams: [UpstreamEndpoint] = []
+    var healths: [UpstreamHealth]
+    var flights: [UInt64: Flight] = [:]
+    /// The flight new callers of a name and family join (an ending one is left alone).
+    var flightByKey: [FlightKey: UInt64] = [:]
+    /// Waiting callers, by caller id: the flight they wait for.
+    var callers: [UInt64: UInt64] = [:]
+    /// Running attempts, by id: their flight.
+    var attempts: [UInt64: UInt64] = [:]
+    /// Prefetch batches queued or running, by id.
+    var batches: [UInt64: PrefetchBatch] = [:]
+    /// Names prefetched together, waiting for their refresh timer.
+    var batchRefreshes: [UInt64: PrefetchBatch] = [:]
+    var queue: FlightQueue<UInt64>
+    /// Each uid's rate of new upstream queries.
+    var rate: UpstreamQueryRate
+    /// Per upstream index: the last name it answered, which a probe asks again.
+    var lastAnswered: [Int: RecentAnswer] = [:]
+    /// Per upstream index: the probe queued or running (at most one each).
+    var probes: [Int: Probe] = [:]
+    /// Probes by id (their queue and attempt id): the upstream each asks.
+    var probeUpstreams: [UInt64: Int] = [:]
+    private var lastID: UInt64 = 0
+    private var actions: [ResolverAction] = []
+
+    /// A resolver over `settings`, with names canonicalised by `rules`.
+    public init(settings: ResolverSettings, rules: any DomainRules) {
+        self.settings = settings
+        self.rules = rules
+        statics = Self.staticTable(settings.staticAnswers, rules: rules)
+        healths = Array(repeating: UpstreamHealth(), count: settings.upstreams.count)
+        cache = DNSCache(limits: settings.limits)
+        owners = AddressOwnerMemory()
+        queue = FlightQueue(limits: settings.flightLimits)
+        rate = UpstreamQueryRate(perSecond: settings.queryRatePerUser, burst: settings.queryBurstPerUser)
+    }
+
+    // MARK: actions
+
+    /// Whether actions wait for the driver.
+    public var hasActions: Bool { !actions.isEmpty }
+
+    /// The actions collected since the last call, oldest first.
+    public mutating func takeActions() -> [ResolverAction] {
+        guard !actions.isEmpty else { return [] }
+        defer { actions.removeAll(keepingCapacity: true) }
+        return actions
+    }
+
+    mutating func emit(_ action: ResolverAction) { actions.append(action) }
+
+    mutating func makeID() -> UInt64 {
+        lastID += 1
+        return lastID
+    }
+
+    /// No upstream query is queued or running.
+    public var isQuiescent: Bool { queue.count == 0 }
+
+    // MARK: resolve
+
+    /// A `resolve` request of `uid`: answered from the cache (or as a literal or `Static=` name)
+    /// at once, through `answer` before this returns (nil), or made to wait for the flight of
+    /// its name, for at most its own `timeoutMs`: then its caller id is returned and its reply
+    /// comes as one `ResolverAction.answer`. Every address handed out is remembered for `uid`
+    /// only. Of two families, only the one the cache lacks is asked.
+    ///
+    /// The reply is handed to `answer` rather than returned: returned in an enum, it was copied
+    /// out of it (a retain and a release of each of its strings and arrays) on every cache hit.
+    public mutating func resolve(
+        _ params: ResolveParams, uid: UInt32, now: MonotonicInstant,
+        answer: (consuming Result<ResolveResult, RPCError>) -> Void
+    ) -> UInt64? {
+        if let literal = IPLiteral.address(params.host) {
+            answer(.success(literalResult(params.host, literal, family: params.family)))
+            return nil
+        }
+        let host: String
+        do throws(RPCError) {
+            host = try canonicalName(params.host)
+        } catch {
+            answer(.failure(error))
+            return nil
+        }
+        // Looking up an empty dictionary still hashes the key.
+        if !statics.isEmpty, let fixed = statics[host] {
+            let result = staticResult(host, fixed, family: params.family)
+            remember(result, uid: uid, now: now)
+            answer(.success(result))
+            return nil
+        }
+        let allowStale = params.allowStale && settings.serveStale
+        var cached: [DNSCacheEntry] = []
+        var asked = params.family
+        switch cache.answer(
+            host: host, families: params.family.families, now: now, allowStale: allowStale, user: uid)
+        {
+        case .fresh(let entries, _):
+            let result = Self.reply(host, cached: entries, requested: params.family, now: now, stale: false)
+            if case .success(let answered) = result { remember(answered, uid: uid, now: now) }
+            answer(result)
+            return nil
+        case .stale(let entries):
+            // A stale answer always holds a positive entry: negative ones are never served stale.
+            let result = Self.reply(host, cached: entries, requested: params.family, now: now, stale: true)
+            if case .success(let answered) = result {
+                cache.noteStaleServed()
+                remember(answered, uid: uid, now: now)
+            }
+            answer(result)
+            // The refresh counts against the uid whose request found the answer stale; when that
+            // uid is at its cap or rate, the next request refreshes instead.
+            _ = join(FlightKey(host: host, family: params.family), owner: .user(uid), background: true, now: now)
+            return nil
+        case .partial(let entries, let missing):
+            cached = entries
+            asked = missing == .ipv4 ? .ipv4 : .ipv6
+        case .miss:
+            break
+        }
+        let timeoutMs = params.timeoutMs ?? settings.timeoutMs
+        let caller = makeID()
+        let waiter = Waiter(
+            caller: caller, uid: uid, deadline: now.advanced(byMilliseconds: timeoutMs), timeoutMs: timeoutMs,
+            allowStale: allowStale, requested: params.family, cached: cached)
+        // Marked waiting before joining: a flight that ended within the join took it out.
+        callers[caller] = 0
+        switch join(
+            FlightKey(host: host, family: asked), owner: .user(uid), background: false, waiter: waiter, now: now)
+        {
+        case .failure(let refusal):
+            callers[caller] = nil
+            answer(.failure(refusal))
+            return nil
+        case .success(let flight):
+            if callers[caller] != nil {
+                callers[caller] = flight
+                emit(.armTimer(.caller(caller), at: waiter.deadline))
+            }
+            return caller
+        }
+    }
+
+    // MARK: timers
+
+    /// A timer the machine armed has fired.
+    public mutating func timerFired(_ timer: ResolverTimer, now: MonotonicInstant) {
+        switch timer {
+        case .caller(let caller): callerTimedOut(caller, now: now)
+        case .prefetch(let host): prefetch(host, now: now)
+        case .prefetchBatch(let id):
+            guard let batch = batchRefreshes.removeValue(forKey: id) else { return }
+            guard batch.upstream >= 0 else {
+                // Its upstream was taken off the list: the names go the normal way.
+                for host in batch.hosts { prefetch(host, now: now) }
+                return
+            }
+            prefetchBatch(batch.hosts, upstream: batch.upstream, now: now)
+        }
+    }
+
+    /// A caller's own wait is over before its flight's: it gets the fallback, and a queued
+    /// flight nobody waits for any more is dropped.
+    private mutating func callerTimedOut(_ caller: UInt64, now: MonotonicInstant) {
+        guard let id = callers.removeValue(forKey: caller), var flight = flights[id],
+            let index = flight.waiters.firstIndex(where: { $0.caller == caller })
+        else { return }
+        let waiter = flight.waiters.remove(at: index)
+        if flight.waiters.isEmpty, !flight.background, queue.isQueued(id) {
+            queue.cancel(id)
+            flights[id] = nil
+            if flightByKey[flight.key] == id { flightByKey[flight.key] = nil }
+        } else {
+            flights[id] = flight
+        }
+        emit(
+            .answer(
+                caller: caller, fallback(flight.key.host, waiter, .timedOut(milliseconds: waiter.timeoutMs), now: now)))
+    }
+}
+
+@available(*, unavailable, message: "the resolver belongs to one thread (the I/O loop)")
+extension ResolverMachine: Sendable {}

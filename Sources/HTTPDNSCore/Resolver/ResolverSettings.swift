@@ -1,0 +1,45 @@
+/// What the resolver's policy works with: the `[Resolver]` section and the daemon's fixed bounds,
+/// as one value (so a new configuration can replace it whole).
+public struct ResolverSettings: Sendable, Equatable {
+    /// `Upstream=`, tried in this order while healthy.
+    public var upstreams: [UpstreamEndpoint]
+    /// `Timeout=`: one resolution's budget across every upstream, in milliseconds.
+    public var timeoutMs: Int
+    /// `ServeStale=`.
+    public var serveStale: Bool
+    /// `NegativeTTL=` in milliseconds: how soon a prefetched name without an answer is asked again.
+    public var negativeTTLMs: Int
+    /// The cache's TTL clamps, stale window and size.
+    public var limits: DNSCacheLimits
+    /// Upstream queries in flight: caps per uid and in total, and workers per owner.
+    public var flightLimits: FlightLimits
+    /// New upstream queries per uid: per second, and at once.
+    public var queryRatePerUser: Int
+    public var queryBurstPerUser: Int
+    /// `Prefetch=`, as configured (checked again when prefetching starts).
+    public var prefetch: [String]
+    /// `Static=`.
+    public var staticAnswers: [StaticAnswer]
+    /// The uid the daemon runs as: it may flush the shared cache, as root may.
+    public var daemonUID: UInt32
+
+    /// The settings of a `[Resolver]` section, for `workers` upstream workers of which one owner
+    /// may hold `workersPerOwner`.
+    public init(
+        _ resolver: DaemonConfiguration.Resolver, workers: Int, workersPerOwner: Int, daemonUID: UInt32
+    ) {
+        upstreams = resolver.upstreams
+        timeoutMs = resolver.timeoutMs
+        serveStale = resolver.serveStale
+        negativeTTLMs = resolver.negativeTTLMs
+        limits = DNSCacheLimits(resolver)
+        flightLimits = FlightLimits(
+            maxTotal: resolver.maxUpstreamQueries, maxPerUser: resolver.maxUpstreamQueriesPerUser, workers: workers,
+            workersPerOwner: workersPerOwner)
+        queryRatePerUser = resolver.upstreamQueryRatePerUser
+        queryBurstPerUser = resolver.upstreamQueryBurstPerUser
+        prefetch = resolver.prefetch
+        staticAnswers = resolver.staticAnswers
+        self.daemonUID = daemonUID
+    }
+}
