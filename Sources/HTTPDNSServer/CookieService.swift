@@ -135,7 +135,9 @@ final class CookieService {
         return ListCookiesResult(cookies: cookies)
     }
 
-    func importCookies(_ params: ImportCookiesParams, uid: UInt32, done: Reply<ImportCookiesResult>) {
+    func importCookies(
+        _ params: ImportCookiesParams, uid: UInt32, done: @escaping (Result<ImportCookiesResult, RPCError>) -> Void
+    ) {
         let jar = jar(for: uid)
         let result = jar.importNetscape(params.data, now: clock.wallSeconds())
         persist(uid: uid, jar: jar) { done($0.map { _ in ImportCookiesResult(imported: result.imported) }) }

@@ -18,6 +18,9 @@ final class Services {
     let fleet: FleetService?
     private let clock: any DaemonClock
     private let startedAt: Int64
+    private let loop: EventLoop
+    /// Where long work runs a slice per turn (the server's, once registered).
+    private var slices: SlicedWork?
 
     /// Builds the services over `stored` (read at startup); their writes go to `storeThread`.
     init(
@@ -26,6 +29,7 @@ final class Services {
     ) {
         clock = loop.clock
         startedAt = loop.clock.nowNanoseconds()
+        self.loop = loop
         resolver = ResolverService(configuration: configuration, rules: rules, loop: loop, logger: logger)
         resolver.restoreSaved(from: storeThread)
         // With Synchronous=full a commit waits for the disk: never on the loop thread.
@@ -54,6 +58,7 @@ final class Services {
     /// The server runs its methods on these services.
     func registerMethods(on server: RPCServer) {
         server.serve(self)
+        slices = server.slices
     }
 
     func start() {
@@ -126,22 +131,50 @@ extension Services: MethodTable {
         try cookies.deleteCookies(params, uid: context.peer.uid, done: reply)
     }
 
+    /// Streamed from a snapshot of the jar as the client reads it; a notification (nobody reads
+    /// it) takes no snapshot, and is charged as if it did (`workUnits`).
     func listCookies(_ params: ListCookiesParams, context: CallContext, reply: Reply<ListCookiesResult>)
         throws(RPCError)
     {
-        reply(.success(try cookies.listCookies(params, uid: context.peer.uid)))
+        guard reply.isRead else { return reply(.success(ListCookiesResult(cookies: []))) }
+        reply.stream(CookieListStream(try cookies.listCookies(params, uid: context.peer.uid).cookies))
     }
 
+    /// Runs a slice of at most `ImportSlices.linesPerSlice` lines per turn, each committed on
+    /// its own; answered once the last slice's commit is.
     func importCookies(
         _ params: ImportCookiesParams, context: CallContext, reply: Reply<ImportCookiesResult>
     ) throws(RPCError) {
-        cookies.importCookies(params, uid: context.peer.uid, done: reply)
+        let uid = context.peer.uid
+        guard let slices else { return cookies.importCookies(params, uid: uid) { reply($0) } }
+        let run = ImportSlices(text: params.data) { reply($0) }
+        slices.run(for: uid) { [unowned self] in
+            run.next { chunk, done in
+                let held = self.cookies.count(uid: uid)
+                self.cookies.importCookies(ImportCookiesParams(data: chunk), uid: uid, done: done)
+                return ImportSlices.cost(lines: ImportSlices.linesPerSlice, jarCount: held)
+            }
+        }
     }
 
+    /// Streamed from a snapshot of the jar as the client reads it (a notification's: as for
+    /// `listCookies`).
     func exportCookies(
         _ params: ExportCookiesParams, context: CallContext, reply: Reply<ExportCookiesResult>
     ) throws(RPCError) {
-        reply(.success(cookies.exportCookies(params, uid: context.peer.uid)))
+        guard reply.isRead else { return reply(.success(ExportCookiesResult(data: ""))) }
+        reply.stream(NetscapeExportStream(cookies.allCookies(uid: context.peer.uid, now: loop.clock.wallSeconds())))
+    }
+
+    func workUnits(of method: Method, context: CallContext) -> Int {
+        switch method {
+        // A snapshot: the jar sorted (about a sixteenth of a request per cookie).
+        case .listCookies, .exportCookies: return cookies.count(uid: context.peer.uid) / 16
+        // Each deletion is recorded and committed.
+        case .deleteCookies: return cookies.count(uid: context.peer.uid) / 8
+        case .flushCache: return resolver.cachedNameCount / 32
+        case .resolve, .reverse, .getCookieHeader, .handleSetCookie, .importCookies, .status, .discover: return 0
+        }
     }
 
     func flushCache(_ params: FlushCacheParams, context: CallContext, reply: Reply<FlushCacheResult>)

@@ -163,7 +163,7 @@ private final class CookieMethods: MethodTable {
     func importCookies(_ params: ImportCookiesParams, context: CallContext, reply: Reply<ImportCookiesResult>)
         throws(RPCError)
     {
-        service.importCookies(params, uid: context.peer.uid, done: reply)
+        service.importCookies(params, uid: context.peer.uid) { reply($0) }
     }
 
     func exportCookies(_ params: ExportCookiesParams, context: CallContext, reply: Reply<ExportCookiesResult>)
