@@ -202,15 +202,21 @@ public final class Daemon {
         do {
             let warnings: [ConfigWarning]
             (loaded, warnings) = try ConfigurationLoader.load(explicitPath: options.configPath)
-            for warning in warnings { logger.warning(warning.description) }
+            // One cause per line: the log's rate limit must not drop a problem of the file.
+            for (index, warning) in warnings.enumerated() {
+                logger.warning(warning.description, cause: "reload warning \(index)")
+            }
         } catch {
             logger.error("Failed to reload the configuration from \(source), keeping the running one:")
-            for line in "\(error)".split(separator: "\n") { logger.error(String(line)) }
+            for (index, line) in "\(error)".split(separator: "\n").enumerated() {
+                logger.error(String(line), cause: "reload problem \(index)")
+            }
             return
         }
         let reload = ConfigurationReload(running: configuration, loaded: loaded)
         for setting in reload.pendingRestart {
-            logger.warning("\(setting) changed in \(source): it takes effect at the next start")
+            logger.warning(
+                "\(setting) changed in \(source): it takes effect at the next start", cause: "reload \(setting)")
         }
         configuration = reload.effective
         logger.setThreshold(options.logLevel ?? configuration.server.logLevel)
