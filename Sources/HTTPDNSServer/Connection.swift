@@ -50,7 +50,7 @@ final class Connection: EventHandler {
     let user: UserLoad
     // unowned(unsafe): the server owns its connections and outlives them; a checked unowned
     // reference costs a retain and a release at every use on the request path.
-    private unowned(unsafe) let server: RPCServer
+    unowned(unsafe) let server: RPCServer
 
     private var state = ConnectionState()
     var queued: TurnQueues = []
@@ -77,6 +77,8 @@ final class Connection: EventHandler {
     /// What this connection added to its uid's and the server's accounts.
     private var chargedMemory = 0
     private var chargedUnsentOutput = 0
+    /// A subscription (`monitor`) writes on this connection: it is not idle while it waits.
+    private var subscribed = false
 
     init(id: UInt64, fd: FileDescriptor, peer: PeerCredentials, user: UserLoad, server: RPCServer) {
         self.id = id
@@ -379,7 +381,7 @@ final class Connection: EventHandler {
     /// Runs one request within the in-flight caps; beyond them a request gets -32003 and a
     /// notification is dropped (it cannot be answered). A notification costs what a request does.
     private func run(_ method: Method, _ params: Params, id: RPCID?, batch: BatchResponse?, slot: Int) {
-        let responder = Responder(connection: self, id: id, batch: batch, slot: slot)
+        let responder = Responder(connection: self, id: id, batch: batch, slot: slot, method: method)
         var refusal: RPCError?
         if inFlight >= limits.maxRequestsInFlight {
             refusal = .limitExceeded("requests in flight on one connection", limit: limits.maxRequestsInFlight)
@@ -446,7 +448,10 @@ final class Connection: EventHandler {
             deliver(part, to: batch, slot: responder.slot)
         } else {
             guard answered() else { return }
-            if responder.id != nil && state.isServing { enqueue(.source(source)) }
+            if responder.id != nil && state.isServing {
+                subscribed = true
+                enqueue(.source(source))
+            }
         }
         recharge()
         server.needsFlush(self)
@@ -643,7 +648,7 @@ final class Connection: EventHandler {
     func checkDeadlines(now: Int64) {
         guard !state.isClosed else { return }
         let idle = limits.idleTimeoutMilliseconds
-        if idle > 0 && inFlight == 0 && now - lastActivity >= idle * 1_000_000 {
+        if idle > 0 && inFlight == 0 && !subscribed && now - lastActivity >= idle * 1_000_000 {
             disconnect()
             return
         }

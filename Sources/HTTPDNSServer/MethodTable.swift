@@ -65,6 +65,16 @@ protocol MethodTable: AnyObject {
     func flushCache(_ params: FlushCacheParams, context: CallContext, reply: Reply<FlushCacheResult>)
         throws(RPCError)
     func status(_ params: StatusParams, context: CallContext, reply: Reply<StatusResult>) throws(RPCError)
+    func showCache(_ params: ShowCacheParams, context: CallContext, reply: Reply<ShowCacheResult>)
+        throws(RPCError)
+    func statistics(_ params: StatisticsParams, context: CallContext, reply: Reply<StatisticsResult>)
+        throws(RPCError)
+    func resetStatistics(
+        _ params: ResetStatisticsParams, context: CallContext, reply: Reply<ResetStatisticsResult>
+    ) throws(RPCError)
+    func metrics(_ params: MetricsParams, context: CallContext, reply: Reply<MetricsResult>) throws(RPCError)
+    /// Answers, then goes on writing events on the connection (`Reply.open`).
+    func monitor(_ params: MonitorParams, context: CallContext, reply: Reply<MonitorResult>) throws(RPCError)
     func discover(_ params: DiscoverParams, context: CallContext, reply: Reply<DiscoverResult>)
         throws(RPCError)
 
@@ -75,6 +85,7 @@ protocol MethodTable: AnyObject {
 
 extension MethodTable {
     func workUnits(of method: Method, context: CallContext) -> Int { 0 }
+
 }
 
 /// getCookieHeader's params with the URL parsed from the request's bytes (a refusal: not a URL the
@@ -112,6 +123,14 @@ extension MethodTable {
             case .flushCache:
                 try flushCache(FlushCacheParams(params), context: context, reply: Reply(responder: responder))
             case .status: try status(StatusParams(params), context: context, reply: Reply(responder: responder))
+            case .showCache:
+                try showCache(ShowCacheParams(params), context: context, reply: Reply(responder: responder))
+            case .statistics:
+                try statistics(StatisticsParams(params), context: context, reply: Reply(responder: responder))
+            case .resetStatistics:
+                try resetStatistics(ResetStatisticsParams(params), context: context, reply: Reply(responder: responder))
+            case .metrics: try metrics(MetricsParams(params), context: context, reply: Reply(responder: responder))
+            case .monitor: try monitor(MonitorParams(params), context: context, reply: Reply(responder: responder))
             case .discover: try discover(DiscoverParams(params), context: context, reply: Reply(responder: responder))
             }
         } catch {
@@ -128,26 +147,32 @@ struct Responder {
     let id: RPCID?
     let batch: BatchResponse?
     let slot: Int
+    /// nil for a method the daemon does not have.
+    var method: Method? = nil
 
     func reply<Result: MethodResult>(_ outcome: consuming Swift.Result<Result, RPCError>) {
         // Switched on outside the encoding closure: inside it, the result was copied out of the
         // captured outcome (a retain of each of its strings and arrays, and their releases).
         switch outcome {
         case .success(let result):
+            if let method { connection.server.requestCounts.succeeded(method) }
             connection.complete(self) { RPCEncoder.writeResult(result, id: id ?? .null, to: &$0) }
         case .failure(let error): fail(error)
         }
     }
 
     func fail(_ error: RPCError) {
+        connection.server.requestCounts.failed(method, code: error.code.rawValue)
         connection.complete(self) { RPCEncoder.writeError(error, id: id ?? .null, to: &$0) }
     }
 
     func stream(_ result: some ResultStream) {
+        if let method { connection.server.requestCounts.succeeded(method) }
         connection.complete(self, streaming: result)
     }
 
     func open(_ source: some AnswerSource) {
+        if let method { connection.server.requestCounts.succeeded(method) }
         connection.complete(self, opening: source)
     }
 }

@@ -126,6 +126,8 @@ final class RPCServer: EventHandler {
     private(set) var turn: UInt64 = 1
     /// Long work run a slice per turn (`importCookies`).
     let slices: SlicedWork
+    /// Requests answered, by method and outcome (`metrics`).
+    var requestCounts = RequestCounts()
 
     private let listener: FileDescriptor
     private let logger: Logger
@@ -172,6 +174,9 @@ final class RPCServer: EventHandler {
     deinit { readBuffer.deallocate() }
 
     var connectionCount: Int { connections.count }
+
+    /// Users (uids) with a connection or a request in flight, for `metrics`.
+    var userCount: Int { users.count }
 
     /// What one uid holds (nil once it has no connection and nothing in flight).
     func load(of uid: UInt32) -> UserLoad? { users[uid] }
@@ -464,3 +469,15 @@ final class RPCServer: EventHandler {
 
 @available(*, unavailable)
 extension RPCServer: Sendable {}
+
+/// Requests answered since start, by method and outcome: successes in an array (the request
+/// path), failures by error code (rare).
+struct RequestCounts {
+    private(set) var succeeded = [Int](repeating: 0, count: Method.allCases.count)
+    /// Keyed by method (nil: a method the daemon does not have), then error code.
+    private(set) var failed: [Method?: [Int: Int]] = [:]
+
+    mutating func succeeded(_ method: Method) { succeeded[method.ordinal] += 1 }
+
+    mutating func failed(_ method: Method?, code: Int) { failed[method, default: [:]][code, default: 0] += 1 }
+}

@@ -251,6 +251,39 @@ final class FakeMethods: MethodTable {
         reply(.success(DeleteCookiesResult(deleted: 0)))
     }
 
+    func showCache(_ params: ShowCacheParams, context: CallContext, reply: Reply<ShowCacheResult>) throws(RPCError) {
+        calls.append(.showCache)
+        reply(.success(ShowCacheResult(entries: [])))
+    }
+
+    func statistics(_ params: StatisticsParams, context: CallContext, reply: Reply<StatisticsResult>)
+        throws(RPCError)
+    {
+        calls.append(.statistics)
+        reply(
+            .success(
+                StatisticsResult(
+                    since: 0, cache: .init(entries: 0, hits: 0, misses: 0, staleServed: 0), upstreams: [],
+                    cookies: .init(stored: 0, rejected: 0, deleted: 0, headers: 0))))
+    }
+
+    func resetStatistics(
+        _ params: ResetStatisticsParams, context: CallContext, reply: Reply<ResetStatisticsResult>
+    ) throws(RPCError) {
+        calls.append(.resetStatistics)
+        reply(.success(ResetStatisticsResult(since: 0)))
+    }
+
+    func metrics(_ params: MetricsParams, context: CallContext, reply: Reply<MetricsResult>) throws(RPCError) {
+        calls.append(.metrics)
+        reply(.success(MetricsResult(text: "")))
+    }
+
+    func monitor(_ params: MonitorParams, context: CallContext, reply: Reply<MonitorResult>) throws(RPCError) {
+        calls.append(.monitor)
+        reply(.success(MonitorResult(scope: "own", queueLimit: 1)))
+    }
+
     func listCookies(_ params: ListCookiesParams, context: CallContext, reply: Reply<ListCookiesResult>)
         throws(RPCError)
     {
