@@ -55,7 +55,7 @@ let package = Package(
         .target(name: "HTTPDNSSQLite", dependencies: ["CSQLite"], swiftSettings: strictSettings),
         // The daemon's state over SQLite: schema, stores, the store thread and group commit.
         .target(
-            name: "HTTPDNSStore", dependencies: ["HTTPDNSCore", "HTTPDNSSQLite", "HTTPDNSSystem"],
+            name: "HTTPDNSStore", dependencies: ["HTTPDNSProtocol", "HTTPDNSCore", "HTTPDNSSQLite", "HTTPDNSSystem"],
             swiftSettings: strictSettings),
         .target(name: "HTTPDNSRedis", dependencies: ["CHiredis"], swiftSettings: strictSettings),
         .target(name: "HTTPDNSSodium", dependencies: ["CSodium", "HTTPDNSSystem"], swiftSettings: strictSettings),
@@ -124,7 +124,10 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPDNSStoreTests",
-            dependencies: ["HTTPDNSStore", "HTTPDNSSQLite", "HTTPDNSCore", "HTTPDNSSystem", "HTTPDNSTestSupport"],
+            dependencies: [
+                "HTTPDNSStore", "HTTPDNSSQLite", "HTTPDNSCore", "HTTPDNSProtocol", "HTTPDNSSystem",
+                "HTTPDNSTestSupport",
+            ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPDNSRedisTests", dependencies: ["HTTPDNSRedis", "HTTPDNSSystem", "HTTPDNSTestSupport"],
@@ -153,7 +156,7 @@ let package = Package(
             name: "HTTPDNSServerTests",
             dependencies: [
                 "HTTPDNSTestSupport", "HTTPDNSClient", "HTTPDNSCore", "HTTPDNSProtocol", "HTTPDNSRedis",
-                "HTTPDNSServer",
+                "HTTPDNSServer", "HTTPDNSStore",
                 "HTTPDNSSystem",
                 "httpdnsd", "httpdnsctl",
             ],

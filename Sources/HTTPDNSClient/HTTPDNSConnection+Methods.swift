@@ -58,7 +58,7 @@ extension HTTPDNSConnection {
     }
 
     /// `listCookies`, optionally limited to one domain and its subdomains.
-    public func listCookies(domain: String? = nil) throws(ClientError) -> [CookieRecord] {
+    public func listCookies(domain: String? = nil) throws(ClientError) -> [Cookie] {
         try call(.listCookies, ListCookiesParams(domain: domain), as: ListCookiesResult.self).cookies
     }
 

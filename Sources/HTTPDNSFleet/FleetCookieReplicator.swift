@@ -21,7 +21,7 @@ public protocol FleetReplicatorDelegate: AnyObject {
 
 /// Replicates the shared jars: turns local changes into outbox records, publishes the outbox
 /// (one batch at a time, with backoff), and applies the fleet's changes last-writer-wins. Lives
-/// on the event loop with its `FleetClient`.
+/// on the event loop with its `FleetClient`, and stamps versions with the loop's wall clock.
 public final class FleetCookieReplicator {
     public let client: FleetClient
     public private(set) var replica: FleetCookieReplica
@@ -65,7 +65,7 @@ public final class FleetCookieReplicator {
     /// the changes (`FleetLocalChanges.storeWrite`). Report the transaction's end with
     /// `localCommitted` or `localCommitFailed`.
     public func recordLocal(_ changes: [CookieChange], jar: String) -> FleetLocalChanges {
-        let nowMs = WallClock.nowMilliseconds()
+        let nowMs = client.loop.clock.wallMilliseconds()
         var recorded = FleetLocalChanges()
         for change in changes {
             let address = FleetCookieAddress(jar: jar, key: change.key)
@@ -115,7 +115,7 @@ public final class FleetCookieReplicator {
     /// Forgets tombstones past their lifetime here and in the snapshot (run now and then, say
     /// hourly).
     public func purgeTombstones() {
-        let nowMs = WallClock.nowMilliseconds()
+        let nowMs = client.loop.clock.wallMilliseconds()
         let purged = replica.purgeTombstones(nowMs: nowMs)
         if !purged.isEmpty { delegate?.fleetForget(purged) }
         client.sweepSnapshot(horizonMs: nowMs - replica.tombstoneLifetimeMs)
@@ -149,7 +149,7 @@ public final class FleetCookieReplicator {
             perform(pump.nothingPending())
             return
         }
-        let nowMs = WallClock.nowMilliseconds()
+        let nowMs = client.loop.clock.wallMilliseconds()
         let records = entries.compactMap { replica.prepareForPublishing($0.change, nowMs: nowMs) }
         let full = entries.count == limit
         guard !records.isEmpty else {
@@ -171,7 +171,7 @@ public final class FleetCookieReplicator {
     // MARK: remote changes
 
     private func handle(_ event: FleetReplicationEvent) {
-        let nowMs = WallClock.nowMilliseconds()
+        let nowMs = client.loop.clock.wallMilliseconds()
         switch event {
         case .republish(_, let request):
             request.provide(replica.republishable { [weak self] in self?.delegate?.fleetCurrentValue(of: $0) })

@@ -271,83 +271,11 @@ public struct ListCookiesParams: MethodParams {
     }
 }
 
-/// One cookie as `listCookies` shows it (the wire form of the jar's cookie).
-public struct CookieRecord: Sendable, Equatable {
-    public var name: String
-    public var value: String
-    public var domain: String
-    public var hostOnly: Bool
-    public var path: String
-    /// Unix seconds; nil for a session cookie.
-    public var expires: Int64?
-    public var secure: Bool
-    public var httpOnly: Bool
-    /// "strict", "lax", "none" or "default" (no valid SameSite attribute).
-    public var sameSite: String
-    public var partitioned: Bool
-    /// Unix seconds.
-    public var created: Int64
-
-    public init(
-        name: String, value: String, domain: String, hostOnly: Bool, path: String, expires: Int64?, secure: Bool,
-        httpOnly: Bool, sameSite: String, partitioned: Bool, created: Int64
-    ) {
-        self.name = name
-        self.value = value
-        self.domain = domain
-        self.hostOnly = hostOnly
-        self.path = path
-        self.expires = expires
-        self.secure = secure
-        self.httpOnly = httpOnly
-        self.sameSite = sameSite
-        self.partitioned = partitioned
-        self.created = created
-    }
-
-    public func write(to out: inout JSONOutput) {
-        JSONWriter.raw(#"{"name":"#, to: &out)
-        JSONWriter.string(name, to: &out)
-        JSONWriter.raw(#","value":"#, to: &out)
-        JSONWriter.string(value, to: &out)
-        JSONWriter.raw(#","domain":"#, to: &out)
-        JSONWriter.string(domain, to: &out)
-        JSONWriter.raw(#","hostOnly":"#, to: &out)
-        JSONWriter.bool(hostOnly, to: &out)
-        JSONWriter.raw(#","path":"#, to: &out)
-        JSONWriter.string(path, to: &out)
-        JSONWriter.raw(#","expires":"#, to: &out)
-        JSONWriter.integer(expires, to: &out)
-        JSONWriter.raw(#","secure":"#, to: &out)
-        JSONWriter.bool(secure, to: &out)
-        JSONWriter.raw(#","httpOnly":"#, to: &out)
-        JSONWriter.bool(httpOnly, to: &out)
-        JSONWriter.raw(#","sameSite":"#, to: &out)
-        JSONWriter.string(sameSite, to: &out)
-        JSONWriter.raw(#","partitioned":"#, to: &out)
-        JSONWriter.bool(partitioned, to: &out)
-        JSONWriter.raw(#","created":"#, to: &out)
-        JSONWriter.integer(created, to: &out)
-        out.append(UInt8(ascii: "}"))
-    }
-
-    public init?(json: JSON) {
-        guard let name = json["name"]?.stringValue, let value = json["value"]?.stringValue,
-            let domain = json["domain"]?.stringValue, let path = json["path"]?.stringValue
-        else { return nil }
-        self.init(
-            name: name, value: value, domain: domain, hostOnly: json["hostOnly"]?.boolValue ?? false, path: path,
-            expires: json["expires"]?.numberValue?.int64Value, secure: json["secure"]?.boolValue ?? false,
-            httpOnly: json["httpOnly"]?.boolValue ?? false, sameSite: json["sameSite"]?.stringValue ?? "default",
-            partitioned: json["partitioned"]?.boolValue ?? false,
-            created: json["created"]?.numberValue?.int64Value ?? 0)
-    }
-}
-
 public struct ListCookiesResult: MethodResult {
-    public var cookies: [CookieRecord]
+    /// Without the jar's bookkeeping (`Cookie.write(to:)`).
+    public var cookies: [Cookie]
 
-    public init(cookies: [CookieRecord]) { self.cookies = cookies }
+    public init(cookies: [Cookie]) { self.cookies = cookies }
 
     public func write(to out: inout JSONOutput) {
         JSONWriter.raw(#"{"cookies":["#, to: &out)
@@ -361,10 +289,10 @@ public struct ListCookiesResult: MethodResult {
     /// nil when `cookies` is missing or one of its elements is not a cookie.
     public init?(json: JSON) {
         guard let elements = json["cookies"]?.arrayValue else { return nil }
-        var cookies: [CookieRecord] = []
+        var cookies: [Cookie] = []
         cookies.reserveCapacity(elements.count)
         for element in elements {
-            guard let cookie = CookieRecord(json: element) else { return nil }
+            guard let cookie = Cookie(json: element) else { return nil }
             cookies.append(cookie)
         }
         self.cookies = cookies
@@ -443,17 +371,44 @@ public struct ExportCookiesParams: MethodParams {
 public struct ExportCookiesResult: MethodResult {
     /// The whole cookies.txt text.
     public var data: String
+    /// The cookies the text leaves out because the format cannot hold them (a TAB in the name, value
+    /// or path); on the wire only when there is one.
+    public var leftOut: [CookieKey]
 
-    public init(data: String) { self.data = data }
+    public init(data: String, leftOut: [CookieKey] = []) {
+        self.data = data
+        self.leftOut = leftOut
+    }
 
     public func write(to out: inout JSONOutput) {
         JSONWriter.raw(#"{"data":"#, to: &out)
         JSONWriter.string(data, to: &out)
+        if !leftOut.isEmpty {
+            JSONWriter.raw(#","leftOut":["#, to: &out)
+            for (i, key) in leftOut.enumerated() {
+                JSONWriter.raw(i == 0 ? #"{"domain":"# : #",{"domain":"#, to: &out)
+                JSONWriter.string(key.domain, to: &out)
+                JSONWriter.raw(#","path":"#, to: &out)
+                JSONWriter.string(key.path, to: &out)
+                JSONWriter.raw(#","name":"#, to: &out)
+                JSONWriter.string(key.name, to: &out)
+                out.append(UInt8(ascii: "}"))
+            }
+            out.append(UInt8(ascii: "]"))
+        }
         out.append(UInt8(ascii: "}"))
     }
 
+    /// nil without `data`, or with a `leftOut` element that is not a domain, path and name.
     public init?(json: JSON) {
         guard let data = json["data"]?.stringValue else { return nil }
-        self.data = data
+        var leftOut: [CookieKey] = []
+        for element in json["leftOut"]?.arrayValue ?? [] {
+            guard let domain = element["domain"]?.stringValue, let path = element["path"]?.stringValue,
+                let name = element["name"]?.stringValue
+            else { return nil }
+            leftOut.append(CookieKey(domain: domain, path: path, name: name))
+        }
+        self.init(data: data, leftOut: leftOut)
     }
 }

@@ -5,14 +5,14 @@ import HTTPDNSProtocol
 import HTTPDNSStore
 import HTTPDNSSystem
 
-/// Where acknowledged cookie changes go before the client hears "done".
-protocol CookiePersistence: AnyObject {
+/// Where acknowledged cookie changes (and fleet records) go before the client hears "done".
+protocol StatePersistence: AnyObject {
     /// Makes `batch` durable, then calls `completion` on the loop thread; a failure carries the
     /// jar as committed (memory is rolled back to it).
-    func commit(_ batch: consuming CookieBatch, completion: @escaping (Result<Void, CookieCommitFailure>) -> Void)
+    func commit(_ batch: consuming StateBatch, completion: @escaping (Result<Void, StateCommitFailure>) -> Void)
 }
 
-extension CookieGroupCommit: CookiePersistence {}
+extension StateGroupCommit: StatePersistence {}
 
 /// Where the local changes of a shared jar go on their way to the fleet (`FleetService`).
 protocol CookieReplication: AnyObject {
@@ -25,7 +25,9 @@ protocol CookieReplication: AnyObject {
 }
 
 /// The cookie methods: one jar per peer uid (SO_PEERCRED), so no user ever reads, changes or
-/// deletes another user's cookies. IP-literal URLs are normalized to host names here.
+/// deletes another user's cookies. It carries out what Core decides: the site of a request through
+/// an IP (`CookieRequest`), the jar's answer, and what that answer waits for (`StateBatch`, ordered
+/// by the group commit). Time is the loop's wall clock.
 final class CookieService {
     /// More Set-Cookie values than a browser would take from one response (-32003 beyond).
     static let maxCookiesPerRequest = 256
@@ -36,18 +38,20 @@ final class CookieService {
     /// The host names the resolver handed an IP out for to a uid, most recent first (its
     /// per-uid memory: another user's resolves never appear here).
     private let hostNames: (_ ip: String, _ uid: UInt32) -> [String]
-    private let persistence: any CookiePersistence
+    private let persistence: any StatePersistence
+    private let clock: any DaemonClock
     private let logger: Logger
     /// Replicates the jars of the users in `ShareCookiesOf=` (nil without a fleet).
     weak var replication: (any CookieReplication)?
 
     init(
-        rules: any DomainRules, limits: CookieJarLimits, persistence: any CookiePersistence, logger: Logger,
-        hostNames: @escaping (String, UInt32) -> [String]
+        rules: any DomainRules, limits: CookieJarLimits, persistence: any StatePersistence, clock: any DaemonClock,
+        logger: Logger, hostNames: @escaping (String, UInt32) -> [String]
     ) {
         self.rules = rules
         self.limits = limits
         self.persistence = persistence
+        self.clock = clock
         self.logger = logger
         self.hostNames = hostNames
     }
@@ -78,12 +82,10 @@ final class CookieService {
         let url = try Self.requestURL(params.url, field: "url")
         let site = try params.siteForCookies.map { (s) throws(RPCError) in try Self.parseURL(s, field: "siteForCookies")
         }
-        let normalized = try normalizedHost(for: url, host: params.host, uid: uid)
-        let header = try mapHostError { () throws(CookieHostError) in
-            try jar(for: uid).cookieHeader(
-                url: url, normalizedHost: normalized, forScript: params.forScript, siteForCookies: site,
-                topLevelNavigation: params.topLevelNavigation, now: WallClock.nowSeconds())
-        }
+        let request = try normalized(url, host: params.host, uid: uid)
+        let header = jar(for: uid).cookieHeader(
+            for: request, forScript: params.forScript, siteForCookies: site,
+            topLevelNavigation: params.topLevelNavigation, now: clock.wallSeconds())
         return CookieHeaderResult(header)
     }
 
@@ -94,11 +96,9 @@ final class CookieService {
             throw .limitExceeded("cookies in one request", limit: Self.maxCookiesPerRequest)
         }
         let url = try Self.requestURL(params.url, field: "url")
-        let normalized = try normalizedHost(for: url, host: params.host, uid: uid)
+        let request = try normalized(url, host: params.host, uid: uid)
         let jar = jar(for: uid)
-        let outcome = try mapHostError { () throws(CookieHostError) in
-            try jar.setCookies(params.setCookie, url: url, normalizedHost: normalized, now: WallClock.nowSeconds())
-        }
+        let outcome = jar.setCookies(params.setCookie, for: request, now: clock.wallSeconds())
         persist(uid: uid, jar: jar) { done($0.map { _ in SetCookieResult(outcome) }) }
     }
 
@@ -108,8 +108,7 @@ final class CookieService {
         let scope: CookieDeletionScope
         switch params.target {
         case .url(let text, let host):
-            let url = try Self.parseURL(text, field: "url")
-            scope = .url(url, normalizedHost: try normalizedHost(for: url, host: host, uid: uid))
+            scope = .request(try normalized(try Self.parseURL(text, field: "url"), host: host, uid: uid))
         case .domain(let domain):
             scope = .domain(domain)
         case .all:
@@ -117,26 +116,27 @@ final class CookieService {
         }
         let jar = jar(for: uid)
         let deleted = try mapHostError { () throws(CookieHostError) in
-            try jar.delete(scope, name: params.name, now: WallClock.nowSeconds())
+            try jar.delete(scope, name: params.name, now: clock.wallSeconds())
         }
         persist(uid: uid, jar: jar) { done($0.map { _ in DeleteCookiesResult(deleted: deleted) }) }
     }
 
     func listCookies(_ params: ListCookiesParams, uid: UInt32) throws(RPCError) -> ListCookiesResult {
         let cookies = try mapHostError { () throws(CookieHostError) in
-            try jar(for: uid).list(domain: params.domain, now: WallClock.nowSeconds())
+            try jar(for: uid).list(domain: params.domain, now: clock.wallSeconds())
         }
-        return ListCookiesResult(cookies: cookies.map(CookieRecord.init))
+        return ListCookiesResult(cookies: cookies)
     }
 
     func importCookies(_ params: ImportCookiesParams, uid: UInt32, done: Reply<ImportCookiesResult>) {
         let jar = jar(for: uid)
-        let result = jar.importNetscape(params.data, now: WallClock.nowSeconds())
+        let result = jar.importNetscape(params.data, now: clock.wallSeconds())
         persist(uid: uid, jar: jar) { done($0.map { _ in ImportCookiesResult(imported: result.imported) }) }
     }
 
     func exportCookies(_ params: ExportCookiesParams, uid: UInt32) -> ExportCookiesResult {
-        ExportCookiesResult(data: jar(for: uid).exportNetscape(now: WallClock.nowSeconds()))
+        let export = jar(for: uid).exportNetscape(now: clock.wallSeconds())
+        return ExportCookiesResult(data: export.text, leftOut: export.leftOut)
     }
 
     // MARK: helpers
@@ -145,15 +145,13 @@ final class CookieService {
     /// A shared jar's changes also go to the fleet's outbox, in the same transaction; the reply
     /// never waits for the fleet.
     private func persist(uid: UInt32, jar: CookieJar, then reply: @escaping (Result<Void, RPCError>) -> Void) {
-        let drained = jar.drainChangesMarkingPurges()
-        // A cookie set again as stored changes nothing, but the answer waits for the changes
-        // still being written (an empty batch is answered with the next transaction).
-        guard !drained.changes.isEmpty || drained.refreshedAsStored else {
+        let changes = jar.takeChanges()
+        guard changes.waitForTheStore else {
             reply(.success(()))
             return
         }
-        let shared = drained.changes.isEmpty ? nil : replication?.recordLocal(drained, uid: uid)
-        let batch = CookieBatch(uid: uid, changes: drained.changes, fleet: shared?.storeWrite ?? FleetStoreWrite())
+        let shared = changes.changes.isEmpty ? nil : replication?.recordLocal(changes, uid: uid)
+        let batch = StateBatch(uid: uid, changes: changes.changes, fleet: shared?.storeWrite ?? FleetStoreWrite())
         // unowned: the service lives as long as the daemon (weak would give it a side table,
         // which slows every retain of it on the request path).
         persistence.commit(batch) { [unowned self] result in
@@ -174,7 +172,7 @@ final class CookieService {
     func restore(uid: UInt32, committed: [Cookie]?) {
         guard let committed else { return }
         let restored = CookieJar(rules: rules, limits: limits)
-        restored.load(committed, now: WallClock.nowSeconds())
+        restored.load(committed, now: clock.wallSeconds())
         jars[uid] = restored
     }
 
@@ -205,18 +203,19 @@ final class CookieService {
         }
     }
 
-    /// For a URL holding an IP literal: `host` when given, else the one host name this uid was
-    /// handed that IP out for, else nil (the IP itself is the key). Several names are an error:
-    /// whose login a cookie is must not be guessed.
-    private func normalizedHost(for url: RequestURL, host: String?, uid: UInt32) throws(RPCError) -> String? {
-        guard url.isIPLiteral else { return nil }
-        if let host {
-            guard !host.isEmpty else { throw .invalidParams(field: "host", "must not be empty") }
-            return host
+    /// The request after domain normalization, with this uid's own address memory.
+    @inline(__always)
+    private func normalized(_ url: RequestURL, host: String?, uid: UInt32) throws(RPCError) -> CookieRequest {
+        do {
+            return try CookieRequest.normalizing(url, host: host, rules: rules) { hostNames($0, uid) }
+        } catch {
+            switch error {
+            case .emptyHost: throw .invalidParams(field: "host", "must not be empty")
+            case .ambiguousAddress(let address, let candidates):
+                throw .ambiguousAddress(address, candidates: candidates)
+            case .invalidHost(let invalid): throw Self.invalidHost(invalid)
+            }
         }
-        let candidates = hostNames(url.host, uid)
-        guard candidates.count <= 1 else { throw .ambiguousAddress(url.host, candidates: candidates) }
-        return candidates.first
     }
 
     private static func parseURL(_ text: String, field: String) throws(RPCError) -> RequestURL {
@@ -237,8 +236,12 @@ final class CookieService {
         do {
             return try body()
         } catch {
-            throw .invalidParams(field: error.field, "\"\(error.host)\" is not a valid host name")
+            throw Self.invalidHost(error)
         }
+    }
+
+    private static func invalidHost(_ error: CookieHostError) -> RPCError {
+        .invalidParams(field: error.field, "\"\(error.host)\" is not a valid host name")
     }
 }
 

@@ -131,7 +131,8 @@ public final class Daemon {
             } catch {
                 throw StartupError("Failed to open the state database: \(error)")
             }
-            stored = try StoredState.load(from: stores, withFleet: fleetSetup != nil, logger: logger)
+            stored = try StoredState.load(
+                from: stores, withFleet: fleetSetup != nil, now: loop.clock.wallSeconds(), logger: logger)
             // From here on the store thread owns the database.
             storeThread = StoreThread(stores)
         } catch {

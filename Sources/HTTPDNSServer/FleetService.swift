@@ -26,14 +26,14 @@ final class FleetService {
     private let outbox: InMemoryFleetOutbox
     private var replicator: FleetCookieReplicator?
     private let cookies: CookieService
-    private let persistence: any CookiePersistence
+    private let persistence: any StatePersistence
     private let loop: EventLoop
     private let logger: Logger
     private var purgeTimer: EventLoop.TimerID?
 
     init(
         setup: FleetSetup, machine: FleetMachineID, stored: FleetStoredState, cookies: CookieService,
-        persistence: any CookiePersistence, loop: EventLoop, logger: Logger
+        persistence: any StatePersistence, loop: EventLoop, logger: Logger
     ) {
         client = FleetClient(options: setup.clientOptions, key: setup.key, loop: loop) { line in
             logger.log(line.priority.loggerPriority, line.message)
@@ -54,7 +54,7 @@ final class FleetService {
     /// outbox. Without shared users there is nothing to replicate: only the cache is shared.
     func start() {
         guard !sharedJars.isEmpty else { return }
-        let now = WallClock.nowSeconds()
+        let now = loop.clock.wallSeconds()
         var replica = FleetCookieReplica(machine: machine, registers: stored.registers)
         var startup = FleetStoreWrite()
         var cursor = stored.cursor
@@ -83,7 +83,7 @@ final class FleetService {
             var write = seeding.storeWrite
             write.seeded = [jar]
             if !existing.isEmpty { logger.info("fleet: sharing \(existing.count) existing cookie(s) of uid \(uid)") }
-            commit(write, uid: uid) { [weak self] succeeded in
+            commit(write) { [weak self] succeeded in
                 if succeeded {
                     self?.replicator?.localCommitted(seeding)
                 } else {
@@ -111,13 +111,15 @@ final class FleetService {
         }
     }
 
-    /// Commits fleet records (with no cookie change unless given) through the cookie group
+    /// Commits fleet records (with the changes they made to `uid`'s jar, if any) through the group
     /// commit; `done` learns whether they were stored.
     private func commit(
         _ write: FleetStoreWrite, uid: UInt32 = 0, changes: [CookieChange] = [],
         done: @escaping (Bool) -> Void = { _ in }
     ) {
-        persistence.commit(CookieBatch(uid: uid, changes: changes, fleet: write)) { [weak self] result in
+        let batch =
+            changes.isEmpty ? StateBatch(fleetRecords: write) : StateBatch(uid: uid, changes: changes, fleet: write)
+        persistence.commit(batch) { [weak self] result in
             switch result {
             case .success:
                 done(true)
@@ -148,7 +150,7 @@ extension FleetService: FleetReplicatorDelegate {
     /// failed batch is read again after a restart (applying a change twice changes nothing).
     func fleetApply(_ outcomes: [FleetCookieReplica.Outcome], cursor: FleetCursor) {
         guard let replicator else { return }
-        let now = WallClock.nowSeconds()
+        let now = loop.clock.wallSeconds()
         var batches: [UInt32: JarBatch] = [:]
         for outcome in outcomes {
             let address: FleetCookieAddress
@@ -194,7 +196,7 @@ extension FleetService: FleetReplicatorDelegate {
 
     func fleetCurrentValue(of address: FleetCookieAddress) -> FleetCookieValue? {
         guard let uid = uidsByJar[address.jar] else { return nil }
-        return cookies.cookie(uid: uid, key: address.key, now: WallClock.nowSeconds()).map(FleetCookieValue.init)
+        return cookies.cookie(uid: uid, key: address.key, now: loop.clock.wallSeconds()).map(FleetCookieValue.init)
     }
 
     func fleetAcknowledged(through sequence: Int64, published: FleetStreamID?) {

@@ -9,8 +9,9 @@ import HTTPDNSSystem
 final class Services {
     let resolver: ResolverService
     let cookies: CookieService
-    /// Acknowledges cookie changes once committed, many requests per transaction.
-    let cookieCommits: CookieGroupCommit
+    /// Acknowledges cookie changes (and stores fleet records) once committed, many requests per
+    /// transaction.
+    let cookieCommits: StateGroupCommit
     /// Writes the DNS cache out every minute and at shutdown.
     let dnsSaver: DNSSnapshotSaver
     /// The fleet tier, with `[Fleet]`.
@@ -28,16 +29,16 @@ final class Services {
         resolver = ResolverService(configuration: configuration, rules: rules, loop: loop, logger: logger)
         resolver.restoreSaved(from: storeThread)
         // With Synchronous=full a commit waits for the disk: never on the loop thread.
-        cookieCommits = CookieGroupCommit(
+        cookieCommits = StateGroupCommit(
             loop: loop, storeThread: storeThread, commitsOnLoopThread: !configuration.store.synchronousFull)
         let resolver = self.resolver
         cookies = CookieService(
             rules: rules,
             limits: CookieJarLimits(
                 maxPerDomain: configuration.cookies.maxPerDomain, maxTotal: configuration.cookies.maxTotal),
-            persistence: cookieCommits, logger: logger,
+            persistence: cookieCommits, clock: loop.clock, logger: logger,
             hostNames: { [unowned resolver] ip, uid in resolver.hostNames(of: ip, uid: uid) })
-        cookies.load(stored.jars, now: WallClock.nowSeconds())
+        cookies.load(stored.jars, now: loop.clock.wallSeconds())
         dnsSaver = DNSSnapshotSaver(resolver: resolver, storeThread: storeThread, loop: loop, logger: logger)
         if let fleetSetup, let (machine, state) = stored.fleet {
             let fleet = FleetService(

@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSProtocol
 import HTTPDNSSodium
 import HTTPDNSStore
 import HTTPDNSSystem
@@ -11,9 +12,9 @@ struct StoredState {
     /// With a fleet: this machine's id and the replication state.
     var fleet: (machine: FleetMachineID, state: FleetStoredState)?
 
-    /// Reads the jars (a failure stops the daemon: serving without them would lose logins). The
-    /// DNS snapshot is read later, once the daemon serves (`SavedDNSRestore`).
-    static func load(from stores: StateStores, withFleet: Bool, logger: Logger) throws -> StoredState {
+    /// Reads the jars as of `now` (a failure stops the daemon: serving without them would lose
+    /// logins). The DNS snapshot is read later, once the daemon serves (`SavedDNSRestore`).
+    static func load(from stores: StateStores, withFleet: Bool, now: Int64, logger: Logger) throws -> StoredState {
         let bootID: String
         do {
             bootID = try BootID.current()
@@ -24,16 +25,16 @@ struct StoredState {
         }
         let jars: [UInt32: [Cookie]]
         do {
-            jars = try stores.cookies.loadJars(bootID: bootID, now: WallClock.nowSeconds())
+            jars = try stores.jars.loadJars(bootID: bootID, now: now)
         } catch {
             throw StartupError("Failed to load the cookie jars: \(error)")
         }
         var fleet: (machine: FleetMachineID, state: FleetStoredState)?
-        if withFleet, let store = stores.fleet {
+        if withFleet {
             do {
                 // 16 random bytes, made once and kept with the state.
-                let machine = try store.fleetMachineID { FleetMachineID(bytes: Sodium.randomBytes(16))! }
-                fleet = (machine, try store.loadFleetState())
+                let machine = try stores.jars.fleetMachineID { FleetMachineID(bytes: Sodium.randomBytes(16))! }
+                fleet = (machine, try stores.jars.loadFleetState())
             } catch {
                 throw StartupError("Failed to load the fleet's replication state: \(error)")
             }

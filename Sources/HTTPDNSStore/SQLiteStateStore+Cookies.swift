@@ -1,7 +1,8 @@
 import HTTPDNSCore
+import HTTPDNSProtocol
 import HTTPDNSSQLite
 
-extension SQLiteStateStore: CookieStore {
+extension SQLiteStateStore: JarStore {
     static let cookieColumns =
         "uid, name, value, domain, host_only, path, expires, secure, http_only, same_site, partitioned, "
         + "created, creation_index, last_access"
@@ -54,7 +55,7 @@ extension SQLiteStateStore: CookieStore {
     /// rolled back and done again batch by batch, each in its own savepoint, so that a batch that
     /// fails is rolled back alone, unless sqlite rolled back the whole transaction or the commit
     /// itself failed: then every batch fails and nothing of the group is stored.
-    public func commit(_ batches: [CookieBatch]) -> [Result<Void, StoreError>] {
+    public func commit(_ batches: [StateBatch]) -> [Result<Void, StoreError>] {
         guard !batches.isEmpty else { return [] }
         let database: SQLiteDatabase
         do {
@@ -73,7 +74,7 @@ extension SQLiteStateStore: CookieStore {
         }
     }
 
-    private func commitEachInASavepoint(_ batches: [CookieBatch], on database: SQLiteDatabase) -> [Result<
+    private func commitEachInASavepoint(_ batches: [StateBatch], on database: SQLiteDatabase) -> [Result<
         Void, StoreError
     >] {
         var failures = [StoreError?](repeating: nil, count: batches.count)
@@ -82,7 +83,9 @@ extension SQLiteStateStore: CookieStore {
                 for (index, batch) in batches.enumerated() {
                     try statement(.savepoint, on: database).run()
                     do throws(SQLiteError) {
-                        for change in batch.changes { try apply(change, uid: batch.uid, on: database) }
+                        if let jar = batch.jar {
+                            for change in jar.changes { try apply(change, uid: jar.uid, on: database) }
+                        }
                         if !batch.fleet.isEmpty { try apply(batch.fleet, on: database) }
                         try statement(.releaseSavepoint, on: database).run()
                     } catch {
@@ -116,7 +119,7 @@ extension SQLiteStateStore: CookieStore {
     }
 
     /// The last change of each cookie (uid and key) in `batches`, in the order each was first changed.
-    static func lastChanges(_ batches: [CookieBatch]) -> [(uid: UInt32, change: CookieChange)] {
+    static func lastChanges(_ batches: [StateBatch]) -> [(uid: UInt32, change: CookieChange)] {
         struct Identity: Hashable {
             var uid: UInt32
             var key: CookieKey
@@ -129,12 +132,12 @@ extension SQLiteStateStore: CookieStore {
             position = changes.count
             return nil
         }
-        for batch in batches {
-            for change in batch.changes {
-                if let position = take(&positions[Identity(uid: batch.uid, key: change.key), default: -1]) {
+        for case let jar? in batches.lazy.map(\.jar) {
+            for change in jar.changes {
+                if let position = take(&positions[Identity(uid: jar.uid, key: change.key), default: -1]) {
                     changes[position].change = change
                 } else {
-                    changes.append((batch.uid, change))
+                    changes.append((jar.uid, change))
                 }
             }
         }

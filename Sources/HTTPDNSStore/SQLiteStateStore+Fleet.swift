@@ -1,9 +1,10 @@
 import HTTPDNSCore
+import HTTPDNSProtocol
 import HTTPDNSSQLite
 
 /// The fleet tier's rows: registers, outbox and shared jars in their tables (migration
 /// 0004-fleet), the machine id and stream positions in `meta`. Writes arrive with cookie batches
-/// (`CookieBatch.fleet`), in their transaction.
+/// (`StateBatch.fleet`), in their transaction.
 extension SQLiteStateStore: FleetStateStore {
     enum FleetMetaKey {
         static let machineID = "fleet_machine_id"

@@ -3,7 +3,8 @@ import HTTPDNSSQLite
 import HTTPDNSSystem
 
 /// The daemon's durable state in one SQLite file, `httpdnsd.sqlite3` in the state directory: the
-/// cookie jars (`CookieStore`) and the DNS snapshot (`DNSSnapshotStore`) over one connection.
+/// cookie jars with the fleet records (`JarStore`) and the DNS snapshot (`DNSSnapshotStore`) over
+/// one connection.
 ///
 /// Like its connection, it is used by one thread at a time and is not `Sendable`: the daemon
 /// hands it to its `StoreThread`. The SQL lives in `SQLiteStateStore+Cookies.swift` and

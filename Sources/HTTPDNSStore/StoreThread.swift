@@ -3,32 +3,28 @@ import HTTPDNSCore
 import HTTPDNSSystem
 import Synchronization
 
-/// What the store thread owns: the store of the cookie jars and the store of the DNS snapshot (for
-/// the daemon, one `SQLiteStateStore` behind both).
+/// What the store thread owns: the store of the cookie jars (with the fleet tier's records) and
+/// the store of the DNS snapshot (for the daemon, one `SQLiteStateStore` behind both).
 public struct StateStores {
-    /// The cookie jars.
-    public var cookies: any CookieStore
+    /// The cookie jars and the fleet records that replicate them.
+    public var jars: any JarStore
     /// The DNS cache and IP-to-host memory between runs.
     public var dns: any DNSSnapshotStore
-    /// The fleet tier's records, read at startup (its writes ride the cookie batches); nil when
-    /// the cookie store keeps none.
-    public var fleet: (any FleetStateStore)?
 
     /// Separate stores.
-    public init(cookies: any CookieStore, dns: any DNSSnapshotStore, fleet: (any FleetStateStore)? = nil) {
-        self.cookies = cookies
+    public init(jars: any JarStore, dns: any DNSSnapshotStore) {
+        self.jars = jars
         self.dns = dns
-        self.fleet = fleet
     }
 
     /// Every kind of state in one SQLite file.
     public init(_ store: SQLiteStateStore) {
-        self.init(cookies: store, dns: store, fleet: store)
+        self.init(jars: store, dns: store)
     }
 
     /// Closes both (closing one store twice does nothing).
     public func close() {
-        cookies.close()
+        jars.close()
         dns.close()
     }
 }

@@ -37,7 +37,7 @@ enum HumanFormat {
     /// Longer values are cut in the table; `--json` shows them whole.
     static let maxValueWidth = 40
 
-    static func cookieTable(_ cookies: [CookieRecord]) -> String {
+    static func cookieTable(_ cookies: [Cookie]) -> String {
         guard !cookies.isEmpty else { return "no cookies\n" }
         var rows = [["DOMAIN", "PATH", "NAME", "VALUE", "EXPIRES", "FLAGS"]]
         for cookie in cookies {
@@ -45,7 +45,7 @@ enum HumanFormat {
             if cookie.hostOnly { flags.append("host-only") }
             if cookie.secure { flags.append("secure") }
             if cookie.httpOnly { flags.append("httponly") }
-            if cookie.sameSite != "default" { flags.append("samesite=\(cookie.sameSite)") }
+            if cookie.sameSite != .default { flags.append("samesite=\(cookie.sameSite.rawValue)") }
             if cookie.partitioned { flags.append("partitioned") }
             let value =
                 cookie.value.count > maxValueWidth

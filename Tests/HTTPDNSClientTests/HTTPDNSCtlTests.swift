@@ -186,12 +186,12 @@ struct HTTPDNSCtlUnitTests {
 
     @Test func cookieTableShowsEveryCookieAndSessionExpiry() {
         let cookies = [
-            CookieRecord(
+            Cookie(
                 name: "sid", value: "abc", domain: "a.example.com", hostOnly: true, path: "/", expires: 1_767_225_600,
-                secure: true, httpOnly: true, sameSite: "lax", partitioned: false, created: 1_764_400_000),
-            CookieRecord(
+                secure: true, httpOnly: true, sameSite: .lax, partitioned: false, created: 1_764_400_000),
+            Cookie(
                 name: "lang", value: "en", domain: "example.com", hostOnly: false, path: "/docs", expires: nil,
-                secure: false, httpOnly: false, sameSite: "default", partitioned: false, created: 1_764_400_100),
+                secure: false, httpOnly: false, sameSite: .default, partitioned: false, created: 1_764_400_100),
         ]
         let lines = HumanFormat.cookieTable(cookies).split(separator: "\n").map(String.init)
         #expect(lines.count == 4)

@@ -42,13 +42,13 @@ struct MethodShapeTests {
             return [
                 ListCookiesResult(cookies: []),
                 ListCookiesResult(cookies: [
-                    CookieRecord(
+                    Cookie(
                         name: "sid", value: "a\"b", domain: "a.example.com", hostOnly: true, path: "/", expires: nil,
-                        secure: true, httpOnly: true, sameSite: "lax", partitioned: false, created: 1_764_400_000),
-                    CookieRecord(
+                        secure: true, httpOnly: true, sameSite: .lax, partitioned: false, created: 1_764_400_000),
+                    Cookie(
                         name: "", value: "v", domain: "example.com", hostOnly: false, path: "/p",
                         expires: 1_767_225_600,
-                        secure: false, httpOnly: false, sameSite: "default", partitioned: true, created: 0),
+                        secure: false, httpOnly: false, sameSite: .default, partitioned: true, created: 0),
                 ]),
             ]
         case .importCookies:
@@ -57,6 +57,10 @@ struct MethodShapeTests {
             return [
                 ExportCookiesResult(data: ""),
                 ExportCookiesResult(data: "# Netscape HTTP Cookie File\n.example.com\tTRUE\t/\tTRUE\t0\tsid\tabc\n"),
+                ExportCookiesResult(
+                    data:
+                        "# Netscape HTTP Cookie File\n# Left out: 1 cookie holding a TAB in the name, value or path.\n",
+                    leftOut: [CookieKey(domain: "a.example.com", path: "/", name: "t\tab")]),
             ]
         case .flushCache:
             return [FlushCacheResult(flushed: 0), FlushCacheResult(flushed: 12)]

@@ -93,4 +93,43 @@ struct OpenRPCDocumentTests {
             }
         }
     }
+
+    /// The Swift types write only what the document's schemas name, and everything they require:
+    /// each example's params as a client sends them, and its result as the daemon writes it.
+    @Test func typesWriteWhatTheSchemasDescribe() throws {
+        for method in try Self.methods() {
+            let name = try #require(method["name"]?.stringValue)
+            let kind = try #require(Method(rawValue: name))
+            let declared = (method["params"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }
+            let requiredParams = (method["params"]?.arrayValue ?? []).filter { $0["required"]?.boolValue == true }
+                .compactMap { $0["name"]?.stringValue }
+            let schema = method["result"]?["schema"]
+            let properties = schema?["properties"]?.objectValue?.keys ?? []
+            let requiredMembers = (schema?["required"]?.arrayValue ?? []).compactMap(\.stringValue)
+            let closed = schema?["additionalProperties"]?.boolValue == false
+            for example in method["examples"]?.arrayValue ?? [] {
+                let label = "\(name) example \(example["name"]?.stringValue ?? "?")"
+                var params = JSONObject()
+                for param in example["params"]?.arrayValue ?? [] {
+                    params.append(try #require(param["name"]?.stringValue), try #require(param["value"]))
+                }
+                do throws(RPCError) {
+                    let sent = try kind.paramsType.init(Params(params)).json.keys
+                    #expect(Set(sent).isSubset(of: declared), "\(label): params \(sent) beyond \(declared)")
+                    #expect(Set(requiredParams).isSubset(of: sent), "\(label): a required param is not sent")
+                } catch {
+                    Issue.record("\(label): params rejected: \(error.message)")
+                }
+                let value = try #require(example["result"]?["value"])
+                let resultType = kind.resultType
+                let decoded = resultType.init(json: value)
+                let result = try #require(decoded, "\(label)")
+                let written = try #require(result.json.objectValue?.keys, "\(label): not an object")
+                if closed {
+                    #expect(Set(written).isSubset(of: properties), "\(label): writes \(written) beyond \(properties)")
+                }
+                #expect(Set(requiredMembers).isSubset(of: written), "\(label): a required member is not written")
+            }
+        }
+    }
 }

@@ -29,30 +29,31 @@ struct CacheAddressOwnerTests {
         #expect(memory.count == 2)
     }
 
-    /// Normalization chooses among the names whose answer is still valid; only when none is does
-    /// it fall back to the names kept past their TTL (which may then be ambiguous).
-    @Test func normalizationPrefersAnswersWithinTheirTTL() {
+    /// Every remembered name is a normalization candidate, within its TTL or past it: a name
+    /// resolved to the address after another's answer expired does not take the address over.
+    @Test func everyRememberedNameIsANormalizationCandidate() {
         var clock = CacheManualClock()
         let memory = AddressOwnerMemory(retention: 3_600)
         let ip = IPAddress("192.0.2.7")!
-        memory.record(uid: Self.root, host: "old.example", addresses: ["192.0.2.7"], ttl: 1, now: clock.now)
+        memory.record(uid: Self.root, host: "bank.example", addresses: ["192.0.2.7"], ttl: 1, now: clock.now)
+        #expect(memory.normalizationCandidates(uid: Self.root, of: ip, now: clock.now) == ["bank.example"])
         clock.advance(seconds: 2)
-        memory.record(uid: Self.root, host: "new.example", addresses: ["192.0.2.7"], ttl: 60, now: clock.now)
-        #expect(memory.normalizationCandidates(uid: Self.root, of: ip, now: clock.now) == ["new.example"])
-        // reverse still lists both, most recent first.
-        #expect(Self.hosts(memory, Self.root, "192.0.2.7", clock.now) == ["new.example", "old.example"])
-        // Two current answers are ambiguous.
+        // Past its TTL, still remembered: still the only candidate.
+        #expect(memory.normalizationCandidates(uid: Self.root, of: ip, now: clock.now) == ["bank.example"])
         memory.record(uid: Self.root, host: "other.example", addresses: ["192.0.2.7"], ttl: 60, now: clock.now)
         #expect(
             memory.normalizationCandidates(uid: Self.root, of: ip, now: clock.now) == [
-                "other.example", "new.example",
+                "other.example", "bank.example",
             ])
-        // Once every answer has expired, the retained names are the candidates.
+        // Once every answer has expired, the retained names are still all candidates.
         clock.advance(seconds: 120)
         #expect(
             memory.normalizationCandidates(uid: Self.root, of: ip, now: clock.now) == [
-                "other.example", "new.example", "old.example",
+                "other.example", "bank.example",
             ])
+        // A name is a candidate until it is forgotten (TTL plus retention).
+        clock.advance(seconds: 3_600 - 122 + 1)
+        #expect(memory.normalizationCandidates(uid: Self.root, of: ip, now: clock.now) == ["other.example"])
         clock.advance(seconds: 3_600)
         #expect(memory.normalizationCandidates(uid: Self.root, of: ip, now: clock.now) == [])
     }
@@ -131,9 +132,10 @@ struct CacheAddressOwnerTests {
         #expect(refreshed.map(\.host) == ["new.example", "old.example"])
         #expect(refreshed.first?.answerExpiresAt == clock.now.advanced(bySeconds: 10))
         #expect(refreshed.first?.forgetAt == clock.now.advanced(bySeconds: 110))
-        // Past the first answer's TTL, the refreshed one is still current.
+        // Past the first answer's TTL, both names are still candidates.
         clock.advance(seconds: 5)
-        #expect(memory.normalizationCandidates(uid: Self.root, of: ip, now: clock.now) == ["new.example"])
+        #expect(
+            memory.normalizationCandidates(uid: Self.root, of: ip, now: clock.now) == ["new.example", "old.example"])
     }
 
     @Test func eachUserIsBoundedWithLeastRecentlyUsedEviction() {

@@ -2,6 +2,7 @@ import Foundation
 import HTTPDNSCore
 import HTTPDNSPSL
 import HTTPDNSProtocol
+import HTTPDNSTestSupport
 import Testing
 
 /// Runs the http-state corpus in `Tests/conformance` against the jar in-process, as
@@ -69,9 +70,9 @@ struct CookieConformanceTests {
         for step in testCase["steps"]?.arrayValue ?? [] {
             let url = try #require(step["setCookieUrl"]?.stringValue.flatMap { RequestURL($0) })
             let headers = (step["setCookie"]?.arrayValue ?? []).compactMap(\.stringValue)
-            _ = try jar.setCookies(headers, url: url, normalizedHost: nil, now: Self.now)
+            _ = jar.setCookies(headers, for: try CookieRequest(url, for: jar), now: Self.now)
         }
         let requestURL = try #require(testCase["requestUrl"]?.stringValue.flatMap { RequestURL($0) })
-        return try jar.cookieHeader(url: requestURL, normalizedHost: nil, now: Self.now).header
+        return jar.cookieHeader(for: try CookieRequest(requestURL, for: jar), now: Self.now).header
     }
 }

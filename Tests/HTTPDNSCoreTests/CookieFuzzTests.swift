@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSProtocol
 import HTTPDNSTestSupport
 import Testing
 
@@ -40,8 +41,9 @@ struct CookieFuzzTests {
             _ = RequestURL("http://" + text)
             now += Int64.random(in: 0...3, using: &rng)
             let url = try #require(RequestURL(hosts[round % hosts.count]))
-            _ = try? jar.setCookies([text, "k\(round % 50)=" + text], url: url, normalizedHost: nil, now: now)
-            let header = try jar.cookieHeader(url: url, normalizedHost: nil, now: now).header
+            let request = try CookieRequest(url, for: jar)
+            _ = jar.setCookies([text, "k\(round % 50)=" + text], for: request, now: now)
+            let header = jar.cookieHeader(for: request, now: now).header
             #expect(!header.utf8.contains(where: SetCookieParser.isForbiddenControl))
         }
         #expect(jar.count <= 200)
@@ -56,7 +58,7 @@ struct CookieFuzzTests {
             _ = jar.importNetscape(line + "\n" + Self.randomString(&rng), now: 1_800_000_000)
         }
         let header =
-            (try? jar.cookieHeader(url: RequestURL("http://example.com/")!, normalizedHost: nil, now: 1_800_000_000)
+            (try? jar.cookieHeader(for: CookieRequest(RequestURL("http://example.com/")!, for: jar), now: 1_800_000_000)
                 .header) ?? ""
         #expect(!header.utf8.contains(where: SetCookieParser.isForbiddenControl))
     }

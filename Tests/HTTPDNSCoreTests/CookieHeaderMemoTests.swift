@@ -1,3 +1,4 @@
+import HTTPDNSProtocol
 import HTTPDNSTestSupport
 import Testing
 
@@ -14,7 +15,7 @@ struct CookieHeaderMemoTests {
         let limits = CookieJarLimits(maxPerDomain: 5, maxTotal: 14)
         let remembering = CookieJar(rules: BasicDomainRules(), limits: limits)
         let fresh = CookieJar(rules: BasicDomainRules(), limits: limits)
-        fresh.remembersHeaders = false
+        fresh.testsOnly_remembersHeaders = false
         let hosts = ["a.example", "www.a.example", "b.example", "c.b.example", "192.0.2.7"]
         let paths = ["/", "/app/page", "/other/x"]
         func pick<T>(_ choices: [T]) -> T { choices[Int(rng.next() % UInt64(choices.count))] }
@@ -36,12 +37,12 @@ struct CookieHeaderMemoTests {
                 header += pick(["", "; Secure", "; HttpOnly", "; Secure; HttpOnly"])
                 header += pick(["", "; SameSite=Strict", "; SameSite=None; Secure"])
                 header += pick(["", "", "; Max-Age=0", "; Max-Age=1", "; Max-Age=3", "; Max-Age=3600"])
-                let a = try remembering.setCookies([header], url: url, normalizedHost: nil, now: now)
-                let b = try fresh.setCookies([header], url: url, normalizedHost: nil, now: now)
+                let a = remembering.setCookies([header], for: try CookieRequest(url, for: remembering), now: now)
+                let b = fresh.setCookies([header], for: try CookieRequest(url, for: fresh), now: now)
                 #expect(a == b, "round \(round)")
             case 7..<9:
                 let scope: CookieDeletionScope = pick([
-                    .domain("a.example"), .domain("c.b.example"), .url(url, normalizedHost: nil),
+                    .domain("a.example"), .domain("c.b.example"), .request(try CookieRequest(url, for: remembering)),
                 ])
                 let name: String? = pick([nil, "c0", "c1"])
                 #expect(
@@ -50,12 +51,11 @@ struct CookieHeaderMemoTests {
                 let forScript = rng.next() % 4 == 0
                 let site: RequestURL? = pick([nil, nil, url, RequestURL("https://b.example/")])
                 let topLevel = rng.next() % 2 == 0
-                let a = try remembering.cookieHeader(
-                    url: url, normalizedHost: nil, forScript: forScript, siteForCookies: site,
-                    topLevelNavigation: topLevel, now: now)
-                let b = try fresh.cookieHeader(
-                    url: url, normalizedHost: nil, forScript: forScript, siteForCookies: site,
-                    topLevelNavigation: topLevel, now: now)
+                let request = try CookieRequest(url, for: remembering)
+                let a = remembering.cookieHeader(
+                    for: request, forScript: forScript, siteForCookies: site, topLevelNavigation: topLevel, now: now)
+                let b = fresh.cookieHeader(
+                    for: request, forScript: forScript, siteForCookies: site, topLevelNavigation: topLevel, now: now)
                 #expect(a == b, "round \(round): \(url)")
                 if !a.header.isEmpty { hits += 1 }
             }
@@ -88,7 +88,8 @@ struct CookieHeaderMemoTests {
         try h.set("more=z; Path=/app", url: page, at: now + 14)
         #expect(try h.header(page, at: now + 14) == "more=z; other=y")
         #expect(
-            try h.jar.delete(.url(try #require(RequestURL(page)), normalizedHost: nil), name: "more", now: now + 15)
+            try h.jar.delete(
+                .request(try CookieRequest(#require(RequestURL(page)), for: h.jar)), name: "more", now: now + 15)
                 == 1)
         #expect(try h.header(page, at: now + 15) == "other=y")
         try h.set("other=; Max-Age=0; Path=/", url: page, at: now + 16)

@@ -1,4 +1,6 @@
 import HTTPDNSCore
+import HTTPDNSProtocol
+import HTTPDNSTestSupport
 import Testing
 
 /// The jar's side of fleet replication: which of its changes are deliberate, and remote changes
@@ -14,11 +16,11 @@ struct CookieJarReplicationTests {
         // Later: listing purges the expired cookie; a response deletes another with a past date.
         _ = try harness.jar.list(now: H.now + 60)
         try harness.set("gone=; Max-Age=0", url: "https://a.example/", at: H.now + 60)
-        let drained = harness.jar.drainChangesMarkingPurges()
+        let drained = harness.jar.takeChanges()
         #expect(drained.changes.map(\.key.name) == ["old", "gone"])
         #expect(drained.expiryPurges == [0])
         #expect(drained.deliberate == [.delete(CookieKey(domain: "a.example", path: "/", name: "gone"))])
-        #expect(harness.jar.drainChangesMarkingPurges() == CookieJarChanges(changes: []))
+        #expect(harness.jar.takeChanges() == CookieJarChanges(changes: []))
     }
 
     @Test func remoteChangesUpdateMemoryWithoutBecomingLocalChanges() throws {

@@ -1,5 +1,6 @@
 import HTTPDNSCore
 import HTTPDNSIDNA
+import HTTPDNSProtocol
 import HTTPDNSTestSupport
 import Testing
 
@@ -19,7 +20,7 @@ struct JarHarness {
     func set(
         _ headers: String..., url: String, host: String? = nil, at now: Int64 = JarHarness.now
     ) throws -> SetCookiesOutcome {
-        try jar.setCookies(headers, url: try #require(Self.url(url)), normalizedHost: host, now: now)
+        jar.setCookies(headers, for: try CookieRequest(#require(Self.url(url)), host: host, for: jar), now: now)
     }
 
     func header(
@@ -27,9 +28,9 @@ struct JarHarness {
         at now: Int64 = JarHarness.now
     ) throws -> String {
         let site = try site.map { try #require(Self.url($0)) }
-        return try jar.cookieHeader(
-            url: try #require(Self.url(url)), normalizedHost: host, forScript: forScript, siteForCookies: site,
-            topLevelNavigation: topLevel, now: now
+        return jar.cookieHeader(
+            for: try CookieRequest(#require(Self.url(url)), host: host, for: jar), forScript: forScript,
+            siteForCookies: site, topLevelNavigation: topLevel, now: now
         ).header
     }
 
@@ -255,10 +256,10 @@ struct CookieStorageTests {
 
     @Test func invalidHostsThrow() throws {
         let h = JarHarness()
-        #expect(throws: CookieHostError(field: "host", host: "bad host")) {
+        #expect(throws: CookieRequestError.invalidHost(CookieHostError(field: "host", host: "bad host"))) {
             try h.set("a=b", url: "http://192.0.2.1/", host: "bad host")
         }
-        #expect(throws: CookieHostError(field: "url", host: "a..b")) {
+        #expect(throws: CookieRequestError.invalidHost(CookieHostError(field: "url", host: "a..b"))) {
             try h.set("a=b", url: "http://a..b/")
         }
         #expect(throws: CookieHostError(field: "domain", host: "a b")) {
@@ -484,11 +485,13 @@ struct CookieManagementTests {
         )
         try h.set("d=4", url: "https://other.example.com/")
         let url = try #require(RequestURL("https://www.example.com/"))
-        #expect(try h.jar.delete(.url(url, normalizedHost: nil), name: "c", now: JarHarness.now) == 1)
-        #expect(try h.jar.delete(.url(url, normalizedHost: nil), now: JarHarness.now) == 1)  // a; not b (/x)
+        #expect(try h.jar.delete(.request(CookieRequest(url, for: h.jar)), name: "c", now: JarHarness.now) == 1)
+        #expect(try h.jar.delete(.request(CookieRequest(url, for: h.jar)), now: JarHarness.now) == 1)  // a; not b (/x)
         #expect(try h.jar.list(now: JarHarness.now).map(\.name).sorted() == ["b", "d"])
         let viaIP = try #require(RequestURL("https://192.0.2.1/x"))
-        #expect(try h.jar.delete(.url(viaIP, normalizedHost: "www.example.com"), now: JarHarness.now) == 1)
+        #expect(
+            try h.jar.delete(.request(CookieRequest(viaIP, host: "www.example.com", for: h.jar)), now: JarHarness.now)
+                == 1)
     }
 
     @Test func deleteByDomainAndAll() throws {
@@ -543,29 +546,29 @@ struct CookieManagementTests {
         try h.set(
             "sid=1; Path=/; Max-Age=60", "fixed=1; Expires=Mon, 01 Mar 2027 00:00:00 GMT", url: "http://example.com/",
             at: now)
-        #expect(h.jar.drainChangesMarkingPurges().changes.count == 2)
+        #expect(h.jar.takeChanges().changes.count == 2)
         try h.set("sid=1; Path=/; Max-Age=60", url: "http://example.com/", at: now)
-        let same = h.jar.drainChangesMarkingPurges()
+        let same = h.jar.takeChanges()
         #expect(same.changes.isEmpty && same.refreshedAsStored)
-        #expect(h.jar.drainChangesMarkingPurges() == CookieJarChanges(changes: []))
+        #expect(h.jar.takeChanges() == CookieJarChanges(changes: []))
         // A fixed expiry stays the same a second later; a Max-Age does not.
         try h.set("fixed=1; Expires=Mon, 01 Mar 2027 00:00:00 GMT", url: "http://example.com/", at: now + 1)
-        #expect(h.jar.drainChangesMarkingPurges().changes.isEmpty)
+        #expect(h.jar.takeChanges().changes.isEmpty)
         try h.set("sid=1; Path=/; Max-Age=60", url: "http://example.com/", at: now + 1)
-        #expect(h.jar.drainChangesMarkingPurges().changes.map(Self.summary) == ["upsert sid"])
+        #expect(h.jar.takeChanges().changes.map(Self.summary) == ["upsert sid"])
         // Any stored attribute, or the value, is a change.
         for changed in [
             "sid=2; Path=/; Max-Age=59", "sid=1; Path=/; Max-Age=59; HttpOnly",
             "sid=1; Path=/; Max-Age=59; SameSite=Lax", "sid=1; Path=/; Max-Age=59; Partitioned",
         ] {
             try h.set(changed, url: "http://example.com/", at: now + 1)
-            let drained = h.jar.drainChangesMarkingPurges()
+            let drained = h.jar.takeChanges()
             #expect(drained.changes.count == 1 && !drained.refreshedAsStored, "\(changed)")
         }
         // The fleet's copy of a cookie, applied as stored, is nothing for the next request to wait for.
         let stored = try #require(h.jar.cookie(for: CookieKey(domain: "example.com", path: "/", name: "fixed")))
         #expect(h.jar.applyRemote(stored, now: now + 2).isEmpty)
-        #expect(h.jar.drainChangesMarkingPurges() == CookieJarChanges(changes: []))
+        #expect(h.jar.takeChanges() == CookieJarChanges(changes: []))
     }
 
     @Test func loadRestoresWithoutRecording() throws {

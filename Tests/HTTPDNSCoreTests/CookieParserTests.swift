@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSProtocol
 import Testing
 
 /// RFC 6265bis section 5.6, parsing a set-cookie-string.

@@ -1,5 +1,6 @@
 import HTTPDNSCore
 import HTTPDNSPSL
+import HTTPDNSProtocol
 import Testing
 
 /// The real rules: libpsl's list and libidn2's IDNA.

@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSProtocol
 import HTTPDNSTestSupport
 import Testing
 
@@ -8,11 +9,11 @@ struct CookieRetrievalCacheTests {
     let jar = CookieJar(rules: BasicDomainRules())
 
     func header(_ url: String) throws -> String {
-        try jar.cookieHeader(url: #require(RequestURL(url)), normalizedHost: nil, now: 1_000).header
+        jar.cookieHeader(for: try CookieRequest(#require(RequestURL(url)), for: jar), now: 1_000).header
     }
 
     func set(_ url: String, _ values: [String]) throws {
-        _ = try jar.setCookies(values, url: #require(RequestURL(url)), normalizedHost: nil, now: 1_000)
+        _ = jar.setCookies(values, for: try CookieRequest(#require(RequestURL(url)), for: jar), now: 1_000)
     }
 
     @Test func aDomainsFirstCookieIsFoundAfterAnEarlierEmptyLookup() throws {
@@ -35,7 +36,7 @@ struct CookieRetrievalCacheTests {
     @Test func expiredCookiesLeaveTheirBucketAndNewOnesAreFound() throws {
         try set("https://c.example/", ["old=1; Max-Age=10"])
         #expect(
-            try jar.cookieHeader(url: #require(RequestURL("https://c.example/")), normalizedHost: nil, now: 2_000)
+            jar.cookieHeader(for: try CookieRequest(#require(RequestURL("https://c.example/")), for: jar), now: 2_000)
                 .header == "")
         try set("https://c.example/", ["new=2"])
         #expect(try header("https://c.example/") == "new=2")

@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSProtocol
 import Testing
 
 /// Last-writer-wins replication of shared jars: convergence, idempotence, tombstones.

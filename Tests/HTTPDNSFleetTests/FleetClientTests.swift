@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import HTTPDNSCore
 import HTTPDNSFleet
+import HTTPDNSProtocol
 import HTTPDNSRedis
 import HTTPDNSSystem
 import HTTPDNSTestSupport

@@ -1,5 +1,6 @@
 import HTTPDNSCore
 import HTTPDNSFleet
+import HTTPDNSProtocol
 import HTTPDNSRedis
 import HTTPDNSSodium
 import HTTPDNSSystem

@@ -1,6 +1,7 @@
 import Dispatch
 import HTTPDNSCore
 import HTTPDNSFleet
+import HTTPDNSProtocol
 import HTTPDNSRedis
 import HTTPDNSSodium
 import HTTPDNSSystem

@@ -175,7 +175,7 @@ final class FakeMethods: MethodTable {
     private(set) var calls: [Method] = []
     private var held: [Reply<ResolveResult>] = []
     /// Cookies `listCookies` returns (its answer's size is the test's to choose).
-    var listed: [CookieRecord] = []
+    var listed: [Cookie] = []
 
     var heldCount: Int { held.count }
 
@@ -273,10 +273,10 @@ final class FakeMethods: MethodTable {
     }
 
     /// A cookie of about `bytes` bytes on the wire.
-    static func cookie(bytes: Int, index: Int) -> CookieRecord {
-        CookieRecord(
+    static func cookie(bytes: Int, index: Int) -> Cookie {
+        Cookie(
             name: "c\(index)", value: String(repeating: "v", count: bytes), domain: "a.example", hostOnly: true,
             path: "/",
-            expires: nil, secure: false, httpOnly: false, sameSite: "lax", partitioned: false, created: 0)
+            expires: nil, secure: false, httpOnly: false, sameSite: .lax, partitioned: false, created: 0)
     }
 }

@@ -1,5 +1,6 @@
 import Glibc
 import HTTPDNSCore
+import HTTPDNSProtocol
 import HTTPDNSSystem
 import HTTPDNSTestSupport
 import Testing
@@ -50,7 +51,7 @@ struct CrashTests {
         let loop = try EventLoop()
         let store = try SQLiteStateStore.open(directory: directory, resetOnCorruption: false, log: { _ in })
         _ = try store.loadJars(bootID: StoreFixtures.bootA, now: StoreFixtures.now)
-        let commits = CookieGroupCommit(
+        let commits = StateGroupCommit(
             loop: loop, storeThread: StoreThread(StateStores(store)), commitsOnLoopThread: round % 2 == 0)
         var next = [Int](repeating: 0, count: 4)
         func write(client: Int) {
@@ -74,7 +75,7 @@ struct CrashTests {
             // batch with nothing to write, handed in on the next turn, while the write's own
             // transaction may still run.
             loop.schedule(afterMilliseconds: 0) {
-                commits.commit(CookieBatch(uid: UInt32(client), changes: [])) { result in
+                commits.commit(StateBatch(uid: UInt32(client), changes: [])) { result in
                     if case .success = result { acknowledge() }
                 }
             }

@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSProtocol
 import HTTPDNSTestSupport
 import Testing
 
@@ -49,13 +50,13 @@ struct FleetStoreTests {
     @Test(arguments: StoreKind.allCases)
     func recordsCommitWithTheirBatchAndLoadBack(_ kind: StoreKind) throws {
         let store = try StoreUnderTest(kind)
-        _ = try store.cookies.loadJars(bootID: F.bootA, now: F.now)
+        _ = try store.jars.loadJars(bootID: F.bootA, now: F.now)
         #expect(try store.fleet.loadFleetState() == FleetStoredState())
         let write = FleetStoreWrite(
             registers: [Self.address("a"): Self.register(1), Self.address("gone"): Self.register(2, deleted: true)],
             outbox: [Self.entry(1, "a"), Self.entry(2, "gone", value: nil)], seeded: [Self.jar])
-        let batch = CookieBatch(uid: 9, changes: [.upsert(F.cookie("a"))], fleet: write)
-        #expect(store.cookies.commitOne(batch).failure == nil)
+        let batch = StateBatch(uid: 9, changes: [.upsert(F.cookie("a"))], fleet: write)
+        #expect(store.jars.commitOne(batch).failure == nil)
         var expected = FleetStoredState(
             registers: write.registers, outbox: write.outbox, seededJars: [Self.jar])
         #expect(try store.fleet.loadFleetState() == expected)
@@ -64,10 +65,9 @@ struct FleetStoreTests {
         let cursor = FleetCursor(epoch: "0f1e2d3c", lastID: FleetStreamID(milliseconds: 1_800_000_000_123, sequence: 4))
         let published = FleetStreamID(milliseconds: 1_800_000_000_100, sequence: 0)
         #expect(
-            store.cookies.commitOne(
-                CookieBatch(
-                    uid: 0, changes: [],
-                    fleet: FleetStoreWrite(
+            store.jars.commitOne(
+                StateBatch(
+                    fleetRecords: FleetStoreWrite(
                         forgottenRegisters: [Self.address("gone")], acknowledgedThrough: 1, cursor: cursor,
                         lastPublishedID: published, unseeded: [Self.jar]))
             ).failure == nil)
@@ -77,15 +77,15 @@ struct FleetStoreTests {
         expected.lastPublishedID = published
         expected.seededJars = []
         #expect(try store.fleet.loadFleetState() == expected)
-        #expect(try store.cookies.loadJar(uid: 9, now: F.now).map(\.name) == ["a"])
+        #expect(try store.jars.loadJar(uid: 9, now: F.now).map(\.name) == ["a"])
     }
 
     @Test(arguments: StoreKind.allCases)
     func batchesOfOneGroupApplyTheirRecordsInOrder(_ kind: StoreKind) throws {
         let store = try StoreUnderTest(kind)
-        let results = store.cookies.commit([
-            CookieBatch(uid: 9, changes: [], fleet: FleetStoreWrite(registers: [Self.address("a"): Self.register(1)])),
-            CookieBatch(uid: 9, changes: [], fleet: FleetStoreWrite(registers: [Self.address("a"): Self.register(5)])),
+        let results = store.jars.commit([
+            StateBatch(uid: 9, changes: [], fleet: FleetStoreWrite(registers: [Self.address("a"): Self.register(1)])),
+            StateBatch(uid: 9, changes: [], fleet: FleetStoreWrite(registers: [Self.address("a"): Self.register(5)])),
         ])
         #expect(results.allSatisfy { $0.failure == nil })
         #expect(try store.fleet.loadFleetState().registers == [Self.address("a"): Self.register(5)])
@@ -94,16 +94,16 @@ struct FleetStoreTests {
     @Test(arguments: StoreKind.allCases)
     func aFailedBatchStoresNoneOfItsRecords(_ kind: StoreKind) throws {
         let store = try StoreUnderTest(kind)
-        _ = try store.cookies.loadJars(bootID: F.bootA, now: F.now)
+        _ = try store.jars.loadJars(bootID: F.bootA, now: F.now)
         try store.makeFull()
         var stored: [FleetOutboxEntry] = []
         var failed = false
         for round in Int64(0)..<40 where !failed {
             let names = (0..<10).map { "big\(round)-\($0)" }
-            let batch = CookieBatch(
+            let batch = StateBatch(
                 uid: 9, changes: names.map { .upsert(F.cookie($0, value: String(repeating: "x", count: 3_000))) },
                 fleet: FleetStoreWrite(outbox: [Self.entry(round + 1, names[0])]))
-            switch store.cookies.commitOne(batch) {
+            switch store.jars.commitOne(batch) {
             case .success: stored += batch.fleet.outbox
             case .failure: failed = true
             }
@@ -134,7 +134,7 @@ struct FleetStoreTests {
             machine = try store.fleetMachineID { FleetMachineID(String(repeating: "e", count: 32))! }
             #expect(
                 store.commitOne(
-                    CookieBatch(
+                    StateBatch(
                         uid: 9, changes: [.upsert(F.cookie("a"))],
                         fleet: FleetStoreWrite(
                             registers: [Self.address("a"): Self.register(3)], outbox: [Self.entry(3, "a")],

@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 import HTTPDNSCore
+import HTTPDNSProtocol
 import HTTPDNSSystem
 import HTTPDNSTestSupport
 import Synchronization
@@ -27,12 +28,12 @@ final class StoreCallLog: Sendable {
     func recordClose() { state.withLock { $0.closed = true } }
 }
 
-/// A `CookieStore` that records every commit before passing it on.
-final class RecordingCookieStore: CookieStore {
-    private let inner: any CookieStore
+/// A `JarStore` that records every commit before passing it on.
+final class RecordingJarStore: JarStore {
+    private let inner: any JarStore
     private let log: StoreCallLog
 
-    init(_ inner: any CookieStore, log: StoreCallLog) {
+    init(_ inner: any JarStore, log: StoreCallLog) {
         self.inner = inner
         self.log = log
     }
@@ -43,9 +44,15 @@ final class RecordingCookieStore: CookieStore {
 
     func loadJar(uid: UInt32, now: Int64) throws(StoreError) -> [Cookie] { try inner.loadJar(uid: uid, now: now) }
 
-    func commit(_ batches: [CookieBatch]) -> [Result<Void, StoreError>] {
+    func commit(_ batches: [StateBatch]) -> [Result<Void, StoreError>] {
         log.recordCommit(batches: batches.count)
         return inner.commit(batches)
+    }
+
+    func loadFleetState() throws(StoreError) -> FleetStoredState { try inner.loadFleetState() }
+
+    func fleetMachineID(orCreate make: () -> FleetMachineID) throws(StoreError) -> FleetMachineID {
+        try inner.fleetMachineID(orCreate: make)
     }
 
     func close() {
@@ -76,7 +83,7 @@ extension StoreThread {
     static func recording(_ log: StoreCallLog, capacity: Int = .max) -> StoreThread {
         StoreThread(
             StateStores(
-                cookies: RecordingCookieStore(InMemoryCookieStore(capacity: capacity), log: log),
+                jars: RecordingJarStore(InMemoryJarStore(capacity: capacity), log: log),
                 dns: InMemoryDNSSnapshotStore()))
     }
 }
@@ -111,14 +118,14 @@ func runLoop(
 
 struct GroupCommitTests {
     typealias F = StoreFixtures
-    typealias Outcome = Result<Void, CookieCommitFailure>
+    typealias Outcome = Result<Void, StateCommitFailure>
 
     @Test func batchesOfOneLoopTurnShareOneTransaction() throws {
         let loop = try EventLoop()
         let log = StoreCallLog()
         let thread = StoreThread.recording(log)
         defer { thread.close() }
-        let commits = CookieGroupCommit(loop: loop, storeThread: thread, commitsOnLoopThread: false)
+        let commits = StateGroupCommit(loop: loop, storeThread: thread, commitsOnLoopThread: false)
         var outcomes: [Outcome] = []
         runLoop(loop) {
             for uid in 0..<50 {
@@ -134,7 +141,7 @@ struct GroupCommitTests {
         #expect(log.commits.map(\.batches) == [50])
         #expect(commits.unansweredCount == 0)
         let stored = thread.borrowOnceIdle { stores in
-            (try? stores.cookies.loadJars(bootID: F.bootA, now: F.now)) ?? [:]
+            (try? stores.jars.loadJars(bootID: F.bootA, now: F.now)) ?? [:]
         }
         #expect(stored?.count == 50)
     }
@@ -148,7 +155,7 @@ struct GroupCommitTests {
         defer { thread.close() }
         let gate = StoreThreadGate()
         gate.hold(thread)
-        let commits = CookieGroupCommit(loop: loop, storeThread: thread, commitsOnLoopThread: true)
+        let commits = StateGroupCommit(loop: loop, storeThread: thread, commitsOnLoopThread: true)
         var answered = 0
         var transactionsSeenByLateBatches: Set<Int> = []
         func commit(turn: Int) {
@@ -182,7 +189,7 @@ struct GroupCommitTests {
         let thread = StoreThread.recording(log)
         defer { thread.close() }
         let gate = StoreThreadGate()
-        let commits = CookieGroupCommit(loop: loop, storeThread: thread, commitsOnLoopThread: commitsOnLoopThread)
+        let commits = StateGroupCommit(loop: loop, storeThread: thread, commitsOnLoopThread: commitsOnLoopThread)
         runLoop(loop) {
             commits.commit(F.upserts(1, [F.cookie("lone")])) { outcome in
                 #expect(outcome.failure == nil)
@@ -212,7 +219,7 @@ struct GroupCommitTests {
         let log = StoreCallLog()
         let thread = StoreThread.recording(log, capacity: 2)
         defer { thread.close() }
-        let commits = CookieGroupCommit(loop: loop, storeThread: thread, commitsOnLoopThread: false)
+        let commits = StateGroupCommit(loop: loop, storeThread: thread, commitsOnLoopThread: false)
         let kept = [F.cookie("a", creationIndex: 1), F.cookie("b", creationIndex: 2)]
         var outcomes: [Outcome] = []
         runLoop(loop) {
@@ -236,7 +243,7 @@ struct GroupCommitTests {
         let log = StoreCallLog()
         let thread = StoreThread.recording(log)
         thread.close()
-        let commits = CookieGroupCommit(loop: loop, storeThread: thread, commitsOnLoopThread: true)
+        let commits = StateGroupCommit(loop: loop, storeThread: thread, commitsOnLoopThread: true)
         var outcome: Outcome?
         runLoop(loop) {
             commits.commit(F.upserts(1, [F.cookie("late")])) {
@@ -257,8 +264,8 @@ struct GroupCommitTests {
         let thread = StoreThread.recording(log, capacity: 1)
         defer { thread.close() }
         let gate = StoreThreadGate()
-        let commits = CookieGroupCommit(loop: loop, storeThread: thread, commitsOnLoopThread: false)
-        let nothing = CookieBatch(uid: 7, changes: [])
+        let commits = StateGroupCommit(loop: loop, storeThread: thread, commitsOnLoopThread: false)
+        let nothing = StateBatch(uid: 7, changes: [])
         var answers: [String] = []
         runLoop(loop) {
             commits.commit(nothing) { outcome in

@@ -1,5 +1,6 @@
 import Glibc
 import HTTPDNSCore
+import HTTPDNSProtocol
 import HTTPDNSSQLite
 import HTTPDNSTestSupport
 import Testing

@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSProtocol
 import HTTPDNSSQLite
 import HTTPDNSTestSupport
 import Testing

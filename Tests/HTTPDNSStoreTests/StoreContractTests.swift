@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSProtocol
 import HTTPDNSSQLite
 import HTTPDNSTestSupport
 import Testing
@@ -16,7 +17,7 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
 /// One store of each protocol, of one kind, with what that kind needs to stay alive and a way to
 /// run it out of room.
 final class StoreUnderTest {
-    let cookies: any CookieStore
+    let jars: any JarStore
     let dns: any DNSSnapshotStore
     let fleet: any FleetStateStore
     /// Makes the store behave like a full disk: a few more large cookies fit, then none.
@@ -28,8 +29,8 @@ final class StoreUnderTest {
     init(_ kind: StoreKind) throws {
         switch kind {
         case .inMemory:
-            let cookies = InMemoryCookieStore()
-            self.cookies = cookies
+            let cookies = InMemoryJarStore()
+            jars = cookies
             fleet = cookies
             dns = InMemoryDNSSnapshotStore()
             directory = nil
@@ -43,7 +44,7 @@ final class StoreUnderTest {
             let directory = TemporaryDirectory()
             let store = try StoreFixtures.open(directory)
             self.directory = directory
-            cookies = store
+            jars = store
             dns = store
             fleet = store
             // `PRAGMA max_page_count` makes sqlite report SQLITE_FULL exactly as a full disk does.
@@ -56,7 +57,7 @@ final class StoreUnderTest {
     }
 }
 
-/// The behaviour every `CookieStore` and `DNSSnapshotStore` promises, run against the in-memory
+/// The behaviour every `JarStore` and `DNSSnapshotStore` promises, run against the in-memory
 /// versions and the daemon's SQLite store alike.
 struct StoreContractTests {
     typealias F = StoreFixtures
@@ -75,13 +76,13 @@ struct StoreContractTests {
         let alice = [full, F.cookie("a2", expires: nil, creationIndex: 1)]
         let bob = [F.cookie("full", value: "bob's", domain: "shop.example", path: "/cart", creationIndex: 2)]
 
-        #expect(try store.cookies.loadJars(bootID: F.bootA, now: F.now).isEmpty)
-        #expect(store.cookies.commitOne(F.upserts(1000, alice)).failure == nil)
-        #expect(store.cookies.commitOne(F.upserts(1001, bob)).failure == nil)
-        #expect(Set(try store.cookies.loadJar(uid: 1000, now: F.now)) == Set(alice))
-        #expect(try store.cookies.loadJar(uid: 1001, now: F.now) == bob)
-        #expect(try store.cookies.loadJar(uid: 1002, now: F.now) == [])
-        let jars = try store.cookies.loadJars(bootID: F.bootA, now: F.now)
+        #expect(try store.jars.loadJars(bootID: F.bootA, now: F.now).isEmpty)
+        #expect(store.jars.commitOne(F.upserts(1000, alice)).failure == nil)
+        #expect(store.jars.commitOne(F.upserts(1001, bob)).failure == nil)
+        #expect(Set(try store.jars.loadJar(uid: 1000, now: F.now)) == Set(alice))
+        #expect(try store.jars.loadJar(uid: 1001, now: F.now) == bob)
+        #expect(try store.jars.loadJar(uid: 1002, now: F.now) == [])
+        let jars = try store.jars.loadJars(bootID: F.bootA, now: F.now)
         #expect(Set(jars.keys) == [1000, 1001])
         #expect(Set(jars[1000] ?? []) == Set(alice))
         #expect(jars[1001] == bob)
@@ -93,10 +94,10 @@ struct StoreContractTests {
         var cookies = (0..<4).map { F.cookie("c\($0)", creationIndex: UInt64(10 - $0)) }
         cookies[0].lastAccess = F.now - 1
         cookies[3].lastAccess = F.now - 100
-        #expect(store.cookies.commitOne(F.upserts(7, cookies)).failure == nil)
+        #expect(store.jars.commitOne(F.upserts(7, cookies)).failure == nil)
         let expected = ["c3", "c2", "c1", "c0"]
-        #expect(try store.cookies.loadJar(uid: 7, now: F.now).map(\.name) == expected)
-        #expect(try store.cookies.loadJars(bootID: F.bootA, now: F.now)[7]?.map(\.name) == expected)
+        #expect(try store.jars.loadJar(uid: 7, now: F.now).map(\.name) == expected)
+        #expect(try store.jars.loadJars(bootID: F.bootA, now: F.now)[7]?.map(\.name) == expected)
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -104,15 +105,15 @@ struct StoreContractTests {
         let store = try StoreUnderTest(kind)
         let session = F.cookie("session", expires: nil)
         let persistent = F.cookie("persistent", expires: F.now + 60)
-        _ = try store.cookies.loadJars(bootID: F.bootA, now: F.now)
-        #expect(store.cookies.commit([F.upserts(1000, [session, persistent])]).allSatisfy { $0.failure == nil })
+        _ = try store.jars.loadJars(bootID: F.bootA, now: F.now)
+        #expect(store.jars.commit([F.upserts(1000, [session, persistent])]).allSatisfy { $0.failure == nil })
 
-        #expect(Set(try store.cookies.loadJars(bootID: F.bootA, now: F.now)[1000] ?? []) == [session, persistent])
-        #expect(try store.cookies.loadJars(bootID: F.bootB, now: F.now) == [1000: [persistent]])
+        #expect(Set(try store.jars.loadJars(bootID: F.bootA, now: F.now)[1000] ?? []) == [session, persistent])
+        #expect(try store.jars.loadJars(bootID: F.bootB, now: F.now) == [1000: [persistent]])
         // The new boot id was stored: within boot B, B's session cookies stay.
-        #expect(store.cookies.commitOne(F.upserts(1000, [session])).failure == nil)
-        #expect(Set(try store.cookies.loadJars(bootID: F.bootB, now: F.now)[1000] ?? []) == [session, persistent])
-        #expect(Set(try store.cookies.loadJar(uid: 1000, now: F.now)) == [session, persistent])
+        #expect(store.jars.commitOne(F.upserts(1000, [session])).failure == nil)
+        #expect(Set(try store.jars.loadJars(bootID: F.bootB, now: F.now)[1000] ?? []) == [session, persistent])
+        #expect(Set(try store.jars.loadJar(uid: 1000, now: F.now)) == [session, persistent])
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -120,12 +121,12 @@ struct StoreContractTests {
         let store = try StoreUnderTest(kind)
         let expiresNow = F.cookie("now", expires: F.now)  // "expiry date is not in the future": expired
         let live = F.cookie("live", expires: F.now + 1)
-        _ = try store.cookies.loadJars(bootID: F.bootA, now: F.now - 100)
-        #expect(store.cookies.commitOne(F.upserts(7, [expiresNow, live])).failure == nil)
-        #expect(try store.cookies.loadJar(uid: 7, now: F.now) == [live])
-        #expect(try store.cookies.loadJars(bootID: F.bootA, now: F.now) == [7: [live]])
+        _ = try store.jars.loadJars(bootID: F.bootA, now: F.now - 100)
+        #expect(store.jars.commitOne(F.upserts(7, [expiresNow, live])).failure == nil)
+        #expect(try store.jars.loadJar(uid: 7, now: F.now) == [live])
+        #expect(try store.jars.loadJars(bootID: F.bootA, now: F.now) == [7: [live]])
         // The startup load deleted it: it does not come back for an earlier clock either.
-        #expect(try store.cookies.loadJar(uid: 7, now: F.now - 100) == [live])
+        #expect(try store.jars.loadJar(uid: 7, now: F.now - 100) == [live])
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -134,18 +135,18 @@ struct StoreContractTests {
         let first = F.cookie("a", value: "1")
         let second = F.cookie("a", value: "2")
         let other = F.cookie("b")
-        let batch = CookieBatch(uid: 5, changes: [.upsert(first), .upsert(other), .delete(other.key), .upsert(second)])
-        #expect(store.cookies.commitOne(batch).failure == nil)
-        #expect(try store.cookies.loadJar(uid: 5, now: F.now) == [second])
+        let batch = StateBatch(uid: 5, changes: [.upsert(first), .upsert(other), .delete(other.key), .upsert(second)])
+        #expect(store.jars.commitOne(batch).failure == nil)
+        #expect(try store.jars.loadJar(uid: 5, now: F.now) == [second])
         // Several batches in one commit: applied in order, each reported.
-        let results = store.cookies.commit([
-            CookieBatch(uid: 5, changes: [.delete(second.key)]), F.upserts(5, [other]),
-            CookieBatch(uid: 6, changes: [.delete(other.key)]),  // another uid's key: this jar is left alone
+        let results = store.jars.commit([
+            StateBatch(uid: 5, changes: [.delete(second.key)]), F.upserts(5, [other]),
+            StateBatch(uid: 6, changes: [.delete(other.key)]),  // another uid's key: this jar is left alone
         ])
         #expect(results.count == 3)
         #expect(results.allSatisfy { $0.failure == nil })
-        #expect(try store.cookies.loadJar(uid: 5, now: F.now) == [other])
-        #expect(store.cookies.commit([]).isEmpty)
+        #expect(try store.jars.loadJar(uid: 5, now: F.now) == [other])
+        #expect(store.jars.commit([]).isEmpty)
     }
 
     /// Many batches that change the same few cookies, committed together, leave what committing them
@@ -153,11 +154,11 @@ struct StoreContractTests {
     @Test(arguments: StoreKind.allCases)
     func aGroupLeavesWhatItsBatchesOneByOneLeave(_ kind: StoreKind) throws {
         let store = try StoreUnderTest(kind)
-        let reference = InMemoryCookieStore()
+        let reference = InMemoryJarStore()
         var random = SeededGenerator(state: 0x5EED_0F_C00C1E)
         for round in 0..<20 {
             let batches = (0..<Int.random(in: 1...40, using: &random)).map { _ in
-                CookieBatch(
+                StateBatch(
                     uid: UInt32.random(in: 1...3, using: &random),
                     changes: (0..<Int.random(in: 1...4, using: &random)).map { _ -> CookieChange in
                         let name = "k\(Int.random(in: 0..<6, using: &random))"
@@ -165,10 +166,10 @@ struct StoreContractTests {
                         return .upsert(F.cookie(name, value: "r\(round)-\(Int.random(in: 0..<1_000, using: &random))"))
                     })
             }
-            #expect(store.cookies.commit(batches).allSatisfy { $0.failure == nil })
+            #expect(store.jars.commit(batches).allSatisfy { $0.failure == nil })
             for batch in batches { #expect(reference.commitOne(batch).failure == nil) }
             for uid: UInt32 in 1...3 {
-                let stored = try store.cookies.loadJar(uid: uid, now: F.now)
+                let stored = try store.jars.loadJar(uid: uid, now: F.now)
                 #expect(Set(stored) == Set(try reference.loadJar(uid: uid, now: F.now)), "round \(round), uid \(uid)")
             }
         }
@@ -179,8 +180,8 @@ struct StoreContractTests {
         let store = try StoreUnderTest(kind)
         let composed = F.cookie("caf\u{E9}", value: "composed")
         let decomposed = F.cookie("cafe\u{301}", value: "decomposed")
-        #expect(store.cookies.commitOne(F.upserts(1, [composed, decomposed])).failure == nil)
-        let loaded = try store.cookies.loadJar(uid: 1, now: F.now)
+        #expect(store.jars.commitOne(F.upserts(1, [composed, decomposed])).failure == nil)
+        let loaded = try store.jars.loadJar(uid: 1, now: F.now)
         #expect(loaded.count == 2)
         #expect(Set(loaded.map { Array($0.name.utf8) }) == [Array("caf\u{E9}".utf8), Array("cafe\u{301}".utf8)])
     }
@@ -190,41 +191,41 @@ struct StoreContractTests {
     @Test(arguments: StoreKind.allCases)
     func fullStoreFailsTheBatchThatDoesNotFitAndLosesNothing(_ kind: StoreKind) throws {
         let store = try StoreUnderTest(kind)
-        _ = try store.cookies.loadJars(bootID: F.bootA, now: F.now)
-        #expect(store.cookies.commitOne(F.upserts(9, [F.cookie("before")])).failure == nil)
+        _ = try store.jars.loadJars(bootID: F.bootA, now: F.now)
+        #expect(store.jars.commitOne(F.upserts(9, [F.cookie("before")])).failure == nil)
         try store.makeFull()
         var acknowledged: Set<String> = ["before"]
         var failure: StoreError?
         for round in 0..<40 where failure == nil {
             let names = (0..<10).map { "big\(round)-\($0)" }
             let batch = F.upserts(9, names.map { F.cookie($0, value: String(repeating: "x", count: 3_000)) })
-            switch store.cookies.commitOne(batch) {
+            switch store.jars.commitOne(batch) {
             case .success: acknowledged.formUnion(names)
             case .failure(let error): failure = error
             }
         }
         #expect(failure?.code == .diskFull)
-        #expect(Set(try store.cookies.loadJar(uid: 9, now: F.now).map(\.name)) == acknowledged)
+        #expect(Set(try store.jars.loadJar(uid: 9, now: F.now).map(\.name)) == acknowledged)
         // Removing cookies fits even now.
-        #expect(store.cookies.commitOne(CookieBatch(uid: 9, changes: [.delete(F.cookie("before").key)])).failure == nil)
+        #expect(store.jars.commitOne(StateBatch(uid: 9, changes: [.delete(F.cookie("before").key)])).failure == nil)
         acknowledged.remove("before")
 
         try store.makeRoom()
-        #expect(store.cookies.commitOne(F.upserts(9, [F.cookie("after")])).failure == nil)
+        #expect(store.jars.commitOne(F.upserts(9, [F.cookie("after")])).failure == nil)
         acknowledged.insert("after")
-        #expect(Set(try store.cookies.loadJars(bootID: F.bootA, now: F.now)[9]?.map(\.name) ?? []) == acknowledged)
+        #expect(Set(try store.jars.loadJars(bootID: F.bootA, now: F.now)[9]?.map(\.name) ?? []) == acknowledged)
     }
 
     @Test(arguments: StoreKind.allCases)
     func callsAfterCloseFailWithClosed(_ kind: StoreKind) throws {
         let store = try StoreUnderTest(kind)
-        store.cookies.close()
+        store.jars.close()
         store.dns.close()
-        store.cookies.close()  // a second close does nothing
-        #expect(store.cookies.commitOne(F.upserts(1, [F.cookie("x")])).failure?.code == .closed)
+        store.jars.close()  // a second close does nothing
+        #expect(store.jars.commitOne(F.upserts(1, [F.cookie("x")])).failure?.code == .closed)
         let errors: [StoreError?] = [
-            #expect(throws: StoreError.self) { try store.cookies.loadJar(uid: 1, now: F.now) },
-            #expect(throws: StoreError.self) { try store.cookies.loadJars(bootID: F.bootA, now: F.now) },
+            #expect(throws: StoreError.self) { try store.jars.loadJar(uid: 1, now: F.now) },
+            #expect(throws: StoreError.self) { try store.jars.loadJars(bootID: F.bootA, now: F.now) },
             #expect(throws: StoreError.self) { try store.dns.loadDNSSnapshot() },
             #expect(throws: StoreError.self) { try store.dns.saveDNSSnapshot(DNSSnapshot()) },
         ]
@@ -290,11 +291,11 @@ struct StoreContractTests {
     @Test(arguments: StoreKind.allCases)
     func dnsSnapshotsAndCookiesAreSeparate(_ kind: StoreKind) throws {
         let store = try StoreUnderTest(kind)
-        #expect(store.cookies.commitOne(F.upserts(1, [F.cookie("x")])).failure == nil)
+        #expect(store.jars.commitOne(F.upserts(1, [F.cookie("x")])).failure == nil)
         try store.dns.saveDNSSnapshot(DNSSnapshot(entries: Self.entries, owners: Self.owners))
         try store.dns.saveDNSSnapshot(DNSSnapshot())
-        #expect(try store.cookies.loadJar(uid: 1, now: F.now).map(\.name) == ["x"])
-        #expect(store.cookies.commitOne(CookieBatch(uid: 1, changes: [.delete(F.cookie("x").key)])).failure == nil)
+        #expect(try store.jars.loadJar(uid: 1, now: F.now).map(\.name) == ["x"])
+        #expect(store.jars.commitOne(StateBatch(uid: 1, changes: [.delete(F.cookie("x").key)])).failure == nil)
         try store.dns.saveDNSSnapshot(DNSSnapshot(entries: Self.entries, owners: Self.owners))
         #expect(try store.dns.loadDNSSnapshot().entries == Self.entries)
     }

@@ -1,5 +1,6 @@
 import Glibc
 import HTTPDNSCore
+import HTTPDNSProtocol
 import HTTPDNSSQLite
 import HTTPDNSTestSupport
 import Synchronization
@@ -24,8 +25,8 @@ enum StoreFixtures {
     }
 
     /// Upserts of `cookies` into the jar of `uid`, as one batch.
-    static func upserts(_ uid: UInt32, _ cookies: [Cookie]) -> CookieBatch {
-        CookieBatch(uid: uid, changes: cookies.map { .upsert($0) })
+    static func upserts(_ uid: UInt32, _ cookies: [Cookie]) -> StateBatch {
+        StateBatch(uid: uid, changes: cookies.map { .upsert($0) })
     }
 
     static func open(_ directory: TemporaryDirectory, reset: Bool = false, log: CapturedLog = CapturedLog())
@@ -53,9 +54,9 @@ extension TemporaryDirectory {
     }
 }
 
-extension CookieStore {
+extension JarStore {
     /// Commits one batch and returns its result.
-    func commitOne(_ batch: CookieBatch) -> Result<Void, StoreError> {
+    func commitOne(_ batch: StateBatch) -> Result<Void, StoreError> {
         commit([batch])[0]
     }
 }

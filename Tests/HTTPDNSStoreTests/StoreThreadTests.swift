@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 import HTTPDNSCore
+import HTTPDNSProtocol
 import Synchronization
 import Testing
 
@@ -15,7 +16,7 @@ struct StoreThreadTests {
         let ran = Mutex<[(index: Int, thread: pthread_t)]>([])
         for index in 0..<200 {
             thread.submit { stores in
-                _ = stores.cookies.commit([F.upserts(1, [F.cookie("c\(index)")])])
+                _ = stores.jars.commit([F.upserts(1, [F.cookie("c\(index)")])])
                 ran.withLock { $0.append((index, pthread_self())) }
             }
         }
@@ -52,7 +53,7 @@ struct StoreThreadTests {
         let committed = Mutex(0)
         for index in 0..<20 {
             thread.submit { stores in
-                if stores.cookies.commit([F.upserts(1, [F.cookie("c\(index)")])])[0].failure == nil {
+                if stores.jars.commit([F.upserts(1, [F.cookie("c\(index)")])])[0].failure == nil {
                     committed.withLock { $0 += 1 }
                 }
             }

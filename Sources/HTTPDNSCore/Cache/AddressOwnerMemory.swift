@@ -89,13 +89,13 @@ public final class AddressOwnerMemory {
         return live
     }
 
-    /// The host names cookie normalization chooses among for `address`, most recent first: those
-    /// whose answer is still within its TTL when there are any (an answer that expired was replaced
-    /// by whatever the uid resolved since), else the ones only retained past their TTL.
+    /// The host names cookie normalization chooses among for `address`, most recent first: every
+    /// name remembered, whether its answer is still within its TTL or only retained past it. None is
+    /// left out for having expired: a name resolved to the address after another's answer expired
+    /// (a co-hosted site, or a zone its owner points anywhere) must not take that site's cookies
+    /// over; with several, the request is ambiguous (`CookieRequest`).
     public func normalizationCandidates(uid: UInt32, of address: IPAddress, now: MonotonicInstant) -> [String] {
-        let known = attributions(uid: uid, of: address, now: now)
-        let current = known.filter { now < $0.answerExpiresAt }
-        return (current.isEmpty ? known : current).map(\.host)
+        attributions(uid: uid, of: address, now: now).map(\.host)
     }
 
     /// Forgets every expired attribution. O(n); meant for a periodic timer, not the hot path.

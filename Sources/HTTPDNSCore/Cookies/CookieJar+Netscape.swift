@@ -1,3 +1,5 @@
+import HTTPDNSProtocol
+
 /// The Netscape `cookies.txt` format read and written by curl (`-b`/`-c`), wget and
 /// Python's `http.cookiejar.MozillaCookieJar`: one cookie per line, seven TAB-separated
 /// fields `domain includeSubdomains path secure expiry name value`, `#` comments, and
@@ -7,20 +9,40 @@ extension CookieJar {
     public static let netscapeHeader = "# Netscape HTTP Cookie File"
     private static let httpOnlyPrefix = "#HttpOnly_"
 
-    /// Writes every unexpired cookie, sorted like `list`. Session cookies get expiry 0.
-    /// A cookie whose name holds a TAB cannot be written unambiguously and is left out.
-    public func exportNetscape(now: Int64) -> String {
-        var text = Self.netscapeHeader + "\n# Written by httpdnsd. Edit with care.\n\n"
+    /// Writes every unexpired cookie, sorted like `list`, and leaves out (and names) those the
+    /// format cannot hold. Session cookies get expiry 0.
+    public func exportNetscape(now: Int64) -> NetscapeExport {
         let cookies = (try? list(domain: nil, now: now)) ?? []
-        for cookie in cookies where !cookie.name.utf8.contains(0x09) && !cookie.path.utf8.contains(0x09) {
-            let domain = (cookie.httpOnly ? Self.httpOnlyPrefix : "") + (cookie.hostOnly ? "" : ".") + cookie.domain
-            let fields = [
-                domain, cookie.hostOnly ? "FALSE" : "TRUE", cookie.path, cookie.secure ? "TRUE" : "FALSE",
-                String(cookie.expires ?? 0), cookie.name, cookie.value,
-            ]
-            text += fields.joined(separator: "\t") + "\n"
+        let lines = cookies.map(Self.netscapeLine)
+        let leftOut = zip(cookies, lines).compactMap { cookie, line in line == nil ? cookie.key : nil }
+        var text = Self.netscapeFileStart(leavingOut: leftOut.count)
+        for case let line? in lines { text += line }
+        return NetscapeExport(text: text, leftOut: leftOut)
+    }
+
+    /// What a cookies.txt file starts with: the header line, and a comment saying how many cookies
+    /// were left out, if any (readers skip comments).
+    public static func netscapeFileStart(leavingOut leftOut: Int) -> String {
+        var text = netscapeHeader + "\n# Written by httpdnsd. Edit with care.\n"
+        if leftOut > 0 {
+            text +=
+                "# Left out: \(leftOut) cookie\(leftOut == 1 ? "" : "s") holding a TAB in the name, value or path.\n"
         }
-        return text
+        return text + "\n"
+    }
+
+    /// One cookie's line, ended by LF; nil when the format cannot hold the cookie: a TAB in its
+    /// name, value or path, which curl's and Python's readers take for a field separator (RFC
+    /// 6265bis allows one inside a value, and the jar keeps it; CR and LF never get into the jar).
+    public static func netscapeLine(_ cookie: Cookie) -> String? {
+        guard !cookie.name.utf8.contains(0x09), !cookie.value.utf8.contains(0x09), !cookie.path.utf8.contains(0x09)
+        else { return nil }
+        let domain = (cookie.httpOnly ? httpOnlyPrefix : "") + (cookie.hostOnly ? "" : ".") + cookie.domain
+        let fields = [
+            domain, cookie.hostOnly ? "FALSE" : "TRUE", cookie.path, cookie.secure ? "TRUE" : "FALSE",
+            String(cookie.expires ?? 0), cookie.name, cookie.value,
+        ]
+        return fields.joined(separator: "\t") + "\n"
     }
 
     /// Reads cookies from Netscape text. Malformed lines are skipped and counted; so are
@@ -60,7 +82,7 @@ extension CookieJar {
     }
 
     func parseNetscapeLine(_ line: String, httpOnly: Bool, now: Int64) -> NetscapeLine {
-        // The value is the last field and keeps any TABs it contains.
+        // The value is the last field and keeps any TABs it contains (other writers may leave them in).
         let fields = line.utf8.split(separator: 0x09, maxSplits: 6, omittingEmptySubsequences: false).map {
             String(decoding: $0, as: UTF8.self)
         }
@@ -92,6 +114,19 @@ extension CookieJar {
         case "FALSE": return false
         default: return nil
         }
+    }
+}
+
+/// What `CookieJar.exportNetscape` wrote.
+public struct NetscapeExport: Sendable, Equatable {
+    /// The whole cookies.txt text.
+    public var text: String
+    /// The cookies it leaves out (a TAB in the name, value or path), in `list` order.
+    public var leftOut: [CookieKey]
+
+    public init(text: String, leftOut: [CookieKey] = []) {
+        self.text = text
+        self.leftOut = leftOut
     }
 }
 

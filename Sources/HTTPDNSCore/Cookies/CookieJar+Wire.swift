@@ -1,18 +1,8 @@
 import HTTPDNSProtocol
 
-// The one seam between the jar's own types and the wire shapes of HTTPDNSProtocol: the jar
-// keeps what storage and retrieval need (creation order, last access, typed reasons), the
-// wire keeps what the contract shows.
-
-extension CookieRecord {
-    /// A stored cookie as `listCookies` shows it.
-    public init(_ cookie: Cookie) {
-        self.init(
-            name: cookie.name, value: cookie.value, domain: cookie.domain, hostOnly: cookie.hostOnly,
-            path: cookie.path, expires: cookie.expires, secure: cookie.secure, httpOnly: cookie.httpOnly,
-            sameSite: cookie.sameSite.rawValue, partitioned: cookie.partitioned, created: cookie.created)
-    }
-}
+// The seam between the jar's results and the wire shapes of HTTPDNSProtocol: the jar keeps what
+// storage and retrieval need (typed reasons, the host it used), the wire what the contract shows.
+// A cookie itself has one shape on both sides (`Cookie`).
 
 extension CookieHeaderResult {
     /// A retrieval as `getCookieHeader` answers it.

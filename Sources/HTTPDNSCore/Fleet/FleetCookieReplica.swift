@@ -1,3 +1,5 @@
+import HTTPDNSProtocol
+
 /// This daemon's view of the shared jars' replication state: for every shared cookie it has
 /// seen, the version of the change that produced its current state (a last-writer-wins
 /// register). Changes, local or remote, go through it, so every daemon applying the same set

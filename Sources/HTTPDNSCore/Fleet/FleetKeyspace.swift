@@ -1,3 +1,5 @@
+import HTTPDNSProtocol
+
 /// Computes the keyed hash that names a fleet key; the fleet target implements it with the
 /// fleet key's naming subkey, tests with anything deterministic.
 public protocol FleetNameHashing: Sendable {

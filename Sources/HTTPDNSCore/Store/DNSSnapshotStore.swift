@@ -12,7 +12,7 @@ public struct DNSSnapshot: Sendable, Equatable {
     }
 }
 
-/// Where the DNS snapshot is kept between runs. Like `CookieStore`, it belongs to one thread at
+/// Where the DNS snapshot is kept between runs. Like `JarStore`, it belongs to one thread at
 /// a time, and every call after its close fails with `.closed`.
 public protocol DNSSnapshotStore: AnyObject {
     /// Replaces the saved snapshot with `snapshot`, all at once.

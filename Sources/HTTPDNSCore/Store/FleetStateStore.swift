@@ -81,10 +81,11 @@ public struct FleetStoreWrite: Sendable, Equatable {
     }
 }
 
-/// The fleet tier's part of the local store. Its writes travel in `CookieBatch.fleet`, so they
-/// commit in the cookie changes' transaction; this protocol reads them back at startup.
+/// The fleet tier's part of the local store (every `JarStore` is one). Its writes travel in
+/// `StateBatch.fleet`, so they commit in the cookie changes' transaction; this protocol reads them
+/// back at startup.
 ///
-/// Like a `CookieStore`, it belongs to one thread at a time.
+/// Like a `JarStore`, it belongs to one thread at a time.
 public protocol FleetStateStore: AnyObject {
     /// Everything the fleet stored, at startup.
     func loadFleetState() throws(StoreError) -> FleetStoredState

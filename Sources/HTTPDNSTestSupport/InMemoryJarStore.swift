@@ -1,9 +1,12 @@
-/// A `CookieStore` in memory: the same contract as the daemon's SQLite store (boot policy,
-/// expiry, all-or-nothing batches), for tests and for running without a state directory.
+import HTTPDNSCore
+import HTTPDNSProtocol
+
+/// A `JarStore` in memory, for tests: the same contract as the daemon's SQLite store (boot policy,
+/// expiry, all-or-nothing batches with their fleet records), checked by the same contract tests.
 ///
 /// `capacity` bounds the number of cookies it holds, the way a full disk bounds a file: a batch
 /// that would go beyond it fails with `.diskFull` and leaves nothing behind.
-public final class InMemoryCookieStore: CookieStore, FleetStateStore {
+public final class InMemoryJarStore: JarStore {
     private var jars: [UInt32: [CookieKey: Cookie]] = [:]
     private var fleet = FleetStoredState()
     private var machine: FleetMachineID?
@@ -35,24 +38,26 @@ public final class InMemoryCookieStore: CookieStore, FleetStateStore {
         return Self.ordered((jars[uid] ?? [:]).values.filter { !$0.isExpired(at: now) })
     }
 
-    public func commit(_ batches: [CookieBatch]) -> [Result<Void, StoreError>] {
+    public func commit(_ batches: [StateBatch]) -> [Result<Void, StoreError>] {
         batches.map { batch in
             do throws(StoreError) {
                 try checkOpen()
-                var jar = jars[batch.uid] ?? [:]
-                for change in batch.changes {
-                    switch change {
-                    case .upsert(let cookie): jar[cookie.key] = cookie
-                    case .delete(let key): jar[key] = nil
+                if let changed = batch.jar {
+                    var jar = jars[changed.uid] ?? [:]
+                    for change in changed.changes {
+                        switch change {
+                        case .upsert(let cookie): jar[cookie.key] = cookie
+                        case .delete(let key): jar[key] = nil
+                        }
                     }
+                    let before = jars.values.reduce(0) { $0 + $1.count }
+                    let after = before - (jars[changed.uid]?.count ?? 0) + jar.count
+                    // A batch that does not grow the store always fits, as deletions fit on a full disk.
+                    guard after <= capacity || after <= before else {
+                        throw StoreError(.diskFull, "in-memory cookie store: full (\(capacity) cookies)")
+                    }
+                    jars[changed.uid] = jar.isEmpty ? nil : jar
                 }
-                let before = jars.values.reduce(0) { $0 + $1.count }
-                let after = before - (jars[batch.uid]?.count ?? 0) + jar.count
-                // A batch that does not grow the store always fits, as deletions fit on a full disk.
-                guard after <= capacity || after <= before else {
-                    throw StoreError(.diskFull, "in-memory cookie store: full (\(capacity) cookies)")
-                }
-                jars[batch.uid] = jar.isEmpty ? nil : jar
                 batch.fleet.apply(to: &fleet)
                 return .success(())
             } catch {
@@ -86,4 +91,4 @@ public final class InMemoryCookieStore: CookieStore, FleetStateStore {
 }
 
 @available(*, unavailable, message: "a store belongs to one thread at a time")
-extension InMemoryCookieStore: Sendable {}
+extension InMemoryJarStore: Sendable {}
