@@ -57,7 +57,7 @@ let package = Package(
         .target(
             name: "HTTPDNSStore", dependencies: ["HTTPDNSProtocol", "HTTPDNSCore", "HTTPDNSSQLite", "HTTPDNSSystem"],
             swiftSettings: strictSettings),
-        .target(name: "HTTPDNSRedis", dependencies: ["CHiredis"], swiftSettings: strictSettings),
+        .target(name: "HTTPDNSRedis", dependencies: ["CHiredis", "HTTPDNSSystem"], swiftSettings: strictSettings),
         .target(name: "HTTPDNSSodium", dependencies: ["CSodium", "HTTPDNSSystem"], swiftSettings: strictSettings),
         .target(
             name: "HTTPDNSFleet",

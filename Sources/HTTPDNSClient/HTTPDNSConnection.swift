@@ -21,6 +21,8 @@ public final class HTTPDNSConnection {
     private var descriptor: FileDescriptor?
     private var framer = LineFramer(maxLineLength: HTTPDNSConnection.maxReplyLength)
     private var nextID: Int64 = 1
+    /// Notifications read and not yet handed out (`subscribe`).
+    private var notifications: [JSON] = []
 
     /// `socketPath` nil applies the client rule (`$HTTPDNSD_SOCKET`, the per-user socket, the system socket).
     public init(socketPath: String?, timeoutMilliseconds: Int = HTTPDNSConnection.standardTimeoutMilliseconds) {
@@ -43,6 +45,7 @@ public final class HTTPDNSConnection {
         descriptor?.close()
         descriptor = nil
         framer = LineFramer(maxLineLength: Self.maxReplyLength)
+        notifications.removeAll()
     }
 
     /// Calls `method` with by-name `params` and returns its `result`.
@@ -81,6 +84,74 @@ public final class HTTPDNSConnection {
                     if reconnected { throw .connectionClosed(socketPath: socketPath) }
                     reconnected = true
                 }
+            }
+        }
+    }
+
+    // MARK: subscriptions
+
+    /// Calls a method whose answer opens a subscription (`monitor`) and returns its result; the
+    /// connection then carries the subscription's notifications (`nextNotification`) until it
+    /// is closed, and no other call should use it.
+    public func subscribe(
+        _ method: String, params: JSONObject = JSONObject(), timeoutMilliseconds: Int? = nil
+    ) throws(ClientError) -> JSON {
+        let timeout = timeoutMilliseconds ?? defaultTimeoutMilliseconds
+        let deadline = MonotonicClock.nowMilliseconds() + Int64(timeout)
+        let id = nextID
+        nextID += 1
+        do throws(TransportFailure) {
+            let fd: FileDescriptor
+            do { fd = try connectedDescriptor() } catch { throw .client(error) }
+            var line = JSONOutput()
+            RPCRequest(id: .number(JSONNumber(id)), method: method, params: params).json.write(to: &line)
+            line.append(0x0A)
+            try sendAll(line.bytes, on: fd, deadline: deadline)
+            while true {
+                for message in try readMessages(on: fd, deadline: deadline) {
+                    guard message["id"] != nil else {
+                        notifications.append(message)
+                        continue
+                    }
+                    guard let response = RPCResponse(json: message) else {
+                        throw .client(
+                            .malformedResponse("not a JSON-RPC 2.0 response: \(Self.excerpt(message.encoded))"))
+                    }
+                    guard response.id == .number(JSONNumber(id)) else { continue }
+                    switch response.outcome {
+                    case .success(let result): return result
+                    case .failure(let error): throw .client(.rpc(error))
+                    }
+                }
+            }
+        } catch {
+            disconnect()
+            switch error {
+            case .client(let clientError): throw clientError
+            case .timedOut: throw .timeout(socketPath: socketPath, milliseconds: timeout)
+            case .closedByPeer: throw .connectionClosed(socketPath: socketPath)
+            }
+        }
+    }
+
+    /// The next notification of the subscription (`method` and `params`), waiting as long as it
+    /// takes; nil once the daemon closed the connection.
+    public func nextNotification() throws(ClientError) -> (method: String, params: JSON)? {
+        while true {
+            if !notifications.isEmpty {
+                let message = notifications.removeFirst()
+                guard let method = message["method"]?.stringValue else {
+                    throw .malformedResponse("not a JSON-RPC 2.0 notification: \(Self.excerpt(message.encoded))")
+                }
+                return (method, message["params"] ?? .null)
+            }
+            guard let fd = descriptor else { return nil }
+            do throws(TransportFailure) {
+                notifications += try readMessages(on: fd, deadline: .max)
+            } catch {
+                disconnect()
+                if case .client(let clientError) = error { throw clientError }
+                return nil
             }
         }
     }
@@ -177,6 +248,19 @@ public final class HTTPDNSConnection {
 
     /// Reads until at least one complete line arrived, and returns the responses in it.
     private func readResponses(on fd: FileDescriptor, deadline: Int64) throws(TransportFailure) -> [RPCResponse] {
+        var responses: [RPCResponse] = []
+        for json in try readMessages(on: fd, deadline: deadline) {
+            guard let response = RPCResponse(json: json) else {
+                throw .client(.malformedResponse("not a JSON-RPC 2.0 response: \(Self.excerpt(json.encoded))"))
+            }
+            responses.append(response)
+        }
+        return responses
+    }
+
+    /// Reads until at least one complete line arrived, and returns its messages (a batch's elements
+    /// one by one).
+    private func readMessages(on fd: FileDescriptor, deadline: Int64) throws(TransportFailure) -> [JSON] {
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             var lines: [[UInt8]] = []
@@ -189,22 +273,16 @@ public final class HTTPDNSConnection {
             }
             if tooLong { throw .client(.malformedResponse("a reply longer than \(Self.maxReplyLength) bytes")) }
             if !lines.isEmpty {
-                var responses: [RPCResponse] = []
+                var messages: [JSON] = []
                 for line in lines {
                     let json: JSON
                     do { json = try JSONParser.parse(line) } catch {
                         throw .client(.malformedResponse("not JSON (\(error.description))"))
                     }
                     // A daemon never answers our single requests with a batch; accept one anyway.
-                    let elements = json.arrayValue ?? [json]
-                    for element in elements {
-                        guard let response = RPCResponse(json: element) else {
-                            throw .client(.malformedResponse("not a JSON-RPC 2.0 response: \(Self.excerpt(line))"))
-                        }
-                        responses.append(response)
-                    }
+                    messages += json.arrayValue ?? [json]
                 }
-                return responses
+                return messages
             }
             let result = chunk.withUnsafeMutableBytes { raw in
                 Result { () throws(SystemError) in try fd.read(into: raw) }

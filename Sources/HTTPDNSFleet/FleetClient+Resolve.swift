@@ -106,6 +106,27 @@ final class FleetFlightDriver {
         perform(flight.handle(event, now: FleetClient.now()))
     }
 
+    /// The event of a Redis call, or `timedOut` once `milliseconds` passed on the loop without
+    /// it, whichever comes first: the resolve goes on to the upstreams in time whatever the
+    /// Redis thread is stuck on (a late result is dropped).
+    private func settleWithin(_ milliseconds: Int, orElse timedOut: FleetCacheFlight.Event)
+        -> (FleetCacheFlight.Event) -> Void
+    {
+        var settled = false
+        let loop = client.loop
+        let timer = loop.schedule(afterMilliseconds: Int64(milliseconds)) {
+            guard !settled else { return }
+            settled = true
+            self.handle(timedOut)
+        }
+        return { event in
+            guard !settled else { return }
+            settled = true
+            loop.cancel(timer)
+            self.handle(event)
+        }
+    }
+
     /// The driver keeps itself alive through the closures it hands out until the flight ends.
     private func perform(_ action: FleetCacheFlight.Action) {
         let lock = FleetLock(host: flight.host, token: flight.token)
@@ -116,18 +137,20 @@ final class FleetFlightDriver {
         case .none, .finished:
             break
         case .lookUp:
+            let settle = settleWithin(budget, orElse: .lookupFailed)
             client.lookUp(host: flight.host, families: flight.families, deadlineMilliseconds: budget) { result in
                 switch result {
-                case .success(let hits): self.handle(.lookedUp(hits))
-                case .failure: self.handle(.lookupFailed)
+                case .success(let hits): settle(.lookedUp(hits))
+                case .failure: settle(.lookupFailed)
                 }
             }
         case .acquireLock(_, let lifetimeMs):
+            let settle = settleWithin(budget, orElse: .lockFailed)
             client.acquireLock(lock, lifetimeMs: lifetimeMs, deadlineMilliseconds: budget) { result in
                 switch result {
-                case .success(true): self.handle(.lockAcquired)
-                case .success(false): self.handle(.lockBusy)
-                case .failure: self.handle(.lockFailed)
+                case .success(true): settle(.lockAcquired)
+                case .success(false): settle(.lockBusy)
+                case .failure: settle(.lockFailed)
                 }
             }
         case .wait(let milliseconds):

@@ -45,6 +45,10 @@ public final class FleetClient {
     /// The replication thread, once started.
     var replication: FleetReplicationThread?
     public private(set) var health: FleetHealth
+    /// While Redis is failing, a read now and then finds out when it is back, even when no
+    /// resolve or change asks for Redis meanwhile.
+    private var probe: EventLoop.TimerID?
+    static let probeIntervalMilliseconds: Int64 = 5_000
 
     /// Starts the command thread (it connects on first use).
     public init(options: FleetClientOptions, key: FleetKey, loop: EventLoop, log: @escaping (FleetLogLine) -> Void) {
@@ -66,6 +70,8 @@ public final class FleetClient {
     /// Stops the threads: queued commands are dropped, the replication thread ends after its
     /// current read. Completions not yet delivered never run.
     public func shutdown() {
+        if let probe { loop.cancel(probe) }
+        probe = nil
         replication?.stop()
         replication = nil
         worker.shutdown()
@@ -187,6 +193,24 @@ public final class FleetClient {
         let line = health.observe(
             observation, nowUnix: WallClock.nowSeconds(), startedAtMs: startedAtMs, endedAtMs: endedAtMs)
         if let line { log(line) }
+        if case .failed = observation { scheduleProbe() }
+    }
+
+    /// A `PING` after `probeIntervalMilliseconds` while Redis is unreachable (or refusing the
+    /// login); its failure schedules the next one, its success says Redis is back.
+    private func scheduleProbe() {
+        guard probe == nil else { return }
+        probe = loop.schedule(afterMilliseconds: Self.probeIntervalMilliseconds) { [weak self] in
+            guard let self else { return }
+            self.probe = nil
+            guard self.health.condition == .unreachable || self.health.condition == .authenticationFailed else {
+                return
+            }
+            self.submit(kind: .read, deadlineMilliseconds: nil) { redis throws(RedisError) in
+                try redis.ping()
+            } completion: { _ in
+            }
+        }
     }
 
     func rejected(_ reason: String) {

@@ -15,6 +15,13 @@ public final class FleetRedis {
         static let snapshot = "snapshot"
     }
 
+    /// The largest value, stream entry field, snapshot field or epoch read from Redis (a sealed
+    /// cookie change is under 10 KiB): larger ones are skipped without being read, and counted
+    /// as rejected (httpdnsd.conf(5), [Fleet]). Also each connection's bulk string limit.
+    public static let maxValueBytes = 64 << 10
+    /// What one reply may take in all (a stream read of 500 changes is about 5 MB at most).
+    public static let maxReplyBytes = 8 << 20
+
     public let connection: RedisConnection
     public let keyspace: FleetKeyspace
     private let key: FleetKey
@@ -36,15 +43,23 @@ public final class FleetRedis {
         public var rejected: [String] = []
     }
 
-    /// Reads the fleet answers of `host` (value and remaining lifetime, one round trip).
+    /// Reads the fleet answers of `host` (value and remaining lifetime, one round trip); a
+    /// value over `maxValueBytes` is not read but rejected.
     public func lookUp(host: String, families: [IPFamily], nowUnixMs: Int64) throws(RedisError) -> Lookup {
         let keys = families.map { keyspace.cacheKey(host: host, family: $0) }
-        let replies = try connection.pipelineThrowingErrors(
-            keys.flatMap { [["GET", RedisArgument($0)], ["PTTL", RedisArgument($0)]] })
+        let reply = try connection.evaluate(
+            FleetScripts.lookUp, keys: keys.map { RedisArgument($0) }, arguments: [RedisArgument(Self.maxValueBytes)])
+        guard let replies = reply.array, replies.count == 2 * keys.count else {
+            throw RedisError(.unexpectedReply, "\(connection.options.endpoint): unexpected reply to the lookup script")
+        }
         var lookup = Lookup()
         for (index, family) in families.enumerated() {
             let value = replies[2 * index]
             let left = replies[2 * index + 1]
+            if value.integer == -1 {
+                lookup.rejected.append("an answer over \(Self.maxValueBytes) bytes")
+                continue
+            }
             guard let sealed = value.bytes else { continue }
             guard let plaintext = key.open(sealed, kind: Kind.answer, name: keys[index]) else {
                 lookup.rejected.append("an answer failed to open")
@@ -136,12 +151,14 @@ public final class FleetRedis {
     }
 
     /// The changes after `id` (waiting up to `blockMilliseconds` for one when there is none).
+    /// An entry over `maxValueBytes`, or one too large for a reply by itself, is not read: it
+    /// comes back as rejected, so the next read starts after it.
     public func readChanges(after id: FleetStreamID, count: Int, blockMilliseconds: Int?) throws(RedisError)
         -> [StreamChange]
     {
-        let entries = try connection.streamRead(
+        let read = try connection.streamRead(
             keyspace.changesKey, after: id.description, count: count, blockMilliseconds: blockMilliseconds)
-        return entries.compactMap { entry in
+        var changes: [StreamChange] = read.entries.compactMap { entry in
             guard let id = FleetStreamID(entry.id) else { return nil }
             // The publish script stores the sealed change in field "c".
             guard let sealed = entry.value(of: "c"),
@@ -149,6 +166,12 @@ public final class FleetRedis {
             else { return StreamChange(id: id, change: .failure(FleetRecordError("a change failed to open"))) }
             return StreamChange(id: id, change: FleetCookieChange.decode(plaintext))
         }
+        if let skipped = read.skippedID.flatMap(FleetStreamID.init) {
+            changes.append(
+                StreamChange(
+                    id: skipped, change: .failure(FleetRecordError("a change over \(Self.maxValueBytes) bytes"))))
+        }
+        return changes
     }
 
     /// Everything in the snapshot, and the stream id to go on from afterwards (read first, so
@@ -162,20 +185,17 @@ public final class FleetRedis {
 
     public func readSnapshot(batch: Int = 500) throws(RedisError) -> Snapshot {
         var snapshot = Snapshot()
-        let info = try connection.streamInfo(keyspace.changesKey)
-        snapshot.resumeAfter = info?["last-generated-id"]?.text.flatMap(FleetStreamID.init) ?? .zero
-        var cursor = "0"
-        repeat {
-            let step = try connection.hashScan(keyspace.snapshotKey, cursor: cursor, count: batch)
-            cursor = step.cursor
-            for pair in step.fields {
+        snapshot.resumeAfter = try observe(remembering: [], creatingEpoch: false).lastGeneratedID ?? .zero
+        try scanSnapshot(batch: batch) { pairs, skipped in
+            for _ in 0..<skipped { snapshot.rejected.append("a snapshot entry over \(Self.maxValueBytes) bytes") }
+            for pair in pairs {
                 let field = String(decoding: pair.field, as: UTF8.self)
                 switch openSnapshotValue(pair.value, field: field) {
                 case .success(let change): snapshot.changes.append(change)
                 case .failure(let error): snapshot.rejected.append(error.reason)
                 }
             }
-        } while cursor != "0"
+        }
         return snapshot
     }
 
@@ -184,11 +204,8 @@ public final class FleetRedis {
     @discardableResult
     public func sweepSnapshot(horizonMs: Int64, batch: Int = 500) throws(RedisError) -> Int {
         var removed = 0
-        var cursor = "0"
-        repeat {
-            let step = try connection.hashScan(keyspace.snapshotKey, cursor: cursor, count: batch)
-            cursor = step.cursor
-            for pair in step.fields {
+        try scanSnapshot(batch: batch) { (pairs, _) throws(RedisError) in
+            for pair in pairs {
                 guard
                     case .success(let change) = openSnapshotValue(
                         pair.value, field: String(decoding: pair.field, as: UTF8.self)),
@@ -199,38 +216,86 @@ public final class FleetRedis {
                     arguments: [RedisArgument(pair.field), RedisArgument(pair.value)])
                 removed += Int(reply.integer ?? 0)
             }
-        } while cursor != "0"
+        }
         return removed
+    }
+
+    /// Walks the snapshot a step at a time; `body` gets each step's pairs that fit
+    /// `maxValueBytes` and how many did not (those are never read).
+    private func scanSnapshot(
+        batch: Int, _ body: ([RedisFieldValue], Int) throws(RedisError) -> Void
+    ) throws(RedisError) {
+        var cursor = "0"
+        repeat {
+            let reply = try connection.evaluate(
+                FleetScripts.scanSnapshot, keys: [RedisArgument(keyspace.snapshotKey)],
+                arguments: [RedisArgument(cursor), RedisArgument(batch), RedisArgument(Self.maxValueBytes)])
+            guard let parts = reply.array, parts.count == 3, let next = parts[0].text, let flat = parts[1].array,
+                flat.count % 2 == 0, let skipped = parts[2].integer
+            else {
+                throw RedisError(
+                    .unexpectedReply, "\(connection.options.endpoint): unexpected reply to the scan script")
+            }
+            var pairs: [RedisFieldValue] = []
+            for index in stride(from: 0, to: flat.count, by: 2) {
+                guard let field = flat[index].bytes, let value = flat[index + 1].bytes else { continue }
+                pairs.append(RedisFieldValue(field: field, value: value))
+            }
+            try body(pairs, Int(skipped))
+            cursor = next
+        } while cursor != "0"
     }
 
     // MARK: synchronisation
 
+    /// `PING`: whether Redis answers at all.
+    public func ping() throws(RedisError) {
+        _ = try connection.command(["PING"])
+    }
+
     /// Looks at the stream and the dataset's epoch (creating the epoch if Redis has none), and
-    /// checks whether the remembered entries are still there.
+    /// checks whether the remembered entries are still there; no entry is read whole.
     public func observe(remembering ids: [FleetStreamID]) throws(RedisError) -> FleetStreamObservation {
+        try observe(remembering: ids, creatingEpoch: true)
+    }
+
+    private func observe(remembering ids: [FleetStreamID], creatingEpoch: Bool) throws(RedisError)
+        -> FleetStreamObservation
+    {
+        let looked = Array(Set(ids).subtracting([.zero]))
+        var reply = try observeScript(looked)
         // Read first: a full Redis refuses even a SET NX that would change nothing, and
         // replication must go on reading while it is full.
-        var epochBytes = try connection.get(keyspace.epochKey)
-        if epochBytes == nil {
+        if creatingEpoch && reply.first == .null {
             try connection.set(keyspace.epochKey, Array(Sodium.randomHex(byteCount: 16).utf8), onlyIfAbsent: true)
-            epochBytes = try connection.get(keyspace.epochKey)
+            reply = try observeScript(looked)
         }
-        guard let epochBytes else {
+        guard reply.count == 5 + looked.count else {
+            throw RedisError(.unexpectedReply, "\(connection.options.endpoint): unexpected reply to the observe script")
+        }
+        let epoch: String
+        switch reply[0] {
+        case .bulk(let bytes): epoch = String(decoding: bytes, as: UTF8.self)
+        case .null where !creatingEpoch: epoch = ""
+        case .integer(-1):
+            throw RedisError(
+                .unexpectedReply, "\(connection.options.endpoint): the fleet epoch is over \(Self.maxValueBytes) bytes")
+        default:
             throw RedisError(.unexpectedReply, "\(connection.options.endpoint): the fleet epoch vanished")
         }
-        let info = try connection.streamInfo(keyspace.changesKey)
-        let first = try connection.streamRange(keyspace.changesKey, from: "-", to: "+", count: 1).first
         var missing = Set<FleetStreamID>()
-        for id in Set(ids) where id != .zero {
-            let found = try connection.streamRange(
-                keyspace.changesKey, from: id.description, to: id.description, count: 1)
-            if found.isEmpty { missing.insert(id) }
-        }
+        for (index, id) in looked.enumerated() where reply[5 + index].integer == 0 { missing.insert(id) }
         return FleetStreamObservation(
-            epoch: String(decoding: epochBytes, as: UTF8.self),
-            firstID: first.flatMap { FleetStreamID($0.id) },
-            lastGeneratedID: info?["last-generated-id"]?.text.flatMap(FleetStreamID.init),
-            entriesAdded: info?["entries-added"]?.integer, length: info?["length"]?.integer ?? 0, missing: missing)
+            epoch: epoch, firstID: reply[4].text.flatMap(FleetStreamID.init),
+            lastGeneratedID: reply[2].text.flatMap(FleetStreamID.init), entriesAdded: reply[3].integer,
+            length: reply[1].integer ?? 0, missing: missing)
+    }
+
+    private func observeScript(_ ids: [FleetStreamID]) throws(RedisError) -> [RedisReply] {
+        try connection.evaluate(
+            FleetScripts.observe, keys: [RedisArgument(keyspace.epochKey), RedisArgument(keyspace.changesKey)],
+            arguments: [RedisArgument(Self.maxValueBytes)] + ids.map { RedisArgument($0.description) }
+        ).array ?? []
     }
 
     // MARK: internals

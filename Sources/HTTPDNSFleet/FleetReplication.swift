@@ -40,12 +40,10 @@ extension FleetClient {
     ) {
         precondition(replication == nil, "replication already started")
         let mailbox = LoopMailbox<ReplicationMessage>(poster: loop.poster)
-        var tailOptions = options.redis
-        // A blocking read holds the connection for its whole block time.
-        tailOptions.commandTimeoutMilliseconds += options.streamBlockMilliseconds
+        // A blocking read's deadline includes its block time (`RedisConnection.streamRead`).
         let thread = FleetReplicationThread(
             redis: FleetRedis(
-                connection: RedisConnection(options: tailOptions), key: key, fleetName: options.fleetName,
+                connection: RedisConnection(options: options.redis), key: key, fleetName: options.fleetName,
                 streamMaxLength: options.streamMaxLength),
             options: options, cursor: cursor, lastPublishedID: lastPublishedID, mailbox: mailbox)
         replication = thread

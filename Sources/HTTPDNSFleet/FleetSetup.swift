@@ -14,8 +14,8 @@ public struct FleetSetup: Sendable {
     public let sharedJars: [UInt32: String]
 
     /// Reads the key and password files and looks the users up. `resolverTimeoutMs` is the
-    /// resolver's `Timeout=`: each Redis command gets a quarter of it (at least 250 ms), so a
-    /// stalled Redis still leaves the upstreams time to answer.
+    /// resolver's `Timeout=`: each Redis exchange gets a quarter of it (at least 250 ms) for the
+    /// whole reply, so a stalled or trickling Redis still leaves the upstreams time to answer.
     public static func load(_ configuration: FleetConfiguration, resolverTimeoutMs: Int) throws(FleetSetupError)
         -> FleetSetup
     {
@@ -67,7 +67,9 @@ public struct FleetSetup: Sendable {
         }
         let redis = RedisOptions(
             endpoint: endpoint, database: database, password: password, connectTimeoutMilliseconds: 1_000,
-            commandTimeoutMilliseconds: max(250, resolverTimeoutMs / 4))
+            commandTimeoutMilliseconds: max(250, resolverTimeoutMs / 4),
+            replyLimits: RESPReader.Limits(
+                maxBulkBytes: FleetRedis.maxValueBytes, maxReplyBytes: FleetRedis.maxReplyBytes))
         return FleetSetup(
             clientOptions: FleetClientOptions(redis: redis, fleetName: configuration.name), key: key,
             shareCache: configuration.shareCache, sharedJars: sharedJars)

@@ -383,6 +383,12 @@ public struct ExportCookiesResult: MethodResult {
     public func write(to out: inout JSONOutput) {
         JSONWriter.raw(#"{"data":"#, to: &out)
         JSONWriter.string(data, to: &out)
+        Self.writeEnd(leavingOut: leftOut, to: &out)
+    }
+
+    /// What follows `data`'s closing quote: `leftOut` when a cookie was left out, and the closing
+    /// brace (a streamed export writes `data` in pieces, then this).
+    public static func writeEnd(leavingOut leftOut: [CookieKey], to out: inout JSONOutput) {
         if !leftOut.isEmpty {
             JSONWriter.raw(#","leftOut":["#, to: &out)
             for (i, key) in leftOut.enumerated() {

@@ -23,6 +23,21 @@ public enum JSONWriter {
             return
         }
         out.append(UInt8(ascii: "\""))
+        escaped(buffer, from: firstEscape, to: &out)
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends a string's content, escaped, without the quotes: a long string written in pieces
+    /// (the quotes written before the first and after the last).
+    public static func stringContent(_ s: String, to out: inout JSONOutput) {
+        s.withUTF8Bytes { buffer in
+            guard let firstEscape = firstEscape(in: buffer) else { return out.append(buffer) }
+            escaped(buffer, from: firstEscape, to: &out)
+        }
+    }
+
+    /// Appends `buffer` with each byte that needs it escaped; `firstEscape` is the first such.
+    private static func escaped(_ buffer: UnsafeBufferPointer<UInt8>, from firstEscape: Int, to out: inout JSONOutput) {
         var runStart = 0
         for i in firstEscape..<buffer.count where needsEscape(buffer[i]) {
             let byte = buffer[i]
@@ -41,7 +56,6 @@ public enum JSONWriter {
             }
         }
         out.append(UnsafeBufferPointer(rebasing: buffer[runStart..<buffer.count]))
-        out.append(UInt8(ascii: "\""))
     }
 
     /// A string, or `null` for nil.

@@ -20,6 +20,9 @@ public struct LineFramer {
     private var start = 0
     /// Where the newline search resumes (bytes before it hold no newline).
     private var scanned = 0
+    /// The unfinished line holds a byte other than a space, tab or CR before `scanned`: a line
+    /// is checked for blankness as it arrives, so finishing a long one costs nothing more.
+    private var lineHasContent = false
     public private(set) var overflowed = false
 
     public init(maxLineLength: Int) {
@@ -31,6 +34,13 @@ public struct LineFramer {
 
     /// Bytes of memory the framer holds.
     public var capacity: Int { buffer.capacity }
+
+    /// Whether a complete line waits to be drained (a stopped `drainLines` may leave some).
+    public var hasCompleteLine: Bool {
+        guard !overflowed, scanned < buffer.count else { return false }
+        let from = scanned
+        return buffer.withUnsafeBufferPointer { Self.firstNewline(in: $0, from: from) } != nil
+    }
 
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         compactIfUseful()
@@ -44,12 +54,13 @@ public struct LineFramer {
         buffer.append(contentsOf: bytes)
     }
 
-    /// Grows a large buffer by an eighth rather than doubling it: a long line a client is
-    /// still sending then pins little more memory than its bytes (what the server's caps count).
+    /// Grows a large buffer by half rather than doubling it: a long line a client is still
+    /// sending pins at most half again its bytes (what the server charges is the capacity), and
+    /// a line arriving in reads of 64 KiB is copied a few times, not once per read.
     private mutating func reserve(_ count: Int) {
         let needed = buffer.count + count
         guard needed > buffer.capacity, needed > 64 * 1024 else { return }
-        buffer.reserveCapacity(needed + needed / 8)
+        buffer.reserveCapacity(needed + max(needed / 2, 64 * 1024))
     }
 
     /// Calls `body` for each complete line and for an overflow; stops after `.tooLong`.
@@ -58,6 +69,20 @@ public struct LineFramer {
             body(event)
             return true
         })
+    }
+
+    /// Whether `bytes` holds only spaces, tabs and CRs, eight bytes a step (a blank line may be
+    /// as long as a line may be).
+    public static func isBlank(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        // Exact per byte (no borrow between bytes): a byte's high bit is set when it is not zero.
+        func nonZero(_ word: UInt64) -> UInt64 {
+            (((word & ~ByteWords.highBits) &+ ~ByteWords.highBits) | word) & ByteWords.highBits
+        }
+        func other(_ word: UInt64) -> UInt64 {
+            nonZero(word ^ (ByteWords.ones &* 0x20)) & nonZero(word ^ (ByteWords.ones &* 0x09))
+                & nonZero(word ^ (ByteWords.ones &* 0x0D))
+        }
+        return ByteWords.firstIndex(in: bytes, flags: other, isMatch: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) == nil
     }
 
     /// The offset of the first `\n` at or after `from`, eight bytes a step.
@@ -79,6 +104,11 @@ public struct LineFramer {
             let from = scanned
             let newline = buffer.withUnsafeBufferPointer { Self.firstNewline(in: $0, from: from) }
             guard let lineEnd = newline else {
+                if !lineHasContent {
+                    lineHasContent = !buffer.withUnsafeBufferPointer {
+                        Self.isBlank(UnsafeBufferPointer(rebasing: $0[from..<end]))
+                    }
+                }
                 scanned = end
                 // A trailing \r may be the first half of this line's \r\n: it is not content.
                 let pending = end - start - (end > start && buffer[end - 1] == 0x0D ? 1 : 0)
@@ -87,6 +117,8 @@ public struct LineFramer {
                     _ = body(.tooLong)
                 } else if start == end {
                     releaseIfDrained()
+                } else {
+                    shrinkIfSparse()
                 }
                 return true
             }
@@ -100,7 +132,13 @@ public struct LineFramer {
                 _ = body(.tooLong)
                 return true
             }
-            let blank = buffer[lineStart..<contentEnd].allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
+            // Only the bytes not looked at before (a CR already seen is blank either way).
+            let blank =
+                !lineHasContent
+                && buffer.withUnsafeBufferPointer {
+                    Self.isBlank(UnsafeBufferPointer(rebasing: $0[from..<max(from, contentEnd)]))
+                }
+            lineHasContent = false
             if !blank {
                 let proceed = buffer.withUnsafeBufferPointer { all in
                     body(.line(UnsafeBufferPointer(rebasing: all[lineStart..<contentEnd])))
@@ -119,6 +157,21 @@ public struct LineFramer {
         }
         start = 0
         scanned = 0
+        lineHasContent = false
+    }
+
+    /// A large buffer that now holds little (a long line drained, the start of the next one
+    /// kept) is replaced by one that fits what is left: what a connection holds is its
+    /// buffer's capacity, not its content.
+    private mutating func shrinkIfSparse() {
+        let pending = buffer.count - start
+        guard buffer.capacity > Self.retainedCapacity, pending * 4 < buffer.capacity else { return }
+        var kept: [UInt8] = []
+        kept.reserveCapacity(max(pending, Self.retainedCapacity))
+        kept.append(contentsOf: buffer[start...])
+        buffer = kept
+        scanned -= start
+        start = 0
     }
 
     private mutating func compactIfUseful() {

@@ -12,7 +12,34 @@ public enum Method: String, CaseIterable, Sendable {
     case exportCookies
     case flushCache
     case status
+    case showCache
+    case statistics
+    case resetStatistics
+    case metrics
+    case monitor
     case discover = "rpc.discover"
+
+    /// Its position in `allCases` (for counters kept in an array).
+    public var ordinal: Int {
+        switch self {
+        case .resolve: return 0
+        case .reverse: return 1
+        case .getCookieHeader: return 2
+        case .handleSetCookie: return 3
+        case .deleteCookies: return 4
+        case .listCookies: return 5
+        case .importCookies: return 6
+        case .exportCookies: return 7
+        case .flushCache: return 8
+        case .status: return 9
+        case .showCache: return 10
+        case .statistics: return 11
+        case .resetStatistics: return 12
+        case .metrics: return 13
+        case .monitor: return 14
+        case .discover: return 15
+        }
+    }
 
     /// The type of this method's params.
     public var paramsType: any MethodParams.Type {
@@ -27,6 +54,11 @@ public enum Method: String, CaseIterable, Sendable {
         case .exportCookies: return ExportCookiesParams.self
         case .flushCache: return FlushCacheParams.self
         case .status: return StatusParams.self
+        case .showCache: return ShowCacheParams.self
+        case .statistics: return StatisticsParams.self
+        case .resetStatistics: return ResetStatisticsParams.self
+        case .metrics: return MetricsParams.self
+        case .monitor: return MonitorParams.self
         case .discover: return DiscoverParams.self
         }
     }
@@ -44,6 +76,11 @@ public enum Method: String, CaseIterable, Sendable {
         case .exportCookies: return ExportCookiesResult.self
         case .flushCache: return FlushCacheResult.self
         case .status: return StatusResult.self
+        case .showCache: return ShowCacheResult.self
+        case .statistics: return StatisticsResult.self
+        case .resetStatistics: return ResetStatisticsResult.self
+        case .metrics: return MetricsResult.self
+        case .monitor: return MonitorResult.self
         case .discover: return DiscoverResult.self
         }
     }

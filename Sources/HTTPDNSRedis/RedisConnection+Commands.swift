@@ -49,25 +49,61 @@ extension RedisConnection {
         return !reply.isNull
     }
 
+    /// What `streamRead` got.
+    public struct StreamRead: Sendable, Equatable {
+        /// The entries read whole, oldest first.
+        public var entries: [RedisStreamEntry]
+        /// The entry after them that did not fit the reply limits (a field over the bulk limit,
+        /// or too large for a reply by itself): its id, to go on after it; it was not read.
+        public var skippedID: String?
+    }
+
     /// `XREAD [COUNT n] [BLOCK ms] STREAMS key id`: the entries after `id`, oldest first; empty
-    /// when none arrived within the block time.
+    /// when none arrived within the block time (which the exchange's deadline includes).
+    ///
+    /// A reply over the limits is cut, not failed: the entries read whole come back, and the
+    /// one that did not fit is named in `skippedID` when it can never fit (a bulk string over
+    /// the limit, or the first entry of the reply); otherwise the next read starts with it.
     public func streamRead(_ key: String, after id: String, count: Int, blockMilliseconds: Int?)
-        throws(RedisError) -> [RedisStreamEntry]
+        throws(RedisError) -> StreamRead
     {
         var arguments: [RedisArgument] = ["XREAD", "COUNT", RedisArgument(count)]
         if let blockMilliseconds { arguments += ["BLOCK", RedisArgument(blockMilliseconds)] }
         arguments += ["STREAMS", RedisArgument(key), RedisArgument(id)]
-        let reply = try command(arguments)
-        if reply.isNull { return [] }
-        guard let streams = reply.array else { throw unexpected("XREAD", reply) }
-        var entries: [RedisStreamEntry] = []
-        for stream in streams {
-            guard let pair = stream.array, pair.count == 2, let list = pair[1].array else {
-                throw unexpected("XREAD", reply)
+        switch try commandReadingWhatFits(arguments, extraMilliseconds: blockMilliseconds ?? 0) {
+        case .whole(let reply):
+            if reply.isNull { return StreamRead(entries: [], skippedID: nil) }
+            guard let streams = reply.array else { throw unexpected("XREAD", reply) }
+            var entries: [RedisStreamEntry] = []
+            for stream in streams {
+                guard let pair = stream.array, pair.count == 2, let list = pair[1].array else {
+                    throw unexpected("XREAD", reply)
+                }
+                entries += try list.map { entry throws(RedisError) in try streamEntry(entry, command: "XREAD") }
             }
-            entries += try list.map { entry throws(RedisError) in try streamEntry(entry, command: "XREAD") }
+            return StreamRead(entries: entries, skippedID: nil)
+        case .cut(let partial, let bulkTooLong):
+            // [[key, [entry, ..., [id, [field, value, ... truncated]] or truncated]]]
+            guard let stream = partial.array?.first?.array, stream.count >= 2, let list = stream[1].array else {
+                throw unexpected("XREAD", partial)
+            }
+            var entries: [RedisStreamEntry] = []
+            for entry in list {
+                guard !Self.isCut(entry) else {
+                    let id = entry.array?.first.flatMap { Self.isCut($0) ? nil : $0.text }
+                    let neverFits = bulkTooLong || entries.isEmpty
+                    return StreamRead(entries: entries, skippedID: neverFits ? id : nil)
+                }
+                entries.append(try streamEntry(entry, command: "XREAD"))
+            }
+            return StreamRead(entries: entries, skippedID: nil)
         }
-        return entries
+    }
+
+    /// Whether a partial reply holds the mark of where it was cut.
+    private static func isCut(_ reply: RedisReply) -> Bool {
+        if reply == RESPReader.truncated { return true }
+        return reply.array?.contains(where: isCut) ?? false
     }
 
     /// `XRANGE key start end [COUNT n]` (`-` and `+` name the ends).

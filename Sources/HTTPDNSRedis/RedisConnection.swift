@@ -1,7 +1,14 @@
 import CHiredis
 import Glibc
+import HTTPDNSSystem
 
-/// One blocking connection to a Redis server, through hiredis.
+/// One blocking connection to a Redis server.
+///
+/// hiredis opens it (name resolution, connect with a timeout); the commands are written and
+/// their replies read here, on the non-blocking socket, so that a whole exchange has a
+/// deadline (`commandTimeoutMilliseconds` for all of it, not per read: a server that sends one
+/// byte every few hundred milliseconds is as late as one that sends nothing) and a reply can
+/// hold no more than `replyLimits` (`RESPReader`). Past either the connection is dropped.
 ///
 /// Every call blocks the calling thread for at most the connect or command timeout, so a
 /// connection belongs to a thread of its own (never the event loop's). It is not thread-safe.
@@ -11,12 +18,14 @@ import Glibc
 public final class RedisConnection {
     public let options: RedisOptions
     private var context: UnsafeMutablePointer<redisContext>?
+    private var reader: RESPReader
     /// SHA1 digests of the scripts loaded on this connection's server, by source text.
     private var scriptDigests: [String: String] = [:]
 
     /// Does not connect yet: the first command (or `connect()`) does.
     public init(options: RedisOptions) {
         self.options = options
+        reader = RESPReader(limits: options.replyLimits)
     }
 
     deinit { disconnect() }
@@ -36,12 +45,18 @@ public final class RedisConnection {
         let savedErrno = errno
         guard let opened else { throw RedisError(.connectionFailed, "\(options.endpoint): out of memory") }
         if opened.pointee.err != 0 {
-            let error = failure(of: opened, errno: savedErrno, connecting: true)
+            let error = failure(of: opened, errno: savedErrno)
             redisFree(opened)
             throw error
         }
-        redisSetTimeout(opened, Self.timeval(milliseconds: options.commandTimeoutMilliseconds))
+        do {
+            try socket(of: opened).setNonBlocking()
+        } catch {
+            redisFree(opened)
+            throw RedisError(.connectionFailed, "\(options.endpoint): \(error)")
+        }
         context = opened
+        reader.reset()
         do {
             if let password = options.password { try authenticate(password) }
             if options.database != 0 {
@@ -57,19 +72,16 @@ public final class RedisConnection {
     public func disconnect() {
         if let context { redisFree(context) }
         context = nil
+        reader.reset()
     }
 
     // MARK: commands
 
-    /// Sends one command and waits for its reply, connecting first if needed. An error reply
-    /// is thrown; an I/O failure also closes the connection.
-    public func command(_ arguments: [RedisArgument]) throws(RedisError) -> RedisReply {
-        let context = try openContext()
-        let raw = Self.withArgv(arguments) { argc, argv, lengths in redisCommandArgv(context, argc, argv, lengths) }
-        let savedErrno = errno
-        guard let raw else { throw dropConnection(errno: savedErrno) }
-        defer { freeReplyObject(raw) }
-        let reply = RedisReply(raw.assumingMemoryBound(to: redisReply.self))
+    /// Sends one command and waits for its reply, connecting first if needed; the whole
+    /// exchange gets the command timeout plus `extraMilliseconds` (a blocking command's block
+    /// time). An error reply is thrown; a failure to talk also closes the connection.
+    public func command(_ arguments: [RedisArgument], extraMilliseconds: Int = 0) throws(RedisError) -> RedisReply {
+        let reply = try exchange([arguments], extraMilliseconds: extraMilliseconds)[0]
         if case .error(let text) = reply {
             let error = replyError(text)
             // NOAUTH and friends: reconnecting (with AUTH) is the only way forward.
@@ -79,27 +91,32 @@ public final class RedisConnection {
         return reply
     }
 
-    /// Sends several commands at once and waits for all replies, in order: one round trip.
-    /// Error replies come back as `.error` elements; an I/O failure throws (and closes).
+    /// A reply that may have been cut short (`commandReadingWhatFits`).
+    public enum BoundedReply: Sendable, Equatable {
+        case whole(RedisReply)
+        /// What was read before the reply went past `replyLimits` (arrays cut short end in
+        /// `RESPReader.truncated`); `bulkTooLong` when a single bulk string was what did not fit.
+        /// The connection was dropped: the rest of the reply is never read.
+        case cut(partial: RedisReply, bulkTooLong: Bool)
+    }
+
+    /// `command`, for a reply that may not fit the limits (entries someone wrote into Redis):
+    /// instead of failing, what was read of it comes back.
+    public func commandReadingWhatFits(_ arguments: [RedisArgument], extraMilliseconds: Int = 0)
+        throws(RedisError) -> BoundedReply
+    {
+        do {
+            return .whole(try command(arguments, extraMilliseconds: extraMilliseconds))
+        } catch {
+            guard let cut = error.cutReply else { throw error }
+            return .cut(partial: cut.partial, bulkTooLong: cut.bulkTooLong)
+        }
+    }
+
+    /// Sends several commands at once and waits for all replies, in order: one round trip, one
+    /// deadline. Error replies come back as `.error` elements; a failure to talk throws (and closes).
     public func pipeline(_ commands: [[RedisArgument]]) throws(RedisError) -> [RedisReply] {
-        let context = try openContext()
-        for arguments in commands {
-            let rc = Self.withArgv(arguments) { argc, argv, lengths in
-                redisAppendCommandArgv(context, argc, argv, lengths)
-            }
-            guard rc == REDIS_OK else { throw dropConnection(errno: errno) }
-        }
-        var replies: [RedisReply] = []
-        replies.reserveCapacity(commands.count)
-        for _ in commands {
-            var raw: UnsafeMutableRawPointer?
-            let rc = redisGetReply(context, &raw)
-            let savedErrno = errno
-            guard rc == REDIS_OK, let raw else { throw dropConnection(errno: savedErrno) }
-            replies.append(RedisReply(raw.assumingMemoryBound(to: redisReply.self)))
-            freeReplyObject(raw)
-        }
-        return replies
+        try exchange(commands, extraMilliseconds: 0)
     }
 
     /// `pipeline`, throwing the first error reply (for batches that must all succeed).
@@ -131,14 +148,114 @@ public final class RedisConnection {
         return try command(["EVALSHA", RedisArgument(digest)] + tail)
     }
 
+    // MARK: the exchange
+
+    /// Writes `commands` and reads one reply each before the deadline.
+    private func exchange(_ commands: [[RedisArgument]], extraMilliseconds: Int) throws(RedisError) -> [RedisReply] {
+        let timeout = options.commandTimeoutMilliseconds + extraMilliseconds
+        let deadline = MonotonicClock.nowMilliseconds() + Int64(timeout)
+        let fd = try socket(of: openContext())
+        var request = Self.encode(commands)
+        // The request may hold a password: wiped whatever happens.
+        defer { _ = request.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
+        var sent = 0
+        while sent < request.count {
+            let result: IOResult<Int>
+            do {
+                result = try request.withUnsafeBytes { raw throws(SystemError) in
+                    try fd.send(UnsafeRawBufferPointer(rebasing: raw[sent...]))
+                }
+            } catch {
+                throw dropConnection(.connectionLost, "\(error)")
+            }
+            switch result {
+            case .done(let count): sent += count
+            case .wouldBlock: try wait(fd, for: .writable, until: deadline, timeout: timeout)
+            }
+        }
+        var replies: [RedisReply] = []
+        replies.reserveCapacity(commands.count)
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        while replies.count < commands.count {
+            switch reader.next() {
+            case .reply(let reply):
+                replies.append(reply)
+                continue
+            case .tooLarge(let partial, let bulkTooLong):
+                _ = dropConnection(.protocolError, "a reply over the size limit")
+                throw replyTooLarge(partial: partial, bulkTooLong: bulkTooLong, commands: commands.count)
+            case .malformed(let why):
+                throw dropConnection(.protocolError, "not a RESP reply (\(why))")
+            case .needMore:
+                break
+            }
+            try wait(fd, for: .readable, until: deadline, timeout: timeout)
+            let result: IOResult<Int>
+            do {
+                result = try chunk.withUnsafeMutableBytes { raw throws(SystemError) in try fd.read(into: raw) }
+            } catch {
+                throw dropConnection(.connectionLost, "\(error)")
+            }
+            switch result {
+            case .done(0): throw dropConnection(.connectionLost, "the server closed the connection")
+            case .done(let count):
+                chunk.withUnsafeBytes { reader.feed(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            case .wouldBlock: continue
+            }
+        }
+        return replies
+    }
+
+    /// A reply over the limits; for a single command it carries what was read
+    /// (`commandReadingWhatFits` takes it).
+    private func replyTooLarge(partial: RedisReply, bulkTooLong: Bool, commands: Int) -> RedisError {
+        RedisError(
+            .replyTooLarge,
+            "\(options.endpoint): a reply over the size limit (a bulk string over \(options.replyLimits.maxBulkBytes) "
+                + "bytes or a reply over \(options.replyLimits.maxReplyBytes)); dropped unread",
+            cutReply: commands == 1 ? RedisError.CutReply(partial: partial, bulkTooLong: bulkTooLong) : nil)
+    }
+
+    /// Waits for the socket until the deadline; past it the connection is dropped.
+    private func wait(_ fd: FileDescriptor, for readiness: PollReadiness, until deadline: Int64, timeout: Int)
+        throws(RedisError)
+    {
+        let left = deadline - MonotonicClock.nowMilliseconds()
+        let ready: Bool
+        do {
+            ready = try left > 0 && fd.wait(for: readiness, timeoutMilliseconds: Int32(clamping: left))
+        } catch {
+            throw dropConnection(.connectionLost, "\(error)")
+        }
+        guard ready else {
+            throw dropConnection(.timeout, "no whole reply within \(timeout) ms")
+        }
+    }
+
+    /// The commands in RESP: an array of bulk strings each.
+    static func encode(_ commands: [[RedisArgument]]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(commands.reduce(0) { $0 + $1.reduce(16) { $0 + $1.bytes.count + 16 } })
+        for arguments in commands {
+            out.append(contentsOf: Array("*\(arguments.count)\r\n".utf8))
+            for argument in arguments {
+                out.append(contentsOf: Array("$\(argument.bytes.count)\r\n".utf8))
+                out.append(contentsOf: argument.bytes)
+                out.append(contentsOf: [0x0D, 0x0A])
+            }
+        }
+        return out
+    }
+
     // MARK: internals
 
     private func openContext() throws(RedisError) -> UnsafeMutablePointer<redisContext> {
-        // hiredis writes with write(2): a server that went away must be EPIPE, not a SIGPIPE that
-        // kills the process. The mask is per thread, and the connection may move between threads.
-        _ = chiredis_block_sigpipe()
         if context == nil { try connect() }
         return context!
+    }
+
+    private func socket(of context: UnsafeMutablePointer<redisContext>) -> FileDescriptor {
+        FileDescriptor(rawValue: context.pointee.fd)
     }
 
     /// `AUTH`, with a fixed message on failure: the server's reply is not repeated, so nothing
@@ -162,74 +279,29 @@ public final class RedisConnection {
         RedisError(errorReply: text, from: options.endpoint)
     }
 
-    /// The error of a call that returned nothing; the connection is unusable after it (a late
-    /// reply would answer the next command), so it is closed.
-    private func dropConnection(errno savedErrno: Int32) -> RedisError {
-        guard let context else { return RedisError(.connectionLost, "\(options.endpoint): not connected") }
-        let error = failure(of: context, errno: savedErrno, connecting: false)
+    /// Closes the connection (a late reply would answer the next command) and names why.
+    private func dropConnection(_ code: RedisError.Code, _ why: String) -> RedisError {
         disconnect()
-        return error
+        return RedisError(code, "\(options.endpoint): \(why)")
     }
 
-    private func failure(of context: UnsafeMutablePointer<redisContext>, errno savedErrno: Int32, connecting: Bool)
-        -> RedisError
-    {
+    /// Why connecting failed, from hiredis's context.
+    private func failure(of context: UnsafeMutablePointer<redisContext>, errno savedErrno: Int32) -> RedisError {
         let text = withUnsafeBytes(of: context.pointee.errstr) { raw in
             String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
         }
         let message = "\(options.endpoint): \(text.isEmpty ? "I/O error" : text)"
-        switch context.pointee.err {
-        case REDIS_ERR_EOF:
-            return RedisError(connecting ? .connectionFailed : .connectionLost, message)
-        case REDIS_ERR_PROTOCOL:
-            return RedisError(.protocolError, message)
-        case REDIS_ERR_IO:
-            if savedErrno == EAGAIN || savedErrno == ETIMEDOUT || savedErrno == EINPROGRESS
-                || text.contains("timed out") || text.contains("temporarily unavailable")
-            {
-                return RedisError(.timeout, message)
-            }
-            return RedisError(connecting ? .connectionFailed : .connectionLost, message)
-        default:
-            return RedisError(connecting ? .connectionFailed : .connectionLost, message)
+        if context.pointee.err == REDIS_ERR_IO
+            && (savedErrno == EAGAIN || savedErrno == ETIMEDOUT || savedErrno == EINPROGRESS
+                || text.contains("timed out"))
+        {
+            return RedisError(.timeout, message)
         }
+        return RedisError(.connectionFailed, message)
     }
 
     private static func timeval(milliseconds: Int) -> Glibc.timeval {
         Glibc.timeval(tv_sec: milliseconds / 1_000, tv_usec: (milliseconds % 1_000) * 1_000)
-    }
-
-    /// Lays the arguments out for hiredis's argv functions (binary-safe: lengths are passed),
-    /// then wipes the copy, which may have held a password.
-    private static func withArgv<R>(
-        _ arguments: [RedisArgument],
-        _ body: (Int32, UnsafeMutablePointer<UnsafePointer<CChar>?>, UnsafePointer<Int>) -> R
-    ) -> R {
-        let total = arguments.reduce(0) { $0 + $1.bytes.count }
-        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(total, 1), alignment: 1)
-        defer {
-            storage.initializeMemory(as: UInt8.self, repeating: 0)
-            storage.deallocate()
-        }
-        var pointers: [UnsafePointer<CChar>?] = []
-        var lengths: [Int] = []
-        pointers.reserveCapacity(arguments.count)
-        lengths.reserveCapacity(arguments.count)
-        var offset = 0
-        for argument in arguments {
-            let destination = storage.baseAddress! + offset
-            argument.bytes.withUnsafeBytes { source in
-                if let base = source.baseAddress { destination.copyMemory(from: base, byteCount: source.count) }
-            }
-            pointers.append(UnsafePointer(destination.assumingMemoryBound(to: CChar.self)))
-            lengths.append(argument.bytes.count)
-            offset += argument.bytes.count
-        }
-        return pointers.withUnsafeMutableBufferPointer { argv in
-            lengths.withUnsafeBufferPointer { argvLengths in
-                body(Int32(arguments.count), argv.baseAddress!, argvLengths.baseAddress!)
-            }
-        }
     }
 }
 

@@ -5,7 +5,7 @@ public struct RedisError: Error, Sendable, Equatable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: Hashable, Sendable {
             case connectionFailed, timeout, connectionLost, authenticationFailed, outOfMemory, unavailable
-            case serverError, protocolError, unexpectedReply
+            case serverError, protocolError, unexpectedReply, replyTooLarge
         }
         private let value: Value
 
@@ -27,6 +27,9 @@ public struct RedisError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let protocolError = Code(value: .protocolError)
         /// A reply of a type the command never returns (a bug, or not a Redis server).
         public static let unexpectedReply = Code(value: .unexpectedReply)
+        /// A reply over the size limits (`RedisOptions.replyLimits`); the connection was dropped
+        /// without reading the rest.
+        public static let replyTooLarge = Code(value: .replyTooLarge)
 
         public var description: String {
             switch value {
@@ -39,6 +42,7 @@ public struct RedisError: Error, Sendable, Equatable, CustomStringConvertible {
             case .serverError: return "server-error"
             case .protocolError: return "protocol-error"
             case .unexpectedReply: return "unexpected-reply"
+            case .replyTooLarge: return "reply-too-large"
             }
         }
     }
@@ -49,11 +53,20 @@ public struct RedisError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The error reply as the server sent it (`OOM command not allowed ...`); nil for failures
     /// on this side and for `AUTH`, whose reply is never kept.
     public let serverReply: String?
+    /// For `.replyTooLarge` of a single command: what was read of the reply.
+    public let cutReply: CutReply?
 
-    public init(_ code: Code, _ message: String, serverReply: String? = nil) {
+    /// What was read of a reply over the limits (see `RedisConnection.BoundedReply.cut`).
+    public struct CutReply: Sendable, Equatable {
+        public var partial: RedisReply
+        public var bulkTooLong: Bool
+    }
+
+    public init(_ code: Code, _ message: String, serverReply: String? = nil, cutReply: CutReply? = nil) {
         self.code = code
         self.message = message
         self.serverReply = serverReply
+        self.cutReply = cutReply
     }
 
     /// The error for an error reply (`OOM ...`, `WRONGTYPE ...`) from the server at `endpoint`.
@@ -64,7 +77,7 @@ public struct RedisError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Whether the connection was closed because of this error (the next command reconnects).
     public var dropsConnection: Bool {
         code == .connectionFailed || code == .timeout || code == .connectionLost || code == .protocolError
-            || code == .authenticationFailed
+            || code == .authenticationFailed || code == .replyTooLarge
     }
 
     public var description: String { message }

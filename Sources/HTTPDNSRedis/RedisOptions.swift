@@ -39,18 +39,23 @@ public struct RedisOptions: Sendable, Equatable {
     public var password: RedisPassword?
     /// How long connecting (including name resolution by hiredis) may take.
     public var connectTimeoutMilliseconds: Int
-    /// How long one command's send and reply may take; the connection is dropped after a
-    /// timeout, since a late reply would otherwise answer the next command.
+    /// How long one exchange may take in all, from the first byte sent to the last byte of
+    /// the last reply; the connection is dropped after a timeout, since a late reply would
+    /// otherwise answer the next command.
     public var commandTimeoutMilliseconds: Int
+    /// What one reply may hold; a larger one is not read (the connection is dropped).
+    public var replyLimits: RESPReader.Limits
 
     public init(
         endpoint: RedisEndpoint, database: Int = 0, password: RedisPassword? = nil,
-        connectTimeoutMilliseconds: Int = 1_000, commandTimeoutMilliseconds: Int = 1_000
+        connectTimeoutMilliseconds: Int = 1_000, commandTimeoutMilliseconds: Int = 1_000,
+        replyLimits: RESPReader.Limits = RESPReader.Limits()
     ) {
         self.endpoint = endpoint
         self.database = database
         self.password = password
         self.connectTimeoutMilliseconds = connectTimeoutMilliseconds
         self.commandTimeoutMilliseconds = commandTimeoutMilliseconds
+        self.replyLimits = replyLimits
     }
 }

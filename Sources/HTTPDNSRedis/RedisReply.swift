@@ -1,5 +1,3 @@
-import CHiredis
-
 /// One reply of the RESP2 protocol.
 public enum RedisReply: Sendable, Equatable {
     /// A bulk string (binary-safe).
@@ -40,37 +38,4 @@ public enum RedisReply: Sendable, Equatable {
     }
 
     public var isNull: Bool { self == .null }
-
-    /// Copies a hiredis reply tree.
-    init(_ reply: UnsafePointer<redisReply>) {
-        let r = reply.pointee
-        switch r.type {
-        case REDIS_REPLY_STRING:
-            self = .bulk(r.len > 0 ? Array(UnsafeRawBufferPointer(start: r.str, count: Int(r.len))) : [])
-        case REDIS_REPLY_STATUS:
-            self = .status(Self.string(r))
-        case REDIS_REPLY_ERROR:
-            self = .error(Self.string(r))
-        case REDIS_REPLY_INTEGER:
-            self = .integer(r.integer)
-        case REDIS_REPLY_ARRAY:
-            var elements: [RedisReply] = []
-            elements.reserveCapacity(Int(r.elements))
-            for index in 0..<Int(r.elements) {
-                if let element = chiredis_reply_element(reply, index) {
-                    elements.append(RedisReply(element))
-                } else {
-                    elements.append(.null)
-                }
-            }
-            self = .array(elements)
-        default:
-            self = .null
-        }
-    }
-
-    private static func string(_ r: redisReply) -> String {
-        guard let str = r.str, r.len > 0 else { return "" }
-        return String(decoding: UnsafeRawBufferPointer(start: str, count: Int(r.len)), as: UTF8.self)
-    }
 }

@@ -2,53 +2,83 @@ import Glibc
 import HTTPDNSProtocol
 import HTTPDNSSystem
 
+/// Which of the server's per-turn lists hold a connection (so none holds it twice).
+struct TurnQueues: OptionSet {
+    let rawValue: UInt8
+    /// To be flushed and settled at the end of this turn.
+    static let flush = TurnQueues(rawValue: 1)
+    /// To be resumed next turn.
+    static let resume = TurnQueues(rawValue: 2)
+    /// Waiting for memory to be released.
+    static let memory = TurnQueues(rawValue: 4)
+}
+
 /// One client connection: reads newline-framed requests, runs them, writes responses.
 ///
 /// Requests run as they arrive, so pipelined requests may be answered out of order (matched
-/// by id). Work and memory per client are bounded:
-/// - at most `requestsPerTurn` lines per loop turn; what is left runs in the next turn (no new
-///   readable event would bring it back: the bytes are already read);
-/// - no request runs while the connection's (or its user's) unsent output is over its cap, and
-///   nothing more is read then; running resumes when the output drains;
+/// by id). Its life is `ConnectionState`'s; this class does the I/O. Work and memory are
+/// bounded and charged to the peer's uid (`UserLoad`):
+/// - each line, batch element, notification and piece of a streamed answer costs work units
+///   (`WorkCost`); a connection spends at most `workPerTurn` of them per loop turn and its uid
+///   `workPerTurnPerUser`, the rest waits for the next turn (no new readable event would
+///   bring it back: the bytes are already read);
+/// - memory is charged by capacity: the input buffer, the output buffer, answers waiting and
+///   snapshots being streamed, requests in flight; while its uid is at its bound the
+///   connection neither reads nor runs requests;
+/// - no request runs while its (or its uid's) unsent output is over a cap; it resumes when
+///   the output drains;
+/// - large answers (`AnswerSource`) are written as the client reads them;
 /// - requests and notifications in flight count against per-connection and per-user caps;
-/// - buffered unfinished lines count against per-user and total caps;
 /// - an idle connection, or one holding an unfinished line, is closed after its timeout.
 /// Once the client half-closes (socat does after stdin's EOF), every request already read is
 /// still answered before the close. A peer that is gone entirely (EPOLLHUP, which epoll reports
 /// whatever the interest) is dropped from epoll at once: its requests run, their answers go
 /// nowhere, and the loop never spins on it.
 final class Connection: EventHandler {
+    /// Write pieces of streamed answers while less than this is unsent.
+    static let lowWater = 32 << 10
+    /// About this much per piece of a streamed answer.
+    static let pieceSize = 32 << 10
+    /// What a connection costs beyond its buffers (this object, its descriptor's bookkeeping).
+    static let fixedMemory = 1024
+    /// What a request in flight holds, its params and its place in a flight (an estimate).
+    static let memoryPerRequest = 512
+
     let id: UInt64
     let fd: FileDescriptor
     let context: CallContext
     let user: UserLoad
     // unowned(unsafe): the server owns its connections and outlives them; a checked unowned
     // reference costs a retain and a release at every use on the request path.
-    private unowned(unsafe) let server: RPCServer
+    unowned(unsafe) let server: RPCServer
 
+    private var state = ConnectionState()
+    var queued: TurnQueues = []
     private var framer: LineFramer
+    /// The framer's capacity and pending bytes as last seen outside a drain (answers completing
+    /// during one are charged while the framer is being changed, and must not read it).
+    private var inputCapacity = 0
+    private var inputPending = 0
+    /// A batch whose elements did not all run yet.
+    private var batch: PendingBatch?
+    /// Answers collected by batches still waiting for elements (they leave with the batch).
+    private var batchHeldBytes = 0
     private var output = JSONOutput()
     private var outputOffset = 0
+    /// Answers behind a streamed one.
+    private var answers = PendingAnswers()
     private(set) var inFlight = 0
-    /// No more bytes are read: end of file, an oversized line, shutdown, or a refusal.
-    private var readClosed = false
-    /// Nothing can be delivered any more (hang-up, a failed send): no epoll, no output.
-    private var peerGone = false
-    private(set) var closed = false
+    private var credit = WorkCredit()
     private var interest: UInt32 = 0
-    /// Complete lines may be waiting in the framer (the turn's budget or the output cap stopped them).
-    private var linesPending = false
-    /// Requests stopped because unsent output passed a cap; resumed when it drains.
-    private var waitingForOutput = false
-    var flushQueued = false
-    var resumeQueued = false
     /// When bytes last moved either way, or a request completed (loop clock, nanoseconds).
     private var lastActivity: Int64
     /// Since when the framer holds an unfinished line while the connection is read.
     private var unfinishedLineSince: Int64?
-    /// What this connection added to the user's and server's counters.
-    private var bufferedInputCounted = 0
-    private var pendingOutputCounted = 0
+    /// What this connection added to its uid's and the server's accounts.
+    private var chargedMemory = 0
+    private var chargedUnsentOutput = 0
+    /// A subscription (`monitor`) writes on this connection: it is not idle while it waits.
+    private var subscribed = false
 
     init(id: UInt64, fd: FileDescriptor, peer: PeerCredentials, user: UserLoad, server: RPCServer) {
         self.id = id
@@ -61,150 +91,210 @@ final class Connection: EventHandler {
     }
 
     private var limits: ServerLimits { server.limits }
-    private var pendingOutput: Int { output.count - outputOffset }
+
+    /// Answer bytes not yet taken by the socket, queued ones included.
+    var unsentByteCount: Int { output.count - outputOffset + answers.queuedBytes }
 
     func start() throws(SystemError) {
         interest = EpollEvents.readable
         try server.loop.register(fd, events: interest, handler: self)
+        recharge()
     }
 
     // MARK: events
 
     func handleEvents(_ events: UInt32) {
-        guard !closed else { return }
-        if events & (EpollEvents.readable | EpollEvents.hangUp | EpollEvents.error) != 0 && wantsToRead {
-            readOnce()
+        guard !state.isClosed else { return }
+        if events & (EpollEvents.readable | EpollEvents.hangUp | EpollEvents.error) != 0 && state.mayRead {
+            read()
             runLines()
         }
-        if events & (EpollEvents.hangUp | EpollEvents.error) != 0 { peerHungUp() }
+        if events & (EpollEvents.hangUp | EpollEvents.error) != 0 { peerLeft() }
         server.needsFlush(self)
     }
 
-    /// Runs what the last turn left, and reads on when that is done (epoll was not asked to say
-    /// whether there is more while lines were waiting).
+    /// Goes on after a wait (the next turn, drained output, released memory), or with answers
+    /// left to write.
     func resume() {
-        guard !closed else { return }
-        if waitingForOutput {
-            guard !outputOverCap else { return }
-            waitingForOutput = false
-            // The line's clock ran while the connection was not read; it starts over.
-            unfinishedLineSince = nil
+        guard !state.isClosed else { return }
+        if let wait = state.wait {
+            switch wait {
+            case .unsentOutput:
+                guard !outputOverCap else { return }
+                // The line's clock ran while the connection was not read; it starts over.
+                unfinishedLineSince = nil
+            case .memory:
+                guard !overMemory || mayFinishItsLine else { return server.waitForMemory(self) }
+            case .nextTurn:
+                break
+            }
+            _ = state.cleared(wait)
         }
         runLines()
-        if wantsToRead {
-            readOnce()
+        if state.mayRead {
+            read()
             runLines()
         }
         server.needsFlush(self)
     }
 
-    private var wantsToRead: Bool { !readClosed && !linesPending && !waitingForOutput }
-
-    /// One `recv` of whatever is there (up to the shared buffer).
-    private func readOnce() {
+    /// One `recv` of whatever is there (up to the shared buffer), unless the uid's memory or
+    /// the turn's work is spent.
+    private func read() {
+        if overMemory && !mayFinishItsLine {
+            stop(.memory)
+            return
+        }
+        guard hasCredit() else { return stop(.nextTurn) }
         let buffer = server.readBuffer
         let result: IOResult<Int>
         do {
             result = try fd.read(into: buffer)
         } catch {
             // ECONNRESET: the peer is gone.
-            peerHungUp()
-            readClosed = true
+            peerLeft()
+            state.inputEnded()
             return
         }
         switch result {
         case .wouldBlock:
             return
         case .done(0):
-            readClosed = true
+            state.inputEnded()
         case .done(let count):
             lastActivity = server.loop.now
+            charge(WorkCost.read(bytes: count))
             framer.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            inputCapacity = framer.capacity
+            inputPending = framer.pendingByteCount
+            recharge()
         }
     }
 
-    /// Runs complete lines until none is left, the turn's budget is spent, or output is over a cap.
+    /// Runs a pending batch's elements, then complete lines, until none is left or something
+    /// says to wait (`reasonToWait`).
     private func runLines() {
-        defer { accountBufferedInput() }
-        var budget = limits.requestsPerTurn
-        guard !outputOverCap else {
-            // Checked before each request: not even one more answer while over a cap.
-            linesPending = framer.pendingByteCount > 0
-            waitingForOutput = true
-            return
+        defer {
+            // Fewer bytes than were read: a line was finished (and run, or skipped when blank).
+            let finishedALine = framer.pendingByteCount < inputPending
+            inputCapacity = framer.capacity
+            inputPending = framer.pendingByteCount
+            recharge()
+            if finishedALine { releaseFinishingLine() }
+            trackUnfinishedLine()
         }
-        let drained = framer.drainLines(while: { event in
+        guard state.mayRun else { return }
+        if let wait = reasonToWait() { return stop(wait) }
+        if batch != nil && !runBatch() { return }
+        var wait: ConnectionState.Wait?
+        framer.drainLines(while: { event in
             switch event {
             case .line(let line):
-                budget -= handleLine(line)
+                handleLine(line)
             case .tooLong:
                 appendLine { RPCEncoder.writeError(.lineTooLong(limit: limits.maxLineLength), id: .null, to: &$0) }
-                readClosed = true
+                state.inputEnded()
                 return false
             }
-            if outputOverCap {
-                waitingForOutput = true
-                return false
-            }
-            return budget > 0 && !closed
+            // A batch that stopped half way has set its wait.
+            guard batch == nil, !state.isClosed else { return false }
+            wait = reasonToWait()
+            return wait == nil
         })
-        linesPending = !drained && !framer.overflowed
-        if linesPending && !waitingForOutput { server.needsResume(self) }
+        if let wait { stop(wait) }
+    }
+
+    /// Why the next request may not run now, if it may not.
+    private func reasonToWait() -> ConnectionState.Wait? {
+        if outputOverCap { return .unsentOutput }
+        if overMemory && !mayFinishItsLine { return .memory }
+        let turn = server.turn
+        if !credit.isAvailable(turn: turn, perTurn: limits.workPerTurn)
+            || !user.credit.isAvailable(turn: turn, perTurn: limits.workPerTurnPerUser)
+        {
+            return .nextTurn
+        }
+        return nil
+    }
+
+    private func stop(_ wait: ConnectionState.Wait) {
+        state.stopped(wait)
+        switch wait {
+        case .nextTurn: server.needsResume(self)
+        case .memory: server.waitForMemory(self)
+        // Its own output is over its cap, or it has some while its uid is over the uid's: its
+        // own flush resumes it once that drains.
+        case .unsentOutput: break
+        }
     }
 
     /// Whether the next request must wait for output to drain: this connection's own is over
     /// its cap, or it has some while its user's is over the user's. A connection whose client
     /// has read everything always runs, so a sibling that never reads cannot starve it (the
-    /// server drops such siblings when the user's output grows past twice its cap); a waiting
-    /// connection has output, so its own flush resumes it.
+    /// server drops such siblings when the user's output grows past twice its cap). Its own
+    /// count includes the snapshots of the streamed answers queued behind the one being
+    /// written and what its batches collected; its uid's counts bytes only, so a large answer
+    /// being streamed to a reader is never taken for a pile of unread ones.
     private var outputOverCap: Bool {
-        guard !peerGone, pendingOutput > 0 else { return false }
-        return pendingOutput > limits.maxPendingOutput || user.pendingOutput > limits.maxPendingOutputPerUser
+        guard state.isServing else { return false }
+        let unsent = unsentByteCount
+        guard unsent > 0 || !answers.isEmpty else { return false }
+        return unsent + answers.queuedHeldBytes + batchHeldBytes > limits.maxPendingOutput
+            || (unsent > 0 && user.unsentOutput > limits.maxPendingOutputPerUser)
     }
 
-    /// Unsent output bytes (the server drops the largest when a user has too many).
-    var unsentByteCount: Int { pendingOutput }
+    /// Whether its uid must release memory first. An abandoned connection reads only what the
+    /// kernel still holds and answers nobody: it is never held back for memory.
+    private var overMemory: Bool { state.isServing && server.isOverMemory(user) }
 
-    /// Counts the framer's bytes against the user's and the server's caps; a connection that
-    /// takes either over is answered -32003 and closed.
-    private func accountBufferedInput() {
-        let now = framer.pendingByteCount
-        let delta = now - bufferedInputCounted
-        guard delta != 0 else {
-            trackUnfinishedLine()
-            return
-        }
-        bufferedInputCounted = now
-        user.bufferedInput += delta
-        server.bufferedInput += delta
-        if delta > 0 {
-            if user.bufferedInput > limits.maxBufferedInputPerUser {
-                refuse(.limitExceeded("buffered request bytes of one user", limit: limits.maxBufferedInputPerUser))
-                return
-            }
-            if server.bufferedInput > limits.maxBufferedInput {
-                refuse(.limitExceeded("buffered request bytes", limit: limits.maxBufferedInput))
-                return
-            }
-        }
-        trackUnfinishedLine()
+    /// Whether this connection may go on past its uid's memory bound to finish the line it
+    /// holds (taking `UserLoad.finishingLine` if no other connection of its uid has it): the
+    /// bound is overshot by one line at most, and a uid whose memory is all in unfinished
+    /// lines still makes progress.
+    var mayFinishItsLine: Bool {
+        if user.finishingLine == id { return true }
+        guard user.finishingLine == nil, inputPending > 0 else { return false }
+        user.finishingLine = id
+        return true
+    }
+
+    /// Lets go of `finishingLine` (a line was finished, or the connection closed): another
+    /// connection of its uid may finish one next.
+    private func releaseFinishingLine() {
+        guard user.finishingLine == id else { return }
+        user.finishingLine = nil
+        server.memoryMayBeAvailable()
+    }
+
+    private func charge(_ units: Int) {
+        let turn = server.turn
+        credit.charge(units, turn: turn, perTurn: limits.workPerTurn)
+        user.credit.charge(units, turn: turn, perTurn: limits.workPerTurnPerUser)
+    }
+
+    private func hasCredit() -> Bool {
+        let turn = server.turn
+        return credit.isAvailable(turn: turn, perTurn: limits.workPerTurn)
+            && user.credit.isAvailable(turn: turn, perTurn: limits.workPerTurnPerUser)
     }
 
     private func trackUnfinishedLine() {
-        if framer.pendingByteCount == 0 {
+        if framer.pendingByteCount == 0 { releaseFinishingLine() }
+        if framer.pendingByteCount == 0 || state.isClosed {
             unfinishedLineSince = nil
-        } else if !linesPending && unfinishedLineSince == nil {
+        } else if unfinishedLineSince == nil && state.wait != .unsentOutput && !framer.hasCompleteLine {
             unfinishedLineSince = server.loop.now
         }
     }
 
     // MARK: requests
 
-    /// Handles one line; returns how many requests it held (a batch counts each element).
-    private func handleLine(_ line: UnsafeBufferPointer<UInt8>) -> Int {
+    /// Handles one line: a request, an error, or a batch whose elements then run in turn.
+    private func handleLine(_ line: UnsafeBufferPointer<UInt8>) {
+        charge(WorkCost.line(bytes: line.count))
         if let request = server.scanner.scan(line) {
             run(request.method, request.params, id: request.id, batch: nil, slot: 0)
-            return 1
+            return
         }
         switch RPCDecoder.decode(line: line, maxBatch: limits.maxBatch) {
         case .failure(let error):
@@ -216,32 +306,65 @@ final class Connection: EventHandler {
         case .single(.request(let request)):
             run(request, batch: nil, slot: 0)
         case .batch(let elements):
-            let batch = BatchResponse(count: elements.count)
-            for (slot, element) in elements.enumerated() {
-                switch element {
-                case .invalid(nil, _):
-                    deliver(nil, to: batch, slot: slot)
-                case .invalid(let id?, let error):
-                    var out = JSONOutput()
-                    RPCEncoder.writeError(error, id: id, to: &out)
-                    deliver(out.bytes, to: batch, slot: slot)
-                case .request(let request):
-                    // The elements' answers wait in the batch until the last is in: they count
-                    // against the output cap like output, and requests past it are refused.
-                    if batch.byteCount + pendingOutput > limits.maxPendingOutput && request.id != nil {
-                        var out = JSONOutput()
-                        let error = RPCError.limitExceeded(
-                            "output waiting for the client", limit: limits.maxPendingOutput)
-                        RPCEncoder.writeError(error, id: request.id ?? .null, to: &out)
-                        deliver(out.bytes, to: batch, slot: slot)
-                    } else {
-                        run(request, batch: batch, slot: slot)
-                    }
+            batch = PendingBatch(elements: elements, lineBytes: line.count)
+            _ = runBatch()
+        }
+    }
+
+    /// Runs the pending batch's elements until it is done (true) or something says to wait.
+    private func runBatch() -> Bool {
+        while let pending = batch {
+            guard let (slot, element) = pending.next() else {
+                batch = nil
+                return true
+            }
+            if slot > 0, let wait = reasonToWait() {
+                pending.putBack()
+                // The batch's own answers leave only with it: waiting on them would never end.
+                if wait == .unsentOutput || (wait == .memory && pending.response.heldBytes > 0) {
+                    pending.advance()
+                    refuseElement(element, in: pending.response, slot: slot, wait: wait)
+                    continue
+                }
+                stop(wait)
+                return false
+            }
+            switch element {
+            case .invalid(nil, _):
+                deliver(nil, to: pending.response, slot: slot)
+            case .invalid(let id?, let error):
+                var out = JSONOutput()
+                RPCEncoder.writeError(error, id: id, to: &out)
+                deliver(.bytes(out.bytes), to: pending.response, slot: slot)
+            case .request(let request):
+                charge(1)
+                // The elements' answers wait in the batch until the last is in: they count
+                // against the output cap like output, and requests past it are refused.
+                if pending.response.byteCount + unsentByteCount > limits.maxPendingOutput && request.id != nil {
+                    refuseElement(element, in: pending.response, slot: slot, wait: .unsentOutput)
+                } else {
+                    run(request, batch: pending.response, slot: slot)
                 }
             }
-            return elements.count
         }
-        return 1
+        return true
+    }
+
+    /// A batch element that cannot wait for what it would need: -32003 (a notification is dropped).
+    private func refuseElement(
+        _ element: RPCInbound, in response: BatchResponse, slot: Int, wait: ConnectionState.Wait
+    ) {
+        guard case .request(let request) = element, let id = request.id else {
+            deliver(nil, to: response, slot: slot)
+            return
+        }
+        let error: RPCError =
+            wait == .memory
+            ? .limitExceeded("memory of one user", limit: limits.memoryBoundPerUser)
+            : .limitExceeded("output waiting for the client", limit: limits.maxPendingOutput)
+        var out = JSONOutput()
+        RPCEncoder.writeError(error, id: id, to: &out)
+        deliver(.bytes(out.bytes), to: response, slot: slot)
     }
 
     private func run(_ request: RPCRequest, batch: BatchResponse?, slot: Int) {
@@ -256,9 +379,9 @@ final class Connection: EventHandler {
     }
 
     /// Runs one request within the in-flight caps; beyond them a request gets -32003 and a
-    /// notification is dropped (it cannot be answered).
+    /// notification is dropped (it cannot be answered). A notification costs what a request does.
     private func run(_ method: Method, _ params: Params, id: RPCID?, batch: BatchResponse?, slot: Int) {
-        let responder = Responder(connection: self, id: id, batch: batch, slot: slot)
+        let responder = Responder(connection: self, id: id, batch: batch, slot: slot, method: method)
         var refusal: RPCError?
         if inFlight >= limits.maxRequestsInFlight {
             refusal = .limitExceeded("requests in flight on one connection", limit: limits.maxRequestsInFlight)
@@ -271,59 +394,173 @@ final class Connection: EventHandler {
             responder.fail(refusal)
             return
         }
+        charge(server.workUnits(of: method, context: context))
         server.dispatch(method, params, context: context, to: responder)
     }
 
     /// A request's outcome: counts it out of flight and writes its response where it goes.
     func complete(_ responder: Responder, encode: (inout JSONOutput) -> Void) {
-        inFlight -= 1
-        user.inFlight -= 1
-        if closed {
-            server.forgetIfUnused(user)
-            return
-        }
-        lastActivity = server.loop.now
+        guard answered() else { return }
         if let batch = responder.batch {
-            var out: [UInt8]?
-            if responder.id != nil && !peerGone {
+            var part: BatchResponse.Part?
+            if responder.id != nil && state.isServing {
                 var encoded = JSONOutput()
                 encode(&encoded)
-                out = encoded.bytes
+                part = .bytes(encoded.bytes)
             }
-            deliver(out, to: batch, slot: responder.slot)
+            deliver(part, to: batch, slot: responder.slot)
         } else if responder.id != nil {
             appendLine(encode)
         }
+        recharge()
         server.needsFlush(self)
     }
 
-    private func deliver(_ response: [UInt8]?, to batch: BatchResponse, slot: Int) {
-        if let line = batch.fill(slot, response) { appendLine { $0.append(contentsOf: line) } }
+    /// A request's outcome that is written as the client reads it. A notification's, or one
+    /// for a client that is gone, is dropped at once (with the snapshot it holds).
+    func complete(_ responder: Responder, streaming result: some ResultStream) {
+        guard answered() else { return }
+        if let id = responder.id, state.isServing {
+            let response = StreamedResponse(id: id, result: result, endsLine: responder.batch == nil)
+            if let batch = responder.batch {
+                deliver(.source(response), to: batch, slot: responder.slot)
+            } else {
+                enqueue(.source(response))
+            }
+        } else if let batch = responder.batch {
+            deliver(nil, to: batch, slot: responder.slot)
+        }
+        recharge()
+        server.needsFlush(self)
+    }
+
+    /// A request answered by a source that writes its own lines from now on (a subscription).
+    /// A notification's is dropped; in a batch, whose line cannot stay open, it is an error.
+    func complete(_ responder: Responder, opening source: some AnswerSource) {
+        if let batch = responder.batch {
+            guard answered() else { return }
+            var part: BatchResponse.Part?
+            if let id = responder.id, state.isServing {
+                var out = JSONOutput()
+                RPCEncoder.writeError(.invalidRequest("a subscription cannot be a batch element"), id: id, to: &out)
+                part = .bytes(out.bytes)
+            }
+            deliver(part, to: batch, slot: responder.slot)
+        } else {
+            guard answered() else { return }
+            if responder.id != nil && state.isServing {
+                subscribed = true
+                enqueue(.source(source))
+            }
+        }
+        recharge()
+        server.needsFlush(self)
+    }
+
+    /// Counts a request out of flight; false when the connection is closed (nothing to write).
+    private func answered() -> Bool {
+        inFlight -= 1
+        user.inFlight -= 1
+        if state.isClosed {
+            server.forgetIfUnused(user)
+            return false
+        }
+        lastActivity = server.loop.now
+        return true
+    }
+
+    private func deliver(_ response: BatchResponse.Part?, to batch: BatchResponse, slot: Int) {
+        let before = batch.byteCount + batch.heldBytes
+        let line = batch.fill(slot, response)
+        batchHeldBytes += batch.byteCount + batch.heldBytes - before
+        guard let line else { return }
+        batchHeldBytes -= batch.byteCount + batch.heldBytes
+        guard state.isServing else { return }
+        for item in line { enqueue(item) }
     }
 
     // MARK: output
 
-    /// Appends one response line, to be sent at the end of the turn.
+    /// Appends one response line, to be sent at the end of the turn (after the answers queued
+    /// before it).
     private func appendLine(_ encode: (inout JSONOutput) -> Void) {
-        guard !closed && !peerGone else { return }
-        let before = output.count
-        encode(&output)
-        output.append(0x0A)
-        pendingOutputCounted += output.count - before
-        server.outputChanged(user, by: output.count - before)
+        guard state.isServing else { return }
+        if answers.isEmpty {
+            encode(&output)
+            output.append(0x0A)
+        } else {
+            var line = JSONOutput()
+            encode(&line)
+            line.append(0x0A)
+            answers.append(.bytes(line.bytes))
+        }
         server.needsFlush(self)
     }
 
-    /// The end of a turn: one send of everything pending, then the epoll interest (or the close)
-    /// that follows from what is left.
+    private func enqueue(_ item: PendingAnswers.Item) {
+        if case .source(let source) = item {
+            source.attach { [weak self, weak source] in
+                guard let self, let source, !self.state.isClosed else { return }
+                self.answers.unpark(source)
+                self.server.needsFlush(self)
+            }
+        }
+        if answers.isEmpty, case .bytes(let bytes) = item {
+            output.append(contentsOf: bytes)
+        } else {
+            answers.append(item)
+        }
+    }
+
+    /// Writes the answers that wait, and the next pieces of a streamed one, while little is
+    /// unsent and the turn's work credit lasts; returns whether it wrote anything.
+    @discardableResult
+    private func writeAnswers() -> Bool {
+        var wrote = false
+        while output.count - outputOffset < Self.lowWater {
+            if let source = answers.current {
+                guard hasCredit() else {
+                    // More next turn (the socket may have taken everything: no EPOLLOUT then).
+                    server.needsResume(self)
+                    break
+                }
+                let before = output.count
+                let progress = source.writeNext(to: &output, budget: Self.pieceSize)
+                charge(WorkCost.written(bytes: output.count - before))
+                wrote = wrote || output.count > before
+                switch progress {
+                case .more: continue
+                case .finished: answers.finishCurrent()
+                case .waiting: answers.parkCurrent()
+                }
+            } else if let item = answers.next() {
+                wrote = true
+                switch item {
+                case .bytes(let bytes): output.append(contentsOf: bytes)
+                case .source(let source): answers.start(source)
+                }
+            } else {
+                break
+            }
+        }
+        return wrote
+    }
+
+    /// The end of a turn: write what waits, send, then set the epoll interest (or close) from
+    /// what is left. A client that reads at full speed gets more pieces in the same turn while
+    /// the credit lasts.
     func flushAndSettle() {
-        guard !closed else { return }
-        flush()
+        guard !state.isClosed else { return }
+        writeAnswers()
+        while send() && !answers.isEmpty && writeAnswers() {}
+        recharge()
         settle()
     }
 
-    private func flush() {
-        guard !peerGone, outputOffset < output.count else { return }
+    /// One send of everything unsent; true when the socket took all of it.
+    @discardableResult
+    private func send() -> Bool {
+        guard state.isServing, outputOffset < output.count else { return false }
         let result = output.withUnsafeBytes { raw in
             Result { () throws(SystemError) in try fd.send(UnsafeRawBufferPointer(rebasing: raw[outputOffset...])) }
         }
@@ -331,84 +568,93 @@ final class Connection: EventHandler {
         case .success(.done(let sent)):
             outputOffset += sent
             lastActivity = server.loop.now
-            pendingOutputCounted -= sent
-            server.outputChanged(user, by: -sent)
         case .success(.wouldBlock):
             break
         case .failure:
             // EPIPE/ECONNRESET: the client is gone; nothing left to deliver.
-            peerHungUp()
-            return
+            peerLeft()
+            return false
         }
-        if outputOffset == output.count {
+        let tookAll = outputOffset == output.count
+        if tookAll {
             output.removeAll(keepingCapacity: output.capacity <= 64 * 1024)
             outputOffset = 0
         } else if outputOffset >= 64 * 1024 {
             output.removeFirst(outputOffset)
             outputOffset = 0
         }
-        if waitingForOutput && !outputOverCap { server.needsResume(self) }
+        if state.wait == .unsentOutput && !outputOverCap { server.needsResume(self) }
+        return tookAll
     }
 
     /// Closes when nothing is left to do, else sets the epoll interest for what remains.
     func settle() {
-        guard !closed else { return }
-        if server.isStopping { readClosed = true }
-        if peerGone {
-            if linesPending || (!readClosed && !waitingForOutput) {
-                // Read and run what the peer sent before it went: notifications must still run.
-                server.needsResume(self)
-            } else {
-                close()
-            }
-            return
-        }
-        if readClosed && !linesPending && inFlight == 0 && pendingOutput == 0 {
+        guard !state.isClosed else { return }
+        if server.isStopping { state.inputEnded() }
+        let settlement = state.settlement(
+            linesLeft: batch != nil || framer.hasCompleteLine, unanswered: inFlight,
+            unsentBytes: outputOffset < output.count, answersLeft: !answers.isEmpty)
+        switch settlement {
+        case .close:
             close()
-            return
-        }
-        var wanted: UInt32 = 0
-        if wantsToRead { wanted |= EpollEvents.readable }
-        if pendingOutput > 0 { wanted |= EpollEvents.writable }
-        if wanted != interest {
+        case .continueNextTurn:
+            server.needsResume(self)
+        case .watch(let readable, let writable):
+            let wanted = (readable ? EpollEvents.readable : 0) | (writable ? EpollEvents.writable : 0)
+            guard wanted != interest else { return }
             interest = wanted
             do {
                 try server.loop.modify(fd, events: wanted)
             } catch {
-                abort()
+                disconnect()
             }
         }
     }
 
     /// The peer can receive nothing more: stop watching the descriptor (EPOLLHUP cannot be
     /// masked, so a watched one would wake the loop at every turn) and drop unsent output.
-    private func peerHungUp() {
-        guard !peerGone && !closed else { return }
-        peerGone = true
+    private func peerLeft() {
+        guard state.peerLeft() else { return }
         server.loop.unregister(fd)
         interest = 0
         discardOutput()
     }
 
     private func discardOutput() {
-        if pendingOutputCounted != 0 { server.outputChanged(user, by: -pendingOutputCounted) }
-        pendingOutputCounted = 0
         output.removeAll()
         outputOffset = 0
+        answers.removeAll()
+        recharge()
+    }
+
+    /// Charges what the connection now holds to its uid: memory by capacity, and unsent output.
+    private func recharge() {
+        let unsent = state.isClosed ? 0 : unsentByteCount
+        var memory = 0
+        if !state.isClosed {
+            memory =
+                Self.fixedMemory + inputCapacity + output.capacity + answers.queuedBytes + answers.heldBytes
+                + batchHeldBytes + (batch?.heldBytes ?? 0) + inFlight * Self.memoryPerRequest
+        }
+        guard memory != chargedMemory || unsent != chargedUnsentOutput else { return }
+        server.charge(user, memory: memory - chargedMemory, unsentOutput: unsent - chargedUnsentOutput)
+        chargedMemory = memory
+        chargedUnsentOutput = unsent
     }
 
     // MARK: deadlines
 
     /// Closes the connection when it was idle, or held an unfinished line, for too long.
     func checkDeadlines(now: Int64) {
-        guard !closed else { return }
+        guard !state.isClosed else { return }
         let idle = limits.idleTimeoutMilliseconds
-        if idle > 0 && inFlight == 0 && now - lastActivity >= idle * 1_000_000 {
-            abort()
+        if idle > 0 && inFlight == 0 && !subscribed && now - lastActivity >= idle * 1_000_000 {
+            disconnect()
             return
         }
         let line = limits.lineTimeoutMilliseconds
-        if line > 0, !waitingForOutput, let since = unfinishedLineSince, now - since >= line * 1_000_000 {
+        // A connection waiting for its client to read is not reading either: its line waits too.
+        if line > 0, state.wait != .unsentOutput, let since = unfinishedLineSince, now - since >= line * 1_000_000 {
             refuse(.invalidRequest("line not completed within \(line) ms"))
         }
     }
@@ -418,32 +664,66 @@ final class Connection: EventHandler {
     /// Answers `error` with id null (best effort, at once) and closes.
     private func refuse(_ error: RPCError) {
         appendLine { RPCEncoder.writeError(error, id: .null, to: &$0) }
-        flush()
-        abort()
+        send()
+        disconnect()
     }
 
-    /// Drops the connection at once (the peer is gone, a limit, or shutdown's grace period is over).
-    func abort() {
-        readClosed = true
-        linesPending = false
+    /// Closes at once, dropping what is unsent and unread (a limit, a deadline, or the end of
+    /// shutdown's grace period).
+    func disconnect() {
+        state.inputEnded()
+        batch = nil
         discardOutput()
         close()
     }
 
     private func close() {
-        guard !closed else { return }
-        closed = true
-        if !peerGone { server.loop.unregister(fd) }
+        let wasWatched = state.isServing
+        guard state.close() else { return }
+        if wasWatched { server.loop.unregister(fd) }
         fd.close()
-        if bufferedInputCounted != 0 {
-            user.bufferedInput -= bufferedInputCounted
-            server.bufferedInput -= bufferedInputCounted
-            bufferedInputCounted = 0
-        }
         framer = LineFramer(maxLineLength: 0)
+        inputCapacity = 0
+        inputPending = 0
+        releaseFinishingLine()
+        batch = nil
+        answers.removeAll()
+        recharge()
         server.connectionDidClose(self)
     }
 }
 
 @available(*, unavailable)
 extension Connection: Sendable {}
+
+/// A batch's elements, run in turn across loop turns; what it holds until the last has run.
+final class PendingBatch {
+    private let elements: [RPCInbound]
+    private var index = 0
+    let response: BatchResponse
+    /// The decoded elements not yet run: about twice their text (an estimate).
+    private let decodedBytes: Int
+
+    init(elements: [RPCInbound], lineBytes: Int) {
+        self.elements = elements
+        response = BatchResponse(count: elements.count)
+        decodedBytes = 2 * lineBytes
+    }
+
+    /// The next element and its slot (nil once all ran); `putBack` undoes it.
+    func next() -> (Int, RPCInbound)? {
+        guard index < elements.count else { return nil }
+        index += 1
+        return (index - 1, elements[index - 1])
+    }
+
+    func putBack() { index -= 1 }
+
+    func advance() { index += 1 }
+
+    /// Memory held for the elements still to run.
+    var heldBytes: Int { index < elements.count ? decodedBytes : 0 }
+}
+
+@available(*, unavailable)
+extension PendingBatch: Sendable {}

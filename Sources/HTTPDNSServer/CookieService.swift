@@ -43,6 +43,8 @@ final class CookieService {
     private let logger: Logger
     /// Replicates the jars of the users in `ShareCookiesOf=` (nil without a fleet).
     weak var replication: (any CookieReplication)?
+    /// Counts cookie operations and tells the monitors (nil in tests that do not look).
+    var observation: Observation?
 
     init(
         rules: any DomainRules, limits: CookieJarLimits, persistence: any StatePersistence, clock: any DaemonClock,
@@ -69,6 +71,9 @@ final class CookieService {
 
     func count(uid: UInt32) -> Int { jars[uid]?.count ?? 0 }
 
+    /// Jars held (users with a jar, empty or not).
+    var jarCount: Int { jars.count }
+
     private func jar(for uid: UInt32) -> CookieJar {
         if let jar = jars[uid] { return jar }
         let jar = CookieJar(rules: rules, limits: limits)
@@ -86,6 +91,7 @@ final class CookieService {
         let header = jar(for: uid).cookieHeader(
             for: request, forScript: params.forScript, siteForCookies: site,
             topLevelNavigation: params.topLevelNavigation, now: clock.wallSeconds())
+        observation?.cookieHeaderBuilt()
         return CookieHeaderResult(header)
     }
 
@@ -99,6 +105,10 @@ final class CookieService {
         let request = try normalized(url, host: params.host, uid: uid)
         let jar = jar(for: uid)
         let outcome = jar.setCookies(params.setCookie, for: request, now: clock.wallSeconds())
+        if !outcome.rejected.isEmpty {
+            observation?.cookiesRejected(
+                uid: uid, host: outcome.host, reasons: outcome.rejected.map(\.reason.rawValue))
+        }
         persist(uid: uid, jar: jar) { done($0.map { _ in SetCookieResult(outcome) }) }
     }
 
@@ -128,7 +138,9 @@ final class CookieService {
         return ListCookiesResult(cookies: cookies)
     }
 
-    func importCookies(_ params: ImportCookiesParams, uid: UInt32, done: Reply<ImportCookiesResult>) {
+    func importCookies(
+        _ params: ImportCookiesParams, uid: UInt32, done: @escaping (Result<ImportCookiesResult, RPCError>) -> Void
+    ) {
         let jar = jar(for: uid)
         let result = jar.importNetscape(params.data, now: clock.wallSeconds())
         persist(uid: uid, jar: jar) { done($0.map { _ in ImportCookiesResult(imported: result.imported) }) }
@@ -157,6 +169,7 @@ final class CookieService {
         persistence.commit(batch) { [unowned self] result in
             guard case .failure(let failure) = result else {
                 if let shared { self.replication?.localCommitted(shared) }
+                self.observation?.cookiesChanged(uid: uid, changes.changes)
                 reply(.success(()))
                 return
             }

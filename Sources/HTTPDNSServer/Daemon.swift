@@ -26,7 +26,8 @@ public struct DaemonOptions: Sendable {
     }
 }
 
-/// A startup failure: printed (one line per problem), and the process exits with `status`.
+/// A startup failure: printed (one line per problem), and the process exits with `status`
+/// (httpdnsd(8), EXIT STATUS).
 public struct StartupError: Error, CustomStringConvertible {
     /// sysexits(3)'s EX_CONFIG: the configuration cannot be used (httpdnsd(8), EXIT STATUS).
     public static let configurationStatus: Int32 = 78
@@ -44,6 +45,10 @@ public struct StartupError: Error, CustomStringConvertible {
     static func configuration(_ description: String) -> StartupError {
         StartupError(description, status: configurationStatus)
     }
+
+    /// Another daemon holds the state directory: 75 (`EX_TEMPFAIL`), which the units name in
+    /// `RestartPreventExitStatus=` so that systemd does not start it again in a loop.
+    public static let stateDirectoryInUseStatus: Int32 = 75
 }
 
 /// The whole daemon: one event-loop thread that owns every connection, the cookie jars and the
@@ -63,6 +68,8 @@ public final class Daemon {
     /// Kept for its registration with the loop.
     private let signals: SignalSource
     private let listener: ListeningSocket
+    /// The state directory's lock, held for the life of the process (one daemon per directory).
+    private let stateLock: FileDescriptor
     private let storeThread: StoreThread
     private let services: Services
     private let server: RPCServer
@@ -100,6 +107,9 @@ public final class Daemon {
         self.stopRequest = stopRequest
         self.configuration = configuration
         let paths = try RuntimePaths.resolve(options: options, configuration: configuration)
+        // Before the socket (a daemon that binds its own would take over another's path) and
+        // before the store: two daemons on one directory would keep diverging jars.
+        stateLock = try RuntimePaths.lockStateDirectory(paths.stateDirectory)
         listener = try ListeningSocket.open(path: paths.socket)
 
         // Everything that can fail comes before the resolver's worker threads exist, so the process

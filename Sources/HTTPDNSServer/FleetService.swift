@@ -36,7 +36,9 @@ final class FleetService {
         persistence: any StatePersistence, loop: EventLoop, logger: Logger
     ) {
         client = FleetClient(options: setup.clientOptions, key: setup.key, loop: loop) { line in
-            logger.log(line.priority.loggerPriority, line.message)
+            // One cause per kind of line (its opening words name the condition): a flapping Redis
+            // cannot flood the log, and "unreachable" never hides "back".
+            logger.log(line.priority.loggerPriority, line.message, cause: String(line.message.prefix(20)))
         }
         sharesCache = setup.shareCache
         sharedJars = setup.sharedJars

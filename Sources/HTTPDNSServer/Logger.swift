@@ -6,7 +6,8 @@ import Synchronization
 /// The daemon's log lines, on stderr in the form their reader expects: with `<N>` syslog
 /// priority prefixes when stderr is the journal (sd-daemon(3)), otherwise with a timestamp and a
 /// level word. Secrets never reach a log line: callers log upstream names and error codes, never
-/// keys or cookie values.
+/// keys or cookie values. Lines are rate-limited per cause (`LogRateLimiter`): a cause is the
+/// call site unless named.
 public struct Logger: Sendable {
     /// syslog's priorities, which `LogLevel=` and `--log-level` name.
     public typealias Priority = LogPriority
@@ -17,9 +18,15 @@ public struct Logger: Sendable {
     /// threads log.
     private let level: LogLevel
     private let sink: Sink
+    /// nil: every line is written.
+    private let rateLimiter: LogRateLimiter?
 
-    public init(threshold: Priority = .info, sink: @escaping Sink = Logger.standardError()) {
+    public init(
+        threshold: Priority = .info, rateLimiter: LogRateLimiter? = LogRateLimiter(),
+        sink: @escaping Sink = Logger.standardError()
+    ) {
         self.level = LogLevel(threshold)
+        self.rateLimiter = rateLimiter
         self.sink = sink
     }
 
@@ -28,16 +35,49 @@ public struct Logger: Sendable {
     /// Sets the most verbose priority logged from now on (`LogLevel=` after the configuration is read).
     public func setThreshold(_ threshold: Priority) { level.value = threshold }
 
-    public func log(_ priority: Priority, _ message: @autoclosure () -> String) {
+    /// Writes `message` unless its cause (`cause`, else the call site) already had its lines
+    /// this interval; the next line written of that cause counts the ones left out.
+    public func log(
+        _ priority: Priority, _ message: @autoclosure () -> String, cause: String? = nil,
+        file: StaticString = #fileID, line: UInt = #line
+    ) {
         guard priority <= level.value else { return }
-        sink(priority, message())
+        guard let rateLimiter else { return sink(priority, message()) }
+        switch rateLimiter.admit(cause ?? "\(file):\(line)") {
+        case .suppress:
+            return
+        case .write(let suppressed) where suppressed > 0:
+            sink(priority, message() + " (\(suppressed) more like it suppressed)")
+        case .write:
+            sink(priority, message())
+        }
     }
 
-    public func error(_ message: @autoclosure () -> String) { log(.error, message()) }
-    public func warning(_ message: @autoclosure () -> String) { log(.warning, message()) }
-    public func notice(_ message: @autoclosure () -> String) { log(.notice, message()) }
-    public func info(_ message: @autoclosure () -> String) { log(.info, message()) }
-    public func debug(_ message: @autoclosure () -> String) { log(.debug, message()) }
+    public func error(
+        _ message: @autoclosure () -> String, cause: String? = nil, file: StaticString = #fileID, line: UInt = #line
+    ) {
+        log(.error, message(), cause: cause, file: file, line: line)
+    }
+    public func warning(
+        _ message: @autoclosure () -> String, cause: String? = nil, file: StaticString = #fileID, line: UInt = #line
+    ) {
+        log(.warning, message(), cause: cause, file: file, line: line)
+    }
+    public func notice(
+        _ message: @autoclosure () -> String, cause: String? = nil, file: StaticString = #fileID, line: UInt = #line
+    ) {
+        log(.notice, message(), cause: cause, file: file, line: line)
+    }
+    public func info(
+        _ message: @autoclosure () -> String, cause: String? = nil, file: StaticString = #fileID, line: UInt = #line
+    ) {
+        log(.info, message(), cause: cause, file: file, line: line)
+    }
+    public func debug(
+        _ message: @autoclosure () -> String, cause: String? = nil, file: StaticString = #fileID, line: UInt = #line
+    ) {
+        log(.debug, message(), cause: cause, file: file, line: line)
+    }
 
     /// Writes to stderr, one `write(2)` per line so lines from several threads never interleave,
     /// in the format `LogFormat.current` chose for where stderr goes.

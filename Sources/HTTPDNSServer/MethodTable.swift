@@ -19,6 +19,22 @@ struct Reply<Result: MethodResult> {
     func callAsFunction(_ outcome: consuming Swift.Result<Result, RPCError>) {
         responder.reply(outcome)
     }
+
+    /// Whether anyone reads the answer: false for a notification, whose answer is dropped (a
+    /// method without side effects may skip its work; its cost is charged all the same).
+    var isRead: Bool { responder.id != nil }
+
+    /// Answers with a result written as the client reads it (a large one: `listCookies`,
+    /// `exportCookies`); its snapshot is charged to the caller's uid until it is written.
+    func stream(_ result: some ResultStream) {
+        responder.stream(result)
+    }
+
+    /// Answers with what `source` writes as it has it, a line at a time, for as long as the
+    /// connection lives (a subscription: the request is answered, the source goes on).
+    func open(_ source: some AnswerSource) {
+        responder.open(source)
+    }
 }
 
 /// The typed implementation of every method of the contract: what the server's dispatch calls.
@@ -49,8 +65,27 @@ protocol MethodTable: AnyObject {
     func flushCache(_ params: FlushCacheParams, context: CallContext, reply: Reply<FlushCacheResult>)
         throws(RPCError)
     func status(_ params: StatusParams, context: CallContext, reply: Reply<StatusResult>) throws(RPCError)
+    func showCache(_ params: ShowCacheParams, context: CallContext, reply: Reply<ShowCacheResult>)
+        throws(RPCError)
+    func statistics(_ params: StatisticsParams, context: CallContext, reply: Reply<StatisticsResult>)
+        throws(RPCError)
+    func resetStatistics(
+        _ params: ResetStatisticsParams, context: CallContext, reply: Reply<ResetStatisticsResult>
+    ) throws(RPCError)
+    func metrics(_ params: MetricsParams, context: CallContext, reply: Reply<MetricsResult>) throws(RPCError)
+    /// Answers, then goes on writing events on the connection (`Reply.open`).
+    func monitor(_ params: MonitorParams, context: CallContext, reply: Reply<MonitorResult>) throws(RPCError)
     func discover(_ params: DiscoverParams, context: CallContext, reply: Reply<DiscoverResult>)
         throws(RPCError)
+
+    /// What running `method` for `context`'s uid costs beyond reading its line, in work units
+    /// (`WorkCost`): the methods that walk a whole jar or the cache cost with its size.
+    func workUnits(of method: Method, context: CallContext) -> Int
+}
+
+extension MethodTable {
+    func workUnits(of method: Method, context: CallContext) -> Int { 0 }
+
 }
 
 /// getCookieHeader's params with the URL parsed from the request's bytes (a refusal: not a URL the
@@ -88,6 +123,14 @@ extension MethodTable {
             case .flushCache:
                 try flushCache(FlushCacheParams(params), context: context, reply: Reply(responder: responder))
             case .status: try status(StatusParams(params), context: context, reply: Reply(responder: responder))
+            case .showCache:
+                try showCache(ShowCacheParams(params), context: context, reply: Reply(responder: responder))
+            case .statistics:
+                try statistics(StatisticsParams(params), context: context, reply: Reply(responder: responder))
+            case .resetStatistics:
+                try resetStatistics(ResetStatisticsParams(params), context: context, reply: Reply(responder: responder))
+            case .metrics: try metrics(MetricsParams(params), context: context, reply: Reply(responder: responder))
+            case .monitor: try monitor(MonitorParams(params), context: context, reply: Reply(responder: responder))
             case .discover: try discover(DiscoverParams(params), context: context, reply: Reply(responder: responder))
             }
         } catch {
@@ -104,51 +147,88 @@ struct Responder {
     let id: RPCID?
     let batch: BatchResponse?
     let slot: Int
+    /// nil for a method the daemon does not have.
+    var method: Method? = nil
 
     func reply<Result: MethodResult>(_ outcome: consuming Swift.Result<Result, RPCError>) {
         // Switched on outside the encoding closure: inside it, the result was copied out of the
         // captured outcome (a retain of each of its strings and arrays, and their releases).
         switch outcome {
         case .success(let result):
+            if let method { connection.server.requestCounts.succeeded(method) }
             connection.complete(self) { RPCEncoder.writeResult(result, id: id ?? .null, to: &$0) }
         case .failure(let error): fail(error)
         }
     }
 
     func fail(_ error: RPCError) {
+        connection.server.requestCounts.failed(method, code: error.code.rawValue)
         connection.complete(self) { RPCEncoder.writeError(error, id: id ?? .null, to: &$0) }
+    }
+
+    func stream(_ result: some ResultStream) {
+        if let method { connection.server.requestCounts.succeeded(method) }
+        connection.complete(self, streaming: result)
+    }
+
+    func open(_ source: some AnswerSource) {
+        if let method { connection.server.requestCounts.succeeded(method) }
+        connection.complete(self, opening: source)
     }
 }
 
-/// Collects the responses of one batch and writes them as one array line once all are in.
+/// Collects the responses of one batch and hands them over as one array line once all are in.
 /// A batch of notifications only produces no line at all (JSON-RPC 2.0 §6).
 final class BatchResponse {
-    private var slots: [[UInt8]?]
+    /// One element's response: bytes, or a response whose result streams.
+    enum Part {
+        case bytes([UInt8])
+        case source(any AnswerSource)
+    }
+
+    private var slots: [Part?]
     private var remaining: Int
     /// Bytes of the responses held so far: they count as the connection's output.
     private(set) var byteCount = 0
+    /// Memory the streamed responses held so far keep.
+    private(set) var heldBytes = 0
 
     init(count: Int) {
         slots = Array(repeating: nil, count: count)
         remaining = count
     }
 
-    /// Stores one element's response (nil: none, a notification); returns the whole line once
-    /// the last one is in (nil while some are missing, or when none has a response).
-    func fill(_ index: Int, _ response: [UInt8]?) -> [UInt8]? {
+    /// Stores one element's response (nil: none, a notification); returns the whole line, in
+    /// order, once the last one is in (nil while some are missing, or when none has a response).
+    func fill(_ index: Int, _ response: Part?) -> [PendingAnswers.Item]? {
         slots[index] = response
-        byteCount += response?.count ?? 0
+        switch response {
+        case .bytes(let bytes)?: byteCount += bytes.count
+        case .source(let source)?: heldBytes += source.heldBytes
+        case nil: break
+        }
         remaining -= 1
         guard remaining == 0 else { return nil }
         let present = slots.compactMap { $0 }
+        slots = []
         guard !present.isEmpty else { return nil }
-        var out: [UInt8] = [UInt8(ascii: "[")]
-        out.reserveCapacity(byteCount + present.count + 1)
-        for (i, response) in present.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            out.append(contentsOf: response)
+        var items: [PendingAnswers.Item] = []
+        var bytes: [UInt8] = [UInt8(ascii: "[")]
+        bytes.reserveCapacity(byteCount + present.count + 2)
+        for (i, part) in present.enumerated() {
+            if i > 0 { bytes.append(UInt8(ascii: ",")) }
+            switch part {
+            case .bytes(let response):
+                bytes.append(contentsOf: response)
+            case .source(let source):
+                items.append(.bytes(bytes))
+                items.append(.source(source))
+                bytes = []
+            }
         }
-        out.append(UInt8(ascii: "]"))
-        return out
+        bytes.append(UInt8(ascii: "]"))
+        bytes.append(0x0A)
+        items.append(.bytes(bytes))
+        return items
     }
 }

@@ -3,6 +3,7 @@ import HTTPDNSProtocol
 import HTTPDNSSystem
 
 /// Bounds that protect the daemon from its clients (sd-varlink's defaults, scaled to this job).
+/// httpdnsd.conf(5) documents the fixed ones and the worst case they add up to.
 public struct ServerLimits: Sendable, Equatable {
     /// Longest request line; longer gets -32600 and the connection closes (1 MiB by default: httpdnsd-rpc(7), FRAMING).
     public var maxLineLength = 1 << 20
@@ -18,24 +19,66 @@ public struct ServerLimits: Sendable, Equatable {
     public var idleTimeoutMilliseconds: Int64 = 300_000
     /// A connection holding an unfinished line for this long is closed (0: never).
     public var lineTimeoutMilliseconds: Int64 = 10_000
-    /// Lines one connection may run per loop turn, so that no client holds the loop for long.
-    public var requestsPerTurn = 64
+    /// Work one connection may do per loop turn, in units of one small request (`WorkCost`):
+    /// a line, a batch element, a notification and a piece of a streamed answer all cost.
+    public var workPerTurn = 64
+    /// The same across every connection of one uid, so that a thousand connections get no more
+    /// of a turn than a few.
+    public var workPerTurnPerUser = 512
     /// A connection stops running requests while this much of its output waits for the client
-    /// (checked before each request, so one large answer may go past it).
+    /// (checked before each request, so one answer may go past it).
     public var maxPendingOutput = 512 << 10
     /// The same across all connections of one uid.
     public var maxPendingOutputPerUser = 4 << 20
-
-    /// The least `maxBufferedInputPerUser` may be, whatever `maxLineLength` is.
-    public var minBufferedInputPerUser = 16 << 20
+    /// Memory one uid may hold (see `memoryBoundPerUser`).
+    public var memoryPerUser = 64 << 20
 
     public init() {}
 
-    /// Bytes of received, unprocessed request data one uid may hold across its connections
-    /// (unfinished lines, mostly): room for two maximal lines, and never less than 16 MiB.
-    public var maxBufferedInputPerUser: Int { max(minBufferedInputPerUser, 2 * maxLineLength) }
-    /// The same across all users: four users' worth.
-    public var maxBufferedInput: Int { 4 * maxBufferedInputPerUser }
+    /// Memory the connections of one uid may hold, counted by capacity: input buffers, output,
+    /// answers waiting, snapshots being streamed, requests in flight. Past it they stop reading
+    /// and running requests until some is released; never less than four maximal lines.
+    public var memoryBoundPerUser: Int { max(memoryPerUser, 4 * maxLineLength) }
+    /// The same across all users: four users' worth. Past it, the uids holding more than an
+    /// equal share stop.
+    public var memoryBound: Int { 4 * memoryBoundPerUser }
+}
+
+/// What one unit of `ServerLimits.workPerTurn` is worth, and what each kind of work costs in
+/// units: estimates of loop-thread time in multiples of one small request (about 12,000
+/// instructions).
+enum WorkCost {
+    /// A line: parsing it costs with its length.
+    static func line(bytes: Int) -> Int { 1 + bytes / 1024 }
+    /// A read: copying and scanning for line ends (blank lines included, which no line charges).
+    static func read(bytes: Int) -> Int { 1 + bytes / 8192 }
+    /// A piece of a streamed answer: escaping and copying about 8 KiB costs a request.
+    static func written(bytes: Int) -> Int { 1 + bytes / 8192 }
+}
+
+/// A share of work per loop turn; a costly step may overdraw it, and the debt is paid off in
+/// the turns after (each turn adds a share, up to one).
+struct WorkCredit {
+    private var balance = 0
+    private var turn: UInt64 = 0
+
+    /// Whether there is credit left in `turn`.
+    mutating func isAvailable(turn: UInt64, perTurn: Int) -> Bool {
+        refill(turn: turn, perTurn: perTurn)
+        return balance > 0
+    }
+
+    mutating func charge(_ units: Int, turn: UInt64, perTurn: Int) {
+        refill(turn: turn, perTurn: perTurn)
+        balance -= units
+    }
+
+    private mutating func refill(turn: UInt64, perTurn: Int) {
+        guard turn != self.turn else { return }
+        let elapsed = Int(clamping: min(turn &- self.turn, 1 << 20))
+        balance = min(perTurn, balance + perTurn * elapsed)
+        self.turn = turn
+    }
 }
 
 /// What one uid holds across its connections, for the per-user caps.
@@ -43,8 +86,16 @@ final class UserLoad {
     let uid: UInt32
     var connections = 0
     var inFlight = 0
-    var bufferedInput = 0
-    var pendingOutput = 0
+    /// Answer bytes waiting for its clients to read them.
+    var unsentOutput = 0
+    /// Memory its connections hold, by capacity (`ServerLimits.memoryBoundPerUser`).
+    var memory = 0
+    /// Its share of the current turn's work.
+    var credit = WorkCredit()
+    /// The one connection (by id) that may go on reading and running past the memory bound to
+    /// finish the line it holds: memory held by unfinished lines is only released by finishing
+    /// them, so without it connections that each hold half a line would wait for each other.
+    var finishingLine: UInt64?
 
     init(uid: UInt32) { self.uid = uid }
 
@@ -55,6 +106,10 @@ final class UserLoad {
 ///
 /// Output is batched per loop turn: responses produced during a turn are appended to their
 /// connection's output and sent at the end of the turn, one `send` per connection.
+///
+/// Every connection charges its uid's account (`UserLoad`): the work it does in a turn, the
+/// memory it holds and the answers its client has not read; past the bounds it waits, and past
+/// twice the unread-answer bound the connections holding the most are closed.
 final class RPCServer: EventHandler {
     typealias Accept = (FileDescriptor) throws(SystemError) -> IOResult<FileDescriptor>
     typealias PeerCredentialsReader = (FileDescriptor) throws(SystemError) -> PeerCredentials
@@ -65,8 +120,14 @@ final class RPCServer: EventHandler {
     let readBuffer: UnsafeMutableRawBufferPointer
     /// The request path's decoder, shared by the connections of this (single) loop thread.
     var scanner = RequestScanner()
-    /// Bytes of received, unprocessed request data across all connections.
-    var bufferedInput = 0
+    /// Memory all connections hold (see `UserLoad.memory`).
+    private(set) var memory = 0
+    /// Counts loop turns: work credit is per turn.
+    private(set) var turn: UInt64 = 1
+    /// Long work run a slice per turn (`importCookies`).
+    let slices: SlicedWork
+    /// Requests answered, by method and outcome (`metrics`).
+    var requestCounts = RequestCounts()
 
     private let listener: FileDescriptor
     private let logger: Logger
@@ -81,6 +142,10 @@ final class RPCServer: EventHandler {
     private var flushing: [Connection] = []
     private var needsResume: [Connection] = []
     private var overloadedUsers: [UserLoad] = []
+    /// Connections stopped because their uid (or everyone) holds too much memory.
+    private var memoryWaiters: [Connection] = []
+    /// Memory was released this turn: the waiters are looked at when it ends.
+    private var memoryReleased = false
     private var sweepTimer: EventLoop.TimerID?
 
     /// Called whenever the last connection closes or the first one opens (idle tracking).
@@ -98,14 +163,20 @@ final class RPCServer: EventHandler {
         self.accept = accept
         self.peerCredentials = peerCredentials
         readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
+        slices = SlicedWork(loop: loop, perTurn: limits.workPerTurnPerUser)
         // unowned, not weak: the loop never runs without its server, and a weak reference would
         // give the server a side table, which makes every retain of it on the request path slower.
         loop.onTurnEnd { [unowned self] in self.endTurn() }
+        slices.account = { [unowned self] uid in self.users[uid] ?? UserLoad(uid: uid) }
+        slices.turn = { [unowned self] in self.turn }
     }
 
     deinit { readBuffer.deallocate() }
 
     var connectionCount: Int { connections.count }
+
+    /// Users (uids) with a connection or a request in flight, for `metrics`.
+    var userCount: Int { users.count }
 
     /// What one uid holds (nil once it has no connection and nothing in flight).
     func load(of uid: UInt32) -> UserLoad? { users[uid] }
@@ -226,19 +297,25 @@ final class RPCServer: EventHandler {
         methods.dispatch(method, params, context: context, to: responder)
     }
 
+    /// What running `method` costs beyond its line, in work units (it grows with the caller's
+    /// jar or the cache for the methods that walk them).
+    func workUnits(of method: Method, context: CallContext) -> Int {
+        methods?.workUnits(of: method, context: context) ?? 0
+    }
+
     // MARK: turns
 
     /// The connection has output to send at the end of this turn (or its state changed).
     func needsFlush(_ connection: Connection) {
-        guard !connection.flushQueued else { return }
-        connection.flushQueued = true
+        guard !connection.queued.contains(.flush) else { return }
+        connection.queued.insert(.flush)
         needsFlush.append(connection)
     }
 
-    /// The connection has buffered requests to run in the next turn.
+    /// The connection has work left for the next turn (lines, a batch, answers to write).
     func needsResume(_ connection: Connection) {
-        guard !connection.resumeQueued else { return }
-        connection.resumeQueued = true
+        guard !connection.queued.contains(.resume) else { return }
+        connection.queued.insert(.resume)
         if needsResume.isEmpty { loop.runNextTurn { [unowned self] in self.resumeConnections() } }
         needsResume.append(connection)
     }
@@ -247,7 +324,7 @@ final class RPCServer: EventHandler {
         let waiting = needsResume
         needsResume.removeAll()
         for connection in waiting {
-            connection.resumeQueued = false
+            connection.queued.remove(.resume)
             connection.resume()
         }
     }
@@ -259,22 +336,64 @@ final class RPCServer: EventHandler {
             // append allocate, every turn.
             swap(&needsFlush, &flushing)
             for connection in flushing {
-                connection.flushQueued = false
+                connection.queued.remove(.flush)
                 connection.flushAndSettle()
             }
             flushing.removeAll(keepingCapacity: true)
             if !overloadedUsers.isEmpty { trimOverloadedUsers() }
         }
+        if memoryReleased { wakeMemoryWaiters() }
+        turn += 1
     }
 
-    /// A connection's unsent output changed by `delta`; a user past twice its cap is trimmed at
-    /// the end of the turn.
-    func outputChanged(_ user: UserLoad, by delta: Int) {
-        user.pendingOutput += delta
-        if delta > 0 && user.pendingOutput > 2 * limits.maxPendingOutputPerUser
+    // MARK: accounts
+
+    /// Whether a connection of `user` must leave memory to others before it reads or runs more:
+    /// its uid is at its bound, or everyone's memory is at the total bound and its uid holds at
+    /// least an equal share of it.
+    func isOverMemory(_ user: UserLoad) -> Bool {
+        user.memory >= limits.memoryBoundPerUser
+            || (memory >= limits.memoryBound && user.memory * max(users.count, 1) >= memory)
+    }
+
+    /// A connection's memory and unsent output changed by these amounts.
+    func charge(_ user: UserLoad, memory delta: Int, unsentOutput unsentDelta: Int) {
+        user.memory += delta
+        memory += delta
+        if delta < 0 && !memoryWaiters.isEmpty { memoryReleased = true }
+        guard unsentDelta != 0 else { return }
+        user.unsentOutput += unsentDelta
+        if unsentDelta > 0 && user.unsentOutput > 2 * limits.maxPendingOutputPerUser
             && !overloadedUsers.contains(where: { $0 === user })
         {
             overloadedUsers.append(user)
+        }
+    }
+
+    /// Memory may have become available to waiters without a byte being freed (the connection
+    /// finishing its line let go of that right): they are looked at at the end of the turn.
+    func memoryMayBeAvailable() {
+        if !memoryWaiters.isEmpty { memoryReleased = true }
+    }
+
+    /// The connection waits until memory is released (`isOverMemory` of its uid is false).
+    func waitForMemory(_ connection: Connection) {
+        guard !connection.queued.contains(.memory) else { return }
+        connection.queued.insert(.memory)
+        memoryWaiters.append(connection)
+    }
+
+    private func wakeMemoryWaiters() {
+        memoryReleased = false
+        let waiting = memoryWaiters
+        memoryWaiters.removeAll()
+        for connection in waiting {
+            connection.queued.remove(.memory)
+            if isOverMemory(connection.user) && !connection.mayFinishItsLine {
+                waitForMemory(connection)
+            } else {
+                needsResume(connection)
+            }
         }
     }
 
@@ -284,14 +403,15 @@ final class RPCServer: EventHandler {
     private func trimOverloadedUsers() {
         let users = overloadedUsers
         overloadedUsers.removeAll()
-        for user in users where user.pendingOutput > 2 * limits.maxPendingOutputPerUser {
+        for user in users where user.unsentOutput > 2 * limits.maxPendingOutputPerUser {
             let holders = connections.values.filter { $0.user === user && $0.unsentByteCount > 0 }
                 .sorted { $0.unsentByteCount > $1.unsentByteCount }
-            for connection in holders where user.pendingOutput > limits.maxPendingOutputPerUser {
-                logger.warning(
-                    "Closing a connection of uid \(user.uid): \(connection.unsentByteCount) bytes of answers unread")
-                connection.abort()
+            var closed = 0
+            for connection in holders where user.unsentOutput > limits.maxPendingOutputPerUser {
+                closed += 1
+                connection.disconnect()
             }
+            logger.warning("Closed \(closed) connection(s) of uid \(user.uid) holding the most answers unread")
         }
     }
 
@@ -331,9 +451,21 @@ final class RPCServer: EventHandler {
 
     /// Closes whatever is left (after the shutdown grace period).
     func closeAll() {
-        for connection in Array(connections.values) { connection.abort() }
+        for connection in Array(connections.values) { connection.disconnect() }
     }
 }
 
 @available(*, unavailable)
 extension RPCServer: Sendable {}
+
+/// Requests answered since start, by method and outcome: successes in an array (the request
+/// path), failures by error code (rare).
+struct RequestCounts {
+    private(set) var succeeded = [Int](repeating: 0, count: Method.allCases.count)
+    /// Keyed by method (nil: a method the daemon does not have), then error code.
+    private(set) var failed: [Method?: [Int: Int]] = [:]
+
+    mutating func succeeded(_ method: Method) { succeeded[method.ordinal] += 1 }
+
+    mutating func failed(_ method: Method?, code: Int) { failed[method, default: [:]][code, default: 0] += 1 }
+}

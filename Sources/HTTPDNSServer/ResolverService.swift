@@ -28,6 +28,18 @@ final class ResolverService {
     /// The saved cache, until it is restored (`SavedDNSRestore`).
     private var savedDNS: SavedDNSRestore?
     private var performing = false
+    /// Counts upstream queries and tells the monitors about resolves (the daemon's; nil in
+    /// tests that do not look).
+    var observation: Observation?
+    /// The resolves a monitor watches, by caller id, until they are answered.
+    private var watched: [UInt64: WatchedResolve] = [:]
+
+    /// A resolve whose answer goes to the monitors too.
+    private struct WatchedResolve {
+        let uid: UInt32
+        let host: String
+        let family: AddressFamily
+    }
 
     /// Where a waiting caller's reply goes.
     private enum PendingReply {
@@ -99,8 +111,20 @@ final class ResolverService {
         restoreSavedDNS()
         // Borrowed: the closure reaches the reply where it is (a copy was a retain and a release
         // of its request's id on every cache hit).
-        if let caller = machine.resolve(params, uid: uid, now: now, answer: { done($0) }) {
+        guard let observation, observation.monitors.isWatching(uid: uid) else {
+            if let caller = machine.resolve(params, uid: uid, now: now, answer: { done($0) }) {
+                waiting[caller] = .rpc(copy done)
+            }
+            if machine.hasActions { performActions() }
+            return
+        }
+        let caller = machine.resolve(params, uid: uid, now: now) { outcome in
+            observation.resolved(uid: uid, host: params.host, family: params.family, outcome)
+            done(outcome)
+        }
+        if let caller {
             waiting[caller] = .rpc(copy done)
+            watched[caller] = WatchedResolve(uid: uid, host: params.host, family: params.family)
         }
         if machine.hasActions { performActions() }
     }
@@ -140,6 +164,40 @@ final class ResolverService {
         performActions()
     }
 
+    /// Whether `uid` may see and steer what every user shares (the cache, the counters).
+    static func isPrivileged(_ uid: UInt32) -> Bool { uid == 0 || uid == ProcessEnvironment.effectiveUserID }
+
+    /// `showCache`: every entry for root and the daemon's user; for others the entries of the
+    /// names they were handed addresses for (what another user asks is not theirs to see).
+    func showCache(uid: UInt32) -> ShowCacheResult {
+        restoreSavedDNS()
+        let now = self.now
+        let entries: [DNSCacheEntry]
+        if Self.isPrivileged(uid) {
+            entries = machine.cache.entries(now: now)
+        } else {
+            let names = machine.owners.hostNames(uid: uid, now: now)
+            entries = machine.cache.entries(now: now) { names.contains($0) }
+        }
+        return ShowCacheResult(
+            entries: entries.map { entry in
+                let left = entry.expiresAt.nanoseconds(since: now)
+                return ShowCacheResult.Entry(
+                    host: entry.host, family: entry.family.rawValue, addresses: entry.addresses,
+                    ttl: left > 0 ? Int((left + 999_999_999) / 1_000_000_000) : 0, stale: left <= 0,
+                    upstream: entry.upstream)
+            })
+    }
+
+    /// The cache, with the saved entries back (its counters: `statistics`, `metrics`).
+    var cache: DNSCache {
+        restoreSavedDNS()
+        return machine.cache
+    }
+
+    /// The configured upstreams' names, in order.
+    var upstreamNames: [String] { machine.upstreamStatus.map(\.name) }
+
     // MARK: status
 
     /// The cache's counters, for `status`.
@@ -175,18 +233,29 @@ final class ResolverService {
     private func perform(_ action: ResolverAction) {
         switch action {
         case .answer(let caller, let outcome):
+            if let watch = watched.removeValue(forKey: caller) {
+                observation?.resolved(uid: watch.uid, host: watch.host, family: watch.family, outcome)
+            }
             switch waiting.removeValue(forKey: caller) {
             case .rpc(let reply)?: reply(outcome)
             case .closure(let completion)?: completion(outcome)
             case nil: break
             }
         case .query(let request):
+            let started = now
             transport.send(request) { [unowned self] result in
+                self.observation?.upstreamQueried(
+                    request.endpoint.name, failed: (try? result.get()) == nil,
+                    latencyMs: Int(self.now.nanoseconds(since: started) / 1_000_000))
                 self.machine.attemptFinished(request.id, result, now: self.now)
                 self.performActions()
             }
         case .queryBatch(let request):
+            let started = now
             transport.send(request) { [unowned self] result in
+                self.observation?.upstreamQueried(
+                    request.endpoint.name, failed: (try? result.get()) == nil,
+                    latencyMs: Int(self.now.nanoseconds(since: started) / 1_000_000))
                 self.machine.batchFinished(request.id, result, now: self.now)
                 self.performActions()
             }

@@ -39,6 +39,27 @@ struct RuntimePaths: Sendable {
         return RuntimePaths(socket: socket, stateDirectory: state)
     }
 
+    /// The lock file in the state directory that one daemon at a time holds.
+    static let lockFileName = "httpdnsd.lock"
+
+    /// Takes the state directory's lock, or fails with `StartupError.stateDirectoryInUseStatus`
+    /// when another daemon holds it.
+    static func lockStateDirectory(_ directory: String) throws -> FileDescriptor {
+        let path = directory + "/" + lockFileName
+        let lock: FileDescriptor?
+        do {
+            lock = try Files.lockExclusively(path)
+        } catch {
+            throw StartupError("Failed to lock the state directory: \(error)")
+        }
+        guard let lock else {
+            throw StartupError(
+                "another httpdnsd is running on the state directory \(directory) (it holds \(path)); not starting",
+                status: StartupError.stateDirectoryInUseStatus)
+        }
+        return lock
+    }
+
     static func createParentDirectory(of socket: String) throws {
         do {
             try Files.createDirectory(Files.parentDirectory(of: socket), mode: 0o755)

@@ -18,6 +18,13 @@ final class Services {
     let fleet: FleetService?
     private let clock: any DaemonClock
     private let startedAt: Int64
+    private let loop: EventLoop
+    /// Where long work runs a slice per turn (the server's, once registered).
+    private var slices: SlicedWork?
+    /// The counters and the monitors.
+    let observation: Observation
+    /// The server, for its connection and memory figures (`metrics`).
+    private weak var server: RPCServer?
 
     /// Builds the services over `stored` (read at startup); their writes go to `storeThread`.
     init(
@@ -26,7 +33,10 @@ final class Services {
     ) {
         clock = loop.clock
         startedAt = loop.clock.nowNanoseconds()
+        self.loop = loop
+        observation = Observation(clock: loop.clock)
         resolver = ResolverService(configuration: configuration, rules: rules, loop: loop, logger: logger)
+        resolver.observation = observation
         resolver.restoreSaved(from: storeThread)
         // With Synchronous=full a commit waits for the disk: never on the loop thread.
         cookieCommits = StateGroupCommit(
@@ -39,6 +49,7 @@ final class Services {
             persistence: cookieCommits, clock: loop.clock, logger: logger,
             hostNames: { [unowned resolver] ip, uid in resolver.hostNames(of: ip, uid: uid) })
         cookies.load(stored.jars, now: loop.clock.wallSeconds())
+        cookies.observation = observation
         dnsSaver = DNSSnapshotSaver(resolver: resolver, storeThread: storeThread, loop: loop, logger: logger)
         if let fleetSetup, let (machine, state) = stored.fleet {
             let fleet = FleetService(
@@ -55,6 +66,8 @@ final class Services {
     /// The server runs its methods on these services.
     func registerMethods(on server: RPCServer) {
         server.serve(self)
+        slices = server.slices
+        self.server = server
     }
 
     func start() {
@@ -76,6 +89,103 @@ final class Services {
             cache: resolver.cacheStatus,
             // Counts only: the caller's own jar, never another user's.
             cookieCount: cookies.count(uid: uid), upstreams: resolver.upstreamStatus, fleet: fleet?.status.member)
+    }
+
+    /// `metrics`' exposition: totals since start (counters never go back, whatever
+    /// `resetStatistics` does), and gauges of now. No label names a user.
+    func metricsText() -> String {
+        var m = MetricsExposition()
+        let counts = observation.current(cache: resolver.cache)
+        m.single(
+            "httpdnsd_uptime_seconds", type: "gauge", help: "Seconds since the daemon started.",
+            Double((clock.nowNanoseconds() - startedAt) / 1_000_000_000))
+        if let server {
+            var samples: [(labels: [(String, String)], value: Double)] = []
+            for method in Method.allCases {
+                samples.append(
+                    (
+                        [("method", method.rawValue), ("outcome", "ok")],
+                        Double(server.requestCounts.succeeded[method.ordinal])
+                    ))
+            }
+            for (method, codes) in server.requestCounts.failed.sorted(by: {
+                ($0.key?.ordinal ?? -1) < ($1.key?.ordinal ?? -1)
+            }) {
+                for (code, count) in codes.sorted(by: { $0.key > $1.key }) {
+                    samples.append(
+                        ([("method", method?.rawValue ?? "unknown"), ("outcome", String(code))], Double(count)))
+                }
+            }
+            m.family(
+                "httpdnsd_requests_total", type: "counter",
+                help: "Requests answered, by method and outcome (ok, or the JSON-RPC error code).", samples: samples)
+            m.single(
+                "httpdnsd_connections", type: "gauge", help: "Client connections open.", Double(server.connectionCount))
+            m.single(
+                "httpdnsd_connection_users", type: "gauge",
+                help: "Users (uids) with a connection or a request in flight.",
+                Double(server.userCount))
+            m.single(
+                "httpdnsd_held_bytes", type: "gauge",
+                help: "Memory the connections hold (buffers, answers waiting, snapshots being streamed).",
+                Double(server.memory))
+        }
+        let cache = resolver.cache
+        m.single(
+            "httpdnsd_cache_entries", type: "gauge", help: "DNS cache entries (one per name and family).",
+            Double(cache.entryCount))
+        m.family(
+            "httpdnsd_cache_lookups_total", type: "counter", help: "Cache lookups of resolve, by result.",
+            samples: [
+                ([("result", "hit")], Double(counts.cacheHits)), ([("result", "miss")], Double(counts.cacheMisses)),
+                ([("result", "stale")], Double(counts.cacheStaleServed)),
+            ])
+        let names =
+            resolver.upstreamNames + counts.upstreams.keys.filter { !resolver.upstreamNames.contains($0) }.sorted()
+        let upstreams = names.map { ($0, counts.upstreams[$0] ?? Observation.Counters.Upstream()) }
+        m.family(
+            "httpdnsd_upstream_queries_total", type: "counter", help: "Queries sent to each upstream.",
+            samples: upstreams.map { ([("upstream", $0.0)], Double($0.1.queries)) })
+        m.family(
+            "httpdnsd_upstream_failures_total", type: "counter", help: "Queries of each upstream that failed.",
+            samples: upstreams.map { ([("upstream", $0.0)], Double($0.1.failures)) })
+        m.histogram(
+            "httpdnsd_upstream_latency_seconds", help: "Time each upstream took to answer.",
+            bounds: Observation.latencyBuckets.map { Double($0) / 1000 },
+            series: upstreams.map { ([("upstream", $0.0)], $0.1.latency, Double($0.1.latencySumMs) / 1000) })
+        m.family(
+            "httpdnsd_upstream_healthy", type: "gauge", help: "1 while an upstream is considered healthy.",
+            samples: resolver.upstreamStatus.map { ([("upstream", $0.name)], $0.healthy ? 1 : 0) })
+        m.single("httpdnsd_cookies", type: "gauge", help: "Cookies in every jar together.", Double(cookies.totalCount))
+        m.single("httpdnsd_cookie_jars", type: "gauge", help: "Jars (users with cookies).", Double(cookies.jarCount))
+        m.family(
+            "httpdnsd_cookie_operations_total", type: "counter", help: "Cookie operations of every user together.",
+            samples: [
+                ([("operation", "stored")], Double(counts.cookiesStored)),
+                ([("operation", "rejected")], Double(counts.cookiesRejected)),
+                ([("operation", "deleted")], Double(counts.cookiesDeleted)),
+                ([("operation", "header")], Double(counts.cookieHeaders)),
+            ])
+        m.single(
+            "httpdnsd_monitors", type: "gauge", help: "Open monitor subscriptions.", Double(observation.monitors.count))
+        m.single(
+            "httpdnsd_monitor_dropped_events_total", type: "counter",
+            help: "Monitor events dropped because a subscriber read too slowly.", Double(counts.monitorDropped))
+        if let fleet = fleet?.status.member {
+            m.single("httpdnsd_fleet_connected", type: "gauge", help: "1 while Redis answers.", fleet.connected ? 1 : 0)
+            m.single(
+                "httpdnsd_fleet_lag_seconds", type: "gauge",
+                help: "Seconds between a fleet change's publication and its application here, as last measured.",
+                fleet.lag ?? 0)
+            m.single(
+                "httpdnsd_fleet_outbox", type: "gauge", help: "Local changes not yet taken by the fleet.",
+                Double(fleet.outbox))
+            m.single(
+                "httpdnsd_fleet_rejected_total", type: "counter",
+                help: "Fleet entries that failed to open or validate.",
+                Double(fleet.rejected))
+        }
+        return m.text
     }
 
     /// After the loop stopped: no more upstream work; the DNS cache is queued for saving.
@@ -121,22 +231,55 @@ extension Services: MethodTable {
         try cookies.deleteCookies(params, uid: context.peer.uid, done: reply)
     }
 
+    /// Streamed from a snapshot of the jar as the client reads it; a notification (nobody reads
+    /// it) takes no snapshot, and is charged as if it did (`workUnits`).
     func listCookies(_ params: ListCookiesParams, context: CallContext, reply: Reply<ListCookiesResult>)
         throws(RPCError)
     {
-        reply(.success(try cookies.listCookies(params, uid: context.peer.uid)))
+        guard reply.isRead else { return reply(.success(ListCookiesResult(cookies: []))) }
+        reply.stream(CookieListStream(try cookies.listCookies(params, uid: context.peer.uid).cookies))
     }
 
+    /// Runs a slice of at most `ImportSlices.linesPerSlice` lines per turn, each committed on
+    /// its own; answered once the last slice's commit is.
     func importCookies(
         _ params: ImportCookiesParams, context: CallContext, reply: Reply<ImportCookiesResult>
     ) throws(RPCError) {
-        cookies.importCookies(params, uid: context.peer.uid, done: reply)
+        let uid = context.peer.uid
+        guard let slices else { return cookies.importCookies(params, uid: uid) { reply($0) } }
+        let run = ImportSlices(text: params.data) { reply($0) }
+        slices.run(for: uid) { [unowned self] in
+            run.next { chunk, done in
+                let held = self.cookies.count(uid: uid)
+                self.cookies.importCookies(ImportCookiesParams(data: chunk), uid: uid, done: done)
+                return ImportSlices.cost(lines: ImportSlices.linesPerSlice, jarCount: held)
+            }
+        }
     }
 
+    /// Streamed from a snapshot of the jar as the client reads it (a notification's: as for
+    /// `listCookies`).
     func exportCookies(
         _ params: ExportCookiesParams, context: CallContext, reply: Reply<ExportCookiesResult>
     ) throws(RPCError) {
-        reply(.success(cookies.exportCookies(params, uid: context.peer.uid)))
+        guard reply.isRead else { return reply(.success(ExportCookiesResult(data: ""))) }
+        reply.stream(NetscapeExportStream(cookies.allCookies(uid: context.peer.uid, now: clock.wallSeconds())))
+    }
+
+    func workUnits(of method: Method, context: CallContext) -> Int {
+        switch method {
+        // A snapshot: the jar sorted (about a sixteenth of a request per cookie).
+        case .listCookies, .exportCookies: return cookies.count(uid: context.peer.uid) / 16
+        // Each deletion is recorded and committed.
+        case .deleteCookies: return cookies.count(uid: context.peer.uid) / 8
+        case .flushCache: return resolver.cachedNameCount / 32
+        // A walk of the cache (the caller's names only for a user, but found among all).
+        case .showCache: return resolver.cachedNameCount / 16
+        case .metrics: return cookies.jarCount / 16 + 8
+        case .resolve, .reverse, .getCookieHeader, .handleSetCookie, .importCookies, .status, .statistics,
+            .resetStatistics, .monitor, .discover:
+            return 0
+        }
     }
 
     func flushCache(_ params: FlushCacheParams, context: CallContext, reply: Reply<FlushCacheResult>)
@@ -147,6 +290,50 @@ extension Services: MethodTable {
 
     func status(_ params: StatusParams, context: CallContext, reply: Reply<StatusResult>) throws(RPCError) {
         reply(.success(status(uid: context.peer.uid)))
+    }
+
+    /// Streamed from a snapshot of the entries the caller may see, as the client reads it.
+    func showCache(_ params: ShowCacheParams, context: CallContext, reply: Reply<ShowCacheResult>)
+        throws(RPCError)
+    {
+        guard reply.isRead else { return reply(.success(ShowCacheResult(entries: []))) }
+        reply.stream(CacheEntriesStream(resolver.showCache(uid: context.peer.uid).entries))
+    }
+
+    /// Every user may read the counters (they are totals, as `status`'s are).
+    func statistics(_ params: StatisticsParams, context: CallContext, reply: Reply<StatisticsResult>)
+        throws(RPCError)
+    {
+        reply(.success(observation.statistics(cache: resolver.cache, upstreamNames: resolver.upstreamNames)))
+    }
+
+    func resetStatistics(
+        _ params: ResetStatisticsParams, context: CallContext, reply: Reply<ResetStatisticsResult>
+    ) throws(RPCError) {
+        guard ResolverService.isPrivileged(context.peer.uid) else {
+            throw .permissionDenied("only root or the daemon's user may reset the statistics")
+        }
+        reply(.success(ResetStatisticsResult(since: observation.resetStatistics(cache: resolver.cache))))
+    }
+
+    func metrics(_ params: MetricsParams, context: CallContext, reply: Reply<MetricsResult>) throws(RPCError) {
+        reply(.success(MetricsResult(text: metricsText())))
+    }
+
+    /// Answers with the subscription's scope, then writes the events the caller may see until
+    /// the connection closes.
+    func monitor(_ params: MonitorParams, context: CallContext, reply: Reply<MonitorResult>) throws(RPCError) {
+        let uid = context.peer.uid
+        let seesAll = ResolverService.isPrivileged(uid)
+        let result = MonitorResult(scope: seesAll ? "all" : "own", queueLimit: MonitorSubscription.queueLimit)
+        guard let id = reply.responder.id else { return reply(.success(result)) }
+        var answer = JSONOutput()
+        RPCEncoder.writeResult(result, id: id, to: &answer)
+        answer.append(0x0A)
+        let subscription = MonitorSubscription(
+            uid: uid, seesAll: seesAll, answer: answer.bytes, clock: clock, hub: observation.monitors)
+        observation.monitors.add(subscription)
+        reply.open(subscription)
     }
 
     func discover(_ params: DiscoverParams, context: CallContext, reply: Reply<DiscoverResult>)

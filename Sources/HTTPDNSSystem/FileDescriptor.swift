@@ -63,4 +63,6 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
     }
 
     public static let standardError = FileDescriptor(rawValue: 2)
+    /// Standard output, for output written as it comes (`httpdnsctl monitor`).
+    public static let standardOutput = FileDescriptor(rawValue: 1)
 }

@@ -104,3 +104,25 @@ public enum ResourceLimits {
         return UInt64(limit.rlim_cur)
     }
 }
+
+extension Files {
+    /// Takes an exclusive `flock(2)` on `path` (created mode 0600 if missing) without waiting:
+    /// the descriptor holds the lock until it is closed or the process ends; nil when another
+    /// open file description holds it.
+    public static func lockExclusively(_ path: String) throws(SystemError) -> FileDescriptor? {
+        let fd = FileDescriptor(
+            rawValue: try syscall("open \(path)") { open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600) })
+        let outcome: IOResult<Int32>
+        do {
+            outcome = try nonBlockingSyscall("flock \(path)") { flock(fd.rawValue, LOCK_EX | LOCK_NB) }
+        } catch {
+            fd.close()
+            throw error
+        }
+        guard case .done = outcome else {
+            fd.close()
+            return nil
+        }
+        return fd
+    }
+}

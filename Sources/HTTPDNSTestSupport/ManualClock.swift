@@ -5,7 +5,7 @@ import Synchronization
 /// A clock that moves only when the test says so: timers (deadlines, pauses) fire on `advance`,
 /// without sleeping, and wall time moves with monotonic time (a test may also step it alone, as
 /// NTP would). Moved by the test's thread; readable from any (a worker may read it).
-public final class ManualClock: DaemonClock {
+public final class ManualClock: DaemonClock, Sendable {
     private let nanoseconds: Atomic<Int64>
     private let wallMs: Atomic<Int64>
 

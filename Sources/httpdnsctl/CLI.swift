@@ -36,7 +36,8 @@ enum CLI {
             ResolveCommand.self, ReverseCommand.self, CookieGetCommand.self, CookieSetCommand.self,
             CookieDeleteCommand.self,
             CookieListCommand.self, CookieImportCommand.self, CookieExportCommand.self, StatusCommand.self,
-            FlushCommand.self, CallCommand.self, HelpCommand.self, CompletionCommand.self,
+            FlushCommand.self, ShowCacheCommand.self, StatisticsCommand.self, ResetStatisticsCommand.self,
+            MetricsCommand.self, MonitorCommand.self, CallCommand.self, HelpCommand.self, CompletionCommand.self,
         ]
     }
 

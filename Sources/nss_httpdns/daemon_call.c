@@ -85,8 +85,20 @@ static int receive_line(int fd, char *reply, size_t capacity, size_t *reply_leng
     }
 }
 
+int daemon_call_deadline_ms(void) {
+    const char *text = secure_getenv("HTTPDNSD_NSS_TIMEOUT");
+    if (text == NULL || text[0] < '0' || text[0] > '9') return HTTPDNS_DEFAULT_DEADLINE_MS;
+    long value = 0;
+    for (const char *p = text; *p != '\0'; p++) {
+        if (*p < '0' || *p > '9') return HTTPDNS_DEFAULT_DEADLINE_MS;
+        value = value * 10 + (*p - '0');
+        if (value > HTTPDNS_MAX_DEADLINE_MS) return HTTPDNS_DEFAULT_DEADLINE_MS;
+    }
+    return value < HTTPDNS_MIN_DEADLINE_MS ? HTTPDNS_DEFAULT_DEADLINE_MS : (int)value;
+}
+
 int daemon_call(const char *request, size_t request_length, char *reply, size_t capacity, size_t *reply_length) {
-    int64_t deadline = now_ms() + HTTPDNS_DEADLINE_MS;
+    int64_t deadline = now_ms() + daemon_call_deadline_ms();
     const char *path = secure_getenv("HTTPDNSD_SOCKET");
     if (path == NULL || path[0] == '\0') path = HTTPDNS_SYSTEM_SOCKET;
 

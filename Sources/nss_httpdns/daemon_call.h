@@ -8,10 +8,19 @@
    set-group-ID programs (secure_getenv). */
 #define HTTPDNS_SYSTEM_SOCKET "/run/httpdnsd/httpdnsd.sock"
 
-/* The whole exchange (connect, send, reply) gets this long. The daemon answers within its own
-   Timeout= (2 s by default) plus its start-up under socket activation; past this, the next
-   nsswitch source gets its turn. */
-enum { HTTPDNS_DEADLINE_MS = 5000 };
+/* The whole exchange (connect, send, reply) gets this long by default: the daemon's default
+   Timeout= (2 s) plus 500 ms for its start-up under socket activation and the exchange itself.
+   Past it, the next nsswitch source gets its turn, so a stopped daemon costs a lookup no more
+   than this. HTTPDNSD_NSS_TIMEOUT (milliseconds, within the bounds below; read with
+   secure_getenv) overrides it; a build may too (-DHTTPDNS_DEFAULT_DEADLINE_MS=...). */
+#ifndef HTTPDNS_DEFAULT_DEADLINE_MS
+#define HTTPDNS_DEFAULT_DEADLINE_MS 2500
+#endif
+enum { HTTPDNS_MIN_DEADLINE_MS = 100, HTTPDNS_MAX_DEADLINE_MS = 60000 };
+
+/* The deadline in milliseconds: HTTPDNSD_NSS_TIMEOUT when it is a whole number within the
+   bounds, else the default. */
+int daemon_call_deadline_ms(void);
 
 /* Sends request (one line, ending in '\n') on a new connection and reads the reply line into
    reply[0..capacity). Returns 0 with *reply_length set (the newline not counted), or a negative

@@ -75,6 +75,27 @@ struct MethodShapeTests {
                             name: "alibaba", kind: "alibaba", healthy: false, lastError: "timed out", latencyMs: 12.5),
                     ])
             ]
+        case .showCache:
+            return [
+                ShowCacheResult(entries: []),
+                ShowCacheResult(entries: [
+                    .init(
+                        host: "a.example", family: "ipv4", addresses: ["192.0.2.1"], ttl: 30, stale: false,
+                        upstream: "doh"),
+                    .init(host: "a.example", family: "ipv6", addresses: [], ttl: 0, stale: true, upstream: nil),
+                ]),
+            ]
+        case .statistics:
+            return [
+                StatisticsResult(
+                    since: 1_767_225_600, cache: .init(entries: 1, hits: 2, misses: 3, staleServed: 0),
+                    upstreams: [.init(name: "doh", queries: 5, failures: 1)],
+                    cookies: .init(stored: 1, rejected: 2, deleted: 3, headers: 4))
+            ]
+        case .resetStatistics: return [ResetStatisticsResult(since: 1_767_225_600)]
+        case .metrics: return [MetricsResult(text: "# HELP x y\n# TYPE x gauge\nx 1\n")]
+        case .monitor:
+            return [MonitorResult(scope: "own", queueLimit: 1024), MonitorResult(scope: "all", queueLimit: 1)]
         case .discover:
             return [DiscoverResult(encodedDocument: try OpenRPCDocumentTests.document().encoded)]
         }
@@ -111,6 +132,11 @@ struct MethodShapeTests {
         case .exportCookies: return [ExportCookiesParams()]
         case .flushCache: return [FlushCacheParams(), FlushCacheParams(host: "a.example")]
         case .status: return [StatusParams()]
+        case .showCache: return [ShowCacheParams()]
+        case .statistics: return [StatisticsParams()]
+        case .resetStatistics: return [ResetStatisticsParams()]
+        case .metrics: return [MetricsParams()]
+        case .monitor: return [MonitorParams()]
         case .discover: return [DiscoverParams()]
         }
     }

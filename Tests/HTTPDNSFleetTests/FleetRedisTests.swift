@@ -199,14 +199,15 @@ struct FleetRedisTests {
     }
 
     @Test func aFullRedisRefusesPublishingButAnswersReads() throws {
-        let server = try RedisServer(arguments: ["--maxmemory", "1mb", "--maxmemory-policy", "noeviction"])
+        // Room for an empty Redis and the fleet's scripts (about 1 MB), then the ballast fills it.
+        let server = try RedisServer(arguments: ["--maxmemory", "4mb", "--maxmemory-policy", "noeviction"])
         let fleet = F.fleetRedis(server)
         let now = WallClock.nowMilliseconds()
         try fleet.publish([F.answer("a.example.com", ["192.0.2.1"])], nowUnixMs: now, releasingLock: nil)
         let epoch = try fleet.observe(remembering: []).epoch
         // Checked before each command: a write below the limit takes Redis above it (unless an
         // empty Redis is above it already).
-        _ = try? fleet.connection.set("ballast", [UInt8](repeating: 1, count: 2_000_000))
+        _ = try? fleet.connection.set("ballast", [UInt8](repeating: 1, count: 5_000_000))
         let change = FleetCookieChange(
             address: FleetCookieAddress(jar: "user:c", key: CookieKey(domain: "example.com", path: "/", name: "x")),
             version: FleetVersion(updatedAtMs: 1, machine: F.machine("a")), content: .deleted)
@@ -220,6 +221,44 @@ struct FleetRedisTests {
         // Replication keeps reading: observing writes nothing once the epoch exists.
         #expect(try fleet.observe(remembering: []).epoch == epoch)
         #expect(try fleet.readChanges(after: .zero, count: 10, blockMilliseconds: nil).isEmpty)
+    }
+
+    /// Values someone wrote into Redis past the documented size (a cache answer, a stream
+    /// entry, a snapshot value of 4 MiB each) are skipped without being read: each is rejected,
+    /// what follows is read, and none of their bytes crossed the socket.
+    @Test func oversizedValuesAreSkippedUnreadAndRejected() throws {
+        let server = try RedisServer()
+        let proxy = try SocketProxy(to: server.socketPath, in: server.directory)
+        var options = F.redisOptions(server)
+        options.endpoint = .unix(path: proxy.socketPath)
+        options.replyLimits = RESPReader.Limits(maxBulkBytes: FleetRedis.maxValueBytes)
+        let fleet = FleetRedis(connection: RedisConnection(options: options), key: F.key(), fleetName: "gateways")
+        let writer = F.fleetRedis(server)
+        let huge = [UInt8](repeating: 0x41, count: 4 << 20)
+        let now = WallClock.nowMilliseconds()
+
+        try fleet.publish([F.answer("a.example.com", ["192.0.2.1"])], nowUnixMs: now, releasingLock: nil)
+        try writer.connection.set(fleet.keyspace.cacheKey(host: "a.example.com", family: .ipv4), huge)
+        let lookup = try fleet.lookUp(host: "a.example.com", families: [.ipv4], nowUnixMs: now)
+        #expect(lookup.hits.isEmpty && lookup.rejected == ["an answer over 65536 bytes"])
+
+        let before = try writer.connection.streamAdd(
+            fleet.keyspace.changesKey, maxLength: nil, fields: [RedisFieldValue(field: Array("c".utf8), value: [1])])
+        let big = try writer.connection.streamAdd(
+            fleet.keyspace.changesKey, maxLength: nil, fields: [RedisFieldValue(field: Array("c".utf8), value: huge)])
+        let after = try writer.connection.streamAdd(
+            fleet.keyspace.changesKey, maxLength: nil, fields: [RedisFieldValue(field: Array("c".utf8), value: [2])])
+        let first = try fleet.readChanges(after: .zero, count: 10, blockMilliseconds: nil)
+        #expect(first.map(\.id.description) == [before, big])
+        #expect(first.last.map { (try? $0.change.get()) == nil } == true, "the big one is rejected")
+        let rest = try fleet.readChanges(after: try #require(first.last).id, count: 10, blockMilliseconds: nil)
+        #expect(rest.map(\.id.description) == [after])
+
+        _ = try writer.connection.hashSet(
+            fleet.keyspace.snapshotKey, [RedisFieldValue(field: Array("x".utf8), value: huge)])
+        let snapshot = try fleet.readSnapshot()
+        #expect(snapshot.rejected.contains("a snapshot entry over 65536 bytes"))
+        #expect(proxy.bytesToClients < 1 << 20, "\(proxy.bytesToClients) bytes read past three 4 MiB values")
     }
 
     @Test func authenticatesWithTheFleetPassword() throws {

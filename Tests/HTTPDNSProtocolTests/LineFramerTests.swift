@@ -124,6 +124,48 @@ struct LineFramerTests {
         #expect(framer.feed([Array("\(blank)a\n\(blank)b\n\(blank)".utf8)]) == [.text("a"), .text("b")])
     }
 
+    /// Blankness is read eight bytes a step and exactly per byte: every other byte, at every
+    /// offset, after any run of whitespace (a byte one above a space, right after one, is where a
+    /// borrowing word trick would err), makes a line not blank.
+    @Test func blanknessIsExactAtEveryOffset() {
+        let whitespace: [UInt8] = [0x20, 0x09, 0x0D]
+        for length in 1...24 {
+            var line = (0..<length).map { whitespace[$0 % 3] }
+            #expect(line.withUnsafeBufferPointer(LineFramer.isBlank))
+            for offset in 0..<length {
+                for byte in [0x00, 0x01, 0x08, 0x0A, 0x0C, 0x0E, 0x1F, 0x21, 0x2C, 0x41, 0x7F, 0x80, 0xA0, 0xFF]
+                    as [UInt8]
+                {
+                    let kept = line[offset]
+                    line[offset] = byte
+                    #expect(!line.withUnsafeBufferPointer(LineFramer.isBlank), "\(byte) at \(offset) of \(length)")
+                    line[offset] = kept
+                }
+            }
+        }
+    }
+
+    /// Blankness is decided as a line arrives: content in any piece of it, before or after
+    /// whitespace, makes it a line; whitespace in every piece makes it skipped.
+    @Test func blanknessAcrossPieces() {
+        for pieces in [["  a", "   ", "\n"], ["   ", "  a\r", "\n"], ["\t", " ", "\r", "\n"], ["", " x", "\r\n"]] {
+            var framer = LineFramer(maxLineLength: 64)
+            let line = String(pieces.joined().filter { $0 != "\r" && $0 != "\n" && $0 != "\r\n" })
+            let expected: [FramedEvent] = line.allSatisfy { $0 == " " || $0 == "\t" } ? [] : [.text(line)]
+            #expect(framer.feed(pieces.map { Array($0.utf8) }) == expected, "\(pieces)")
+        }
+    }
+
+    /// A long blank line followed by the start of the next leaves no large buffer behind: what a
+    /// connection holds is charged by capacity.
+    @Test func aLongBlankLineLeavesNoLargeBufferBehind() {
+        var framer = LineFramer(maxLineLength: 2 << 20)
+        #expect(framer.feed([[UInt8](repeating: 0x20, count: 1 << 20), Array("\nx".utf8)]) == [])
+        #expect(framer.pendingByteCount == 1)
+        #expect(framer.capacity <= 64 << 10, "capacity \(framer.capacity) for one byte")
+        #expect(framer.feed([Array("y\n".utf8)]) == [.text("xy")])
+    }
+
     @Test func crlfTerminatorIsRemovedButInnerSpacesKept() {
         var framer = LineFramer(maxLineLength: 64)
         #expect(framer.feed([Array(" a b \r\n".utf8)]) == [.text(" a b ")])

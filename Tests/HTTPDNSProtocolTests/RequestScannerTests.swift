@@ -138,6 +138,11 @@ struct RequestLineGenerator {
         .exportCookies: [("format", "format")],
         .flushCache: [("host", "s")],
         .status: [],
+        .showCache: [],
+        .statistics: [],
+        .resetStatistics: [],
+        .metrics: [],
+        .monitor: [],
         .discover: [],
     ]
 

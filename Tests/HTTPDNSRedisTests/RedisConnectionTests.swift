@@ -174,11 +174,11 @@ struct RedisConnectionTests {
         let first = try redis.streamRange("s", from: "-", to: "+", count: 1)
         #expect(first.count == 1 && first[0].id != ids[0])
 
-        let after = try redis.streamRead("s", after: ids[297], count: 10, blockMilliseconds: nil)
+        let after = try redis.streamRead("s", after: ids[297], count: 10, blockMilliseconds: nil).entries
         #expect(after.map(\.id) == [ids[298], ids[299]])
         #expect(after.map { $0.value(of: "v") } == [Array("298".utf8), Array("299".utf8)])
         let nothing = try redis.streamRead("s", after: ids[299], count: 10, blockMilliseconds: 50)
-        #expect(nothing.isEmpty)
+        #expect(nothing.entries.isEmpty && nothing.skippedID == nil)
     }
 
     @Test func blockingReadWakesForANewEntry() throws {
@@ -191,7 +191,7 @@ struct RedisConnectionTests {
         nonisolated(unsafe) let unsafeReader = reader
         spawnThread {
             started.signal()
-            box.entries = try? unsafeReader.streamRead("s", after: last, count: 10, blockMilliseconds: 4_000)
+            box.entries = try? unsafeReader.streamRead("s", after: last, count: 10, blockMilliseconds: 4_000).entries
             box.done.signal()
         }
         started.wait()
@@ -258,6 +258,61 @@ struct RedisConnectionTests {
         let error = try #require(throws: RedisError.self) { try redis.evaluate(script, keys: ["n"], arguments: ["1"]) }
         #expect(error.code == .connectionLost)
         #expect(try redis.evaluate(script, keys: ["n"], arguments: ["1"]) == .integer(1))
+    }
+}
+
+/// The whole exchange has a deadline and a reply a size limit, whatever the server sends.
+struct RedisBoundsTests {
+    /// A path that turned slow (one byte every 100 ms) times out within the command timeout
+    /// for the whole reply, not per read (each byte alone would be in time); once the path is
+    /// fast again, the next command reconnects and works.
+    @Test func aTricklingReplyTimesOutWithinTheCommandTimeout() throws {
+        let server = try RedisServer()
+        let proxy = try SocketProxy(to: server.socketPath, in: server.directory)
+        let redis = RedisConnection(
+            options: RedisOptions(
+                endpoint: .unix(path: proxy.socketPath), connectTimeoutMilliseconds: 2_000,
+                commandTimeoutMilliseconds: 500))
+        try redis.set("k", Array(repeating: 0x61, count: 100))
+        proxy.trickleMilliseconds = 100
+        let started = MonotonicClock.nowMilliseconds()
+        let error = try #require(throws: RedisError.self) { try redis.get("k") }
+        let took = MonotonicClock.nowMilliseconds() - started
+        #expect(error.code == .timeout, "\(error)")
+        #expect(error.message.contains("no whole reply within 500 ms"))
+        // Real time is what is measured: the deadline is 500 ms; the old per-read timeout
+        // would have taken the 10 s the reply trickles for.
+        #expect(took >= 450 && took < 3_000, "took \(took) ms")
+        #expect(!redis.isConnected, "dropped: a late reply must not answer the next command")
+        proxy.trickleMilliseconds = nil
+        #expect(try redis.get("k") == Array(repeating: 0x61, count: 100))
+    }
+
+    /// A stream entry with a field over the bulk limit is skipped without being read: the
+    /// entries before it come back whole, its id is named, the read after it goes on, and the
+    /// entry's bytes never crossed the socket.
+    @Test func aStreamEntryOverTheLimitIsSkippedUnread() throws {
+        let server = try RedisServer()
+        let proxy = try SocketProxy(to: server.socketPath, in: server.directory)
+        let writer = RedisConnectionTests.connection(to: server)
+        let first = try writer.streamAdd("s", maxLength: nil, fields: [RedisFieldValue(field: [1], value: [1])])
+        let big = try writer.streamAdd(
+            "s", maxLength: nil, fields: [RedisFieldValue(field: [2], value: Array(repeating: 7, count: 4 << 20))])
+        let last = try writer.streamAdd("s", maxLength: nil, fields: [RedisFieldValue(field: [3], value: [3])])
+        let reader = RedisConnection(
+            options: RedisOptions(
+                endpoint: .unix(path: proxy.socketPath), replyLimits: RESPReader.Limits(maxBulkBytes: 64 << 10)))
+        let read = try reader.streamRead("s", after: "0", count: 10, blockMilliseconds: nil)
+        #expect(read.entries.map(\.id) == [first])
+        #expect(read.skippedID == big)
+        let after = try reader.streamRead("s", after: big, count: 10, blockMilliseconds: nil)
+        #expect(after.entries.map(\.id) == [last] && after.skippedID == nil)
+        #expect(proxy.bytesToClients < 1 << 20, "\(proxy.bytesToClients) bytes read for a 4 MiB entry")
+        // Any other reply over the limit fails the command (and drops the connection).
+        try writer.set("huge", Array(repeating: 1, count: 200 << 10))
+        let error = try #require(throws: RedisError.self) { try reader.get("huge") }
+        #expect(error.code == .replyTooLarge)
+        #expect(try reader.get("missing") == nil, "reconnected")
     }
 }
 

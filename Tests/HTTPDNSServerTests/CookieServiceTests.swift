@@ -163,7 +163,7 @@ private final class CookieMethods: MethodTable {
     func importCookies(_ params: ImportCookiesParams, context: CallContext, reply: Reply<ImportCookiesResult>)
         throws(RPCError)
     {
-        service.importCookies(params, uid: context.peer.uid, done: reply)
+        service.importCookies(params, uid: context.peer.uid) { reply($0) }
     }
 
     func exportCookies(_ params: ExportCookiesParams, context: CallContext, reply: Reply<ExportCookiesResult>)
@@ -191,6 +191,30 @@ private final class CookieMethods: MethodTable {
     }
 
     func discover(_ params: DiscoverParams, context: CallContext, reply: Reply<DiscoverResult>) throws(RPCError) {
+        throw .internalError("not served here")
+    }
+
+    func showCache(_ params: ShowCacheParams, context: CallContext, reply: Reply<ShowCacheResult>) throws(RPCError) {
+        throw .internalError("not served here")
+    }
+
+    func statistics(_ params: StatisticsParams, context: CallContext, reply: Reply<StatisticsResult>)
+        throws(RPCError)
+    {
+        throw .internalError("not served here")
+    }
+
+    func resetStatistics(
+        _ params: ResetStatisticsParams, context: CallContext, reply: Reply<ResetStatisticsResult>
+    ) throws(RPCError) {
+        throw .internalError("not served here")
+    }
+
+    func metrics(_ params: MetricsParams, context: CallContext, reply: Reply<MetricsResult>) throws(RPCError) {
+        throw .internalError("not served here")
+    }
+
+    func monitor(_ params: MonitorParams, context: CallContext, reply: Reply<MonitorResult>) throws(RPCError) {
         throw .internalError("not served here")
     }
 }

@@ -139,6 +139,8 @@ struct CtlEndToEndTests {
         #expect(cookieGet.status == 0 && cookieGet.stdout.contains("--for-script"), "\(cookieGet.stdout)")
         #expect(try Self.ctl(["help", "cookie"]).stdout.contains("cookie export [FILE]"))
         #expect(try Self.ctl(["help"]).stdout.contains("Commands:"))
+        let curlHelp = try Self.ctl(["help", "curl"])
+        #expect(curlHelp.status == 0 && curlHelp.stdout.contains("--host NAME"), "\(curlHelp.stdout)")
 
         for (arguments, hint) in [
             (["resolv", "x"], "did you mean resolve?"),
@@ -286,7 +288,7 @@ struct CtlEndToEndTests {
         for words in [
             ["resolve"], ["reverse"], ["cookie", "get"], ["cookie", "set"], ["cookie", "delete"],
             ["cookie", "list"], ["cookie", "import"], ["cookie", "export"], ["status"], ["flush"], ["call"],
-            ["help"], ["completion"],
+            ["help"], ["completion"], ["show-cache"], ["statistics"], ["reset-statistics"], ["metrics"],
         ] {
             let help = try Self.ctl(["help"] + words).stdout
             let examples = help.split(separator: "\n").drop { !$0.hasPrefix("Example") }.dropFirst()
@@ -299,7 +301,78 @@ struct CtlEndToEndTests {
                 ran += 1
             }
         }
-        #expect(ran >= 13)
+        #expect(ran >= 17)
+    }
+
+    /// show-cache, statistics, reset-statistics and metrics print what resolvectl's show-cache
+    /// and statistics would, and the exposition as is.
+    @Test func showCacheStatisticsAndMetrics() throws {
+        let upstream = try FakeHTTPServer.alibaba(answers: ["a.example.com": (["203.0.113.10"], [], 120)])
+        let rpc = try RPCSession(config: "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\n")
+        _ = try Self.succeed(rpc, ["resolve", "a.example.com"])
+        let cache = try Self.succeed(rpc, ["show-cache"]).split(separator: "\n").map {
+            $0.split(separator: " ", omittingEmptySubsequences: true)
+        }
+        #expect(cache.first == ["NAME", "FAMILY", "ADDRESS", "TTL", "UPSTREAM"])
+        #expect(
+            cache.dropFirst().map { [$0[0], $0[1], $0[2], $0[4]] } == [
+                ["a.example.com", "ipv4", "203.0.113.10", "alibaba"], ["a.example.com", "ipv6", "-", "alibaba"],
+            ])
+        let statistics = try Self.succeed(rpc, ["statistics"])
+        #expect(statistics.contains("\nUpstreams\n  alibaba: 1 queries, 0 failed\n"), "\(statistics)")
+        #expect(statistics.contains("\n  Misses: 1\n"), "\(statistics)")
+        #expect(try Self.succeed(rpc, ["reset-statistics"]).hasPrefix("statistics reset at "))
+        #expect(try Self.succeed(rpc, ["statistics"]).contains("  alibaba: 0 queries, 0 failed\n"))
+        let metrics = try Self.succeed(rpc, ["metrics"])
+        #expect(metrics.hasPrefix("# HELP httpdnsd_"))
+        #expect(metrics.contains("\nhttpdnsd_upstream_queries_total{upstream=\"alibaba\"} 1\n"), "\(metrics)")
+        let json = try Self.json(rpc, ["metrics"])
+        #expect(json["contentType"] == "text/plain; version=0.0.4; charset=utf-8")
+        #expect(json["text"]?.stringValue?.hasPrefix("# HELP httpdnsd_") == true)
+    }
+
+    /// The command of the packaged metrics timer's service, run as its unit says (with the
+    /// binary, socket and directory of this test), writes an exposition the parser reads and
+    /// leaves no temporary file.
+    @Test func theMetricsTimerWritesTheTextfile() throws {
+        let rpc = try RPCSession(config: "")
+        let scratch = TemporaryDirectory(prefix: "textfile")
+        let unit = try String(
+            contentsOfFile: BuiltProducts.packageRoot + "/packaging/httpdnsd-metrics.service", encoding: .utf8)
+        let execStart = try #require(unit.split(separator: "\n").first { $0.hasPrefix("ExecStart=") })
+        let command = execStart.dropFirst("ExecStart=".count)
+            .replacingOccurrences(of: "/usr/bin/httpdnsctl", with: BuiltProducts.path("httpdnsctl"))
+            .replacingOccurrences(of: "/run/httpdnsd/httpdnsd.sock", with: rpc.daemon.socketPath)
+            .replacingOccurrences(of: "/var/lib/prometheus/node-exporter", with: scratch.path)
+        let run = try runCommand("/bin/sh", ["-c", command], environment: Self.cleanEnvironment())
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path) == ["httpdnsd.prom"])
+        let text = try String(contentsOfFile: scratch.file("httpdnsd.prom"), encoding: .utf8)
+        let samples = try ObservationSocketTests.parsePrometheus(text, in: scratch)
+        #expect(samples["httpdnsd_uptime_seconds"] != nil, "\(text)")
+    }
+
+    /// monitor prints each event as it comes, one line each, until it is stopped.
+    @Test func monitorPrintsEventsAsTheyCome() throws {
+        let rpc = try RPCSession(config: "[Resolver]\nStatic=app.example.test 127.0.0.1\n")
+        let scratch = TemporaryDirectory(prefix: "monitor")
+        let output = scratch.file("out")
+        let monitor = try ChildProcess(
+            BuiltProducts.path("httpdnsctl"), ["--socket", rpc.daemon.socketPath, "monitor"],
+            environment: Self.cleanEnvironment(), stdout: output, stderr: scratch.file("err"))
+        defer { monitor.signal(SIGTERM) }
+        // Until the subscription is there, resolves come and go unseen.
+        let seen = try eventually(30) {
+            _ = try Self.succeed(rpc, ["resolve", "app.example.test"])
+            return ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").contains("\n")
+        }
+        #expect(seen, "\((try? String(contentsOfFile: scratch.file("err"), encoding: .utf8)) ?? "")")
+        let first = try #require(try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n").first)
+        #expect(
+            first.wholeMatch(
+                of: /\d\d:\d\d:\d\d\.\d{3} uid 0 resolve app\.example\.test: 127\.0\.0\.1 \(static, ttl \d+s\)/)
+                != nil, "\(first)")
+        #expect(monitor.isRunning, "it goes on until stopped")
     }
 
     /// The completion scripts come from the command table: bash's completes commands, cookie
@@ -322,7 +395,7 @@ struct CtlEndToEndTests {
             #expect(result.status == 0 && result.stderr.contains("-F _httpdnsctl httpdnsctl"), "\(result.stderr)")
             return result.stdout.split(separator: "\n").map(String.init).sorted()
         }
-        #expect(try complete(["httpdnsctl", "res"]) == ["resolve"])
+        #expect(try complete(["httpdnsctl", "res"]) == ["reset-statistics", "resolve"])
         #expect(try complete(["httpdnsctl", "cookie", "ex"]) == ["export"])
         #expect(try complete(["httpdnsctl", "--socket", "/x", "cookie", ""]).contains("import"))
         #expect(try complete(["httpdnsctl", "resolve", "--fam"]) == ["--family"])
@@ -331,6 +404,7 @@ struct CtlEndToEndTests {
         #expect(try complete(["httpdnsctl", "--json=p"]) == ["--json=pretty"])
         #expect(try complete(["httpdnsctl", "completion", ""]) == ["bash", "fish", "zsh"])
         #expect(try complete(["httpdnsctl", "call", "getC"]) == ["getCookieHeader"])
+        #expect(try complete(["httpdnsctl", "curl", "--ho"]) == ["--host"])
 
         let zsh = try Self.ctl(["completion", "zsh"]).stdout
         let fish = try Self.ctl(["completion", "fish"]).stdout

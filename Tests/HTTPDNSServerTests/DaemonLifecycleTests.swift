@@ -55,6 +55,25 @@ struct DaemonLifecycleTests {
         #expect(names.filter { $0 == "store" }.count == 1, "\(names)")
     }
 
+    /// One daemon per state directory: a second one on the same directory (with a socket of
+    /// its own) refuses to start with exit status 75, saying why, and the first goes on
+    /// serving; the units tell systemd not to restart on that status.
+    @Test func aSecondDaemonOnTheSameStateDirectoryRefusesToStart() throws {
+        let daemon = try DaemonHarness()
+        let client = try daemon.connectReady()
+        let second = try runCommand(
+            httpdnsd, ["--socket", daemon.directory.file("second.sock"), "--state-dir", daemon.stateDirectory],
+            timeout: 20)
+        #expect(second.status == 75, "\(second.stderr)")
+        #expect(second.stderr.contains("another httpdnsd is running on the state directory \(daemon.stateDirectory)"))
+        #expect(!Files.exists(daemon.directory.file("second.sock")), "it refused before binding")
+        #expect(try client.call("status")?["result"] != nil, "the first one serves on")
+        for unit in ["packaging/httpdnsd.service", "packaging/user/httpdnsd.service"] {
+            let text = try String(contentsOfFile: BuiltProducts.packageRoot + "/" + unit, encoding: .utf8)
+            #expect(text.contains("\nRestartPreventExitStatus=75 78\n"), "\(unit)")
+        }
+    }
+
     /// A configuration the daemon cannot use stops it with EX_CONFIG (78) and one line per
     /// problem, each naming file and line, before anything is bound or opened.
     @Test func badConfigurationIsAClearStartupError() throws {

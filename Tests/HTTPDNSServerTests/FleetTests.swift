@@ -40,7 +40,9 @@ final class TestFleet {
     }
 
     /// A configuration for one member: the fake upstream, and this fleet's Redis.
-    func config(keyHex: String = keyHex, shareCookiesOf: String = "0", password: String? = nil) throws -> String {
+    func config(
+        keyHex: String = keyHex, shareCookiesOf: String = "0", password: String? = nil, redisPath: String? = nil
+    ) throws -> String {
         var text = """
             [Resolver]
             Upstream=alibaba \(upstream.alibabaURL())
@@ -48,7 +50,7 @@ final class TestFleet {
             [Server]
             IdleExit=0
             [Fleet]
-            Redis=unix:\(redis.socketPath)
+            Redis=unix:\(redisPath ?? redis.socketPath)
             Name=gateways
             KeyFile=\(try secretFile("key-\(keyHex.prefix(8))", keyHex + "\n"))
             ShareCookiesOf=\(shareCookiesOf)
@@ -369,6 +371,55 @@ struct FleetTests {
         #expect(listed["result"]?["cookies"] == [], "\(listed.encodedString)")
         #expect(try fleet.streamLength() == streamBefore + 1)
         #expect(try b.cookies()["private"] == nil)
+    }
+
+    /// A path to Redis that turned slow (a byte of each reply every 300 ms: every read in time,
+    /// no reply ever whole): a cache miss is answered by the upstream within Timeout=, status
+    /// says the fleet is unreachable and why, and once the path is fast again it is connected.
+    @Test func aTricklingRedisCostsAMissOnlyItsFleetBudget() throws {
+        let fleet = try TestFleet()
+        let proxy = try SocketProxy(to: fleet.redis.socketPath, in: fleet.files)
+        let a = try fleet.start(try fleet.config(redisPath: proxy.socketPath))
+        #expect(try a.resolve("api.example.com")["source"] == "upstream")
+        #expect(try eventually { try a.fleet()["state"] == "connected" })
+        proxy.trickleMilliseconds = 300
+        let started = Date()
+        #expect(try a.resolve("cdn.example.com")["source"] == "upstream")
+        // Real time is what is tested: Timeout=2s bounds the miss (the fleet's part is a
+        // quarter of it); before, the lookup waited for Redis forever and the resolve failed.
+        #expect(Date().timeIntervalSince(started) < 3)
+        #expect(try eventually { try a.fleet()["state"] == "unreachable" })
+        #expect(try a.fleet()["lastError"]?.stringValue?.contains("no whole reply within") == true)
+        proxy.trickleMilliseconds = nil
+        #expect(try eventually(30) { try a.fleet()["state"] == "connected" }, "\(a.daemon.log)")
+        #expect(a.logLines(containing: "fleet: Redis unreachable") <= 2, "rate-limited per cause")
+    }
+
+    /// Entries someone wrote into Redis past 64 KiB (a 4 MiB stream entry and snapshot value)
+    /// are skipped without being read and counted in status.fleet.rejected; the changes after
+    /// them still arrive, and a daemon catching up from the snapshot skips the big value too.
+    @Test func oversizedFleetEntriesAreSkippedUnreadAndCounted() throws {
+        let fleet = try TestFleet()
+        let proxy = try SocketProxy(to: fleet.redis.socketPath, in: fleet.files)
+        let a = try fleet.start(try fleet.config(redisPath: proxy.socketPath))
+        let b = try fleet.start()
+        try b.set("before", "1")
+        #expect(try eventually { try a.cookies()["before"] == "1" })
+        let before = proxy.bytesToClients
+        let redis = fleet.redis.connection()
+        let huge = [UInt8](repeating: 0x41, count: 4 << 20)
+        _ = try redis.streamAdd(
+            "httpdnsd:{gateways}:changes", maxLength: nil,
+            fields: [RedisFieldValue(field: Array("c".utf8), value: huge)])
+        _ = try redis.hashSet("httpdnsd:{gateways}:snapshot", [RedisFieldValue(field: Array("x".utf8), value: huge)])
+        try b.set("after", "2")
+        #expect(try eventually { try a.cookies()["after"] == "2" })
+        #expect(try a.fleetNumber("rejected") >= 1)
+        let c = try fleet.start(try fleet.config(redisPath: proxy.socketPath))
+        #expect(try eventually { try c.cookies()["after"] == "2" })
+        #expect(try eventually { try c.fleetNumber("rejected") >= 1 })
+        let read = proxy.bytesToClients - before
+        #expect(read < 4 << 20, "\(read) bytes read by two daemons past two 4 MiB values")
     }
 
     @Test func aSlowOrFullRedisOrAWrongPasswordOnlyCostsTheFleet() throws {

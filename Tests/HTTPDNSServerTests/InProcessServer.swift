@@ -116,6 +116,23 @@ final class Peer {
 
     func send(_ request: JSON) throws { try send(request.encodedString + "\n") }
 
+    /// Sends `text` whatever its size: what the socket does not take at once goes as the server
+    /// reads, turn by turn (false if it did not all go).
+    func push(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        var sent = 0
+        return server.run(turns: 2_000) {
+            while sent < bytes.count {
+                let n = bytes.withUnsafeBytes {
+                    Glibc.send(fd.rawValue, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_DONTWAIT))
+                }
+                if n <= 0 { break }
+                sent += n
+            }
+            return sent == bytes.count
+        }
+    }
+
     func request(_ method: String, id: JSON? = 1, _ params: JSON? = nil) -> JSON {
         var object: JSONObject = ["jsonrpc": "2.0", "method": .string(method)]
         if let id { object["id"] = id }
@@ -174,8 +191,14 @@ final class Peer {
 final class FakeMethods: MethodTable {
     private(set) var calls: [Method] = []
     private var held: [Reply<ResolveResult>] = []
-    /// Cookies `listCookies` returns (its answer's size is the test's to choose).
+    /// Cookies `listCookies` streams (its answer's size is the test's to choose).
     var listed: [Cookie] = []
+    /// The text `exportCookies` answers with, all at once (not streamed).
+    var exported = ""
+    /// Extra work units of each method (`MethodTable.workUnits`).
+    var costs: [Method: Int] = [:]
+    /// When set, `rpc.discover` opens it (a subscription) instead of answering.
+    var subscription: (any AnswerSource)?
 
     var heldCount: Int { held.count }
 
@@ -228,11 +251,44 @@ final class FakeMethods: MethodTable {
         reply(.success(DeleteCookiesResult(deleted: 0)))
     }
 
+    func showCache(_ params: ShowCacheParams, context: CallContext, reply: Reply<ShowCacheResult>) throws(RPCError) {
+        calls.append(.showCache)
+        reply(.success(ShowCacheResult(entries: [])))
+    }
+
+    func statistics(_ params: StatisticsParams, context: CallContext, reply: Reply<StatisticsResult>)
+        throws(RPCError)
+    {
+        calls.append(.statistics)
+        reply(
+            .success(
+                StatisticsResult(
+                    since: 0, cache: .init(entries: 0, hits: 0, misses: 0, staleServed: 0), upstreams: [],
+                    cookies: .init(stored: 0, rejected: 0, deleted: 0, headers: 0))))
+    }
+
+    func resetStatistics(
+        _ params: ResetStatisticsParams, context: CallContext, reply: Reply<ResetStatisticsResult>
+    ) throws(RPCError) {
+        calls.append(.resetStatistics)
+        reply(.success(ResetStatisticsResult(since: 0)))
+    }
+
+    func metrics(_ params: MetricsParams, context: CallContext, reply: Reply<MetricsResult>) throws(RPCError) {
+        calls.append(.metrics)
+        reply(.success(MetricsResult(text: "")))
+    }
+
+    func monitor(_ params: MonitorParams, context: CallContext, reply: Reply<MonitorResult>) throws(RPCError) {
+        calls.append(.monitor)
+        reply(.success(MonitorResult(scope: "own", queueLimit: 1)))
+    }
+
     func listCookies(_ params: ListCookiesParams, context: CallContext, reply: Reply<ListCookiesResult>)
         throws(RPCError)
     {
         calls.append(.listCookies)
-        reply(.success(ListCookiesResult(cookies: listed)))
+        reply.stream(CookieListStream(listed))
     }
 
     func importCookies(_ params: ImportCookiesParams, context: CallContext, reply: Reply<ImportCookiesResult>)
@@ -246,7 +302,7 @@ final class FakeMethods: MethodTable {
         throws(RPCError)
     {
         calls.append(.exportCookies)
-        reply(.success(ExportCookiesResult(data: "")))
+        reply(.success(ExportCookiesResult(data: exported)))
     }
 
     func flushCache(_ params: FlushCacheParams, context: CallContext, reply: Reply<FlushCacheResult>)
@@ -269,8 +325,11 @@ final class FakeMethods: MethodTable {
         throws(RPCError)
     {
         calls.append(.discover)
+        if let subscription { return reply.open(subscription) }
         reply(.success(DiscoverResult(encodedDocument: Array(#"{"openrpc":"1.2.6","info":{},"methods":[]}"#.utf8))))
     }
+
+    func workUnits(of method: Method, context: CallContext) -> Int { costs[method] ?? 0 }
 
     /// A cookie of about `bytes` bytes on the wire.
     static func cookie(bytes: Int, index: Int) -> Cookie {

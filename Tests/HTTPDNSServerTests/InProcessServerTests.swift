@@ -8,8 +8,9 @@ import Testing
 @testable import HTTPDNSServer
 @testable import HTTPDNSSystem
 
-/// RPCServer and Connection in-process: dispatch, per-turn batching and budgets, output caps,
-/// in-flight caps (notifications and per-user), deadlines, hang-ups and the EMFILE pause.
+/// RPCServer and Connection in-process: dispatch, per-turn batching and work budgets, output
+/// caps, memory by capacity, streamed answers, in-flight caps (notifications and per-user),
+/// deadlines, hang-ups and the EMFILE pause.
 @Suite(.serialized)
 struct InProcessServerTests {
     static func limits(_ change: (inout ServerLimits) -> Void = { _ in }) -> ServerLimits {
@@ -68,10 +69,11 @@ struct InProcessServerTests {
         #expect(peer.response(id: 4)?["error"]?["data"]?["field"] == "setCookie[1]")
     }
 
-    /// One turn runs at most `requestsPerTurn` lines of a connection; the rest run in the next
-    /// turns without any new byte arriving (they are already read: no readable event would come).
+    /// One turn runs at most `workPerTurn` units of a connection (its read is one, a small
+    /// request one); the rest run in the next turns without any new byte arriving (they are
+    /// already read: no readable event would come).
     @Test func aTurnRunsABudgetOfRequestsAndTheRestFollowsWithoutNewInput() throws {
-        let harness = try InProcessServer(limits: Self.limits { $0.requestsPerTurn = 10 })
+        let harness = try InProcessServer(limits: Self.limits { $0.workPerTurn = 11 })
         let peer = try harness.connect()
         try peer.send(String(repeating: #"{"jsonrpc":"2.0","id":1,"method":"status"}"# + "\n", count: 35))
         harness.loop.runTurn(maxWaitMilliseconds: 1_000)
@@ -82,8 +84,9 @@ struct InProcessServerTests {
         #expect(harness.methods.calls.count == 35)
     }
 
-    /// A client that pipelines large answers and never reads gets no more than the cap (plus one
-    /// answer) buffered; its remaining requests wait, unread, and all are answered once it reads.
+    /// A client that pipelines large (streamed) answers and never reads gets one piece buffered
+    /// and the snapshots of a few queued answers; its remaining requests wait, unread, and all
+    /// are answered once it reads.
     @Test func outputOverTheCapStopsRequestsUntilTheClientReads() throws {
         let harness = try InProcessServer(limits: Self.limits { $0.maxPendingOutput = 256 << 10 })
         harness.methods.listed = (0..<64).map { FakeMethods.cookie(bytes: 1000, index: $0) }  // ~70 KB an answer
@@ -108,9 +111,11 @@ struct InProcessServerTests {
         }
         let answered = harness.methods.calls.count
         #expect(answered < requests, "the server stopped running requests")
-        // What the daemon holds: at most the cap plus one answer (the kernel's buffers aside).
-        let heldOutput = harness.server.load(of: getuid())?.pendingOutput ?? 0
-        #expect(heldOutput <= 256 * 1024 + 80 * 1024, "held \(heldOutput)")
+        // What the daemon holds: a piece of the answer being written, and the snapshots of the
+        // answers queued behind it up to the cap (the kernel's buffers aside).
+        let user = try #require(harness.server.load(of: getuid()))
+        #expect(user.unsentOutput <= 2 * Connection.pieceSize, "unsent \(user.unsentOutput)")
+        #expect(user.memory <= 256 * 1024 + 3 * 80 * 1024, "held \(user.memory)")
         // Now the client reads: every request is answered, without it sending anything more.
         #expect(
             harness.run(turns: 2_000) {
@@ -139,9 +144,9 @@ struct InProcessServerTests {
         }
         for _ in 0..<30 { harness.loop.runTurn(maxWaitMilliseconds: 10) }
         let user = try #require(harness.server.load(of: 1000))
-        #expect(user.pendingOutput <= 400 * 1024 + 80 * 1024, "held \(user.pendingOutput)")
+        #expect(user.unsentOutput <= 400 * 1024 + 80 * 1024, "held \(user.unsentOutput)")
         #expect(hostile.contains { $0.awaitEOF(turns: 1) }, "the largest holders were dropped")
-        #expect(harness.log.lines.withLock { $0.contains { $0.contains("bytes of answers unread") } })
+        #expect(harness.log.lines.withLock { $0.contains { $0.contains("holding the most answers unread") } })
         for peer in [sibling, other] {
             try peer.send(peer.request("status", id: 1))
             #expect(peer.awaitLines(1))
@@ -151,9 +156,9 @@ struct InProcessServerTests {
     /// The answers a batch collects count as output: elements past the cap are refused.
     @Test func aBatchOfLargeAnswersIsCapped() throws {
         let harness = try InProcessServer(limits: Self.limits { $0.maxPendingOutput = 200 << 10 })
-        harness.methods.listed = (0..<64).map { FakeMethods.cookie(bytes: 1000, index: $0) }
+        harness.methods.exported = String(repeating: "x", count: 70_000)
         let peer = try harness.connect()
-        let element = #"{"jsonrpc":"2.0","id":1,"method":"listCookies"}"#
+        let element = #"{"jsonrpc":"2.0","id":1,"method":"exportCookies"}"#
         try peer.send("[" + Array(repeating: element, count: 10).joined(separator: ",") + "]\n")
         #expect(peer.awaitLines(1))
         let batch = try #require(peer.responses.first?.arrayValue)
@@ -266,47 +271,58 @@ struct InProcessServerTests {
     @Test func anUnfinishedLineIsClosedAfterLineTimeout() throws {
         let harness = try InProcessServer(limits: Self.limits { $0.lineTimeoutMilliseconds = 2_000 })
         let peer = try harness.connect()
+        let idle = harness.server.memory
         try peer.send(#"{"jsonrpc":"2.0","id":1,"met"#)
-        #expect(harness.run { harness.server.bufferedInput > 0 })
+        #expect(harness.run { harness.server.memory > idle })
         harness.advance(milliseconds: 1_500)
         peer.receive()
         #expect(!peer.reachedEOF)
         harness.advance(milliseconds: 1_000)
         #expect(peer.awaitEOF())
         #expect(peer.responses.first?["error"]?["code"] == .int(-32600))
-        #expect(harness.server.bufferedInput == 0)
+        #expect(harness.server.memory == 0, "a closed connection holds nothing")
     }
 
-    /// Unfinished lines are bounded per user and in all: the connection whose bytes pass the
-    /// user's cap is refused, other users are not.
-    @Test func bufferedUnfinishedLinesAreCappedPerUser() throws {
+    /// Memory is bounded per user, by capacity: past the bound a user's connections read no
+    /// more (their bytes wait in the kernel), other users are served, and once LineTimeout=
+    /// closes the holders, the waiting connection reads and is answered.
+    @Test func readingStopsAtTheUsersMemoryBoundAndResumesWhenItIsReleased() throws {
         let harness = try InProcessServer(
             limits: Self.limits {
                 $0.maxLineLength = 64 << 10
-                $0.minBufferedInputPerUser = 200 << 10
+                $0.memoryPerUser = 256 << 10
+                $0.lineTimeoutMilliseconds = 2_000
             })
         let half =
             #"{"jsonrpc":"2.0","id":1,"method":"status","params":{"pad":""# + String(repeating: "x", count: 60_000)
-        var peers: [Peer] = []
-        for _ in 0..<5 {
+        var holders: [Peer] = []
+        while holders.count < 10, !(harness.server.load(of: 1000).map(harness.server.isOverMemory) ?? false) {
+            let before = harness.server.memory
             let peer = try harness.connect(uid: 1000)
             try peer.send(half)
-            peers.append(peer)
-            harness.run { harness.server.load(of: 1000)?.bufferedInput ?? 0 > 0 }
+            holders.append(peer)
+            #expect(harness.run(turns: 20) { harness.server.memory > before + 30_000 }, "its line was read")
         }
-        #expect(
-            harness.run {
-                peers.forEach { $0.receive() }
-                return peers.contains { $0.reachedEOF }
-            })
-        let refused = try #require(peers.first { $0.reachedEOF })
-        #expect(refused.responses.first?["error"]?["data"]?["name"] == "LimitExceeded")
-        #expect((harness.server.load(of: 1000)?.bufferedInput ?? 0) <= 200 << 10)
+        let user = try #require(harness.server.load(of: 1000))
+        #expect(harness.server.isOverMemory(user))
+        #expect((4...6).contains(holders.count), "\(holders.count) half lines of 60 KB reached 256 KiB")
+        // One read past the bound at most: 64 KiB and the buffer it grew.
+        #expect(user.memory <= (256 << 10) + (160 << 10), "held \(user.memory)")
         let other = try harness.connect(uid: 1001)
-        try other.send(half)
-        try other.send(#""}}"# + "\n")
-        #expect(other.awaitLines(1))
-        #expect(other.responses.first?["result"] != nil)
+        try other.send(half + #""}}"# + "\n")
+        #expect(other.awaitLines(1), "another user is served")
+        // A connection of the same user waits for memory with its request unread.
+        let waiting = try harness.connect(uid: 1000)
+        try waiting.send(waiting.request("status", id: 7))
+        harness.run(turns: 5) { false }
+        waiting.receive()
+        #expect(waiting.lines.isEmpty)
+        // LineTimeout= closes the holders: their memory goes, and the waiting request runs.
+        harness.advance(milliseconds: 2_100)
+        harness.advance(milliseconds: 1_000)
+        #expect(waiting.awaitLines(1), "answered once memory was released")
+        #expect(waiting.response(id: 7)?["result"] != nil)
+        #expect(holders.allSatisfy { $0.awaitEOF(turns: 5) })
     }
 
     /// EMFILE on accept pauses accepting instead of spinning on a ready listener; accepting

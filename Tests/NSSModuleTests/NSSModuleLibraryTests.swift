@@ -192,7 +192,7 @@ struct NSSModuleLibraryTests {
         let started = Date()
         let silent = try artifacts.lookup(["name4", "web.nss.test"], socket: server.socketPath)
         #expect(silent["status"] == "UNAVAIL" && silent["errno"] == "ETIMEDOUT" && silent["h_errno"] == "NO_RECOVERY")
-        // Bounded: the module gives up on its own (its deadline is 5 s).
+        // Bounded: the module gives up on its own (its deadline is 2.5 s).
         #expect(Date().timeIntervalSince(started) < 30)
     }
 

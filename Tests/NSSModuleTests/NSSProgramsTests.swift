@@ -199,6 +199,33 @@ struct NSSProgramsTests {
         #expect(python.stdout == "127.0.0.99\n", "\(python.stderr)")
     }
 
+    /// A daemon that is there but does not answer (stopped with SIGSTOP) costs each call of the
+    /// module its deadline, 2.5 s (the daemon's default Timeout= and a margin), then the next
+    /// source answers: `getent ahosts` makes one call, `getent hosts` one per family.
+    /// HTTPDNSD_NSS_TIMEOUT shortens it. Real time is what is measured here: the bounds leave
+    /// two seconds for starting getent on a loaded machine (the deadline was 5 s: 5 and 10 s).
+    @Test func aStoppedDaemonCostsEachCallTheModulesDeadline() throws {
+        let setup = try Setup()
+        let hosts = Self.plainHosts + "127.0.0.99 web.nss.test\n"
+        let space = try setup.namespace("httpdns [!UNAVAIL=return] files", hosts: hosts)
+        setup.daemon.signal(SIGSTOP)
+        defer { setup.daemon.signal(SIGCONT) }
+        func timed(_ arguments: [String], environment: [String: String] = [:]) throws -> (CommandResult, Double) {
+            let started = Date()
+            let result = try space.run("getent", arguments, environment: environment)
+            return (result, Date().timeIntervalSince(started))
+        }
+        let (ahosts, oneCall) = try timed(["ahosts", "web.nss.test"])
+        #expect(Self.rows(ahosts).first?.first == "127.0.0.99")
+        #expect(oneCall >= 2.4 && oneCall < 4.5, "getent ahosts took \(oneCall) s")
+        let (hostsByFamily, twoCalls) = try timed(["hosts", "web.nss.test"])
+        #expect(Self.rows(hostsByFamily).first?.first == "127.0.0.99")
+        #expect(twoCalls >= 4.8 && twoCalls < 7.0, "getent hosts took \(twoCalls) s")
+        let (short, shortCall) = try timed(["ahosts", "web.nss.test"], environment: ["HTTPDNSD_NSS_TIMEOUT": "500"])
+        #expect(Self.rows(short).first?.first == "127.0.0.99")
+        #expect(shortCall >= 0.45 && shortCall < 2.5, "with HTTPDNSD_NSS_TIMEOUT=500: \(shortCall) s")
+    }
+
     /// glibc's answers through the module equal its answers through nss_files for the same names
     /// and addresses, under every getaddrinfo hint that matters (families, AI_V4MAPPED, AI_ALL,
     /// AI_ADDRCONFIG, AI_CANONNAME), gethostbyname and gethostbyaddr included.

@@ -148,6 +148,11 @@ private let paramsMembers: [Method: Set<String>] = [
     .exportCookies: ["format"],
     .flushCache: ["host"],
     .status: [],
+    .showCache: [],
+    .statistics: [],
+    .resetStatistics: [],
+    .metrics: [],
+    .monitor: [],
     .discover: [],
 ]
 

@@ -32,15 +32,19 @@ class Daemon:
         self.next_id += 1
         request = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
         self.sock.sendall(json.dumps(request).encode() + b"\n")
-        while b"\n" not in self.buffer:
-            chunk = self.sock.recv(65536)
-            if not chunk:
-                raise ConnectionError("the daemon closed the connection")
-            self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        response = json.loads(line)
-        assert response.get("id") == self.next_id, response
-        return response
+        while True:
+            while b"\n" not in self.buffer:
+                chunk = self.sock.recv(65536)
+                if not chunk:
+                    raise ConnectionError("the daemon closed the connection")
+                self.buffer += chunk
+            line, self.buffer = self.buffer.split(b"\n", 1)
+            response = json.loads(line)
+            # The monitor examples subscribe this connection: its events come in between.
+            if "id" not in response and response.get("method") == "monitorEvent":
+                continue
+            assert response.get("id") == self.next_id, response
+            return response
 
 
 def main():

@@ -119,6 +119,17 @@ public final class AddressOwnerMemory {
         count = 0
     }
 
+    /// The host names `uid` was handed addresses for and still remembers (`showCache` shows a
+    /// user only these).
+    public func hostNames(uid: UInt32, now: MonotonicInstant) -> Set<String> {
+        guard let user = users[uid]?.list else { return [] }
+        var names = Set<String>()
+        for slot in user.slotsOldestFirst {
+            for attribution in user.hosts(at: slot) where now < attribution.forgetAt { names.insert(attribution.host) }
+        }
+        return names
+    }
+
     /// Every live attribution with expiries as Unix seconds (rounded up), in the order `restore`
     /// replays to rebuild the same recency: per uid, least recently used address first, and per
     /// address its oldest host first.

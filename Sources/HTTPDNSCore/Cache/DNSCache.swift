@@ -290,6 +290,15 @@ public final class DNSCache {
         return removed
     }
 
+    /// Every entry that can still be served (fresh, or stale within `maxStale`), of the hosts
+    /// `include` accepts, by host then family.
+    public func entries(now: MonotonicInstant, include: (String) -> Bool = { _ in true }) -> [DNSCacheEntry] {
+        entries.keys.filter(include).sorted().flatMap { host in
+            IPFamily.allCases.compactMap { family in entries[host]?[family]?.entry(Key(host: host, family: family)) }
+                .filter { now < $0.expiresAt || isServableStale($0, now: now) }
+        }
+    }
+
     /// Every entry still worth keeping, with its expiry converted to Unix seconds (rounded up),
     /// earliest expiry first.
     public func snapshot(now: MonotonicInstant, wallNow: Int64) -> [PersistedDNSEntry] {

@@ -31,12 +31,16 @@ extension CookieJar {
         return text + "\n"
     }
 
+    /// Whether a cookies.txt line can hold the cookie: no TAB in its name, value or path.
+    public static func netscapeCanHold(_ cookie: Cookie) -> Bool {
+        !cookie.name.utf8.contains(0x09) && !cookie.value.utf8.contains(0x09) && !cookie.path.utf8.contains(0x09)
+    }
+
     /// One cookie's line, ended by LF; nil when the format cannot hold the cookie: a TAB in its
     /// name, value or path, which curl's and Python's readers take for a field separator (RFC
     /// 6265bis allows one inside a value, and the jar keeps it; CR and LF never get into the jar).
     public static func netscapeLine(_ cookie: Cookie) -> String? {
-        guard !cookie.name.utf8.contains(0x09), !cookie.value.utf8.contains(0x09), !cookie.path.utf8.contains(0x09)
-        else { return nil }
+        guard netscapeCanHold(cookie) else { return nil }
         let domain = (cookie.httpOnly ? httpOnlyPrefix : "") + (cookie.hostOnly ? "" : ".") + cookie.domain
         let fields = [
             domain, cookie.hostOnly ? "FALSE" : "TRUE", cookie.path, cookie.secure ? "TRUE" : "FALSE",

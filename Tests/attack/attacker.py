@@ -1,0 +1,104 @@
+#!/usr/bin/python3
+"""A hostile local user for the bounds tests (Tests/HTTPDNSServerTests/AttackBoundsTests.swift).
+
+Usage: attacker.py SOCKET MODE [ARGS...]; prints "ready" (flushed) once its requests are sent,
+then holds its connections as the mode says and exits 0.
+
+  fill COUNT SIZE          import COUNT cookies of about SIZE bytes into this user's jar
+  freeze CONNECTIONS BATCH each connection sends one line, a batch of BATCH exportCookies
+                           notifications, then a status request; exits once every connection
+                           has its status answer (the batch has run)
+  amplify CONNECTIONS HOLD each connection sends one listCookies and never reads; held HOLD s
+  blank CONNECTIONS SIZE HOLD
+                           one connection after the other sends a blank line of SIZE bytes and
+                           one byte of the next line; prints "ready SENT CLOSED" (the bytes that
+                           went in, and how many connections the daemon closed), then holds all
+                           of them HOLD s
+"""
+import json
+import resource
+import socket
+import sys
+import time
+
+
+def connect(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    return s
+
+
+def read_line(s):
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = s.recv(1 << 20)
+        if not chunk:
+            raise SystemExit("the daemon closed the connection")
+        data += chunk
+    return data
+
+
+def fill(path, count, size):
+    s = connect(path)
+    per_line = max(1, (900 * 1024) // (size + 64))
+    index = 0
+    while index < count:
+        lines = []
+        for i in range(index, min(count, index + per_line)):
+            lines.append("d%d.example\tFALSE\t/\tFALSE\t0\tc%d\t%s\n" % (i // 150, i, "v" * size))
+        index += len(lines)
+        request = {"jsonrpc": "2.0", "id": index, "method": "importCookies", "params": {"data": "".join(lines)}}
+        s.sendall(json.dumps(request).encode() + b"\n")
+        reply = json.loads(read_line(s))
+        if reply.get("result", {}).get("imported") != len(lines):
+            raise SystemExit("import failed: %s" % str(reply)[:300])
+    print("ready", flush=True)
+
+
+def freeze(path, connections, batch):
+    element = '{"jsonrpc":"2.0","method":"exportCookies"}'
+    line = ("[" + ",".join([element] * batch) + "]\n").encode()
+    sockets = [connect(path) for _ in range(connections)]
+    for s in sockets:
+        s.sendall(line + b'{"jsonrpc":"2.0","id":1,"method":"status"}\n')
+    print("ready", flush=True)
+    for s in sockets:
+        reply = json.loads(read_line(s))
+        if "result" not in reply:
+            raise SystemExit("status after the batch failed: %s" % reply)
+
+
+def amplify(path, connections, hold):
+    sockets = []
+    for _ in range(connections):
+        s = connect(path)
+        s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"listCookies"}\n')
+        sockets.append(s)
+    print("ready", flush=True)
+    time.sleep(hold)
+
+
+def blank(path, connections, size, hold):
+    payload = b" " * size + b"\nx"
+    sockets = []
+    sent = closed = 0
+    for _ in range(connections):
+        s = connect(path)
+        sockets.append(s)
+        try:
+            s.sendall(payload)
+            sent += len(payload)
+        except (BrokenPipeError, ConnectionResetError):
+            closed += 1
+    print("ready %d %d" % (sent, closed), flush=True)
+    time.sleep(hold)
+
+
+def main():
+    path, mode, args = sys.argv[1], sys.argv[2], [int(a) for a in sys.argv[3:]]
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))
+    {"fill": fill, "freeze": freeze, "amplify": amplify, "blank": blank}[mode](path, *args)
+
+
+main()
