@@ -9,13 +9,23 @@ public struct UpstreamStatus: Sendable, Equatable {
     public var lastError: String?
     /// Milliseconds of the last successful query.
     public var latencyMs: Double?
+    /// Queries it answered since the daemon started (an answer may be "no such name").
+    public var answered: Int?
+    /// With `Route=` set: the routed domains whose names it is asked for, "." standing for the
+    /// names outside every route when `DefaultRoute=` lists it; nil without routes.
+    public var domains: [String]?
 
-    public init(name: String, kind: String, healthy: Bool, lastError: String?, latencyMs: Double?) {
+    public init(
+        name: String, kind: String, healthy: Bool, lastError: String?, latencyMs: Double?, answered: Int? = nil,
+        domains: [String]? = nil
+    ) {
         self.name = name
         self.kind = kind
         self.healthy = healthy
         self.lastError = lastError
         self.latencyMs = latencyMs
+        self.answered = answered
+        self.domains = domains
     }
 
     public func write(to out: inout JSONOutput) {
@@ -33,17 +43,28 @@ public struct UpstreamStatus: Sendable, Equatable {
         } else {
             JSONWriter.raw("null", to: &out)
         }
+        if let answered {
+            JSONWriter.raw(#","answered":"#, to: &out)
+            JSONWriter.integer(answered, to: &out)
+        }
+        if let domains {
+            JSONWriter.raw(#","domains":"#, to: &out)
+            JSONWriter.stringArray(domains, to: &out)
+        }
         out.append(UInt8(ascii: "}"))
     }
 
-    /// Reads one `status.upstreams` element; `lastError` and `latencyMs` may be null or absent.
+    /// Reads one `status.upstreams` element; `lastError` and `latencyMs` may be null or absent,
+    /// `answered` and `domains` absent.
     public init?(json: JSON) {
         guard let name = json["name"]?.stringValue, let kind = json["kind"]?.stringValue,
             let healthy = json["healthy"]?.boolValue
         else { return nil }
         self.init(
             name: name, kind: kind, healthy: healthy, lastError: json["lastError"]?.stringValue,
-            latencyMs: json["latencyMs"]?.numberValue?.doubleValue)
+            latencyMs: json["latencyMs"]?.numberValue?.doubleValue,
+            answered: json["answered"]?.numberValue?.int64Value.map(Int.init),
+            domains: json["domains"]?.arrayValue?.compactMap(\.stringValue))
     }
 }
 

@@ -66,7 +66,11 @@ enum HumanFormat {
         text += "cookies: \(status.cookieCount)\n"
         for upstream in status.upstreams {
             let health = upstream.healthy ? "healthy" : "failing" + (upstream.lastError.map { ": \($0)" } ?? "")
-            text += "upstream \(upstream.name) (\(upstream.kind)): \(health)\n"
+            text += "upstream \(upstream.name) (\(upstream.kind)): \(health)"
+            if let domains = upstream.domains {
+                text += domains.isEmpty ? ", in no route" : ", for \(domains.joined(separator: " "))"
+            }
+            text += "\n"
         }
         if let fleet = status.fleet { text += self.fleet(fleet) }
         return text

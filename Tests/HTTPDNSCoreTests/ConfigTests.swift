@@ -206,6 +206,75 @@ struct ConfigTests {
         #expect(configuration.resolver.upstreams.map(\.name) == ["doh", "system", "doh#2", "doh#3"])
     }
 
+    /// `Route=UPSTREAM[,UPSTREAM...] DOMAIN...` names upstreams by name (`~` allowed, as
+    /// systemd-resolved's routing-only domains); once any route is set the system resolver joins
+    /// the upstreams for the names outside every route, unless `DefaultRoute=` names others.
+    @Test func routesNameUpstreamsAndDefaultToTheSystemResolver() throws {
+        let (configuration, warnings) = try parse(
+            """
+            [Resolver]
+            Upstream=alibaba http://127.0.0.1:9/1
+            Upstream=doh https://a.example/dns-query
+            Route=alibaba ~Corp.Example. shop.example
+            Route=alibaba,doh api.corp.example
+            """)
+        #expect(warnings.isEmpty)
+        #expect(
+            configuration.resolver.routes == [
+                UpstreamRoute(domains: ["corp.example", "shop.example"], upstreams: ["alibaba"]),
+                UpstreamRoute(domains: ["api.corp.example"], upstreams: ["alibaba", "doh"]),
+            ])
+        #expect(configuration.resolver.defaultRoute == nil)
+        #expect(configuration.resolver.upstreams.map(\.name) == ["alibaba", "doh", "system"])
+        let routing = UpstreamRouting(
+            upstreams: configuration.resolver.upstreams, routes: configuration.resolver.routes,
+            defaultRoute: configuration.resolver.defaultRoute)
+        #expect(routing.upstreams(for: "corp.example") == [0])
+        #expect(routing.upstreams(for: "x.api.corp.example") == [0, 1])
+        #expect(routing.upstreams(for: "corp.example.net") == [2])
+        #expect(routing.upstreams(for: "com") == [2])
+        #expect(routing.domains(of: 1) == ["api.corp.example"])
+        #expect(routing.domains(of: 2) == ["."])
+
+        // DefaultRoute= names the others; an upstream nothing routes to is never asked: a warning.
+        let (other, unused) = try parse(
+            """
+            [Resolver]
+            Upstream=alibaba http://127.0.0.1:9/1
+            Upstream=tencent http://127.0.0.1:9/t
+            Upstream=doh https://a.example/dns-query
+            Route=alibaba corp.example
+            DefaultRoute=tencent
+            """)
+        #expect(other.resolver.upstreams.map(\.name) == ["alibaba", "tencent", "doh"])
+        #expect(other.resolver.defaultRoute == ["tencent"])
+        #expect(unused.map(\.message) == ["upstream doh is in no Route= and not in DefaultRoute=: it is never asked"])
+
+        // Without routes every upstream is asked, in order; Route= empties like the other lists.
+        let (none, _) = try parse("[Resolver]\nUpstream=doh https://a.example/dns-query\nRoute=doh a.example\nRoute=\n")
+        #expect(none.resolver.routes.isEmpty)
+        #expect(none.resolver.upstreams.map(\.name) == ["doh"])
+        #expect(UpstreamRouting(upstreams: none.resolver.upstreams).upstreams(for: "a.example") == [0])
+    }
+
+    @Test func routeMistakesAreErrors() throws {
+        let upstreams = "[Resolver]\nUpstream=alibaba http://127.0.0.1:9/1\nUpstream=doh https://a.example/q\n"
+        let typo = try parseError(upstreams + "Route=alibab example.com\n")
+        #expect(typo.line == 4)
+        #expect(
+            typo.message
+                == #"no upstream is named "alibab" (the upstreams: alibaba, doh, system) (did you mean alibaba?)"#)
+        #expect(try parseError(upstreams + "DefaultRoute=tencent\n").key == "DefaultRoute")
+        let twice = try parseError(upstreams + "Route=alibaba example.com\nRoute=doh Example.com.\n")
+        #expect(twice.line == 5)
+        #expect(twice.message == "example.com is routed twice (first on line 4)")
+        #expect(try parseError(upstreams + "Route=alibaba ~.\n").message.contains("DefaultRoute="))
+        #expect(try parseError(upstreams + "Route=alibaba\n").message.hasPrefix("expected UPSTREAM"))
+        #expect(try parseError(upstreams + "Route=alibaba,,doh example.com\n").message.contains("empty upstream name"))
+        #expect(try parseError(upstreams + "Route=doh,doh example.com\n").message == "upstream doh is listed twice")
+        #expect(try parseError(upstreams + "Route=doh bad_host!.example\n").message.hasPrefix("invalid host name"))
+    }
+
     @Test func prefetchAndStaticAreListsWithReset() throws {
         let (configuration, _) = try parse(
             """

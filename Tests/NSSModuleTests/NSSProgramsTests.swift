@@ -30,12 +30,17 @@ struct NSSProgramsTests {
         let daemon: DaemonHarness
         let artifacts: NSSArtifacts
 
-        init(launcher: (TemporaryDirectory) throws -> [String] = { _ in [] }, config: String? = nil) throws {
+        /// `config` replaces the configuration; `resolverLines` are added to the default one's
+        /// `[Resolver]` section (after its `Upstream=alibaba` line, named `alibaba`).
+        init(
+            launcher: (TemporaryDirectory) throws -> [String] = { _ in [] }, config: String? = nil,
+            resolverLines: String = ""
+        ) throws {
             artifacts = try NSSArtifacts.get()
             upstream = try FakeHTTPServer.alibaba(answers: NSSProgramsTests.answers)
             let directory = TemporaryDirectory(prefix: "nssd")
             daemon = try DaemonHarness(
-                config: config ?? "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\n",
+                config: config ?? "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\n\(resolverLines)",
                 environment: ["LD_LIBRARY_PATH": artifacts.moduleDirectory], directory: directory,
                 socketName: "httpdnsd.sock", launcher: try launcher(directory))
             _ = try daemon.connectReady()
@@ -277,6 +282,37 @@ struct NSSProgramsTests {
         // The same namespace sends every other program through the module.
         let getent = try #require(space).run("getent", ["ahosts", "sys.nss.test"])
         #expect(Self.rows(getent).first == ["127.0.0.41", "STREAM", "sys.nss.test"])
+    }
+
+    /// With `Route=` the module's traffic follows the daemon's routes: names under the routed
+    /// domain reach the fake HTTPDNS service, every other name goes to the system resolver (here
+    /// /etc/hosts of the namespace the daemon runs in) and never reaches the service.
+    @Test func namesOutsideTheRoutedDomainsNeverReachTheHTTPDNSService() throws {
+        let artifacts = try NSSArtifacts.get()
+        var space: ResolverNamespace?
+        let hosts = "127.0.0.1 localhost\n127.0.0.51 outside.example\n127.0.0.52 mirror.example.org\n"
+        let setup = try Setup(
+            launcher: { directory in
+                let made = try ResolverNamespace(
+                    nsswitchHosts: "httpdns [!UNAVAIL=return] files", hosts: hosts, daemonDirectory: directory.path,
+                    artifacts: artifacts)
+                space = made
+                return made.launcher
+            }, resolverLines: "Route=alibaba nss.test\n")
+        let programs = try #require(space)
+        #expect(Self.rows(try programs.run("getent", ["ahostsv4", "alpha.nss.test"])).first?.first == "127.0.0.21")
+        #expect(Self.rows(try programs.run("getent", ["ahostsv4", "outside.example"])).first?.first == "127.0.0.51")
+        let python = try programs.run(
+            "/usr/bin/python3", ["-c", "import socket; print(socket.gethostbyname('mirror.example.org'))"])
+        #expect(python.stdout == "127.0.0.52\n", "\(python.stderr)")
+        let asked = setup.upstream.requests.compactMap { $0.queryValue("host") }
+        #expect(asked.contains("alpha.nss.test"))
+        #expect(asked.allSatisfy { $0.hasSuffix(".nss.test") }, "\(asked)")
+        let client = try setup.daemon.connect()
+        let status = try #require(try client.call("status", [:])?["result"]?["upstreams"]?.arrayValue)
+        #expect(status.map { $0["name"] } == ["alibaba", "system"])
+        #expect(status.last?["domains"] == ["."])
+        #expect((status.last?["answered"]?.numberValue?.int64Value ?? 0) >= 2)
     }
 
     /// The httpdnsd process at or below `pid` (systemd-socket-activate execs it in place).

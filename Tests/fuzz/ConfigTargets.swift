@@ -93,6 +93,20 @@ private func checkAccepted(_ configuration: DaemonConfiguration) {
     for host in resolver.prefetch + resolver.staticAnswers.map(\.host) + [resolver.tlsName].compactMap({ $0 }) {
         require(HostName.validate(host) == .success(host), "accepted host name \(host.debugDescription)")
     }
+    // Every route names upstreams that exist and valid domains, each routed once.
+    let names = Set(resolver.upstreams.map(\.name))
+    require(names.count == resolver.upstreams.count, "two upstreams of one name")
+    var routed: Set<String> = []
+    for route in resolver.routes {
+        require(!route.upstreams.isEmpty && !route.domains.isEmpty, "an empty Route=")
+        for domain in route.domains {
+            require(HostName.validate(domain) == .success(domain), "accepted routed domain \(domain.debugDescription)")
+            require(routed.insert(domain).inserted, "\(domain) routed twice")
+        }
+    }
+    for name in resolver.routes.flatMap(\.upstreams) + (resolver.defaultRoute ?? []) {
+        require(names.contains(name), "a route names no upstream: \(name.debugDescription)")
+    }
     for answer in resolver.staticAnswers {
         require(!answer.addresses.isEmpty, "Static= without an address")
         for address in answer.addresses {

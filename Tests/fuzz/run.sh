@@ -1,5 +1,5 @@
 #!/bin/bash
-# Builds the libFuzzer harness (HTTPDNSProtocol, HTTPDNSURL and HTTPDNSCore as testable modules, the targets in
+# Builds the libFuzzer harness (HTTPDNSProtocol, HTTPDNSURL, HTTPDNSCollections and HTTPDNSCore as testable modules, the targets in
 # Tests/fuzz, -sanitize=fuzzer,address), then fuzzes each target for a bounded time from
 # its seeds in Tests/fuzz/corpus/<target>, JOBS targets at a time, and prints a line of statistics per
 # target. Exits 1 when any target crashed, timed out, ran out of memory or broke an invariant; the input
@@ -40,6 +40,7 @@ libfuzzer_flags=("$@")
 # Rebuilt only when a source is newer than the binary (CI always starts without one).
 protocol=("$root"/Sources/HTTPDNSProtocol/*.swift)
 url=("$root"/Sources/HTTPDNSURL/*.swift)
+collections=("$root"/Sources/HTTPDNSCollections/*.swift)
 mapfile -t core < <(find "$root/Sources/HTTPDNSCore" -name '*.swift' | sort)
 # The scanner's agreement check is shared with the protocol's seeded fuzz test; the jar's targets use
 # the tests' ASCII domain rules in place of libpsl; the streamed answers and the RESP reader are
@@ -48,7 +49,7 @@ harness=("$here"/*.swift "$root/Tests/HTTPDNSProtocolTests/RequestAgreement.swif
     "$root/Sources/HTTPDNSTestSupport/BasicDomainRules.swift"
     "$root/Sources/HTTPDNSServer/AnswerSource.swift" "$root/Sources/HTTPDNSServer/CookieStreams.swift"
     "$root/Sources/HTTPDNSRedis/RESPReader.swift" "$root/Sources/HTTPDNSRedis/RedisReply.swift")
-if [ ! -x "$fuzzer" ] || [ -n "$(find "${protocol[@]}" "${url[@]}" "${core[@]}" "${harness[@]}" "$0" -newer "$fuzzer" | head -1)" ]; then
+if [ ! -x "$fuzzer" ] || [ -n "$(find "${protocol[@]}" "${url[@]}" "${collections[@]}" "${core[@]}" "${harness[@]}" "$0" -newer "$fuzzer" | head -1)" ]; then
     mkdir -p "$build/module"
     started=$(date +%s)
     flags=(-swift-version 6 -parse-as-library -O -gline-tables-only -sanitize=fuzzer,address
@@ -64,9 +65,11 @@ if [ ! -x "$fuzzer" ] || [ -n "$(find "${protocol[@]}" "${url[@]}" "${core[@]}" 
     cd "$build"
     module HTTPDNSProtocol "${protocol[@]}"
     module HTTPDNSURL "${url[@]}"
+    module HTTPDNSCollections "${collections[@]}"
     module HTTPDNSCore "${core[@]}"
     swiftc "${flags[@]}" -use-ld=lld -module-name HTTPDNSFuzz "${harness[@]}" \
-        "$build/module/HTTPDNSProtocol.o" "$build/module/HTTPDNSURL.o" "$build/module/HTTPDNSCore.o" -o "$fuzzer.tmp"
+        "$build/module/HTTPDNSProtocol.o" "$build/module/HTTPDNSURL.o" \
+        "$build/module/HTTPDNSCollections.o" "$build/module/HTTPDNSCore.o" -o "$fuzzer.tmp"
     mv "$fuzzer.tmp" "$fuzzer"
     echo "built $fuzzer in $(($(date +%s) - started)) s"
     cd "$root"

@@ -23,6 +23,8 @@ public struct UpstreamHealth: Sendable, Equatable {
     public private(set) var latencyMs: Int?
     /// Until when the upstream is skipped; nil when it is not backing off.
     public private(set) var retryAt: MonotonicInstant?
+    /// Queries it answered since start.
+    public private(set) var answered = 0
     /// Whose failures counted since the last success.
     private var blamed: Set<FlightOwner> = []
 
@@ -49,6 +51,7 @@ public struct UpstreamHealth: Sendable, Equatable {
     public mutating func recordSuccess(latencyMs sample: Int, now: MonotonicInstant) {
         consecutiveFailures = 0
         retryAt = nil
+        answered += 1
         blamed.removeAll()
         let sample = max(sample, 0)
         if let smoothed = latencyMs {
@@ -71,8 +74,16 @@ public struct UpstreamHealth: Sendable, Equatable {
     /// Indices of `upstreams` to try, in configured order: those not backing off; when that
     /// leaves none, every upstream (never refuse to try everything).
     public static func tryOrder(_ upstreams: [UpstreamHealth], now: MonotonicInstant) -> [Int] {
-        let ready = upstreams.indices.filter { upstreams[$0].shouldTry(now: now) }
-        return ready.isEmpty ? Array(upstreams.indices) : ready
+        tryOrder(upstreams, among: Array(upstreams.indices), now: now)
+    }
+
+    /// `tryOrder` within `candidates` (indices into `upstreams`, in their order): a name's route
+    /// is never left, even when every upstream of it is backing off.
+    public static func tryOrder(_ upstreams: [UpstreamHealth], among candidates: [Int], now: MonotonicInstant)
+        -> [Int]
+    {
+        let ready = candidates.filter { upstreams[$0].shouldTry(now: now) }
+        return ready.isEmpty ? candidates : ready
     }
 
     /// Control characters become spaces and long text is cut, so the error fits a status line.

@@ -3,7 +3,7 @@ import HTTPDNSProtocol
 extension DaemonConfiguration {
     /// Parses `httpdnsd.conf` text. `path` is only used in diagnostics.
     ///
-    /// Semantics are systemd's: list keys (`Upstream=`, `Prefetch=`, `Static=`, `ShareCookiesOf=`)
+    /// Semantics are systemd's: list keys (`Upstream=`, `Prefetch=`, `Static=`, `Route=`, `ShareCookiesOf=`)
     /// accumulate and an empty assignment resets the list; for scalar keys the last assignment wins and an empty one
     /// restores the default. Unlike systemd's unit files, unknown sections and keys and lines
     /// without `=` are errors (as nginx refuses unknown directives): a typo must not start the
@@ -27,7 +27,8 @@ struct ConfigurationParser {
         "Resolver": [
             "Upstream", "SecretKey", "SecretKeyFile", "Timeout", "ServeStale", "MinTTL", "MaxTTL", "MaxStale",
             "NegativeTTL", "CacheSize", "Prefetch", "CAFile", "TLSName", "Static", "DoHMethod", "MaxUpstreamQueries",
-            "MaxUpstreamQueriesPerUser", "UpstreamQueryRatePerUser", "UpstreamQueryBurstPerUser",
+            "MaxUpstreamQueriesPerUser", "UpstreamQueryRatePerUser", "UpstreamQueryBurstPerUser", "Route",
+            "DefaultRoute",
         ],
         "Cookies": ["MaxPerDomain", "MaxTotal"],
         "Server": [
@@ -52,6 +53,10 @@ struct ConfigurationParser {
     private var upstreamsAssigned = false
     /// `[Fleet]` settings as they are read; checked for completeness at the end.
     private var fleet = FleetDraft()
+    /// `Route=` lines as read, with their line: upstream names are known only at the end.
+    private var routes: [(route: UpstreamRoute, line: Int)] = []
+    /// `DefaultRoute=` as read, with its line.
+    private var defaultRoute: (upstreams: [String], line: Int)?
 
     init(path: String) {
         self.path = path
@@ -209,6 +214,14 @@ struct ConfigurationParser {
             } else {
                 configuration.resolver.staticAnswers.append(try staticAnswer(assignment))
             }
+        case "Route":
+            if value.isEmpty {
+                routes = []
+            } else {
+                routes.append((try route(assignment), assignment.line))
+            }
+        case "DefaultRoute":
+            defaultRoute = value.isEmpty ? nil : (try upstreamNames(value, assignment), assignment.line)
         default:
             break
         }
@@ -358,6 +371,55 @@ struct ConfigurationParser {
             configuration.resolver.upstreams[index].name =
                 occurrence == 1 ? kind.rawValue : "\(kind.rawValue)#\(occurrence)"
         }
+        finishRoutes()
+    }
+
+    /// Checks `Route=` and `DefaultRoute=` against the upstreams' names (each name must be an
+    /// upstream's, or `system`; each domain routed once), adds the system resolver to the
+    /// upstreams when a route names it without an `Upstream=system` line (once any route is set,
+    /// names outside every route go to it by default), and warns of upstreams no route uses.
+    private mutating func finishRoutes() {
+        guard !routes.isEmpty || defaultRoute != nil else { return }
+        let names = configuration.resolver.upstreams.map(\.name)
+        let known = names.contains(UpstreamEndpoint.system.name) ? names : names + [UpstreamEndpoint.system.name]
+        var firstLine: [String: Int] = [:]
+        var used: Set<String> = []
+        var lists = routes.map { ($0.route.upstreams, $0.line, "Route") }
+        if let defaultRoute {
+            lists.append((defaultRoute.upstreams, defaultRoute.line, "DefaultRoute"))
+        } else if !routes.isEmpty {
+            used.insert(UpstreamEndpoint.system.name)
+        }
+        for (list, line, key) in lists {
+            for name in list {
+                used.insert(name)
+                guard !known.contains(name) else { continue }
+                var message = "no upstream is named \"\(name)\" (the upstreams: \(known.joined(separator: ", ")))"
+                if let match = NameSuggestion.closest(to: name, among: known) { message += " (did you mean \(match)?)" }
+                errors.append(ConfigError(path: path, line: line, key: key, message: message))
+            }
+        }
+        for (route, line) in routes {
+            for domain in route.domains {
+                if let first = firstLine[domain] {
+                    errors.append(
+                        ConfigError(
+                            code: .conflict, path: path, line: line, key: "Route",
+                            message: "\(domain) is routed twice (first on line \(first))"))
+                } else {
+                    firstLine[domain] = line
+                }
+            }
+        }
+        if used.contains(UpstreamEndpoint.system.name), !names.contains(UpstreamEndpoint.system.name) {
+            configuration.resolver.upstreams.append(.system)
+        }
+        configuration.resolver.routes = routes.map(\.route)
+        configuration.resolver.defaultRoute = defaultRoute?.upstreams
+        let line = max(lastLine["Resolver.Route"] ?? 0, lastLine["Resolver.DefaultRoute"] ?? 0)
+        for name in names where !used.contains(name) {
+            warn(line, "upstream \(name) is in no Route= and not in DefaultRoute=: it is never asked")
+        }
     }
 
     /// A `[Fleet]` section needs `Redis=`, `Name=` and `KeyFile=`; without the section there is
@@ -404,6 +466,39 @@ struct ConfigurationParser {
         }
         if let problem = ConfigSyntax.httpURLProblem(words[1]) { throw error(assignment, problem) }
         return UpstreamEndpoint(kind: kind, url: words[1], name: kind.rawValue)
+    }
+
+    /// `UPSTREAM[,UPSTREAM...] DOMAIN...`; a domain may carry systemd-resolved's `~` (every
+    /// routed domain is routing-only here).
+    private func route(_ assignment: INIReader.Assignment) throws(ConfigError) -> UpstreamRoute {
+        let words = assignment.value.split(whereSeparator: \.isWhitespace).map(String.init)
+        guard words.count >= 2 else { throw error(assignment, "expected UPSTREAM[,UPSTREAM...] DOMAIN [DOMAIN...]") }
+        let upstreams = try upstreamNames(words[0], assignment)
+        var domains: [String] = []
+        for word in words.dropFirst() {
+            let written = word.hasPrefix("~") ? String(word.dropFirst()) : word
+            guard written != "." else {
+                throw error(
+                    assignment, "\"\(word)\" is every name: set DefaultRoute= for the names outside every route")
+            }
+            let domain = try hostName(written, assignment)
+            if !domains.contains(domain) { domains.append(domain) }
+        }
+        return UpstreamRoute(domains: domains, upstreams: upstreams)
+    }
+
+    /// `UPSTREAM[,UPSTREAM...]`: upstream names, each once, checked against the upstreams at the end.
+    private func upstreamNames(_ value: String, _ assignment: INIReader.Assignment) throws(ConfigError) -> [String] {
+        guard !value.contains(where: \.isWhitespace) else {
+            throw error(assignment, "expected UPSTREAM[,UPSTREAM...] (names separated by commas, no spaces)")
+        }
+        var names: [String] = []
+        for name in value.split(separator: ",", omittingEmptySubsequences: false).map({ $0.lowercased() }) {
+            guard !name.isEmpty else { throw error(assignment, "an empty upstream name in \"\(value)\"") }
+            guard !names.contains(name) else { throw error(assignment, "upstream \(name) is listed twice") }
+            names.append(name)
+        }
+        return names
     }
 
     private func staticAnswer(_ assignment: INIReader.Assignment) throws(ConfigError) -> StaticAnswer {

@@ -59,6 +59,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
         /// `UpstreamQueryBurstPerUser=`: how many such queries one uid may start at once before
         /// the rate applies. Default 200 (a page of a few hundred distinct names).
         public var upstreamQueryBurstPerUser = 200
+        /// `Route=`: domains whose names go to the listed upstreams only (`UpstreamRouting`).
+        public var routes: [UpstreamRoute] = []
+        /// `DefaultRoute=`: the upstreams of names outside every route; nil: the system
+        /// resolver once any route is set, else every upstream in order.
+        public var defaultRoute: [String]?
 
         public init() {}
     }

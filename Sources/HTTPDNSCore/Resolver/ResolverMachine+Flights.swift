@@ -194,8 +194,11 @@ extension ResolverMachine {
         flight.budgetEnd = now.advanced(byMilliseconds: settings.timeoutMs)
         let waitEnd = flight.background ? flight.budgetEnd : flight.waiters.map(\.deadline).max() ?? now
         flight.deadline = min(waitEnd, flight.budgetEnd)
-        // localhost names never leave the machine, not even to the fleet.
-        if sharesCacheWithFleet, !Self.isLocalhost(flight.key.host) {
+        // localhost names never leave the machine, not even to the fleet; the fleet holds
+        // HTTPDNS answers only, so names routed to the system resolver alone are not asked of it.
+        if sharesCacheWithFleet, !Self.isLocalhost(flight.key.host),
+            settings.routing.upstreams(for: flight.key.host).contains(where: { settings.upstreams[$0].kind != .system })
+        {
             flight.phase = .askingFleet
             flights[id] = flight
             let timeoutMs = Int(max(1, flight.deadline.nanoseconds(since: now) / 1_000_000))
@@ -208,13 +211,15 @@ extension ResolverMachine {
         beginQuerying(id, now: now)
     }
 
-    /// Asks the upstreams: in health order, or the system resolver alone for localhost names
-    /// (RFC 6761: they never leave the machine).
+    /// Asks the upstreams of the name's route in health order, or the system resolver alone for
+    /// localhost names (RFC 6761: they never leave the machine).
     mutating func beginQuerying(_ id: UInt64, now: MonotonicInstant) {
         guard var flight = flights[id] else { return }
         flight.phase = .querying
         flight.candidates =
-            Self.isLocalhost(flight.key.host) ? [-1] : UpstreamHealth.tryOrder(healths, now: now)
+            Self.isLocalhost(flight.key.host)
+            ? [-1]
+            : UpstreamHealth.tryOrder(healths, among: settings.routing.upstreams(for: flight.key.host), now: now)
         flights[id] = flight
         nextAttempt(id, position: 0, now: now)
     }
@@ -434,12 +439,14 @@ extension ResolverMachine {
 
     // MARK: upstream status
 
-    /// Each upstream's health, for `status`.
+    /// Each upstream's health, the queries it answered and, with routes, its domains, for `status`.
     public var upstreamStatus: [UpstreamStatus] {
-        zip(settings.upstreams, healths).map { endpoint, health in
-            UpstreamStatus(
+        settings.upstreams.indices.map { index in
+            let (endpoint, health) = (settings.upstreams[index], healths[index])
+            return UpstreamStatus(
                 name: endpoint.name, kind: endpoint.kind.rawValue, healthy: health.healthy, lastError: health.lastError,
-                latencyMs: health.latencyMs.map(Double.init))
+                latencyMs: health.latencyMs.map(Double.init), answered: health.answered,
+                domains: settings.routing.domains(of: index))
         }
     }
 }

@@ -5,7 +5,7 @@ extension ResolverMachine {
     public static let prefetchRefreshFraction = 0.75
 
     /// Resolves the `Prefetch=` hosts now and again before each answer expires, through Alibaba's
-    /// batch endpoint (5 names a request) when the preferred upstream is Alibaba. Prefetched
+    /// batch endpoint (5 names a request) for the names whose route prefers Alibaba. Prefetched
     /// answers fill the cache only: no uid was handed them, so nobody's IP -> host memory learns
     /// from them.
     public mutating func startPrefetch(now: MonotonicInstant) {
@@ -17,11 +17,21 @@ extension ResolverMachine {
             }
             if !hosts.contains(host) { hosts.append(host) }
         }
-        let preferred = UpstreamHealth.tryOrder(healths, now: now).first
-        if let index = preferred, settings.upstreams[index].kind == .alibaba {
-            for group in AlibabaV1.batches(hosts) { prefetchBatch(group, upstream: index, now: now) }
-        } else {
-            for host in hosts { prefetch(host, now: now) }
+        var batched: [Int: [String]] = [:]
+        var batchOrder: [Int] = []
+        for host in hosts {
+            let route = settings.routing.upstreams(for: host)
+            if let index = UpstreamHealth.tryOrder(healths, among: route, now: now).first,
+                settings.upstreams[index].kind == .alibaba
+            {
+                if batched[index] == nil { batchOrder.append(index) }
+                batched[index, default: []].append(host)
+            } else {
+                prefetch(host, now: now)
+            }
+        }
+        for index in batchOrder {
+            for group in AlibabaV1.batches(batched[index] ?? []) { prefetchBatch(group, upstream: index, now: now) }
         }
     }
 

@@ -3,6 +3,8 @@
 public struct ResolverSettings: Sendable, Equatable {
     /// `Upstream=`, tried in this order while healthy.
     public var upstreams: [UpstreamEndpoint]
+    /// `Route=` and `DefaultRoute=`: which of them each name may be asked of.
+    public var routing: UpstreamRouting
     /// `Timeout=`: one resolution's budget across every upstream, in milliseconds.
     public var timeoutMs: Int
     /// `ServeStale=`.
@@ -29,6 +31,8 @@ public struct ResolverSettings: Sendable, Equatable {
         _ resolver: DaemonConfiguration.Resolver, workers: Int, workersPerOwner: Int, daemonUID: UInt32
     ) {
         upstreams = resolver.upstreams
+        routing = UpstreamRouting(
+            upstreams: resolver.upstreams, routes: resolver.routes, defaultRoute: resolver.defaultRoute)
         timeoutMs = resolver.timeoutMs
         serveStale = resolver.serveStale
         negativeTTLMs = resolver.negativeTTLMs

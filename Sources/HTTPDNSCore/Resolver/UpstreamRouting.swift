@@ -1,0 +1,60 @@
+/// Which upstreams a name may be asked of, and in which order (httpdnsd.conf(5), `Route=` and
+/// `DefaultRoute=`): the route of the most specific routed domain the name is in or under, else
+/// the default route. Without any route every name may go to every upstream, in the configured
+/// order (the daemon's behaviour before routing existed).
+///
+/// A pure value: built once from the configuration, consulted by `ResolverMachine` when a flight
+/// starts querying (a cache hit never looks). Upstreams are named by their index in
+/// `ResolverSettings.upstreams`.
+public struct UpstreamRouting: Sendable, Equatable {
+    /// Each routed domain's upstreams, in the order they are asked.
+    private let routes: [String: [Int]]
+    /// The upstreams of a name outside every routed domain.
+    public let defaultUpstreams: [Int]
+    /// Whether any `Route=` is configured.
+    public var isConfigured: Bool { !routes.isEmpty }
+
+    /// Routes over `upstreams`, each route's and the default route's upstreams by name. A name
+    /// that is not an upstream's is left out (the configuration parser refuses such a file); a
+    /// nil `defaultRoute` is the system resolver once any route is set, else every upstream.
+    public init(upstreams: [UpstreamEndpoint], routes: [UpstreamRoute] = [], defaultRoute: [String]? = nil) {
+        func indices(_ names: [String]) -> [Int] {
+            names.compactMap { name in upstreams.firstIndex { $0.name == name } }
+        }
+        var byDomain: [String: [Int]] = [:]
+        for route in routes {
+            let order = indices(route.upstreams)
+            for domain in route.domains where byDomain[domain] == nil { byDomain[domain] = order }
+        }
+        self.routes = byDomain
+        if let defaultRoute {
+            defaultUpstreams = indices(defaultRoute)
+        } else if !byDomain.isEmpty {
+            defaultUpstreams = indices([UpstreamEndpoint.system.name])
+        } else {
+            defaultUpstreams = Array(upstreams.indices)
+        }
+    }
+
+    /// The upstreams `host` (canonical: lowercase, no trailing dot) may be asked of, in order:
+    /// those of its own domain's route, else of the closest routed domain above it, else the
+    /// default route's.
+    public func upstreams(for host: String) -> [Int] {
+        guard !routes.isEmpty else { return defaultUpstreams }
+        var suffix = Substring(host)
+        while true {
+            if let order = routes[String(suffix)] { return order }
+            guard let dot = suffix.firstIndex(of: ".") else { return defaultUpstreams }
+            suffix = suffix[suffix.index(after: dot)...]
+        }
+    }
+
+    /// The routed domains the upstream at `index` serves, sorted, with "." for the names outside
+    /// every routed domain when the default route lists it; nil when no route is configured.
+    public func domains(of index: Int) -> [String]? {
+        guard isConfigured else { return nil }
+        var domains = routes.filter { $0.value.contains(index) }.map(\.key).sorted()
+        if defaultUpstreams.contains(index) { domains.append(".") }
+        return domains
+    }
+}
