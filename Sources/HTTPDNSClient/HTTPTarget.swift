@@ -59,6 +59,15 @@ public struct HTTPTarget: Sendable, Equatable, CustomStringConvertible {
     /// Two targets share an origin (RFC 6454) when scheme, host and port are equal.
     public func isSameOrigin(as other: HTTPTarget) -> Bool { parsed.isSameOrigin(as: other.parsed) }
 
+    /// This URL with `site`'s host in place of its own, everything else (scheme, credentials,
+    /// port, path, query, fragment) kept: the URL an IP-direct request names once a Host header
+    /// says which site the IP serves.
+    public func replacingHost(with site: HTTPTarget) -> HTTPTarget {
+        var replaced = parsed
+        replaced.host = site.parsed.host
+        return HTTPTarget(replaced)
+    }
+
     /// The `host:port:addr[,addr...]` entry of curl's `--resolve` and libcurl's `CURLOPT_RESOLVE`,
     /// IPv6 addresses in brackets; nil when there is no address or the host is an IP literal.
     public func resolveEntry(addresses: [String]) -> String? {

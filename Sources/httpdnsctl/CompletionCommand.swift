@@ -60,7 +60,8 @@ struct CompletionTable {
         }
         commands.append(
             Command(path: "cookie", abstract: "The calling user's cookie jar.", options: [], positionals: .nothing))
-        commands.append(Command(path: "curl", abstract: CurlCommand.abstract, options: [], positionals: .files))
+        commands.append(
+            Command(path: "curl", abstract: CurlCommand.abstract, options: CurlCommand.options, positionals: .files))
         self.commands = commands
     }
 

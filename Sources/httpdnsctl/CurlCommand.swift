@@ -9,11 +9,12 @@ import HTTPDNSSystem
 /// Each hop runs curl once with `--resolve host:port:addrs` from the daemon (so the URL, Host,
 /// SNI and the certificate check keep the host name), the jar's `Cookie` header for that URL
 /// merged with the user's, and `--dump-header` into a private file; the `Set-Cookie` fields of
-/// every response go back to the jar for the URL that set them. How the user's `-D`, `-w`, `-i`
-/// and `--stderr` still produce what curl would: see `CurlRequest`, `WriteOutFormat` and the
-/// man page.
+/// every response go back to the jar for the URL that set them. curl's IP-direct pattern (an IP
+/// URL with a Host header or `--host`) runs on the site's name, pinned to that IP. How the
+/// user's `-D`, `-w`, `-i`, `-c` and `--stderr` still produce what curl would: see `CurlRequest`,
+/// `WriteOutFormat`, `CurlCookieJar` and the man page.
 struct CurlCommand {
-    static let synopsis = "[--fallback] [CURL OPTIONS] URL"
+    static let synopsis = "[--fallback] [--host NAME] [CURL OPTIONS] URL"
     static let abstract =
         "Run curl on URL IP-direct: hosts resolved and cookies kept by the daemon, redirects followed hop by hop."
 
@@ -22,6 +23,34 @@ struct CurlCommand {
 
     /// The exit status when curl cannot be started (as a shell's "command not found").
     static let cannotRunCurl: Int32 = 127
+
+    /// httpdnsctl's own options in the curl command line, for help and completion.
+    static let options: [OptionDoc] = [
+        .flag("--fallback", "Run curl without the daemon when it cannot be reached."),
+        .valued("--host", "NAME", "The site an IP-address URL is for (as -H 'Host: NAME'): run on NAME, to that IP."),
+    ]
+
+    /// `httpdnsctl help curl` (`httpdnsctl curl --help` is curl's own help).
+    static var help: String {
+        var text = "Usage: httpdnsctl [--socket PATH] curl \(synopsis)\n\n\(abstract)\n\n"
+        text += "Options (every other option is curl's):\n"
+        let width = (options.map(\.usage.count).max() ?? 0) + 2
+        for option in options {
+            text += "  \(option.usage)\(String(repeating: " ", count: width - option.usage.count))\(option.help)\n"
+        }
+        return text + """
+
+            An IP-address URL with -H 'Host: NAME' or --host NAME (curl's IP-direct pattern) runs
+            curl on the URL with NAME in place of the address and --resolve to that address: SNI,
+            the certificate check, the Host header and the jar use NAME. -c FILE gets every cookie
+            of the chain, as curl -L -c does; -v adds a line per cookie sent, stored or rejected.
+
+            Examples:
+              httpdnsctl curl -sSL -c cookies.txt -d user=alice https://login.example.com/login
+              httpdnsctl curl -v -H 'Host: web.example.com' https://203.0.113.10/
+
+            """
+    }
 
     let arguments: [String]
     /// nil when curl is only asked for help or its version: it runs plainly.
@@ -39,13 +68,15 @@ struct CurlCommand {
     }
 
     func run(socket: (path: String, origin: DaemonSocketPath.Origin)) -> CLIOutcome {
-        guard let request else { return Self.runPlainly(arguments) }
+        guard let request else {
+            return Self.runPlainly((try? CurlCommandLine(arguments))?.curlArguments(of: arguments) ?? arguments)
+        }
         let connection = HTTPDNSConnection(socketPath: socket.path)
         do {
             try connection.connect()
         } catch {
             if request.fallback {
-                return Self.runPlainly(arguments.filter { $0 != "--fallback" })
+                return Self.runPlainly(request.plainArguments(arguments))
             }
             let notRun = "; curl not run (--fallback runs it without the daemon)"
             let message =
@@ -98,6 +129,8 @@ private struct CurlSession {
     var headerFile: FileDescriptor?
     /// What `-i -o FILE` wrote for the redirects before the last response (curl -L keeps them).
     var carriedOutput: [UInt8] = []
+    /// `-c`: the cookies of the chain so far, from each hop's curl.
+    var cookieJar = CurlCookieJar()
 
     enum SetupError: Error, CustomStringConvertible {
         case file(String, SystemError)
@@ -135,8 +168,15 @@ private struct CurlSession {
         }
     }
 
-    /// Hops until a response that is not followed; returns curl's exit status of that one.
+    /// Runs the chain, then writes the user's `-c` jar (curl writes it whatever the outcome).
     mutating func run() -> CLIOutcome {
+        let outcome = runChain()
+        if let path = request.cookieJar { writeCookieJar(path) }
+        return outcome
+    }
+
+    /// Hops until a response that is not followed; returns curl's exit status of that one.
+    private mutating func runChain() -> CLIOutcome {
         // Ctrl-C and Ctrl-\ reach curl through the terminal; this process waits for it instead.
         signal(SIGINT, SIG_IGN)
         signal(SIGQUIT, SIG_IGN)
@@ -197,7 +237,11 @@ private struct CurlSession {
     private mutating func runHop(_ hop: CurlRequest.Hop) -> HopResult {
         let target = hop.target
         var additions = CurlRequest.HopAdditions(dumpHeaderPath: scratch + "/headers")
-        if !target.isIPLiteral && !request.resolvesItself(target) {
+        if request.resolvesItself(target) {
+            // The user's own --resolve decides.
+        } else if let pinned = request.pinnedResolveEntry(for: target) {
+            additions.resolve = pinned
+        } else if !target.isIPLiteral {
             do {
                 additions.resolve = try connection.resolveEntry(for: target)
             } catch {
@@ -216,6 +260,7 @@ private struct CurlSession {
                 }
             }
             if let header = request.cookieHeader(jar: jar, for: hop) {
+                if request.verbose { verbose(CookieVerboseLines.sending(header, to: target.host)) }
                 let file = scratch + "/cookie"
                 do {
                     try Self.writeFile(file, Array("Cookie: \(header)\n".utf8), mode: 0o600)
@@ -233,6 +278,10 @@ private struct CurlSession {
         }
         additions.include = request.dumpHeader == "-" && request.outputFile == nil
         unlink(additions.dumpHeaderPath)
+        if request.cookieJar != nil {
+            additions.cookieJar = scratch + "/jar"
+            unlink(scratch + "/jar")
+        }
 
         var demultiplexer = StandardErrorDemultiplexer(
             format: format,
@@ -252,10 +301,15 @@ private struct CurlSession {
         let setCookie = response.values("Set-Cookie")
         if !setCookie.isEmpty {
             do {
-                _ = try connection.handleSetCookie(url: target.url, setCookie: setCookie)
+                let result = try connection.handleSetCookie(url: target.url, setCookie: setCookie)
+                if request.verbose { verbose(CookieVerboseLines.decisions(setCookie: setCookie, result: result)) }
             } catch {
                 warn("the cookies from \(target.url) were not stored: \(error.description)")
             }
+        }
+        if let hopJar = additions.cookieJar {
+            let text = (try? Files.read(hopJar, limit: .max)).map { String(decoding: $0, as: UTF8.self) }
+            cookieJar.add(hopJar: text, setCookie: setCookie, target: target)
         }
         copyHeaders(dump)
         return .ran(HopOutcome(termination: termination, response: response, writeOut: demultiplexer.writeOut))
@@ -330,13 +384,32 @@ private struct CurlSession {
         }
     }
 
+    /// The user's `-c FILE` (`-` for standard output), after everything else was written.
+    private func writeCookieJar(_ path: String) {
+        let bytes = Array(cookieJar.text.utf8)
+        do {
+            if path == "-" {
+                try FileDescriptor(rawValue: 1).writeAll(bytes)
+            } else {
+                try Self.writeFile(path, bytes)
+            }
+        } catch {
+            warn("cannot write the cookie jar \(path): \(error.description)")
+        }
+    }
+
+    /// A `-v` line of httpdnsctl's, where curl's own go.
+    private func verbose(_ text: String) {
+        try? errorOutput.writeAll(Array(text.utf8))
+    }
+
     private func warn(_ message: String) {
         guard request.reportsErrors else { return }
         try? FileDescriptor.standardError.writeAll(Array("httpdnsctl: warning: \(message)\n".utf8))
     }
 
     func removeScratch() {
-        for name in ["headers", "cookie", "stdin"] { unlink(scratch + "/" + name) }
+        for name in ["headers", "cookie", "stdin", "jar"] { unlink(scratch + "/" + name) }
         rmdir(scratch)
     }
 

@@ -8,12 +8,15 @@ struct CurlOption: Equatable {
     var value: String?
     /// False for a word the option table does not know: it is passed on as typed.
     var known = true
+    /// httpdnsctl's own option (`--fallback`, `--host`), never passed to curl.
+    var own = false
 
-    init(_ name: String, _ value: String? = nil, negated: Bool = false, known: Bool = true) {
+    init(_ name: String, _ value: String? = nil, negated: Bool = false, known: Bool = true, own: Bool = false) {
         self.name = name
         self.value = value
         self.negated = negated
         self.known = known
+        self.own = own
     }
 
     /// The option as separate arguments for curl, in its long spelling.
@@ -26,7 +29,8 @@ struct CurlOption: Equatable {
 /// A curl command line split into options and URLs, as curl reads it: short options bundle
 /// (`-sSL`), a short option's value may be attached (`-XPOST`, `-ofile`) or be the next argument,
 /// a long option's value is always the next argument (curl has no `--name=value`), `--no-NAME`
-/// turns a flag off, and after `--` everything is a URL.
+/// turns a flag off, and after `--` everything is a URL. httpdnsctl's own options
+/// (`CurlOptionTable.httpdnsctlOptions`, spelled out in full) are read the same way.
 struct CurlCommandLine: Equatable {
     enum Element: Equatable {
         case option(CurlOption)
@@ -34,6 +38,8 @@ struct CurlCommandLine: Equatable {
     }
 
     var elements: [Element]
+    /// The positions in the arguments given of httpdnsctl's own options and their values.
+    var ownArgumentPositions: [Int] = []
 
     init(elements: [Element]) { self.elements = elements }
 
@@ -41,6 +47,7 @@ struct CurlCommandLine: Equatable {
         var elements: [Element] = []
         var index = 0
         var optionsEnded = false
+        var ownArgumentPositions: [Int] = []
         func nextValue(for name: String) throws(UsageError) -> String {
             guard index < arguments.count else { throw UsageError("curl option \(name) needs a value") }
             index += 1
@@ -55,6 +62,13 @@ struct CurlCommandLine: Equatable {
                 optionsEnded = true
             } else if argument.hasPrefix("--") {
                 let word = String(argument.dropFirst(2))
+                if let takesValue = CurlOptionTable.httpdnsctlOptions[word] {
+                    ownArgumentPositions.append(index - 1)
+                    if takesValue { ownArgumentPositions.append(index) }
+                    let value = takesValue ? try nextValue(for: argument) : nil
+                    elements.append(.option(CurlOption(word, value, own: true)))
+                    continue
+                }
                 guard let (name, negated) = CurlOptionTable.longOption(word) else {
                     elements.append(.option(CurlOption(argument, known: false)))
                     continue
@@ -81,10 +95,27 @@ struct CurlCommandLine: Equatable {
             }
         }
         self.elements = elements
+        self.ownArgumentPositions = ownArgumentPositions
     }
 
+    /// `arguments` (those this command line was read from) without httpdnsctl's own options:
+    /// what curl itself may be given.
+    func curlArguments(of arguments: [String]) -> [String] {
+        let own = Set(ownArgumentPositions)
+        return arguments.indices.filter { !own.contains($0) }.map { arguments[$0] }
+    }
+
+    /// curl's options (httpdnsctl's own are in `own`).
     var options: [CurlOption] {
-        elements.compactMap { if case .option(let option) = $0 { return option } else { return nil } }
+        elements.compactMap { if case .option(let option) = $0, !option.own { return option } else { return nil } }
+    }
+
+    /// The value of httpdnsctl's own option `name` (the last one given), "" for a flag; nil when absent.
+    func own(_ name: String) -> String? {
+        for case .option(let option) in elements.reversed() where option.own && option.name == name {
+            return option.value ?? ""
+        }
+        return nil
     }
 
     var urls: [String] {

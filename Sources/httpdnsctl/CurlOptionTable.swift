@@ -53,6 +53,11 @@ enum CurlOptionTable {
         "trace-time", "use-ascii", "verbose", "version", "xattr",
     ]
 
+    /// httpdnsctl's own options, each with whether it takes a value. curl has none of these names
+    /// (`--host` is not even an unambiguous prefix of one of curl's), and they are recognized
+    /// only spelled out in full, so nothing curl reads is taken from it.
+    static let httpdnsctlOptions: [String: Bool] = ["fallback": false, "host": true]
+
     /// The long name of each one-letter option.
     static let letters: [Character: String] = [
         "#": "progress-bar", "0": "http1.0", "1": "tlsv1", "2": "sslv2", "3": "sslv3", "4": "ipv4", "6": "ipv6",

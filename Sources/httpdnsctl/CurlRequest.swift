@@ -5,12 +5,19 @@ import HTTPDNSClient
 /// httpdnsctl runs curl once per hop and follows redirects itself, so that every host is
 /// resolved through the daemon and every hop's cookies go through the jar. The user's options
 /// pass through unchanged except those httpdnsctl has to take over (following, the header dump,
-/// `--write-out`, `--stderr`, the URL, cookie strings and headers) and those a redirect changes
-/// (the method and body, credentials for another origin, `-O`'s file name, `--referer ;auto`).
+/// `--write-out`, `--stderr`, `--cookie-jar`, the URL, cookie strings and headers) and those a
+/// redirect changes (the method and body, credentials for another origin, the Host header for
+/// another host, `-O`'s file name, `--referer ;auto`).
 struct CurlRequest {
     let commandLine: CurlCommandLine
-    /// The URL given (with `http://` added when it had no scheme, as curl does).
+    /// The URL curl is run with first: the one given (with `http://` added when it had no scheme, as
+    /// curl does), or for curl's IP-direct pattern the same URL on the site's name (see `pin`).
     let url: HTTPTarget
+    /// curl's IP-direct pattern: a URL naming an IP address with `-H 'Host: NAME'` or `--host NAME`.
+    /// curl is run on that URL with NAME in place of the address, and every request to NAME (any
+    /// port, redirects included) connects to the address, so SNI, the certificate check, the Host
+    /// header and the jar use NAME.
+    let pin: Pin?
     /// `--fallback`: run curl plainly when the daemon is not reachable.
     let fallback: Bool
     /// `-L`/`--location` (or `--location-trusted`): follow redirects.
@@ -25,12 +32,24 @@ struct CurlRequest {
     let dumpHeader: String?
     /// `--stderr`: `-` for standard output, else a file.
     let standardError: String?
+    /// `-c`: where the cookies of the whole chain go at the end, in curl's format; `-` for standard output.
+    let cookieJar: String?
+    /// `-v`: httpdnsctl says which cookies it sent and what the jar did with those it received.
+    let verbose: Bool
     /// `-i`.
     let include: Bool
     /// The file the body goes to (`-o`, or `-O`'s name), with `--output-dir`; nil for standard output.
     let outputFile: String?
     /// Whether curl reports errors (`-s` without `-S` silences them), for httpdnsctl's own.
     let reportsErrors: Bool
+
+    /// The site name an IP-literal URL was given for, and that address.
+    struct Pin: Equatable {
+        /// The host name, as the URL parser writes it.
+        var host: String
+        /// The IP address of the URL given (an IPv6 one without brackets).
+        var address: String
+    }
 
     /// Request header fields that describe a body (RFC 9110 section 15.4): dropped with the body
     /// when a redirect turns the request into a GET.
@@ -44,15 +63,15 @@ struct CurlRequest {
     /// Options httpdnsctl takes over on every hop.
     static let ownedOptions: Set<String> = [
         "location", "location-trusted", "follow", "max-redirs", "url", "write-out", "dump-header", "stderr",
+        "cookie-jar",
     ]
     /// What curl prints when it only shows help or its version: nothing to resolve.
     static let informationOptions: Set<String> = ["help", "version", "manual"]
 
     /// Reads the command line after `httpdnsctl curl`. `readFile` reads `-w @file` (tests inject it).
     init(_ arguments: [String], readFile: (String) -> String? = LocalFile.readText) throws(UsageError) {
-        var commandLine = try CurlCommandLine(arguments)
-        fallback = commandLine.options.contains { !$0.known && $0.name == "--fallback" }
-        commandLine.elements.removeAll { $0 == .option(CurlOption("--fallback", known: false)) }
+        let commandLine = try CurlCommandLine(arguments)
+        fallback = commandLine.own("fallback") != nil
         if commandLine.has("next") { throw UsageError("curl: one URL per command; --next is not supported") }
         let urls = commandLine.urls + commandLine.all("url")
         guard urls.count == 1 else {
@@ -62,14 +81,22 @@ struct CurlRequest {
         if !Self.hasScheme(text) {
             text = (commandLine.last("proto-default") ?? "http") + "://" + text
         }
+        let given: HTTPTarget
         switch HTTPTarget.parse(text) {
         case .success(let url):
-            self.url = url
+            given = url
         case .failure(.notHTTP):
             throw UsageError("curl: \(urls[0]) is not an http or https URL with a host")
         case .failure(.ambiguous):
             throw UsageError(
                 "curl: \(urls[0]) names its host ambiguously (curl and the URL Standard would reach different hosts)")
+        }
+        if let site = try Self.site(commandLine, for: given) {
+            url = given.replacingHost(with: site)
+            pin = Pin(host: site.host, address: given.host)
+        } else {
+            url = given
+            pin = nil
         }
         self.commandLine = commandLine
         trusted = commandLine.flag("location-trusted")
@@ -91,6 +118,8 @@ struct CurlRequest {
         }
         dumpHeader = commandLine.last("dump-header")
         standardError = commandLine.last("stderr")
+        cookieJar = commandLine.last("cookie-jar")
+        verbose = commandLine.flag("verbose")
         include = commandLine.flag("include")
         reportsErrors = !commandLine.flag("silent") || commandLine.flag("show-error")
         let directory = commandLine.last("output-dir")
@@ -105,6 +134,38 @@ struct CurlRequest {
         } else {
             outputFile = nil
         }
+    }
+
+    /// The site that `--host NAME` or the user's `-H 'Host: NAME[:PORT]'` names for an IP-literal
+    /// URL: nil when there is none, or when the URL names a host (then a Host header goes to curl
+    /// unchanged, as curl sends it, and `--host` is a usage error), or when the Host header names
+    /// an address itself.
+    static func site(_ commandLine: CurlCommandLine, for url: HTTPTarget) throws(UsageError) -> HTTPTarget? {
+        let option = commandLine.own("host")
+        let header = commandLine.all("header").last { headerName($0) == "host" }
+            .map { String($0.drop { $0 != ":" && $0 != ";" }.dropFirst()).trimmingWhitespace() }
+            .flatMap { $0.isEmpty ? nil : $0 }
+        if let option, !url.isIPLiteral {
+            throw UsageError("curl: --host \(option) is for a URL that names an IP address, not \(url.host)")
+        }
+        guard url.isIPLiteral, option != nil || header != nil else { return nil }
+        func parsed(_ value: String, _ what: String) throws(UsageError) -> HTTPTarget {
+            let delimiters: Set<Character> = ["/", "?", "#", "@", "\\", " ", "\t"]
+            guard !value.isEmpty, !value.contains(where: delimiters.contains),
+                case .success(let site) = HTTPTarget.parse("http://\(value)/")
+            else { throw UsageError("curl: \(what) \(value) names no host") }
+            return site
+        }
+        let fromHeader = try header.map { value throws(UsageError) in try parsed(value, "the Host header") }
+        guard let option else {
+            return fromHeader.flatMap { $0.isIPLiteral ? nil : $0 }
+        }
+        let site = try parsed(option, "--host")
+        guard !site.isIPLiteral else { throw UsageError("curl: --host \(option) names an address, not a host name") }
+        if let fromHeader, fromHeader.host != site.host {
+            throw UsageError("curl: --host \(option) and the Host header \(header!) name different hosts")
+        }
+        return site
     }
 
     /// Whether `text` starts with a scheme and `://` (curl adds `http://` to anything else).
@@ -172,6 +233,8 @@ struct CurlRequest {
         var writeOut: String?
         /// `-D -` with the body on standard output is curl's `-i`.
         var include = false
+        /// Where this hop's curl writes its cookie jar, when the user asked for one (`-c`).
+        var cookieJar: String?
     }
 
     /// The arguments of curl for `hop`.
@@ -193,6 +256,8 @@ struct CurlRequest {
             if !sameOrigin && (option.name == "user" || option.name == "oauth2-bearer") { continue }
             if option.name == "header", let field = Self.headerName(option.value ?? "") {
                 if field == "cookie" { continue }
+                // curl sends its user's Host header only to the first URL's host name.
+                if field == "host" && hop.target.host != url.host { continue }
                 if hop.bodyDropped && Self.bodyHeaderFields.contains(field) { continue }
                 if !sameOrigin && field == "authorization" { continue }
             }
@@ -207,6 +272,7 @@ struct CurlRequest {
         if additions.include && !include { arguments += ["--include"] }
         if let resolve = additions.resolve { arguments += ["--resolve", resolve] }
         if let file = additions.cookieHeaderFile { arguments += ["--header", "@" + file] }
+        if let jar = additions.cookieJar { arguments += ["--cookie-jar", jar] }
         arguments += ["--dump-header", additions.dumpHeaderPath]
         if let format = additions.writeOut { arguments += ["--write-out", format] }
         // curl may follow nothing itself: with --max-redirs 0 it stops at a redirect (exit 47)
@@ -214,6 +280,25 @@ struct CurlRequest {
         arguments += follow ? ["--location", "--max-redirs", "0"] : ["--no-location"]
         arguments += ["--globoff", "--url", hop.target.url]
         return arguments
+    }
+
+    /// The `--resolve` entry that sends a request for `target` to the pinned address: for any port
+    /// of the pinned host name; nil for another host.
+    func pinnedResolveEntry(for target: HTTPTarget) -> String? {
+        guard let pin, target.host == pin.host else { return nil }
+        return target.resolveEntry(addresses: [pin.address])
+    }
+
+    /// curl's command line for `--fallback` (the daemon is not reachable), given the arguments
+    /// this request was read from: the user's, without httpdnsctl's own options; for the IP-direct
+    /// pattern, their options with the URL on the site's name and `--resolve` to the address, so
+    /// curl alone still connects there with the site's name (and follows redirects itself).
+    func plainArguments(_ original: [String]) -> [String] {
+        guard pin != nil, let resolve = pinnedResolveEntry(for: url) else {
+            return commandLine.curlArguments(of: original)
+        }
+        let options = commandLine.options.filter { $0.name != "url" }.flatMap(\.arguments)
+        return options + (resolvesItself(url) ? [] : ["--resolve", resolve]) + ["--globoff", "--url", url.url]
     }
 
     /// The Cookie header for a hop: the user's own cookies (`-b NAME=VALUE` always, `-H Cookie:`

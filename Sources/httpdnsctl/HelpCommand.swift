@@ -28,7 +28,7 @@ struct HelpCommand: Subcommand {
     static func text(for words: [String]) throws(UsageError) -> String {
         guard let first = words.first else { return CLI.usage }
         if let type = CLI.subcommand(for: words) { return type.help }
-        if first == "curl" { return "Usage: httpdnsctl curl \(CurlCommand.synopsis)\n\n\(CurlCommand.abstract)\n" }
+        if first == "curl" { return CurlCommand.help }
         if first == "cookie" {
             if words.count > 1, !words[1].hasPrefix("-") {
                 throw UsageError(

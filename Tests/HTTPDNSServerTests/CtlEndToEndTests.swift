@@ -139,6 +139,8 @@ struct CtlEndToEndTests {
         #expect(cookieGet.status == 0 && cookieGet.stdout.contains("--for-script"), "\(cookieGet.stdout)")
         #expect(try Self.ctl(["help", "cookie"]).stdout.contains("cookie export [FILE]"))
         #expect(try Self.ctl(["help"]).stdout.contains("Commands:"))
+        let curlHelp = try Self.ctl(["help", "curl"])
+        #expect(curlHelp.status == 0 && curlHelp.stdout.contains("--host NAME"), "\(curlHelp.stdout)")
 
         for (arguments, hint) in [
             (["resolv", "x"], "did you mean resolve?"),
@@ -402,6 +404,7 @@ struct CtlEndToEndTests {
         #expect(try complete(["httpdnsctl", "--json=p"]) == ["--json=pretty"])
         #expect(try complete(["httpdnsctl", "completion", ""]) == ["bash", "fish", "zsh"])
         #expect(try complete(["httpdnsctl", "call", "getC"]) == ["getCookieHeader"])
+        #expect(try complete(["httpdnsctl", "curl", "--ho"]) == ["--host"])
 
         let zsh = try Self.ctl(["completion", "zsh"]).stdout
         let fish = try Self.ctl(["completion", "fish"]).stdout

@@ -9,7 +9,8 @@ took it, the TLS SNI the client sent, method, path, Host, Cookie, Content-Type a
 Paths (any prefix is allowed, so a relative Location can climb directories):
   .../echo        200, the request's record as JSON
   .../login       POST user=NAME: Set-Cookie sid=NAME (Domain= from ?domain=), 302 to ?next=
-  .../redirect    ?status=N&to=URL[&cookie=NAME=VALUE]: status N with Location: URL
+  .../redirect    ?status=N&to=URL[&cookie=NAME=VALUE[; ATTRIBUTES]]...: status N with Location: URL
+                  and a Set-Cookie per cookie (with Path=/ unless it names a path)
   .../loop        302 to itself (relative)
   .../notfound    404
   .../static      200, a fixed body; .../static-redirect: 302 to static (relative)
@@ -98,8 +99,8 @@ def make_handler(name, scheme, log_path):
                 self.reply(302, "logged in, redirecting\n", [("Set-Cookie", cookie), ("Location", query["next"][0])])
             elif path.endswith("/redirect"):
                 headers = [("Location", query["to"][0])]
-                if "cookie" in query:
-                    headers.append(("Set-Cookie", query["cookie"][0] + "; Path=/"))
+                for cookie in query.get("cookie", []):
+                    headers.append(("Set-Cookie", cookie if "path=" in cookie.lower() else cookie + "; Path=/"))
                 self.reply(int(query["status"][0]), "redirect body\n", headers)
             elif path.endswith("/loop"):
                 self.reply(302, "again\n", [("Location", "loop")])
