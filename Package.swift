@@ -26,12 +26,12 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CPSL", pkgConfig: "libpsl", providers: [.apt(["libpsl-dev"])]),
         .systemLibrary(name: "CIDN2", pkgConfig: "libidn2", providers: [.apt(["libidn2-dev"])]),
-        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
-        // No pkgConfig: Debian's hiredis.pc adds -D_FILE_OFFSET_BITS=64, a flag SwiftPM refuses with a warning
-        // on every build. The header is included as <hiredis/hiredis.h>, so no -I is needed, and the modulemap
-        // links the library.
+        // Headers only: their owners (HTTPDNSCurl, HTTPDNSRedis, HTTPDNSSodium) open the library with
+        // dlopen on first use, so no pkgConfig (its Libs would link it) and no `link` in the modulemaps.
+        .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // The header is included as <hiredis/hiredis.h>, so no -I is needed.
         .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
-        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "CSodium", providers: [.apt(["libsodium-dev"])]),
         // GNU-only libc calls that the Glibc module hides (accept4, struct ucred, signalfd).
         .target(name: "CHTTPDNSShims", cSettings: [.define("_GNU_SOURCE")]),
 

@@ -36,6 +36,9 @@ TEMPLATE_RUNS = [
     ("mixed 2:2:1", "mixed.jsonl", None),
 ]
 SHAPES = [(1, 1), (32, 1), (32, 8)]
+# The varied templates (generated per run, see varied_templates): every line another request.
+VARIED_LINES = 4000
+VARIED_SHAPES = [(1, 1), (32, 8)]
 
 
 class BenchError(Exception):
@@ -84,6 +87,63 @@ def cookie_range_lines(first, last):
 
 def name_fill_lines(names):
     return [request_line("resolve", {"host": f"name{i}.example"}) for i in range(names)]
+
+
+# ---- real traffic: every request another URL, name or value -------------------------------
+
+def varied_urls(rng, count, sites):
+    """`count` distinct (site, path-and-query) pairs over every site: the pages, static files
+    and API calls of a site, with query strings, as a browser's or an SDK's requests are."""
+    sections = ["", "app/", "app/account/", "static/", "api/v1/", "news/", "search"]
+    urls = set()
+    while len(urls) < count:
+        site = rng.randrange(sites)
+        section = rng.choice(sections)
+        if section == "search":
+            path = f"search?q=term{rng.randrange(100000)}&page={rng.randrange(1, 20)}"
+        elif section == "static/":
+            path = f"static/{rng.choice(['app', 'vendor', 'site'])}.{rng.randrange(10**6):06x}.{rng.choice(['js', 'css'])}"
+        elif section.startswith("api/"):
+            path = f"api/v1/items/{rng.randrange(10**6)}?fields=id,name&ts={rng.randrange(10**9)}"
+        else:
+            path = f"{section}page{rng.randrange(5000)}.html?ref=r{rng.randrange(1000)}"
+        urls.add((site, path))
+    ordered = sorted(urls)
+    rng.shuffle(ordered)
+    return ordered
+
+
+def varied_templates(work, sites, names, lines=VARIED_LINES):
+    """The varied templates as files in `work`: (title, path, what every daemon answer must contain)."""
+    import random
+    rng = random.Random(28)
+    get = [request_line("getCookieHeader", {"url": f"https://{site_host(site)}/{path}"})
+           for site, path in varied_urls(rng, lines, sites)]
+    get_ip = [request_line("getCookieHeader", {"url": f"https://198.18.{rng.randrange(256)}.{rng.randrange(1, 255)}/{path}",
+                                               "host": site_host(site)})
+              for site, path in varied_urls(rng, lines, sites)]
+    hosts = list(range(names))
+    rng.shuffle(hosts)
+    resolve = [request_line("resolve", {"host": f"name{hosts[k % names]}.example"}) for k in range(max(lines, names))]
+    # Each site's session cookie gets another value on each of its lines, and a site has several
+    # lines, so every set replaces the value the previous one stored (a rotating token).
+    sets = [request_line("handleSetCookie", {
+                "url": f"https://{site_host(k % sites)}/{path}",
+                "setCookie": [f"sid=t{k:05d}{rng.randrange(16**12):012x}; Path=/; Secure; HttpOnly; SameSite=Lax; "
+                              "Max-Age=2592000"]})
+            for k, (_, path) in enumerate(varied_urls(rng, lines, sites))]
+    mixed = []
+    for k in range(lines):
+        mixed += [resolve[2 * k % len(resolve)], get[k], resolve[(2 * k + 1) % len(resolve)], get_ip[k]]
+        if k % 2:
+            mixed.append(sets[k])
+    files = [(f"varied: getCookieHeader, {lines} URLs over {sites} sites", "varied-get", get, '"header":'),
+             (f"varied: getCookieHeader, {lines} IP URLs + host", "varied-get-ip", get_ip, '"header":'),
+             (f"varied: resolve (cache hit), {len(resolve)} names", "varied-resolve", resolve, '"source":"cache"'),
+             ("varied: handleSetCookie, a new value each time", "varied-set", sets, '"stored":1'),
+             ("varied: mixed 2:2:1", "varied-mixed", mixed, None)]
+    return [(title, write_lines(os.path.join(work, name + ".jsonl"), content), expect)
+            for title, name, content, expect in files]
 
 
 # ---- the fake HTTPDNS upstream (Alibaba's v1 API) -----------------------------------------
@@ -330,9 +390,15 @@ class Bench:
         print(f"daemon: {a.daemon}")
         upstream = FakeAlibaba()
         try:
-            self.run_matrix(upstream)
-            self.run_cold_start()
-            self.run_scaling(upstream)
+            self.run_fill(upstream)
+            if "matrix" in a.parts:
+                self.run_matrix()
+            # Stopping writes the state that the cold starts load.
+            self.daemon.stop()
+            if "cold" in a.parts:
+                self.run_cold_start()
+            if "scaling" in a.parts:
+                self.run_scaling(upstream)
         finally:
             upstream.close()
         self.report["upstreamQueries"] = upstream.queries
@@ -341,7 +407,7 @@ class Bench:
                 json.dump(self.report, f, indent=1)
             print(f"\nevery run, as JSON: {a.json}")
 
-    def run_matrix(self, upstream):
+    def run_fill(self, upstream):
         a = self.args
         self.daemon = Daemon(a.daemon, self.work, "main", self.main_config(upstream.port))
         self.daemon.start()
@@ -353,35 +419,50 @@ class Bench:
         self.report["state"] = {"cookies": status["cookies"]["count"], "cacheEntries": status["cache"]["entries"],
                                 "fillSeconds": seconds, "rssMiB": rss}
         print(f"state: {status['cookies']['count']} cookies ({a.sites} sites x 3) in uid {os.getuid()}'s jar, "
-              f"{status['cache']['entries']} cache entries ({a.names} names x 2 families); filled in {seconds:.1f} s")
+              f"{status['cache']['entries']} cache entries ({a.names} names x 2 families); filled in {seconds:.1f} s; "
+              f"daemon RSS {rss:.1f} MiB")
+
+    def run_matrix(self):
+        a = self.args
+        rss = self.report["state"]["rssMiB"]
         print(f"runs: {a.seconds:g} s measured after {a.warmup:g} s warm-up, median of {a.reps}, "
               "the reference server and httpdnsd interleaved\n")
 
+        runs = [(label, os.path.join(TEMPLATES, template), expect, SHAPES) for label, template, expect in TEMPLATE_RUNS]
+        runs += [(label, path, expect, VARIED_SHAPES)
+                 for label, path, expect in varied_templates(self.work, a.sites, a.names, a.varied_lines)]
         references = {}
-        for label, template, _ in TEMPLATE_RUNS:
-            path = os.path.join(TEMPLATES, template)
+        for label, path, _, _ in runs:
             with open(path, encoding="utf-8") as f:
                 first = next(line for line in f.read().split("\n") if line and not line.startswith("#"))
             request = json.loads(first.replace("{{id}}", "1"))
             # The reference server writes the daemon's own answer, so both write the same bytes.
             answer = call(self.daemon.socket, request["method"], request["params"])
             if "result" not in answer:
-                raise BenchError(f"{template}: the daemon answered {answer}")
-            references[label] = self.reference_server(template, json.dumps(answer["result"], separators=(",", ":")))
+                raise BenchError(f"{path}: the daemon answered {answer}")
+            references[label] = self.reference_server(os.path.basename(path),
+                                                      json.dumps(answer["result"], separators=(",", ":")))
 
         cells = []
         print("| template | conns x depth | reference req/s | httpdnsd req/s | ratio | reference p99 | httpdnsd p99 |")
         print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
-        for label, template, expect in TEMPLATE_RUNS:
-            for shape in SHAPES:
-                cell = self.measure_pair(self.daemon.socket, references[label].socket,
-                                         os.path.join(TEMPLATES, template), shape, expect, label)
+        for label, path, expect, shapes in runs:
+            for shape in shapes:
+                cell = self.measure_pair(self.daemon.socket, references[label].socket, path, shape, expect, label)
                 cells.append(cell)
                 print(f"| {label} | {shape[0]}x{shape[1]} | {cell['reference']['rps']:,.0f} | "
                       f"{cell['httpdnsd']['rps']:,.0f} | {cell['ratio']:.2f} | "
                       f"{format_us(cell['reference']['p99_us'])} | {format_us(cell['httpdnsd']['p99_us'])} |",
                       flush=True)
         self.report["table"] = cells
+        # What a set that changes a value costs against a lookup, where both run flat out.
+        def rps(label, shape):
+            return next(c["httpdnsd"]["rps"] for c in cells
+                        if c["template"] == label and (c["connections"], c["depth"]) == shape)
+        lookup, change = runs[-5][0], runs[-2][0]
+        cost = rps(lookup, (32, 8)) / rps(change, (32, 8))
+        self.report["setCostInLookups"] = cost
+        print(f"\na set that changes a value costs {cost:.2f} lookups at 32x8 ({change} against {lookup})")
         for server in references.values():
             server.stop()
 
@@ -391,8 +472,6 @@ class Bench:
         print(f"\ndaemon memory with that state: RSS {rss:.1f} MiB after filling, {rss_after:.1f} MiB after the "
               f"runs (peak {peak:.1f} MiB); jar {status['cookies']['count']} cookies, "
               f"cache {status['cache']['entries']} entries")
-        # Stopping writes the state that the cold starts load.
-        self.daemon.stop()
 
     def cold_start_once(self, command, path, request, expect):
         """Milliseconds from connect() to the first answer of a server socket-activated on connect."""
@@ -519,6 +598,9 @@ def main():
     p.add_argument("--warmup", type=float, help="unmeasured seconds before each run (default 0.5)")
     p.add_argument("--json", metavar="FILE", help="write every run and the tables as JSON to FILE")
     p.add_argument("--keep", action="store_true", help="keep the work directory (logs, state)")
+    p.add_argument("--parts", default="matrix,cold,scaling",
+                   help="what to measure after filling, comma-separated (default matrix,cold,scaling)")
+    p.add_argument("--cold-starts", type=int, help="cold starts to take the median of (default 5)")
     a = p.parse_args()
     quick = a.quick
     a.reps = a.reps or (1 if quick else 3)
@@ -527,8 +609,12 @@ def main():
     # The templates use sites up to 998 and names up to 299 (see templates/).
     a.sites = 1000
     a.names = 300 if quick else 10000
+    a.varied_lines = 1000 if quick else VARIED_LINES
     a.jar_sizes = [100, 1000] if quick else [100, 3000, 30000]
-    a.cold_starts = 1 if quick else 5
+    a.cold_starts = a.cold_starts or (1 if quick else 5)
+    a.parts = set(a.parts.split(","))
+    if not a.parts <= {"matrix", "cold", "scaling"}:
+        p.error("--parts: matrix, cold, scaling")
     bench = Bench(a)
     try:
         bench.run()

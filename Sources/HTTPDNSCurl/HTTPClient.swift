@@ -1,31 +1,40 @@
 import CCurl
+import HTTPDNSSystem
 import HTTPDNSURL
 
 /// A blocking HTTP client over one libcurl easy handle.
 ///
 /// Not thread-safe: each worker thread owns one, and because the handle lives across requests,
-/// libcurl reuses connections (and TLS sessions) to the same upstream.
+/// libcurl reuses connections (and TLS sessions) to the same upstream. libcurl is loaded by the
+/// first request (`LibCurl`); when it cannot be, every request fails with `.unavailable`.
 public final class HTTPClient {
     /// Debian's hashed CA directory (what libcurl trusts by default besides its bundle).
     static let systemCertificateDirectory = "/etc/ssl/certs"
 
-    private let handle: UnsafeMutableRawPointer
+    /// libcurl and the easy handle, from the first request on.
+    private var easy: (curl: LibCurl, handle: UnsafeMutableRawPointer)?
     private let errorBuffer: UnsafeMutablePointer<CChar>
 
-    /// libcurl's global state, set up exactly once (a `static let` initialiser runs once, thread-safely).
-    private static let globalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
-
+    /// Loads nothing: libcurl is opened by the first request.
     public init() {
-        precondition(HTTPClient.globalInit == CURLE_OK, "curl_global_init failed")
-        guard let handle = curl_easy_init() else { fatalError("curl_easy_init failed: out of memory") }
-        self.handle = handle
         self.errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
         self.errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
     }
 
     deinit {
-        curl_easy_cleanup(handle)
+        if let easy { easy.curl.functions.pointee.curl_easy_cleanup(easy.handle) }
         errorBuffer.deallocate()
+    }
+
+    /// libcurl and this client's easy handle, made on first use.
+    private func easyHandle() throws(DynamicLibraryError) -> (curl: LibCurl, handle: UnsafeMutableRawPointer) {
+        if let easy { return easy }
+        let curl = try LibCurl.shared()
+        guard let handle = curl.functions.pointee.curl_easy_init() else {
+            fatalError("curl_easy_init failed: out of memory")
+        }
+        easy = (curl, handle)
+        return (curl, handle)
     }
 
     /// `url` addressed to `tlsName` (so that SNI and the certificate check use it) and the
@@ -44,15 +53,23 @@ public final class HTTPClient {
 
     /// Sends `request` and waits for the whole response (or the deadline).
     public func perform(_ request: HTTPRequest) -> Result<HTTPResponse, HTTPError> {
+        let curl: LibCurl
+        let handle: UnsafeMutableRawPointer
+        do {
+            (curl, handle) = try easyHandle()
+        } catch {
+            return .failure(HTTPError(.unavailable, error.description))
+        }
+        let f = curl.functions
         // Reset drops the previous request's options but keeps the connection cache.
-        curl_easy_reset(handle)
+        f.pointee.curl_easy_reset(handle)
         errorBuffer[0] = 0
         let sink = ResponseSink(maxBodyBytes: request.maxBodyBytes)
         var headerList: UnsafeMutablePointer<curl_slist>?
         var connectTo: UnsafeMutablePointer<curl_slist>?
         defer {
-            curl_slist_free_all(headerList)
-            curl_slist_free_all(connectTo)
+            f.pointee.curl_slist_free_all(headerList)
+            f.pointee.curl_slist_free_all(connectTo)
         }
 
         var url = request.url
@@ -61,84 +78,85 @@ public final class HTTPClient {
                 return .failure(HTTPError(.invalidRequest, "unparsable URL"))
             }
             url = pinned.url
-            if let entry = pinned.connectTo { connectTo = curl_slist_append(nil, entry) }
+            if let entry = pinned.connectTo { connectTo = f.pointee.curl_slist_append(nil, entry) }
         }
         for header in request.headers {
-            headerList = curl_slist_append(headerList, "\(header.name): \(header.value)")
+            headerList = f.pointee.curl_slist_append(headerList, "\(header.name): \(header.value)")
         }
         if request.method == .post {
             // No "Expect: 100-continue" round trip for a small body.
-            headerList = curl_slist_append(headerList, "Expect:")
+            headerList = f.pointee.curl_slist_append(headerList, "Expect:")
         }
 
         let userdata = Unmanaged.passUnretained(sink).toOpaque()
         var status = CURLE_OK
         func set(_ result: CURLcode) { if status == CURLE_OK { status = result } }
-        set(ccurl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer))
-        set(ccurl_setopt_string(handle, CURLOPT_URL, url))
-        set(ccurl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"))
+        set(ccurl_setopt_pointer(f, handle, CURLOPT_ERRORBUFFER, errorBuffer))
+        set(ccurl_setopt_string(f, handle, CURLOPT_URL, url))
+        set(ccurl_setopt_string(f, handle, CURLOPT_PROTOCOLS_STR, "http,https"))
         // Threads: no SIGALRM-based DNS timeouts, which are not thread-safe.
-        set(ccurl_setopt_long(handle, CURLOPT_NOSIGNAL, 1))
-        set(ccurl_setopt_long(handle, CURLOPT_TIMEOUT_MS, request.timeoutMs))
-        set(ccurl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, request.timeoutMs))
-        set(ccurl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0))
+        set(ccurl_setopt_long(f, handle, CURLOPT_NOSIGNAL, 1))
+        set(ccurl_setopt_long(f, handle, CURLOPT_TIMEOUT_MS, request.timeoutMs))
+        set(ccurl_setopt_long(f, handle, CURLOPT_CONNECTTIMEOUT_MS, request.timeoutMs))
+        set(ccurl_setopt_long(f, handle, CURLOPT_FOLLOWLOCATION, 0))
         // An empty proxy disables http_proxy/https_proxy from the environment.
-        set(ccurl_setopt_string(handle, CURLOPT_PROXY, request.proxy ?? ""))
-        set(ccurl_setopt_long(handle, CURLOPT_MAXFILESIZE, request.maxBodyBytes))
+        set(ccurl_setopt_string(f, handle, CURLOPT_PROXY, request.proxy ?? ""))
+        set(ccurl_setopt_long(f, handle, CURLOPT_MAXFILESIZE, request.maxBodyBytes))
         if let caFile = request.caFile {
             // CAFile= adds to the system CAs: the hashed system directory stays trusted beside it.
-            set(ccurl_setopt_string(handle, CURLOPT_CAINFO, caFile))
-            set(ccurl_setopt_string(handle, CURLOPT_CAPATH, Self.systemCertificateDirectory))
+            set(ccurl_setopt_string(f, handle, CURLOPT_CAINFO, caFile))
+            set(ccurl_setopt_string(f, handle, CURLOPT_CAPATH, Self.systemCertificateDirectory))
         }
-        if let connectTo { set(ccurl_setopt_slist(handle, CURLOPT_CONNECT_TO, connectTo)) }
-        if let headerList { set(ccurl_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList)) }
+        if let connectTo { set(ccurl_setopt_slist(f, handle, CURLOPT_CONNECT_TO, connectTo)) }
+        if let headerList { set(ccurl_setopt_slist(f, handle, CURLOPT_HTTPHEADER, headerList)) }
         switch request.method {
         case .get:
-            set(ccurl_setopt_long(handle, CURLOPT_HTTPGET, 1))
+            set(ccurl_setopt_long(f, handle, CURLOPT_HTTPGET, 1))
         case .post:
-            set(ccurl_setopt_long(handle, CURLOPT_POST, 1))
-            set(ccurl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, request.body.count))
+            set(ccurl_setopt_long(f, handle, CURLOPT_POST, 1))
+            set(ccurl_setopt_long(f, handle, CURLOPT_POSTFIELDSIZE, request.body.count))
             // COPYPOSTFIELDS copies the bytes, so the Swift array need not outlive this call.
             if request.body.isEmpty {
-                set(ccurl_setopt_string(handle, CURLOPT_COPYPOSTFIELDS, ""))
+                set(ccurl_setopt_string(f, handle, CURLOPT_COPYPOSTFIELDS, ""))
             } else {
                 set(
                     request.body.withUnsafeBytes {
                         ccurl_setopt_pointer(
-                            handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress))
+                            f, handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress))
                     })
             }
         }
-        set(ccurl_setopt_callback(handle, CURLOPT_WRITEFUNCTION, writeCallback))
-        set(ccurl_setopt_pointer(handle, CURLOPT_WRITEDATA, userdata))
-        set(ccurl_setopt_callback(handle, CURLOPT_HEADERFUNCTION, headerCallback))
-        set(ccurl_setopt_pointer(handle, CURLOPT_HEADERDATA, userdata))
-        guard status == CURLE_OK else { return .failure(HTTPError(.invalidRequest, message(for: status))) }
+        set(ccurl_setopt_callback(f, handle, CURLOPT_WRITEFUNCTION, writeCallback))
+        set(ccurl_setopt_pointer(f, handle, CURLOPT_WRITEDATA, userdata))
+        set(ccurl_setopt_callback(f, handle, CURLOPT_HEADERFUNCTION, headerCallback))
+        set(ccurl_setopt_pointer(f, handle, CURLOPT_HEADERDATA, userdata))
+        guard status == CURLE_OK else { return .failure(HTTPError(.invalidRequest, message(for: f, status))) }
 
-        let result = withExtendedLifetime(sink) { curl_easy_perform(handle) }
+        let result = withExtendedLifetime(sink) { f.pointee.curl_easy_perform(handle) }
         guard result == CURLE_OK else {
             if sink.exceeded || result == CURLE_FILESIZE_EXCEEDED {
                 return .failure(HTTPError(.bodyTooLarge, "over \(request.maxBodyBytes) bytes"))
             }
             if result == CURLE_OPERATION_TIMEDOUT {
-                return .failure(HTTPError(.timeout, message(for: result)))
+                return .failure(HTTPError(.timeout, message(for: f, result)))
             }
             if result == CURLE_URL_MALFORMAT || result == CURLE_UNSUPPORTED_PROTOCOL {
-                return .failure(HTTPError(.invalidRequest, message(for: result)))
+                return .failure(HTTPError(.invalidRequest, message(for: f, result)))
             }
-            return .failure(HTTPError(.transport, message(for: result)))
+            return .failure(HTTPError(.transport, message(for: f, result)))
         }
         var code = 0
         var totalTime = 0.0
-        _ = ccurl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &code)
-        _ = ccurl_getinfo_double(handle, CURLINFO_TOTAL_TIME, &totalTime)
+        _ = ccurl_getinfo_long(f, handle, CURLINFO_RESPONSE_CODE, &code)
+        _ = ccurl_getinfo_double(f, handle, CURLINFO_TOTAL_TIME, &totalTime)
         return .success(HTTPResponse(status: code, headers: sink.headers, body: sink.body, totalTime: totalTime))
     }
 
     /// libcurl's detailed message when it wrote one, else the generic text for the code.
-    private func message(for code: CURLcode) -> String {
+    private func message(for f: UnsafePointer<ccurl_functions>, _ code: CURLcode) -> String {
         if errorBuffer[0] != 0 { return String(cString: errorBuffer) }
-        return String(cString: curl_easy_strerror(code))
+        guard let text = f.pointee.curl_easy_strerror(code) else { return "libcurl error \(code.rawValue)" }
+        return String(cString: text)
     }
 }
 

@@ -82,6 +82,8 @@ public struct HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
         case bodyTooLarge
         /// The request itself could not be used (a bad URL, an option libcurl refused).
         case invalidRequest
+        /// libcurl could not be loaded (the detail says why).
+        case unavailable
     }
 
     public let code: Code
@@ -99,6 +101,7 @@ public struct HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
         case .transport: return detail
         case .bodyTooLarge: return "response body too large: \(detail)"
         case .invalidRequest: return "invalid request: \(detail)"
+        case .unavailable: return detail
         }
     }
 }

@@ -19,6 +19,11 @@ public struct FleetSetup: Sendable {
     public static func load(_ configuration: FleetConfiguration, resolverTimeoutMs: Int) throws(FleetSetupError)
         -> FleetSetup
     {
+        do {
+            try Sodium.load()
+        } catch {
+            throw FleetSetupError(error.description, library: error)
+        }
         let key: FleetKey
         do {
             key = try FleetKey.load(path: configuration.keyFile)
@@ -79,5 +84,12 @@ public struct FleetSetup: Sendable {
 /// Why the fleet could not be set up at start; names the setting, never a secret.
 public struct FleetSetupError: Error, Sendable, CustomStringConvertible {
     public let description: String
-    public init(_ description: String) { self.description = description }
+    /// Set when the configuration is fine but a library the fleet needs cannot be loaded: the
+    /// daemon then serves without the fleet instead of not at all.
+    public let library: DynamicLibraryError?
+
+    public init(_ description: String, library: DynamicLibraryError? = nil) {
+        self.description = description
+        self.library = library
+    }
 }

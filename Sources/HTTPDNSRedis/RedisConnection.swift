@@ -36,23 +36,30 @@ public final class RedisConnection {
     /// Opens a new connection (closing any open one), then `AUTH` and `SELECT`.
     public func connect() throws(RedisError) {
         disconnect()
+        let hiredis: LibHiredis
+        do {
+            hiredis = try LibHiredis.shared()
+        } catch {
+            throw RedisError(.connectionFailed, "\(options.endpoint): \(error)")
+        }
+        let f = hiredis.functions
         let timeout = Self.timeval(milliseconds: options.connectTimeoutMilliseconds)
         let opened: UnsafeMutablePointer<redisContext>?
         switch options.endpoint {
-        case .tcp(let host, let port): opened = redisConnectWithTimeout(host, Int32(port), timeout)
-        case .unix(let path): opened = redisConnectUnixWithTimeout(path, timeout)
+        case .tcp(let host, let port): opened = f.pointee.redisConnectWithTimeout(host, Int32(port), timeout)
+        case .unix(let path): opened = f.pointee.redisConnectUnixWithTimeout(path, timeout)
         }
         let savedErrno = errno
         guard let opened else { throw RedisError(.connectionFailed, "\(options.endpoint): out of memory") }
         if opened.pointee.err != 0 {
             let error = failure(of: opened, errno: savedErrno)
-            redisFree(opened)
+            f.pointee.redisFree(opened)
             throw error
         }
         do {
             try socket(of: opened).setNonBlocking()
         } catch {
-            redisFree(opened)
+            f.pointee.redisFree(opened)
             throw RedisError(.connectionFailed, "\(options.endpoint): \(error)")
         }
         context = opened
@@ -70,7 +77,8 @@ public final class RedisConnection {
 
     /// Closes the connection, if open.
     public func disconnect() {
-        if let context { redisFree(context) }
+        // A context exists only once the library is loaded.
+        if let context, let hiredis = try? LibHiredis.shared() { hiredis.functions.pointee.redisFree(context) }
         context = nil
         reader.reset()
     }

@@ -87,6 +87,10 @@ extension DaemonConfiguration {
         return limits
     }
 
+    var cookieLimits: CookieJarLimits {
+        CookieJarLimits(maxPerDomain: cookies.maxPerDomain, maxTotal: cookies.maxTotal)
+    }
+
     var idleExitMilliseconds: Int64 { Int64(server.idleExitMs) }
     var socketPath: String? { server.socket }
 

@@ -33,7 +33,7 @@ final class CookieService {
     static let maxCookiesPerRequest = 256
 
     private let rules: any DomainRules
-    private let limits: CookieJarLimits
+    private var limits: CookieJarLimits
     private var jars: [UInt32: CookieJar] = [:]
     /// The host names the resolver handed an IP out for to a uid, most recent first (its
     /// per-uid memory: another user's resolves never appear here).
@@ -65,6 +65,13 @@ final class CookieService {
             jar.load(cookies, now: now)
             jars[uid] = jar
         }
+    }
+
+    /// A reloaded configuration's `[Cookies]` limits, for every jar: a jar over a lower limit
+    /// evicts (as RFC 6265bis section 5.7 orders) at its next change, which stores the evictions.
+    func apply(_ limits: CookieJarLimits) {
+        self.limits = limits
+        for jar in jars.values { jar.limits = limits }
     }
 
     var totalCount: Int { jars.values.reduce(0) { $0 + $1.count } }

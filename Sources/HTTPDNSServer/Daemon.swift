@@ -63,7 +63,9 @@ public final class Daemon {
     private let loop: EventLoop
     private let logger: Logger
     private let notifier = SystemdNotifier()
-    private let configuration: DaemonConfiguration
+    private let options: DaemonOptions
+    /// What runs now: the start's configuration, then each accepted reload's.
+    private var configuration: DaemonConfiguration
     private let stopRequest: StopRequest
     /// Kept for its registration with the loop.
     private let signals: SignalSource
@@ -96,15 +98,17 @@ public final class Daemon {
         // started afterwards (workers, the store thread), so SIGTERM always reaches the loop.
         let loop = try EventLoop()
         let stopRequest = StopRequest()
+        let reloadRequest = ReloadRequest()
         signals = try SignalSource(loop: loop, signals: [SIGTERM, SIGINT, SIGHUP]) { [unowned loop] signal in
             switch signal {
             case SIGTERM: stopRequest.stop(reason: "SIGTERM", loop: loop)
             case SIGINT: stopRequest.stop(reason: "SIGINT", loop: loop)
-            default: logger.info("SIGHUP ignored: restart the service to reload the configuration")
+            default: reloadRequest.reload?()
             }
         }
         self.loop = loop
         self.stopRequest = stopRequest
+        self.options = options
         self.configuration = configuration
         let paths = try RuntimePaths.resolve(options: options, configuration: configuration)
         // Before the socket (a daemon that binds its own would take over another's path) and
@@ -126,6 +130,9 @@ public final class Daemon {
             if let fleet = configuration.fleet {
                 do {
                     fleetSetup = try FleetSetup.load(fleet, resolverTimeoutMs: configuration.resolver.timeoutMs)
+                } catch let error where error.library != nil {
+                    // The cookies and the cache do not need the fleet: serve them, and say why it is missing.
+                    logger.error("Failed to set up the fleet, serving without it: \(error)")
                 } catch {
                     // Names the setting and the problem, never a secret.
                     throw StartupError("Failed to set up the fleet: \(error)")
@@ -155,6 +162,7 @@ public final class Daemon {
         server = RPCServer(loop: loop, listener: listener.fd, limits: configuration.serverLimits, logger: logger)
         services.registerMethods(on: server)
         server.onConnectionCountChange = { [unowned self] count in self.connectionCountChanged(count) }
+        reloadRequest.reload = { [unowned self] in self.reload() }
     }
 
     /// Serves until SIGTERM (or idle exit); returns the process exit status (0: a clean stop;
@@ -180,6 +188,47 @@ public final class Daemon {
     }
 
     // MARK: lifecycle
+
+    /// SIGHUP: reads the configuration again, as a start would (`SecretKeyFile=` included), and
+    /// hands the services what changed; a file that cannot be used is refused with every problem
+    /// logged, and the running configuration stays. Connections, jars and the cache stay.
+    private func reload() {
+        guard !stopRequest.isStopping else { return }
+        let defaultPath = ConfigurationLoader.defaultPath
+        let source = options.configPath ?? (Files.exists(defaultPath) ? defaultPath : "the embedded default")
+        notify {
+            try $0.reloading(
+                monotonicMicroseconds: loop.clock.nowNanoseconds() / 1_000, status: "Reloading the configuration")
+        }
+        defer { notify { try $0.ready(status: self.statusLine()) } }
+        let loaded: DaemonConfiguration
+        do {
+            let warnings: [ConfigWarning]
+            (loaded, warnings) = try ConfigurationLoader.load(explicitPath: options.configPath)
+            // One cause per line: the log's rate limit must not drop a problem of the file.
+            for (index, warning) in warnings.enumerated() {
+                logger.warning(warning.description, cause: "reload warning \(index)")
+            }
+        } catch {
+            logger.error("Failed to reload the configuration from \(source), keeping the running one:")
+            for (index, line) in "\(error)".split(separator: "\n").enumerated() {
+                logger.error(String(line), cause: "reload problem \(index)")
+            }
+            return
+        }
+        let reload = ConfigurationReload(running: configuration, loaded: loaded)
+        for setting in reload.pendingRestart {
+            logger.warning(
+                "\(setting) changed in \(source): it takes effect at the next start", cause: "reload \(setting)")
+        }
+        configuration = reload.effective
+        logger.setThreshold(options.logLevel ?? configuration.server.logLevel)
+        server.apply(configuration.serverLimits)
+        services.apply(configuration)
+        if server.connectionCount == 0 { armIdleTimer() }
+        let changed = reload.changedSections.isEmpty ? "nothing" : reload.changedSections.joined(separator: ", ")
+        logger.notice("Reloaded the configuration from \(source): \(changed) changed")
+    }
 
     /// STOPPING=1, stop accepting, answer what was already read; returns once that is done or the
     /// grace period is over.
@@ -278,6 +327,11 @@ public final class Daemon {
 
 @available(*, unavailable)
 extension Daemon: Sendable {}
+
+/// What SIGHUP runs: the signalfd is registered before the daemon it reloads exists.
+private final class ReloadRequest {
+    var reload: (() -> Void)?
+}
 
 /// Why the daemon stops serving: set once, by a signal or by idle exit, on the loop thread.
 private final class StopRequest {

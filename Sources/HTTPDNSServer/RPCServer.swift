@@ -115,7 +115,7 @@ final class RPCServer: EventHandler {
     typealias PeerCredentialsReader = (FileDescriptor) throws(SystemError) -> PeerCredentials
 
     let loop: EventLoop
-    let limits: ServerLimits
+    private(set) var limits: ServerLimits
     private(set) var isStopping = false
     let readBuffer: UnsafeMutableRawBufferPointer
     /// The request path's decoder, shared by the connections of this (single) loop thread.
@@ -434,6 +434,18 @@ final class RPCServer: EventHandler {
             for connection in Array(self.connections.values) { connection.checkDeadlines(now: now) }
             self.scheduleSweep()
         }
+    }
+
+    /// A reloaded configuration's limits: new connections and requests meet them at once, open
+    /// connections at their next line (a lower MaxConnections= closes none; a new MaxLineLength=
+    /// applies to connections opened from now on, whose framer it sizes).
+    func apply(_ limits: ServerLimits) {
+        self.limits = limits
+        if let timer = sweepTimer {
+            loop.cancel(timer)
+            sweepTimer = nil
+        }
+        scheduleSweep()
     }
 
     // MARK: shutdown

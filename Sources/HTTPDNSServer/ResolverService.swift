@@ -217,6 +217,17 @@ final class ResolverService {
 
     func shutdown() { transport.shutdown() }
 
+    /// A reloaded configuration's `[Resolver]` section (`ResolverMachine.apply` says what changes
+    /// and what stays); the transport signs and trusts with its settings from now on.
+    func apply(_ configuration: DaemonConfiguration) {
+        machine.apply(
+            ResolverSettings(
+                configuration.resolver, workers: Self.workerThreads, workersPerOwner: Self.workersPerOwner,
+                daemonUID: machine.settings.daemonUID))
+        transport.apply(UpstreamSettings(configuration.resolver))
+        performActions()
+    }
+
     // MARK: carrying actions out
 
     /// Does what the machine asked for; what that feeds back in (a transport or fleet that

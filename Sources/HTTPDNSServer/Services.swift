@@ -44,8 +44,7 @@ final class Services {
         let resolver = self.resolver
         cookies = CookieService(
             rules: rules,
-            limits: CookieJarLimits(
-                maxPerDomain: configuration.cookies.maxPerDomain, maxTotal: configuration.cookies.maxTotal),
+            limits: configuration.cookieLimits,
             persistence: cookieCommits, clock: loop.clock, logger: logger,
             hostNames: { [unowned resolver] ip, uid in resolver.hostNames(of: ip, uid: uid) })
         cookies.load(stored.jars, now: loop.clock.wallSeconds())
@@ -74,6 +73,12 @@ final class Services {
         fleet?.start()
         resolver.startPrefetch()
         dnsSaver.start()
+    }
+
+    /// A reloaded configuration, as a value each service takes (its jars, cache and flights stay).
+    func apply(_ configuration: DaemonConfiguration) {
+        resolver.apply(configuration)
+        cookies.apply(configuration.cookieLimits)
     }
 
     /// No upstream query or cookie commit is still running.

@@ -16,6 +16,8 @@ protocol UpstreamTransport: AnyObject {
         completion: @escaping (Result<[String: UpstreamAnswer], UpstreamError>) -> Void)
     /// Lets running exchanges finish and drops queued ones, without waiting.
     func shutdown()
+    /// A reloaded configuration's settings, for exchanges sent from now on.
+    func apply(_ settings: UpstreamSettings)
 }
 
 /// What every upstream request shares. The secret is only ever placed in signed URLs.
@@ -37,7 +39,7 @@ struct UpstreamSettings: Sendable {
 /// handle (connection reuse), and their results are posted back to the loop.
 final class WorkerUpstreamTransport: UpstreamTransport {
     private let pool: WorkerPool<UpstreamWorker>
-    private let settings: UpstreamSettings
+    private var settings: UpstreamSettings
     private let loop: EventLoop
 
     init(threads: Int, settings: UpstreamSettings, loop: EventLoop) {
@@ -67,6 +69,8 @@ final class WorkerUpstreamTransport: UpstreamTransport {
     }
 
     func shutdown() { pool.shutdown() }
+
+    func apply(_ settings: UpstreamSettings) { self.settings = settings }
 }
 
 @available(*, unavailable)

@@ -11,10 +11,11 @@ public enum KeyedHash {
     /// The `length`-byte hash of `message` under `key`.
     public static func hash(_ message: [UInt8], key: SecretKey, length: Int) -> [UInt8] {
         precondition((minimumLength...maximumLength).contains(length), "crypto_generichash output length")
+        let f = Sodium.functions
         var out = [UInt8](repeating: 0, count: length)
         let rc = key.withBytes { keyBytes in
             out.withUnsafeMutableBufferPointer { buffer in
-                crypto_generichash(
+                f.pointee.crypto_generichash(
                     buffer.baseAddress!, length, message, UInt64(message.count),
                     keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self), keyBytes.count)
             }

@@ -1,8 +1,9 @@
 import CSodium
+import Glibc
 
 /// 32 secret bytes: a symmetric key for sealing, hashing or deriving subkeys.
 ///
-/// The bytes live in memory of their own that is zeroed (`sodium_memzero`) when the key is
+/// The bytes live in memory of their own that is zeroed (`explicit_bzero`) when the key is
 /// released, and no textual form of the key shows them. The contents never change after
 /// `init`, so a key may be shared between threads.
 public final class SecretKey: @unchecked Sendable, CustomStringConvertible, CustomDebugStringConvertible,
@@ -18,7 +19,6 @@ public final class SecretKey: @unchecked Sendable, CustomStringConvertible, Cust
     /// Copies exactly `byteCount` bytes; nil for any other length. The caller wipes its copy.
     public init?(copying bytes: UnsafeRawBufferPointer) {
         guard bytes.count == Self.byteCount else { return nil }
-        Sodium.ensureInitialised()
         storage = .allocate(byteCount: Self.byteCount, alignment: 16)
         storage.copyMemory(from: bytes)
     }
@@ -31,7 +31,7 @@ public final class SecretKey: @unchecked Sendable, CustomStringConvertible, Cust
     }
 
     deinit {
-        sodium_memzero(storage.baseAddress!, storage.count)
+        explicit_bzero(storage.baseAddress!, storage.count)
         storage.deallocate()
     }
 
@@ -41,11 +41,12 @@ public final class SecretKey: @unchecked Sendable, CustomStringConvertible, Cust
     public func derive(subkey id: UInt64, context: KeyDerivationContext) -> SecretKey {
         var bytes = [UInt8](repeating: 0, count: Self.byteCount)
         defer { Sodium.wipe(&bytes) }
+        let f = Sodium.functions
         let rc = context.bytes.withUnsafeBufferPointer { contextBytes in
             bytes.withUnsafeMutableBytes { out in
                 withBytes { master in
                     contextBytes.withMemoryRebound(to: CChar.self) { ctx in
-                        crypto_kdf_derive_from_key(
+                        f.pointee.crypto_kdf_derive_from_key(
                             out.baseAddress!.assumingMemoryBound(to: UInt8.self), out.count, id, ctx.baseAddress!,
                             master.baseAddress!.assumingMemoryBound(to: UInt8.self))
                     }

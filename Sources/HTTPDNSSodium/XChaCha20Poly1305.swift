@@ -17,13 +17,14 @@ public enum XChaCha20Poly1305 {
     /// `nonce || ciphertext || tag` for `plaintext`, authenticating `associatedData` too (which
     /// is not stored: whoever opens must supply the same bytes).
     public static func seal(_ plaintext: [UInt8], associatedData: [UInt8], key: SecretKey) -> [UInt8] {
+        let f = Sodium.functions
         let nonce = Sodium.randomBytes(nonceByteCount)
         var sealed = [UInt8](repeating: 0, count: overhead + plaintext.count)
         var written: UInt64 = 0
         let rc = key.withBytes { keyBytes in
             sealed.withUnsafeMutableBufferPointer { out in
                 out.baseAddress!.update(from: nonce, count: nonceByteCount)
-                return crypto_aead_xchacha20poly1305_ietf_encrypt(
+                return f.pointee.crypto_aead_xchacha20poly1305_ietf_encrypt(
                     out.baseAddress! + nonceByteCount, &written, plaintext, UInt64(plaintext.count),
                     associatedData, UInt64(associatedData.count), nil, nonce,
                     keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
@@ -37,12 +38,13 @@ public enum XChaCha20Poly1305 {
     /// other associated data, or was altered in any way.
     public static func open(_ sealed: [UInt8], associatedData: [UInt8], key: SecretKey) -> [UInt8]? {
         guard sealed.count >= overhead else { return nil }
+        let f = Sodium.functions
         var plaintext = [UInt8](repeating: 0, count: sealed.count - overhead)
         var written: UInt64 = 0
         let rc = key.withBytes { keyBytes in
             sealed.withUnsafeBufferPointer { input in
                 plaintext.withUnsafeMutableBufferPointer { out in
-                    crypto_aead_xchacha20poly1305_ietf_decrypt(
+                    f.pointee.crypto_aead_xchacha20poly1305_ietf_decrypt(
                         out.baseAddress ?? UnsafeMutablePointer(mutating: input.baseAddress!), &written, nil,
                         input.baseAddress! + nonceByteCount, UInt64(sealed.count - nonceByteCount),
                         associatedData, UInt64(associatedData.count), input.baseAddress!,

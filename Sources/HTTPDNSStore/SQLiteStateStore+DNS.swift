@@ -34,8 +34,16 @@ extension SQLiteStateStore: DNSSnapshotStore {
         releaseSnapshotPages(database)
     }
 
+    /// Checks the snapshot's tables (`open` left them out) and reads them; damage found is a
+    /// `.corrupt` error, handled like any damage a read finds.
     public func loadDNSSnapshot() throws(StoreError) -> DNSSnapshot {
         try read { database throws(SQLiteError) in
+            let problems = try Self.quickCheck(database, tables: StateSchema.snapshotTables)
+            guard problems == ["ok"] else {
+                throw SQLiteError(
+                    extendedCode: SQLiteError.ResultCode.corrupt.rawValue,
+                    message: "database disk image is malformed (quick_check: \(problems.first ?? ""))", sql: nil)
+            }
             var snapshot = DNSSnapshot()
             try database.prepare(
                 "SELECT host, family, addresses, upstream, expires_at, negative FROM dns_cache ORDER BY expires_at, host"

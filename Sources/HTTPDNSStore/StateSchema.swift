@@ -5,6 +5,9 @@ import HTTPDNSSQLite
 /// Never edit a migration that has shipped; append a new one.
 enum StateSchema {
     static let fileName = "httpdnsd.sqlite3"
+    /// The DNS snapshot's tables: checked and read on the store thread once the daemon serves, so
+    /// a cold start checks only what the first answer needs.
+    static let snapshotTables: Set<String> = ["dns_cache", "address_owners"]
 
     static let migrations: [Migration] = [
         Migration(

@@ -31,6 +31,13 @@ public struct SystemdNotifier: Sendable {
     @discardableResult
     public func watchdog() throws(SystemError) -> Bool { try notify(raw: "WATCHDOG=1") }
 
+    /// RELOADING=1 with MONOTONIC_USEC= (CLOCK_MONOTONIC when the reload began, as sd_notify(3)
+    /// asks: the manager tells this reload from an earlier one); READY=1 ends it.
+    @discardableResult
+    public func reloading(monotonicMicroseconds: Int64, status: String) throws(SystemError) -> Bool {
+        try notify(raw: "RELOADING=1\nMONOTONIC_USEC=\(monotonicMicroseconds)\nSTATUS=\(Self.oneLine(status))")
+    }
+
     /// The watchdog interval the manager asked for (WATCHDOG_USEC for this pid), in microseconds.
     public func watchdogIntervalMicroseconds() -> UInt64? {
         var usec: UInt64 = 0

@@ -524,7 +524,8 @@ struct DocumentedDefaultsTests {
     @Test func theReadmesDefaultsBlockIsTheEmbeddedDefault() throws {
         let readme = try String(contentsOfFile: BuiltProducts.packageRoot + "/README.md", encoding: .utf8)
         let block = try #require(
-            MarkdownBlocks.block(after: "<!-- example: the defaults", in: readme), "no defaults block in the README")
+            MarkdownBlocks.block(after: "<!-- example: check-config; the defaults", in: readme),
+            "no defaults block in the README")
         let (configuration, warnings) = try DaemonConfiguration.parse(text: block, path: "README.md").get()
         #expect(warnings.isEmpty)
         #expect(configuration == DaemonConfiguration())

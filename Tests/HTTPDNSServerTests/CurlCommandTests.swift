@@ -25,14 +25,21 @@ final class IPDirectFixture {
     var caFile: String { pki.caCertificate }
     var socketPath: String { daemon.socketPath }
 
-    init() throws {
-        pki = try TestPKI(leaves: Self.addresses.keys.map { ($0, "DNS:\($0)") })
+    /// Each host name's origin address, as the fake upstream answers it.
+    let addresses: [String: String]
+
+    /// `documentation`: the origins serve the documentation's examples on ports 80 and 443
+    /// (origin_server.py's --documentation).
+    init(addresses: [String: String] = IPDirectFixture.addresses, documentation: Bool = false) throws {
+        self.addresses = addresses
+        pki = try TestPKI(leaves: addresses.keys.map { ($0, "DNS:\($0)") })
         upstream = try FakeHTTPServer.alibaba(
-            answers: Self.addresses.mapValues { (v4: [$0], v6: [String](), ttl: 300) })
+            answers: addresses.mapValues { (v4: [$0], v6: [String](), ttl: 300) })
         daemon = try DaemonHarness(config: "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\n")
         _ = try daemon.connectReady()
         var arguments = ["-n", TestPKI.python, Self.originScript, "--dir", directory.path, "--loopback-up"]
-        for (host, address) in Self.addresses {
+        if documentation { arguments += ["--documentation", "--ports", "80,443"] }
+        for (host, address) in addresses {
             let certificate = pki.directory.file("\(host).pem")
             arguments += ["--host", "\(host)=\(address),\(certificate),\(pki.directory.file("\(host).key"))"]
         }
@@ -55,7 +62,7 @@ final class IPDirectFixture {
             }
             return !ports.isEmpty || !started.isRunning
         }
-        guard ports.count == Self.addresses.count else {
+        guard ports.count == addresses.count else {
             let log = (try? String(contentsOfFile: directory.file("origins.log"), encoding: .utf8)) ?? ""
             throw HarnessError("the origin servers did not start (root is needed for unshare -n): \(log)")
         }
@@ -124,7 +131,7 @@ final class IPDirectFixture {
     /// Plain curl, with `--resolve` for both names given by the test itself: what curl prints.
     func plainCurl(_ arguments: [String]) throws -> CommandResult {
         var resolves: [String] = []
-        for (host, address) in Self.addresses {
+        for (host, address) in addresses {
             for port in [ports[host]!.http, ports[host]!.https] {
                 resolves += ["--resolve", "\(host):\(port):\(address)"]
             }
@@ -409,44 +416,10 @@ extension IPDirectFixture {
     /// (`-Wall -Werror`) against the library just built; its path.
     func buildReadmeExample() throws -> String {
         let readme = try String(contentsOfFile: BuiltProducts.packageRoot + "/README.md", encoding: .utf8)
-        let marker = "<!-- ipdirect.c: built and run by the tests -->\n```c\n"
-        let start = try #require(readme.range(of: marker), "the README lost its example").upperBound
-        let end = try #require(readme[start...].range(of: "\n```")).lowerBound
+        let marker = "<!-- example: covered by CurlCommandTests.theReadmeLibcurlExampleFollowsACrossHostLogin"
+        let example = try #require(MarkdownBlocks.block(after: marker, in: readme), "the README lost its example")
         let source = directory.file("ipdirect.c")
-        try (String(readme[start..<end]) + "\n").write(toFile: source, atomically: true, encoding: .utf8)
-
-        let library = directory.file("lib")
-        try FileManager.default.createDirectory(atPath: library, withIntermediateDirectories: true)
-        for name in ["libhttpdns.so", "libhttpdns.so.0"] {
-            try FileManager.default.createSymbolicLink(
-                atPath: library + "/" + name, withDestinationPath: BuiltProducts.path("libhttpdns.so"))
-        }
-        let curlFlags = try runCommand("/usr/bin/pkg-config", ["--cflags", "--libs", "libcurl"])
-        try #require(curlFlags.status == 0, "pkg-config libcurl: \(curlFlags.stderr)")
-        let program = directory.file("ipdirect")
-        // A sanitized build's library calls its sanitizer's runtime, which only a program built with the same
-        // sanitizer carries: then the toolchain's clang builds it (.ci/sanitize), else gcc as the README says.
-        var compiler = "/usr/bin/gcc"
-        var sanitize: [String] = []
-        if let sanitizer = SanitizerOptions.active {
-            compiler = try #require(
-                CurlCommandTests.toolchainClang, "no clang beside swiftc for a -fsanitize=\(sanitizer) build")
-            sanitize = ["-fsanitize=\(sanitizer)"]
-            if sanitizer == "thread" {
-                // The toolchain's TSan runtime intercepts libdispatch, so it needs the toolchain's libdispatch.
-                let swiftLibraries = (compiler as NSString).deletingLastPathComponent + "/../lib/swift/linux"
-                sanitize += ["-L", swiftLibraries, "-ldispatch", "-lBlocksRuntime", "-Wl,-rpath,\(swiftLibraries)"]
-            }
-        }
-        let build = try runCommand(
-            compiler,
-            [
-                "-std=c11", "-Wall", "-Wextra", "-Werror", "-I",
-                BuiltProducts.packageRoot + "/Sources/HTTPDNSClientC/include",
-                source, "-L", library, "-lhttpdns", "-Wl,-rpath,\(library)", "-o", program,
-            ] + sanitize + curlFlags.stdout.split(whereSeparator: \.isWhitespace).map(String.init))
-        try #require(build.status == 0, "\(compiler): \(build.stderr)")
-        try makeExecutable(program)
-        return program
+        try example.write(toFile: source, atomically: true, encoding: .utf8)
+        return try ExampleBuild.cProgram(source, in: directory)
     }
 }

@@ -155,6 +155,11 @@ final class FakeUpstreamTransport: UpstreamTransport {
 
     func shutdown() { isShutDown = true }
 
+    /// The settings reloads handed over, in order.
+    private(set) var applied: [UpstreamSettings] = []
+
+    func apply(_ settings: UpstreamSettings) { applied.append(settings) }
+
     /// Exchanges not answered yet.
     var pending: [Exchange] { exchanges.filter { !$0.isDone } }
 

@@ -65,6 +65,31 @@ struct CorruptionTests {
         #expect(log.all.count == 1)
     }
 
+    /// The DNS snapshot's tables are checked when the snapshot is read, not at open (a cold start
+    /// checks what the first answer needs): damage there leaves the jars' start alone and fails
+    /// the snapshot's read.
+    @Test func damageInTheDNSSnapshotIsFoundWhenTheSnapshotIsRead() throws {
+        let directory = TemporaryDirectory()
+        let store = try F.open(directory)
+        #expect(store.commitOne(F.upserts(1, [F.cookie("kept")])).failure == nil)
+        let entries = (0..<2_000).map {
+            PersistedDNSEntry(
+                host: "name\($0).example", family: .ipv4, addresses: ["192.0.2.1"], upstream: nil,
+                expiresAtUnix: F.now + 3_600, negative: false)
+        }
+        try store.saveDNSSnapshot(DNSSnapshot(entries: entries))
+        let root = try store.count("SELECT rootpage FROM sqlite_master WHERE name = 'dns_cache'")
+        let pageSize = try store.count("PRAGMA page_size")
+        store.close()
+        RawFile.write(directory.databasePath, [UInt8](repeating: 0x7F, count: Int(pageSize)), at: (root - 1) * pageSize)
+
+        let reopened = try F.open(directory)
+        defer { reopened.close() }
+        #expect(try reopened.loadJars(bootID: F.bootA, now: F.now)[1]?.map(\.name) == ["kept"])
+        let error = #expect(throws: StoreError.self) { try reopened.loadDNSSnapshot() }
+        #expect(error?.code == .corrupt, "\(error?.message ?? "")")
+    }
+
     /// The WAL holds committed transactions not yet in the main file: it goes with it.
     @Test func movingAsideTakesTheCompanionFiles() throws {
         let directory = TemporaryDirectory()

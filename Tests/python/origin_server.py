@@ -14,6 +14,10 @@ Paths (any prefix is allowed, so a relative Location can climb directories):
   .../loop        302 to itself (relative)
   .../notfound    404
   .../static      200, a fixed body; .../static-redirect: 302 to static (relative)
+With --documentation (the documentation's examples, which name no such paths): a POST to
+.../login without ?next= sets sid=USER for the host's parent domain and redirects to that
+domain's app host; any other path answers 200 with the request's record. --ports HTTP,HTTPS
+binds those ports (80,443 in the private network namespace) instead of the kernel's choice.
 Headers are deterministic (fixed Date and Server), so outputs can be compared byte for byte.
 
 --loopback-up brings the loopback interface up first: the tests run this in a private network
@@ -32,6 +36,9 @@ import threading
 import urllib.parse
 
 LOCK = threading.Lock()
+
+
+DOCUMENTATION = False
 
 
 def bring_loopback_up():
@@ -91,6 +98,12 @@ def make_handler(name, scheme, log_path):
             path = url.path
             if path.endswith("/echo"):
                 self.reply(200, json.dumps(entry) + "\n")
+            elif path.endswith("/login") and "next" not in query and DOCUMENTATION:
+                # The documentation's login: the session for the whole site, then its app host.
+                user = urllib.parse.parse_qs(entry["body"]).get("user", ["nobody"])[0]
+                site = entry["host"].split(":")[0].split(".", 1)[1]
+                cookie = "sid=" + user + "; Path=/; Secure; HttpOnly; Domain=" + site
+                self.reply(302, "logged in, redirecting\n", [("Set-Cookie", cookie), ("Location", "https://app." + site + "/")])
             elif path.endswith("/login"):
                 user = urllib.parse.parse_qs(entry["body"]).get("user", ["nobody"])[0]
                 cookie = "sid=" + user + "; Path=/; Secure; HttpOnly"
@@ -110,6 +123,8 @@ def make_handler(name, scheme, log_path):
                 self.reply(302, "moved\n", [("Location", "static")])
             elif path.endswith("/static"):
                 self.reply(200, "static body\n", [("X-Static", "yes")])
+            elif DOCUMENTATION:
+                self.reply(200, json.dumps(entry) + "\n")
             else:
                 self.reply(400, "unknown path\n")
 
@@ -150,7 +165,13 @@ def main():
     parser.add_argument("--dir", required=True)
     parser.add_argument("--host", action="append", required=True, help="NAME=ADDRESS,CERT,KEY")
     parser.add_argument("--loopback-up", action="store_true")
+    parser.add_argument("--ports", default="0,0", help="HTTP,HTTPS (0: the kernel picks)")
+    parser.add_argument("--documentation", action="store_true",
+                        help="serve the documentation's examples: a login without ?next, any other path echoed")
     args = parser.parse_args()
+    global DOCUMENTATION
+    DOCUMENTATION = args.documentation
+    http_port, https_port = (int(port) for port in args.ports.split(","))
     if args.loopback_up:
         bring_loopback_up()
     log_path = os.path.join(args.dir, "requests.log")
@@ -159,8 +180,8 @@ def main():
     for spec in args.host:
         name, rest = spec.split("=", 1)
         address, certificate, key = rest.split(",")
-        plain = PlainServer((address, 0), make_handler(name, "http", log_path))
-        tls = TLSServer((address, 0), make_handler(name, "https", log_path), certificate, key)
+        plain = PlainServer((address, http_port), make_handler(name, "http", log_path))
+        tls = TLSServer((address, https_port), make_handler(name, "https", log_path), certificate, key)
         ports[name] = {"address": address, "http": plain.server_address[1], "https": tls.server_address[1]}
         servers += [plain, tls]
     for server in servers:

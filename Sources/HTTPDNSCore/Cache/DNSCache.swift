@@ -14,7 +14,10 @@ import HTTPDNSProtocol
 /// counters). Time is passed in: `now` is the monotonic clock; wall-clock time appears only at the
 /// persistence seam. One thread owns an instance (the daemon's I/O loop), so it is not Sendable.
 public final class DNSCache {
-    public let limits: DNSCacheLimits
+    /// The policy; a reload may change it: answers inserted from then on meet the new TTL bounds
+    /// and capacity (a lower capacity makes room at the next insert), entries already cached
+    /// keep their expiry.
+    public var limits: DNSCacheLimits
 
     /// Requests `answer` found fresh in every family they asked for (positive or negative).
     public private(set) var hits = 0

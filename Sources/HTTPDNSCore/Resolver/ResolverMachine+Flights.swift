@@ -182,7 +182,7 @@ extension ResolverMachine {
                 emit(
                     .queryBatch(
                         UpstreamBatchRequest(
-                            id: id, hosts: batch.hosts, endpoint: settings.upstreams[batch.upstream],
+                            id: id, hosts: batch.hosts, endpoint: endpoint(batch.upstream),
                             timeoutMs: settings.timeoutMs)))
             }
         }
@@ -250,8 +250,11 @@ extension ResolverMachine {
                     endpoint: endpoint(flight.candidates[position]), timeoutMs: timeoutMs)))
     }
 
-    /// The endpoint of a candidate index.
-    func endpoint(_ index: Int) -> UpstreamEndpoint { index >= 0 ? settings.upstreams[index] : .system }
+    /// The endpoint of a candidate index: -1 is the system resolver, -2 and below an upstream a
+    /// reload took off the list.
+    func endpoint(_ index: Int) -> UpstreamEndpoint {
+        index >= 0 ? settings.upstreams[index] : index == -1 ? .system : retiredUpstreams[-2 - index]
+    }
 
     /// An upstream exchange ended.
     ///
@@ -348,7 +351,7 @@ extension ResolverMachine {
         emit(
             .query(
                 UpstreamAttemptRequest(
-                    id: id, host: recent.host, family: recent.family, endpoint: settings.upstreams[index],
+                    id: id, host: recent.host, family: recent.family, endpoint: endpoint(index),
                     timeoutMs: settings.timeoutMs)))
     }
 
@@ -360,7 +363,11 @@ extension ResolverMachine {
         probeUpstreams[id] = nil
         queue.finish(id)
         guard let probe = probes.removeValue(forKey: index) else { return }
-        let name = settings.upstreams[index].name
+        let name = endpoint(index).name
+        guard index >= 0 else {
+            pump(now: now)
+            return
+        }
         switch result {
         case .success:
             let latencyMs = Int(now.nanoseconds(since: probe.startedAt) / 1_000_000)

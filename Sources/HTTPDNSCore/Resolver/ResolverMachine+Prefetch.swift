@@ -55,11 +55,11 @@ extension ResolverMachine {
     ) {
         guard let batch = batches.removeValue(forKey: id) else { return }
         queue.finish(id)
-        let endpoint = settings.upstreams[batch.upstream]
+        let endpoint = endpoint(batch.upstream)
         var missing = batch.hosts
         switch result {
         case .success(let answers):
-            healths[batch.upstream].recordSuccess(latencyMs: 0, now: now)
+            if batch.upstream >= 0 { healths[batch.upstream].recordSuccess(latencyMs: 0, now: now) }
             for (host, answer) in answers where batch.hosts.contains(host) {
                 cache.insert(
                     host: host, parts: IPFamily.allCases.map { CachePart(answer, family: $0) }, upstream: endpoint.name,
@@ -67,7 +67,7 @@ extension ResolverMachine {
             }
             missing = batch.hosts.filter { answers[$0] == nil }
         case .failure(let error):
-            healths[batch.upstream].recordFailure(error.description, by: .daemon, now: now)
+            if batch.upstream >= 0 { healths[batch.upstream].recordFailure(error.description, by: .daemon, now: now) }
             emit(.log(.warning, "Prefetch through \(endpoint.name) failed: \(error)"))
         }
         for host in missing { prefetch(host, now: now) }

@@ -18,14 +18,17 @@ public struct ResolverMachine {
     public let cache: DNSCache
     /// Per uid, the host names each address was handed out for.
     public let owners: AddressOwnerMemory
-    /// The settings in force.
-    public let settings: ResolverSettings
+    /// The settings in force (`apply` replaces them).
+    public internal(set) var settings: ResolverSettings
     /// Whether a miss asks the fleet before the upstreams (`ShareCache=yes`).
     public var sharesCacheWithFleet = false
 
     let rules: any DomainRules
     /// `Static=` answers by canonical name.
-    let statics: [String: (ipv4: [String], ipv6: [String])]
+    var statics: [String: (ipv4: [String], ipv6: [String])]
+    /// Upstreams a reload took off the list that running work still names, by the index
+    /// `-2 - k` (see `endpoint(_:)`): they finish, without a health to record.
+    var retiredUpstreams: [UpstreamEndpoint] = []
     var healths: [UpstreamHealth]
     var flights: [UInt64: Flight] = [:]
     /// The flight new callers of a name and family join (an ending one is left alone).
@@ -54,20 +57,7 @@ public struct ResolverMachine {
     public init(settings: ResolverSettings, rules: any DomainRules) {
         self.settings = settings
         self.rules = rules
-        var statics: [String: (ipv4: [String], ipv6: [String])] = [:]
-        for answer in settings.staticAnswers {
-            let host = rules.canonicalHost(answer.host) ?? answer.host
-            var entry = statics[host] ?? ([], [])
-            for address in answer.addresses.compactMap({ IPAddress($0) }) {
-                if address.family == .ipv4 {
-                    entry.ipv4.append(address.description)
-                } else {
-                    entry.ipv6.append(address.description)
-                }
-            }
-            statics[host] = entry
-        }
-        self.statics = statics
+        statics = Self.staticTable(settings.staticAnswers, rules: rules)
         healths = Array(repeating: UpstreamHealth(), count: settings.upstreams.count)
         cache = DNSCache(limits: settings.limits)
         owners = AddressOwnerMemory()
@@ -190,6 +180,11 @@ public struct ResolverMachine {
         case .prefetch(let host): prefetch(host, now: now)
         case .prefetchBatch(let id):
             guard let batch = batchRefreshes.removeValue(forKey: id) else { return }
+            guard batch.upstream >= 0 else {
+                // Its upstream was taken off the list: the names go the normal way.
+                for host in batch.hosts { prefetch(host, now: now) }
+                return
+            }
             prefetchBatch(batch.hosts, upstream: batch.upstream, now: now)
         }
     }

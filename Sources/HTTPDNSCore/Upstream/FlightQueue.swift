@@ -50,7 +50,9 @@ public struct FlightQueue<ID: Hashable> {
         var runner: FlightOwner?
     }
 
-    public let limits: FlightLimits
+    /// The caps; a reload may change them: flights already admitted keep their place, and new
+    /// ones meet the new caps.
+    public var limits: FlightLimits
     private var entries: [ID: Entry] = [:]
     private var startedBy: [UInt32: Int] = [:]
     private var startedByUsers = 0

@@ -7,9 +7,9 @@
 /// are forgotten (a full bucket is what a new uid starts with).
 public struct UpstreamQueryRate: Sendable, Equatable {
     /// Tokens a uid gains per second.
-    public let perSecond: Int
+    public var perSecond: Int
     /// Tokens a uid may hold (its burst).
-    public let burst: Int
+    public var burst: Int
 
     private struct Bucket: Sendable, Equatable {
         /// Tokens, in millionths, at `updatedAt`.

@@ -13,7 +13,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 def example():
     with open(os.path.join(ROOT, "README.md")) as f:
         readme = f.read()
-    match = re.search(r"<!-- python example: run by the tests[^\n]*-->\n```python\n(.*?)```", readme, re.S)
+    match = re.search(r"<!-- example: covered by clients/python/tests/test_readme.py[^\n]*-->\n```python\n(.*?)```", readme, re.S)
     assert match, "the README lost its Python example"
     return match.group(1)
 
