@@ -162,6 +162,8 @@ type conn struct {
 	pending        map[uint64]*pendingCall
 	closedErr      error
 	onNotification func(Notification)
+	// finished is closed when the reader goroutine has ended, after every notification.
+	finished chan struct{}
 }
 
 func openConn(ctx context.Context, socket string, onNotification func(Notification)) (*conn, error) {
@@ -170,7 +172,8 @@ func openConn(ctx context.Context, socket string, onNotification func(Notificati
 	if err != nil {
 		return nil, &ConnectionError{Socket: socket, Err: err}
 	}
-	cn := &conn{socket: socket, nc: nc, pending: map[uint64]*pendingCall{}, onNotification: onNotification}
+	cn := &conn{socket: socket, nc: nc, pending: map[uint64]*pendingCall{}, onNotification: onNotification,
+		finished: make(chan struct{})}
 	go cn.read()
 	return cn, nil
 }
@@ -236,6 +239,7 @@ func (cn *conn) shut(reason error) {
 }
 
 func (cn *conn) read() {
+	defer close(cn.finished)
 	scanner := bufio.NewScanner(cn.nc)
 	scanner.Buffer(make([]byte, 64<<10), maxLine)
 	reason := errors.New("the daemon closed the connection")
@@ -394,26 +398,32 @@ func (c *Client) Call(ctx context.Context, method string, params any, result any
 		if err != nil {
 			return err
 		}
-		if msg.Error != nil {
-			rpcError := &RPCError{Method: method, Code: msg.Error.Code, Message: msg.Error.Message}
-			if len(msg.Error.Data) > 0 {
-				if err := json.Unmarshal(msg.Error.Data, &rpcError.Data); err != nil {
-					rpcError.Data = map[string]any{"value": string(msg.Error.Data)}
-				}
+		return decodeAnswer(method, msg, result)
+	}
+}
+
+// decodeAnswer turns an answer into an *RPCError or decodes its result into result (nil to
+// drop it).
+func decodeAnswer(method string, msg message, result any) error {
+	if msg.Error != nil {
+		rpcError := &RPCError{Method: method, Code: msg.Error.Code, Message: msg.Error.Message}
+		if len(msg.Error.Data) > 0 {
+			if err := json.Unmarshal(msg.Error.Data, &rpcError.Data); err != nil {
+				rpcError.Data = map[string]any{"value": string(msg.Error.Data)}
 			}
-			return rpcError
 		}
-		if msg.Result == nil {
-			return fmt.Errorf("httpdns: %s: an answer with neither result nor error", method)
-		}
-		if result == nil {
-			return nil
-		}
-		if err := json.Unmarshal(msg.Result, result); err != nil {
-			return fmt.Errorf("httpdns: %s: malformed result: %w", method, err)
-		}
+		return rpcError
+	}
+	if msg.Result == nil {
+		return fmt.Errorf("httpdns: %s: an answer with neither result nor error", method)
+	}
+	if result == nil {
 		return nil
 	}
+	if err := json.Unmarshal(msg.Result, result); err != nil {
+		return fmt.Errorf("httpdns: %s: malformed result: %w", method, err)
+	}
+	return nil
 }
 
 func (c *Client) context() (context.Context, context.CancelFunc) {

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -394,8 +395,19 @@ func TestTypedCalls(t *testing.T) {
 	}
 	document, err := c.Discover(ctx)
 	var parsed struct{ Methods []struct{ Name string } }
-	if err != nil || json.Unmarshal(document, &parsed) != nil || len(parsed.Methods) != 11 {
-		t.Fatalf("discover: %v (the typed calls cover 11 methods; %d now)", err, len(parsed.Methods))
+	if err != nil || json.Unmarshal(document, &parsed) != nil {
+		t.Fatalf("discover: %v", err)
+	}
+	typed := map[string]bool{"resolve": true, "reverse": true, "getCookieHeader": true, "handleSetCookie": true,
+		"deleteCookies": true, "listCookies": true, "importCookies": true, "exportCookies": true, "flushCache": true,
+		"status": true, "showCache": true, "statistics": true, "resetStatistics": true, "metrics": true,
+		"monitor": true, "rpc.discover": true}
+	documented := map[string]bool{}
+	for _, method := range parsed.Methods {
+		documented[method.Name] = true
+	}
+	if !reflect.DeepEqual(documented, typed) {
+		t.Fatalf("the typed calls are not the document's methods: %v", documented)
 	}
 	_, err = c.Resolve(ctx, "nowhere.example.test", nil)
 	var rpcError *RPCError
@@ -492,5 +504,78 @@ func TestAProxyIsNetHTTPsOwnAndCookiesStillGoThroughTheDaemon(t *testing.T) {
 	}
 	if header, _ := c.GetCookieHeader(ctx, w.url("app.example.test", "/", "http"), "", nil); !strings.Contains(header, "fromproxy=2") {
 		t.Fatalf("jar: %q", header)
+	}
+}
+
+func TestObservationCalls(t *testing.T) {
+	_, c, _, _ := setup(t)
+	ctx := context.Background()
+	if _, err := c.Resolve(ctx, "login.example.test", nil); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := c.ShowCache(ctx)
+	found := false
+	for _, entry := range entries {
+		found = found || (entry.Host == "login.example.test" && entry.Family == "ipv4" &&
+			reflect.DeepEqual(entry.Addresses, []string{"127.0.0.2"}))
+	}
+	if err != nil || !found {
+		t.Fatalf("showCache %+v %v", entries, err)
+	}
+	statistics, err := c.Statistics(ctx)
+	if err != nil || statistics.Cache.Entries < 1 || len(statistics.Upstreams) == 0 {
+		t.Fatalf("statistics %+v %v", statistics, err)
+	}
+	since, err := c.ResetStatistics(ctx) // the tests run as root, who may reset
+	if err != nil || since < statistics.Since {
+		t.Fatalf("resetStatistics %d %v", since, err)
+	}
+	if after, err := c.Statistics(ctx); err != nil || after.Since != since {
+		t.Fatalf("statistics after the reset %+v %v", after, err)
+	}
+	text, err := c.Metrics(ctx)
+	if err != nil || !strings.Contains("\n"+text, "\n# TYPE ") || !strings.HasSuffix(text, "\n") {
+		t.Fatalf("metrics %q %v", text, err)
+	}
+}
+
+func TestMonitorSeesAResolveMadeOnAnotherConnection(t *testing.T) {
+	w, c, _, _ := setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	monitor, err := c.Monitor(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer monitor.Close()
+	if monitor.Scope != "all" {
+		t.Fatalf("scope %q (the tests run as root)", monitor.Scope)
+	}
+	other, err := Dial(w.socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.Resolve(ctx, "login.example.test", nil); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		select {
+		case event, open := <-monitor.Events():
+			if !open {
+				t.Fatal("the subscription ended before the resolve event")
+			}
+			if event.Type == "resolve" && event.Host == "login.example.test" {
+				if event.UID != os.Getuid() || event.Time == 0 {
+					t.Fatalf("event %s", event.Raw)
+				}
+				monitor.Close()
+				for range monitor.Events() {
+				} // closed once the connection has ended
+				return
+			}
+		case <-ctx.Done():
+			t.Fatal("no resolve event within 10 s")
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/url"
+	"sync"
 )
 
 // Resolution is a resolve answer. Source is cache, upstream, system, literal, static or fleet.
@@ -271,16 +272,23 @@ func (c *Client) FlushCache(ctx context.Context, host string) (int, error) {
 
 // Status calls status.
 func (c *Client) Status(ctx context.Context) (*Status, error) {
-	var raw json.RawMessage
-	if err := c.Call(ctx, "status", nil, &raw); err != nil {
-		return nil, err
-	}
 	var result Status
-	if err := json.Unmarshal(raw, &result); err != nil {
+	raw, err := c.callKeepingRaw(ctx, "status", &result)
+	if err != nil {
 		return nil, err
 	}
 	result.Raw = raw
 	return &result, nil
+}
+
+// callKeepingRaw calls method without params, decodes its result into result and returns the
+// result's JSON too (for the Raw member of an answer type).
+func (c *Client) callKeepingRaw(ctx context.Context, method string, result any) (json.RawMessage, error) {
+	var raw json.RawMessage
+	if err := c.Call(ctx, method, nil, &raw); err != nil {
+		return nil, err
+	}
+	return raw, json.Unmarshal(raw, result)
 }
 
 // Discover calls rpc.discover: the daemon's OpenRPC document.
@@ -288,4 +296,146 @@ func (c *Client) Discover(ctx context.Context) (json.RawMessage, error) {
 	var raw json.RawMessage
 	err := c.Call(ctx, "rpc.discover", nil, &raw)
 	return raw, err
+}
+
+// CacheEntry is one entry of showCache. Upstream is "" when the daemon does not know it.
+type CacheEntry struct {
+	Host      string   `json:"host"`
+	Family    string   `json:"family"`
+	Addresses []string `json:"addresses"`
+	TTL       int      `json:"ttl"`
+	Stale     bool     `json:"stale"`
+	Upstream  string   `json:"upstream"`
+}
+
+// ShowCache calls showCache: the cache entries the caller may see, by host, then family.
+func (c *Client) ShowCache(ctx context.Context) ([]CacheEntry, error) {
+	var result struct {
+		Entries []CacheEntry `json:"entries"`
+	}
+	err := c.Call(ctx, "showCache", nil, &result)
+	return result.Entries, err
+}
+
+// UpstreamStatistics is one upstream's counters in statistics.
+type UpstreamStatistics struct {
+	Name     string `json:"name"`
+	Queries  int64  `json:"queries"`
+	Failures int64  `json:"failures"`
+}
+
+// Statistics is a statistics answer; Raw holds all of it (the cache and cookie counters too).
+type Statistics struct {
+	Since     int64                `json:"since"`
+	Upstreams []UpstreamStatistics `json:"upstreams"`
+	Cache     struct {
+		Entries     int64 `json:"entries"`
+		Hits        int64 `json:"hits"`
+		Misses      int64 `json:"misses"`
+		StaleServed int64 `json:"staleServed"`
+	} `json:"cache"`
+	Raw json.RawMessage `json:"-"`
+}
+
+// Statistics calls statistics: every user's counters since Since (Unix seconds).
+func (c *Client) Statistics(ctx context.Context) (*Statistics, error) {
+	var result Statistics
+	raw, err := c.callKeepingRaw(ctx, "statistics", &result)
+	if err != nil {
+		return nil, err
+	}
+	result.Raw = raw
+	return &result, nil
+}
+
+// ResetStatistics calls resetStatistics (root and the daemon's user only); returns the new
+// since (Unix seconds).
+func (c *Client) ResetStatistics(ctx context.Context) (int64, error) {
+	var result struct {
+		Since int64 `json:"since"`
+	}
+	err := c.Call(ctx, "resetStatistics", nil, &result)
+	return result.Since, err
+}
+
+// Metrics calls metrics: the Prometheus text exposition (format 0.0.4).
+func (c *Client) Metrics(ctx context.Context) (string, error) {
+	var result struct {
+		Text string `json:"text"`
+	}
+	err := c.Call(ctx, "metrics", nil, &result)
+	return result.Text, err
+}
+
+// MonitorEvent is the params of one monitorEvent notification; Raw holds all of it (the
+// members of its type: addresses, error, cookie action, dropped count, ...).
+type MonitorEvent struct {
+	Time int64           `json:"time"`
+	Type string          `json:"type"`
+	UID  int             `json:"uid"`
+	Host string          `json:"host"`
+	Raw  json.RawMessage `json:"-"`
+}
+
+// Monitor is one monitor subscription on a connection of its own.
+type Monitor struct {
+	// Scope is "all" (every user's events) or "own".
+	Scope  string
+	cn     *conn
+	events chan MonitorEvent
+	stop   chan struct{}
+	once   sync.Once
+}
+
+// Events delivers the subscription's events; it is closed when the connection ends (Close, or
+// the daemon closing it).
+func (m *Monitor) Events() <-chan MonitorEvent { return m.events }
+
+// Close ends the subscription and closes its connection.
+func (m *Monitor) Close() error {
+	m.once.Do(func() {
+		close(m.stop)
+		m.cn.close()
+	})
+	return nil
+}
+
+// Monitor calls monitor on a new connection: events caused after it returns are delivered on
+// the Monitor's Events channel until Close.
+func (c *Client) Monitor(ctx context.Context) (*Monitor, error) {
+	m := &Monitor{events: make(chan MonitorEvent, 64), stop: make(chan struct{})}
+	cn, err := openConn(ctx, c.socket, func(n Notification) {
+		if n.Method != "monitorEvent" {
+			return
+		}
+		event := MonitorEvent{Raw: n.Params}
+		if json.Unmarshal(n.Params, &event) != nil {
+			return
+		}
+		select {
+		case m.events <- event:
+		case <-m.stop:
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	m.cn = cn
+	go func() {
+		<-cn.finished
+		close(m.events)
+	}()
+	msg, err := cn.call(ctx, "monitor", nil)
+	if err == nil {
+		var result struct {
+			Scope string `json:"scope"`
+		}
+		err = decodeAnswer("monitor", msg, &result)
+		m.Scope = result.Scope
+	}
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	return m, nil
 }

@@ -205,6 +205,48 @@ class Connection extends events.EventEmitter {
   }
 }
 
+/** One monitor subscription: an async iterator of events that ends when its connection closes. */
+class Monitor {
+  constructor(connection) {
+    this.connection = connection;
+    this.queue = [];
+    this.waiting = [];
+    this.ended = false;
+    connection.on('notification', (message) => {
+      if (message.method !== 'monitorEvent' || message.params === null || typeof message.params !== 'object') return;
+      const waiter = this.waiting.shift();
+      if (waiter) waiter({ value: message.params, done: false });
+      else this.queue.push(message.params);
+    });
+    connection.stream.on('close', () => {
+      this.ended = true;
+      for (const waiter of this.waiting.splice(0)) waiter({ value: undefined, done: true });
+    });
+  }
+
+  /** The next event ({ value, done }), as an async iterator's next. */
+  next() {
+    if (this.queue.length > 0) return Promise.resolve({ value: this.queue.shift(), done: false });
+    if (this.ended) return Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  /** Ends the subscription (what leaving a for await loop calls). */
+  return() {
+    this.close();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  [Symbol.asyncIterator]() {
+    return this;
+  }
+
+  /** Closes the subscription's connection. */
+  close() {
+    this.connection.close();
+  }
+}
+
 function familyOf(options) {
   const family = typeof options === 'number' ? options : options && options.family;
   if (family === 4 || family === 'IPv4') return 4;
@@ -367,6 +409,46 @@ class Client {
   /** status: { version, uptime, cache, cookies, upstreams, fleet? }. */
   status({ signal } = {}) {
     return this.call('status', undefined, { signal });
+  }
+
+  /** showCache: the cache entries this user may see ({ host, family, addresses, ttl, stale,
+   * upstream }), by host, then family. */
+  async showCache({ signal } = {}) {
+    return (await this.call('showCache', undefined, { signal })).entries;
+  }
+
+  /** statistics: { since, cache, upstreams, cookies }, every user's counters since `since`. */
+  statistics({ signal } = {}) {
+    return this.call('statistics', undefined, { signal });
+  }
+
+  /** resetStatistics (root and the daemon's user only): resolves to the new `since` (Unix seconds). */
+  async resetStatistics({ signal } = {}) {
+    return (await this.call('resetStatistics', undefined, { signal })).since;
+  }
+
+  /** metrics: the Prometheus text exposition (format 0.0.4). */
+  async metrics({ signal } = {}) {
+    return (await this.call('metrics', undefined, { signal })).text;
+  }
+
+  /** monitor: subscribes on a connection of its own and resolves to a Monitor, an async
+   * iterator of the monitorEvent notifications' params ({ time, type, uid, ... }); events caused
+   * after it resolves are delivered. Leaving a `for await` loop, or close(), closes the
+   * connection. */
+  async monitor({ signal } = {}) {
+    const connection = new Connection(this.socketPath);
+    const monitor = new Monitor(connection);
+    try {
+      const response = await connection.send('monitor', undefined, { signal, timeoutMs: this.timeoutMs });
+      if (response.error) throw new RPCError('monitor', response.error);
+      monitor.scope = response.result && response.result.scope;
+    } catch (error) {
+      monitor.close();
+      throw error;
+    }
+    connection.stream.ref(); // a subscription keeps the process alive until it is closed
+    return monitor;
   }
 
   /** rpc.discover: the daemon's OpenRPC document. */
@@ -536,4 +618,4 @@ function connect(options = {}) {
   return new Client(options);
 }
 
-module.exports = { connect, Client, RPCError, ConnectionError, socketPath, urlHost, SYSTEM_SOCKET, Connection };
+module.exports = { connect, Client, Monitor, RPCError, ConnectionError, socketPath, urlHost, SYSTEM_SOCKET, Connection };

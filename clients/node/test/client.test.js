@@ -210,9 +210,58 @@ test('typed calls', live, async () => {
   assert.equal(await client.importCookies(exported), 1);
   const status = await client.status();
   assert.equal(status.upstreams[0].kind, 'alibaba');
-  assert.equal((await client.discover()).methods.length, 11, 'a typed call for every method');
+  const typed = ['resolve', 'reverse', 'getCookieHeader', 'handleSetCookie', 'deleteCookies', 'listCookies',
+    'importCookies', 'exportCookies', 'flushCache', 'status', 'showCache', 'statistics', 'resetStatistics', 'metrics',
+    'monitor', 'rpc.discover'];
+  assert.deepEqual((await client.discover()).methods.map((method) => method.name).sort(), typed.sort(),
+    'a typed call for every method');
   await assert.rejects(client.resolve('nowhere.example.test'), { code: -32001 });
   await assert.rejects(client.call('noSuchMethod'), (error) => error.code === -32601 && error.data.method === 'noSuchMethod');
+  client.close();
+});
+
+test('showCache, statistics, resetStatistics, metrics', live, async () => {
+  const client = await liveClient();
+  await client.resolve('login.example.test');
+  const entries = await client.showCache();
+  assert.ok(entries.some((e) => e.host === 'login.example.test' && e.family === 'ipv4' && e.addresses[0] === '127.0.0.2'),
+    JSON.stringify(entries));
+  const statistics = await client.statistics();
+  assert.ok(statistics.cache.entries >= 1 && statistics.upstreams.length > 0, JSON.stringify(statistics));
+  const since = await client.resetStatistics(); // the tests run as root, who may reset
+  assert.ok(since >= statistics.since);
+  assert.equal((await client.statistics()).since, since);
+  const text = await client.metrics();
+  assert.match(text, /^# TYPE /m);
+  assert.ok(text.endsWith('\n'));
+  client.close();
+});
+
+test('monitor sees a resolve made on another connection', live, async () => {
+  const client = await liveClient();
+  const monitor = await client.monitor();
+  assert.equal(monitor.scope, 'all'); // the tests run as root
+  const other = httpdns.connect({ socket: daemonSocket });
+  await other.resolve('login.example.test');
+  other.close();
+  const deadline = AbortSignal.timeout(10000); // a bounded wait, not a speed target
+  const found = new Promise((resolve, reject) => {
+    deadline.addEventListener('abort', () => reject(new Error('no resolve event within 10 s')), { once: true });
+    (async () => {
+      for await (const event of monitor) {
+        if (event.type === 'resolve' && event.host === 'login.example.test') return resolve(event);
+      }
+      reject(new Error('the subscription ended before the resolve event'));
+    })();
+  });
+  try {
+    const event = await found;
+    assert.equal(event.uid, process.getuid());
+    assert.equal(typeof event.time, 'number');
+  } finally {
+    monitor.close();
+  }
+  assert.deepEqual(await monitor.next(), { value: undefined, done: true });
   client.close();
 });
 

@@ -9,7 +9,7 @@ session (imported on demand, so that the HTTP libraries stay optional):
 - ``httpdns.cookiejar.DaemonCookieJar()``: an ``http.cookiejar.CookieJar`` for ``urllib.request``.
 """
 
-from ._client import Client, url_host
+from ._client import Client, Monitor, url_host
 from ._connection import SYSTEM_SOCKET, socket_path
 from ._errors import CallTimeout, DaemonUnavailable, HTTPDNSError, ProtocolError, RPCError
 from ._types import Cookie, Rejection, Resolution, ReverseLookup, Status, StoredCookies, UpstreamStatus
@@ -17,7 +17,7 @@ from ._types import Cookie, Rejection, Resolution, ReverseLookup, Status, Stored
 __version__ = "0.1.0"
 
 __all__ = [
-    "SYSTEM_SOCKET", "CallTimeout", "Client", "Cookie", "DaemonUnavailable", "HTTPDNSError", "ProtocolError",
-    "RPCError", "Rejection", "Resolution", "ReverseLookup", "Status", "StoredCookies", "UpstreamStatus",
+    "SYSTEM_SOCKET", "CallTimeout", "Client", "Cookie", "DaemonUnavailable", "HTTPDNSError", "Monitor",
+    "ProtocolError", "RPCError", "Rejection", "Resolution", "ReverseLookup", "Status", "StoredCookies", "UpstreamStatus",
     "socket_path", "url_host",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import os
+import queue
 import threading
 import urllib.parse
 import weakref
@@ -270,6 +271,57 @@ class Client:
         """``status``: version, uptime, cache counters, this user's cookie count, upstreams, fleet."""
         return Status.from_json(self.call("status"))
 
+    def show_cache(self) -> list[dict[str, Any]]:
+        """``showCache``: the cache entries this user may see (host, family, addresses, ttl,
+        stale, upstream), by host, then family."""
+        result = self.call("showCache")
+        if not isinstance(result, dict) or not isinstance(result.get("entries"), list):
+            raise ProtocolError(f"showCache: malformed result {result!r}")
+        return result["entries"]
+
+    def statistics(self) -> dict[str, Any]:
+        """``statistics``: every user's counters since the daemon started or the last reset."""
+        result = self.call("statistics")
+        if not isinstance(result, dict) or not isinstance(result.get("since"), int):
+            raise ProtocolError(f"statistics: malformed result {result!r}")
+        return result
+
+    def reset_statistics(self) -> int:
+        """``resetStatistics`` (root and the daemon's user only): returns the new ``since``."""
+        return _count(self.call("resetStatistics"), "since", "resetStatistics")
+
+    def metrics(self) -> str:
+        """``metrics``: the Prometheus text exposition (format 0.0.4)."""
+        result = self.call("metrics")
+        if not isinstance(result, dict) or not isinstance(result.get("text"), str):
+            raise ProtocolError(f"metrics: malformed result {result!r}")
+        return result["text"]
+
+    def monitor(self) -> Monitor:
+        """``monitor``: subscribes on a connection of its own and returns the subscription, an
+        iterator of events that ends when the daemon closes the connection. Events caused after
+        this returns are delivered."""
+        events: queue.SimpleQueue[dict[str, Any] | None] = queue.SimpleQueue()
+
+        def on_notification(message: dict[str, Any]) -> None:
+            if message.get("method") == "monitorEvent" and isinstance(message.get("params"), dict):
+                events.put(message["params"])
+
+        connection = Connection(self.socket_path, on_notification, on_close=lambda: events.put(None))
+        try:
+            request_id, future = connection.send("monitor")
+            try:
+                response = future.result(self.timeout)
+            except TimeoutError:
+                raise CallTimeout(f"monitor: no answer from httpdnsd within {self.timeout} s") from None
+            outcome = self._result("monitor", response)
+            if isinstance(outcome, RPCError):
+                raise outcome
+        except BaseException:
+            connection.close()
+            raise
+        return Monitor(connection, events)
+
     def discover(self) -> dict[str, Any]:
         """``rpc.discover``: the daemon's OpenRPC document."""
         result = self.call("rpc.discover")
@@ -283,6 +335,48 @@ def _count(result: Any, key: str, method: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ProtocolError(f"{method}: malformed result {result!r}")
     return value
+
+
+class Monitor:
+    """The events of one ``monitor`` subscription: an iterator of the ``params`` of each
+    monitorEvent notification (time, type, uid, ...), over a connection of its own. `close`
+    (or leaving a ``with`` block, or the object being collected) ends the subscription."""
+
+    def __init__(self, connection: Connection, events: queue.SimpleQueue[dict[str, Any] | None]):
+        self._connection = connection
+        self._events = events
+
+    def __iter__(self) -> Monitor:
+        return self
+
+    def __next__(self) -> dict[str, Any]:
+        if self._connection.closed and self._events.empty():
+            raise StopIteration
+        event = self._events.get()
+        if event is None:
+            raise StopIteration
+        return event
+
+    def next(self, timeout: float | None = None) -> dict[str, Any] | None:
+        """The next event, or None when none comes within ``timeout`` seconds or the
+        subscription has ended."""
+        try:
+            return self._events.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def close(self) -> None:
+        """Closes the subscription's connection."""
+        self._connection.close()
+
+    def __enter__(self) -> Monitor:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        self.close()
 
 
 def _forget_connections_in_child() -> None:

@@ -54,9 +54,12 @@ class Connection:
     """A connected socket with its reader thread. Thread-safe."""
 
     def __init__(self, path: str, on_notification: Callable[[dict[str, Any]], None] | None = None,
-                 connect_timeout: float | None = 10.0):
+                 connect_timeout: float | None = 10.0, on_close: Callable[[], None] | None = None):
         self.path = path
         self._on_notification = on_notification
+        # Called once by the reader thread after the connection has closed (after every
+        # notification it delivered), so a stream of notifications can end.
+        self._on_close = on_close
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             sock.settimeout(connect_timeout)
@@ -161,6 +164,8 @@ class Connection:
             self._socket.close()
         except OSError:
             pass
+        if self._on_close is not None:
+            self._on_close()
 
     def _dispatch(self, line: bytes) -> None:
         try:

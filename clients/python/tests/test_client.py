@@ -254,8 +254,37 @@ def test_typed_calls(world, daemon):
         document = json.load(f)
     assert daemon.discover() == document
     typed = {"resolve", "reverse", "getCookieHeader", "handleSetCookie", "deleteCookies", "listCookies",
-             "importCookies", "exportCookies", "flushCache", "status", "rpc.discover"}
+             "importCookies", "exportCookies", "flushCache", "status", "showCache", "statistics",
+             "resetStatistics", "metrics", "monitor", "rpc.discover"}
     assert {method["name"] for method in document["methods"]} == typed, "a method has no typed call"
+
+
+def test_observation_calls(world, daemon):
+    daemon.resolve("login.example.test")
+    entries = daemon.show_cache()
+    assert any(e["host"] == "login.example.test" and e["family"] == "ipv4" and e["addresses"] == ["127.0.0.2"]
+               for e in entries), entries
+    statistics = daemon.statistics()
+    assert statistics["cache"]["entries"] >= 1 and statistics["upstreams"]
+    since = daemon.reset_statistics()  # the tests run as root, who may reset
+    assert since >= statistics["since"] and daemon.statistics()["since"] == since
+    text = daemon.metrics()
+    assert any(line.startswith("# TYPE ") for line in text.splitlines()), text
+    assert text.endswith("\n")
+
+
+def test_monitor_sees_a_resolve_made_on_another_connection(world, daemon):
+    with daemon.monitor() as events:
+        with httpdns.Client(daemon.socket_path) as other:
+            other.resolve("login.example.test")
+        # Bounded wait for the event; other users' or earlier events may come first.
+        while (event := events.next(timeout=10)) is not None:
+            if event.get("type") == "resolve" and event.get("host") == "login.example.test":
+                break
+        assert event is not None, "no resolve event within 10 s"
+        assert event["uid"] == os.getuid() and isinstance(event["time"], int)
+    for _ in events:  # closed: the iteration ends
+        pass
 
 
 def test_host_is_sent_for_an_ip_url(world, daemon):
