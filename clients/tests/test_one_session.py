@@ -88,7 +88,8 @@ def c_fetch(build):
         pytest.skip("needs HTTPDNS_LIB (swift build -c release --product httpdns)")
     with open(os.path.join(ROOT, "README.md")) as f:
         readme = f.read()
-    source = re.search(r"<!-- ipdirect\.c: built and run by the tests -->\n```c\n(.*?)```", readme, re.S).group(1)
+    # The README's C block that starts with the program's own comment line.
+    source = re.search(r"```c\n(/\* ipdirect\.c:.*?)```", readme, re.S).group(1)
     with open(os.path.join(build, "ipdirect.c"), "w") as f:
         f.write(source)
     for name in ("libhttpdns.so", "libhttpdns.so.0"):
