@@ -29,6 +29,7 @@ public final class ChildProcess: @unchecked Sendable {
         stdin: String = "/dev/null", stdout: String, stderr: String, inheriting inherited: Int32? = nil,
         as target: Int32 = 3
     ) throws {
+        _ = BrokenPipes.ignored
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -110,6 +111,7 @@ public func runCommand(
     _ executable: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil,
     timeout: Double = 30
 ) throws -> CommandResult {
+    _ = BrokenPipes.ignored
     let scratch = TemporaryDirectory(prefix: "cmd")
     let inPath = scratch.file("in")
     try (stdin ?? "").write(toFile: inPath, atomically: false, encoding: .utf8)

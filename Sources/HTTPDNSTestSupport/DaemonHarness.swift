@@ -19,6 +19,7 @@ public final class DaemonHarness {
         config: String = "", environment: [String: String] = [:], extraArguments: [String] = [],
         directory: TemporaryDirectory = TemporaryDirectory(), socketName: String = "d.sock", launcher: [String] = []
     ) throws {
+        _ = BrokenPipes.ignored
         self.directory = directory
         socketPath = directory.file(socketName)
         stateDirectory = directory.file("state")
@@ -104,6 +105,7 @@ public final class SocketActivator: @unchecked Sendable {
     private var watcher: pthread_t?
 
     public init(directory: TemporaryDirectory, config: String) throws {
+        _ = BrokenPipes.ignored
         socketPath = directory.file("a.sock")
         logPath = directory.file("activator.log")
         let configPath = directory.file("activated.conf")

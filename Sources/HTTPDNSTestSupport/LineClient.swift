@@ -11,6 +11,7 @@ public final class LineClient {
     public private(set) var reachedEOF = false
 
     public init(path: String) throws {
+        _ = BrokenPipes.ignored
         fd = try UnixSocket.connect(path: path)
     }
 
