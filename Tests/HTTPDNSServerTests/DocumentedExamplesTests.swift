@@ -32,7 +32,9 @@ import Testing
 /// and `example-org.test` (answered by the daemon's `Static=` with documentation addresses, so
 /// nothing leaves the machine); the socket paths are the test daemon's through the mount namespace,
 /// except `/tmp/h.sock` and `/tmp/h-state` of a test instance (replaced by the test daemon's socket,
-/// or by the test's own paths where the block starts that instance); in configuration
+/// or by the test's own paths where the block starts that instance); in the blocks run against
+/// HTTPS origins, the address the README gives curl's IP-direct pattern (`203.0.113.10`) becomes
+/// the loopback address of the app origin, the one such block talks to; in configuration
 /// blocks, the directories of files the daemon reads (`/etc/httpdnsd/`,
 /// `/run/credentials/httpdnsd.service/`) become a test directory holding such files.
 @Suite(.serialized)
@@ -387,6 +389,8 @@ final class ExampleWorld {
     /// The namespace's /etc/hosts, for programs that look names up themselves (plain curl).
     let hosts: [String: String]
     let extraEnvironment: [String: String]
+    /// Documentation addresses a block names, replaced by where the origins listen (origins only).
+    var addresses: [String: String] = [:]
 
     var daemon: DaemonHarness { harness! }
 
@@ -422,6 +426,7 @@ final class ExampleWorld {
         network = fixture.origins.pid
         hosts = fixture.addresses
         extraEnvironment = ["CURL_CA_BUNDLE": fixture.caFile]
+        addresses = fixture.addresses["app.example.test"].map { ["203.0.113.10": $0] } ?? [:]
     }
 
     static var pythonAdaptersPresent: Bool {
@@ -430,9 +435,11 @@ final class ExampleWorld {
 
     /// The block's text with the documented substitutions.
     func substituted(_ text: String) -> String {
-        text.replacing("example.com", with: "example.test").replacing("example.org", with: "example-org.test")
+        let named = text.replacing("example.com", with: "example.test")
+            .replacing("example.org", with: "example-org.test")
             .replacing("/tmp/h.sock", with: harness?.socketPath ?? directory.file("h.sock"))
             .replacing("/tmp/h-state", with: directory.file("h-state"))
+        return addresses.reduce(named) { text, address in text.replacing(address.key, with: address.value) }
     }
 
     /// Runs `command` as root in a private mount and PID namespace: a fresh /run (with the test
