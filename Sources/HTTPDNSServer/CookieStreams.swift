@@ -1,36 +1,62 @@
 import HTTPDNSCore
 import HTTPDNSProtocol
 
-/// `listCookies`' result, `{"cookies":[…]}`, written a few cookies at a time from a snapshot
-/// of the jar (the records share their strings with the jar's cookies).
-final class CookieListStream: ResultStream {
-    private let cookies: [Cookie]
+/// A result `{"MEMBER":[…]}` written a few elements at a time from a snapshot (the elements share
+/// their strings with what they were copied from): `listCookies`' cookies, `showCache`'s entries.
+final class ArrayResultStream<Element>: ResultStream {
+    /// `{"MEMBER":[`.
+    private let opening: StaticString
+    private let elements: [Element]
+    private let writeElement: (Element, inout JSONOutput) -> Void
     private var next = 0
     private var started = false
     let heldBytes: Int
 
-    init(_ cookies: [Cookie]) {
-        self.cookies = cookies
-        heldBytes = cookies.reduce(cookies.count * MemoryLayout<Cookie>.stride) { total, cookie in
-            total + cookie.name.utf8.count + cookie.value.utf8.count + cookie.domain.utf8.count
-                + cookie.path.utf8.count
-        }
+    /// `stringBytes` counts what an element holds beyond its own stride.
+    init(
+        opening: StaticString, _ elements: [Element], stringBytes: (Element) -> Int,
+        write: @escaping (Element, inout JSONOutput) -> Void
+    ) {
+        self.opening = opening
+        self.elements = elements
+        writeElement = write
+        heldBytes = elements.reduce(elements.count * MemoryLayout<Element>.stride) { $0 + stringBytes($1) }
     }
 
     func writeNext(to out: inout JSONOutput, budget: Int) -> Bool {
         let start = out.count
         if !started {
             started = true
-            JSONWriter.raw(#"{"cookies":["#, to: &out)
+            JSONWriter.raw(opening, to: &out)
         }
-        while next < cookies.count && out.count - start < budget {
+        while next < elements.count && out.count - start < budget {
             if next > 0 { out.append(UInt8(ascii: ",")) }
-            cookies[next].write(to: &out)
+            writeElement(elements[next], &out)
             next += 1
         }
-        guard next == cookies.count else { return false }
+        guard next == elements.count else { return false }
         JSONWriter.raw("]}", to: &out)
         return true
+    }
+}
+
+extension ArrayResultStream where Element == Cookie {
+    /// `listCookies`' result, `{"cookies":[…]}`, from a snapshot of the jar.
+    convenience init(cookies: [Cookie]) {
+        self.init(
+            opening: #"{"cookies":["#, cookies,
+            stringBytes: { $0.name.utf8.count + $0.value.utf8.count + $0.domain.utf8.count + $0.path.utf8.count },
+            write: { cookie, out in cookie.write(to: &out) })
+    }
+}
+
+extension ArrayResultStream where Element == ShowCacheResult.Entry {
+    /// `showCache`'s result, `{"entries":[…]}`, from a snapshot of the cache.
+    convenience init(cacheEntries: [ShowCacheResult.Entry]) {
+        self.init(
+            opening: #"{"entries":["#, cacheEntries,
+            stringBytes: { $0.host.utf8.count + $0.addresses.reduce(0) { $0 + $1.utf8.count + 16 } },
+            write: { entry, out in entry.write(to: &out) })
     }
 }
 

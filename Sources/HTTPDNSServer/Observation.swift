@@ -351,34 +351,3 @@ final class MonitorSubscription: AnswerSource {
 
 @available(*, unavailable)
 extension MonitorSubscription: Sendable {}
-
-/// `showCache`'s result, `{"entries":[…]}`, written a few entries at a time from a snapshot.
-final class CacheEntriesStream: ResultStream {
-    private let entries: [ShowCacheResult.Entry]
-    private var next = 0
-    private var started = false
-    let heldBytes: Int
-
-    init(_ entries: [ShowCacheResult.Entry]) {
-        self.entries = entries
-        heldBytes = entries.reduce(entries.count * MemoryLayout<ShowCacheResult.Entry>.stride) { total, entry in
-            total + entry.host.utf8.count + entry.addresses.reduce(0) { $0 + $1.utf8.count + 16 }
-        }
-    }
-
-    func writeNext(to out: inout JSONOutput, budget: Int) -> Bool {
-        let start = out.count
-        if !started {
-            started = true
-            JSONWriter.raw(#"{"entries":["#, to: &out)
-        }
-        while next < entries.count && out.count - start < budget {
-            if next > 0 { out.append(UInt8(ascii: ",")) }
-            entries[next].write(to: &out)
-            next += 1
-        }
-        guard next == entries.count else { return false }
-        JSONWriter.raw("]}", to: &out)
-        return true
-    }
-}

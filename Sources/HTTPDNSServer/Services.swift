@@ -242,7 +242,7 @@ extension Services: MethodTable {
         throws(RPCError)
     {
         guard reply.isRead else { return reply(.success(ListCookiesResult(cookies: []))) }
-        reply.stream(CookieListStream(try cookies.listCookies(params, uid: context.peer.uid).cookies))
+        reply.stream(ArrayResultStream(cookies: try cookies.listCookies(params, uid: context.peer.uid).cookies))
     }
 
     /// Runs a slice of at most `ImportSlices.linesPerSlice` lines per turn, each committed on
@@ -302,7 +302,7 @@ extension Services: MethodTable {
         throws(RPCError)
     {
         guard reply.isRead else { return reply(.success(ShowCacheResult(entries: []))) }
-        reply.stream(CacheEntriesStream(resolver.showCache(uid: context.peer.uid).entries))
+        reply.stream(ArrayResultStream(cacheEntries: resolver.showCache(uid: context.peer.uid).entries))
     }
 
     /// Every user may read the counters (they are totals, as `status`'s are).

@@ -50,13 +50,13 @@ struct CookieStreamsTests {
         let records = cookies
         var list = JSONOutput()
         ListCookiesResult(cookies: records).write(to: &list)
-        let listStream = CookieListStream(records)
+        let listStream = ArrayResultStream(cookies: records)
         #expect(Self.pieces(budget: budget) { listStream.writeNext(to: &$0, budget: $1) } == list.bytes)
         #expect(listStream.heldBytes > 31 * 10 && exportStream.heldBytes > 31 * 10)
     }
 
     @Test func anEmptyJarStreamsAnEmptyAnswer() {
-        let list = CookieListStream([])
+        let list = ArrayResultStream(cookies: [])
         #expect(Self.pieces(budget: 1) { list.writeNext(to: &$0, budget: $1) } == Array(#"{"cookies":[]}"#.utf8))
         let export = NetscapeExportStream([])
         let text = Self.pieces(budget: 1) { export.writeNext(to: &$0, budget: $1) }

@@ -288,7 +288,7 @@ final class FakeMethods: MethodTable {
         throws(RPCError)
     {
         calls.append(.listCookies)
-        reply.stream(CookieListStream(listed))
+        reply.stream(ArrayResultStream(cookies: listed))
     }
 
     func importCookies(_ params: ImportCookiesParams, context: CallContext, reply: Reply<ImportCookiesResult>)

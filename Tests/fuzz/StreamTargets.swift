@@ -44,7 +44,7 @@ private func checkExportStream(_ bytes: UnsafeBufferPointer<UInt8>) {
     let records = cookies
     var listed = JSONOutput()
     ListCookiesResult(cookies: records).write(to: &listed)
-    let list = CookieListStream(records)
+    let list = ArrayResultStream(cookies: records)
     require(pieces(budget) { list.writeNext(to: &$0, budget: $1) } == listed.bytes, "the streamed list differs")
 }
 
