@@ -137,9 +137,12 @@ public struct RESPReader: Sendable {
                 return .value(.null)
             }
             guard length <= limits.maxBulkBytes else { return .tooLarge(bulk: true) }
-            guard charge(afterLine - position + length + 2) else { return .tooLarge(bulk: false) }
+            // Charged before its bytes arrive, so a reply too large is refused from its header;
+            // taken back while it is incomplete, or every partial read would charge it again.
+            let cost = afterLine - position + length + 2
+            guard charge(cost) else { return .tooLarge(bulk: false) }
             guard buffer.count >= afterLine + length + 2 else {
-                taken -= afterLine - position + length + 2
+                uncharge(cost)
                 return .needMore
             }
             guard buffer[afterLine + length] == 0x0D, buffer[afterLine + length + 1] == 0x0A else {
@@ -168,6 +171,10 @@ public struct RESPReader: Sendable {
     private mutating func charge(_ bytes: Int) -> Bool {
         taken += bytes + 32
         return taken <= limits.maxReplyBytes
+    }
+
+    private mutating func uncharge(_ bytes: Int) {
+        taken -= bytes + 32
     }
 
     /// The offset of the CR of the first CRLF at or after `from`.

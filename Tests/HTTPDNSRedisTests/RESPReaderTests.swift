@@ -70,6 +70,19 @@ struct RESPReaderTests {
         #expect((partial.array?.count ?? 0) < 40 && partial.array?.last == RESPReader.truncated)
     }
 
+    /// A bulk string is charged when its header is read and taken back while its bytes are still
+    /// coming, so one arriving a byte at a time costs what it costs when it arrives at once (the
+    /// fuzzer found the byte-by-byte reading cut a reply the whole reading kept).
+    @Test func aBulkStringArrivingByteByByteIsChargedOnce() {
+        let limits = RESPReader.Limits(maxBulkBytes: 1_000, maxReplyBytes: 1_100)
+        let text = "*1\r\n$1000\r\n" + String(repeating: "v", count: 1_000) + "\r\n"
+        let expected: [RESPReader.Outcome] = [
+            .reply(.array([.bulk(Array(repeating: UInt8(ascii: "v"), count: 1_000))]))
+        ]
+        #expect(Self.read(text, limits: limits) == expected)
+        #expect(Self.read(text, limits: limits, step: 1) == expected)
+    }
+
     @Test func malformedInputIsNamed() {
         for text in [
             "\r\n", "?x\r\n", ":12a\r\n", "$-2\r\n", "$3\r\nabcd\r\n", "*x\r\n",
