@@ -1,5 +1,6 @@
 #include "CHTTPDNSShims.h"
 #include <errno.h>
+#include <linux/netlink.h>
 #include <malloc.h>
 #include <netdb.h>
 #include <nss.h>
@@ -66,4 +67,19 @@ void chttpdns_return_freed_heap_pages(void) {
 
 void chttpdns_name_this_thread(const char *name) {
     (void)prctl(PR_SET_NAME, name, 0, 0, 0);
+}
+
+int chttpdns_route_netlink_open(uint32_t groups, int receive_buffer) {
+    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_ROUTE);
+    if (fd < 0) return -1;
+    /* A refused size leaves the default (rmem_default): bursts may then overrun, which the reader sees. */
+    (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
+    struct sockaddr_nl address = {.nl_family = AF_NETLINK, .nl_groups = groups};
+    if (bind(fd, (struct sockaddr *)&address, sizeof address) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
 }

@@ -158,6 +158,15 @@ final class ResolverService {
         return try machine.flushCache(params, uid: uid)
     }
 
+    /// The network changed: `policy` on the cached host answers (`ResolverMachine.networkChanged`);
+    /// how many entries it marked or dropped.
+    func networkChanged(_ policy: NetworkChangePolicy) -> Int {
+        restoreSavedDNS()
+        let touched = machine.networkChanged(policy, now: now)
+        performActions()
+        return touched
+    }
+
     /// Resolves the `Prefetch=` hosts now and before each answer expires.
     func startPrefetch() {
         machine.startPrefetch(now: now)

@@ -16,6 +16,8 @@ final class Services {
     let dnsSaver: DNSSnapshotSaver
     /// The fleet tier, with `[Fleet]`.
     let fleet: FleetService?
+    /// Watches the machine's addresses and routes (`OnNetworkChange=`).
+    let network: NetworkChangeService
     private let clock: any DaemonClock
     private let startedAt: Int64
     private let loop: EventLoop
@@ -38,6 +40,8 @@ final class Services {
         resolver = ResolverService(configuration: configuration, rules: rules, loop: loop, logger: logger)
         resolver.observation = observation
         resolver.restoreSaved(from: storeThread)
+        network = NetworkChangeService(
+            policy: configuration.resolver.onNetworkChange, resolver: resolver, loop: loop, logger: logger)
         // With Synchronous=full a commit waits for the disk: never on the loop thread.
         cookieCommits = StateGroupCommit(
             loop: loop, storeThread: storeThread, commitsOnLoopThread: !configuration.store.synchronousFull)
@@ -71,6 +75,7 @@ final class Services {
 
     func start() {
         fleet?.start()
+        network.start()
         resolver.startPrefetch()
         dnsSaver.start()
     }
@@ -78,6 +83,7 @@ final class Services {
     /// A reloaded configuration, as a value each service takes (its jars, cache and flights stay).
     func apply(_ configuration: DaemonConfiguration) {
         resolver.apply(configuration)
+        network.apply(configuration)
         cookies.apply(configuration.cookieLimits)
     }
 
@@ -196,6 +202,7 @@ final class Services {
     /// After the loop stopped: no more upstream work; the DNS cache is queued for saving.
     func shutdown() {
         fleet?.shutdown()
+        network.shutdown()
         resolver.shutdown()
         dnsSaver.save()
     }

@@ -38,3 +38,8 @@ void chttpdns_return_freed_heap_pages(void);
 /* getaddrinfo's GNU-only "name exists but has no address of this family" codes. */
 extern const int chttpdns_EAI_NODATA;
 extern const int chttpdns_EAI_ADDRFAMILY;
+
+/* An rtnetlink socket (NETLINK_ROUTE, non-blocking, close-on-exec) bound to the multicast `groups`
+   (RTMGRP_* bits), with a receive buffer of `receive_buffer` bytes if the system allows it. -1 with
+   errno (EAFNOSUPPORT under systemd's RestrictAddressFamilies= without AF_NETLINK). */
+int chttpdns_route_netlink_open(uint32_t groups, int receive_buffer);

@@ -25,6 +25,9 @@ public final class DNSCache {
     public private(set) var misses = 0
     /// Stale answers the caller reported as actually served (`noteStaleServed()`).
     public private(set) var staleServed = 0
+    /// Entries marked for refresh (`markAllForRefresh`) and not replaced yet: while 0, a hit
+    /// looks for no mark.
+    public private(set) var refreshMarks = 0
 
     private struct Key: Hashable {
         var host: String
@@ -45,6 +48,8 @@ public final class DNSCache {
         var noSuchName: Bool
         /// 0: nobody used the entry; 1: only `user`; 2: several uids.
         var users: UInt8
+        /// The network changed since the answer came (`markAllForRefresh`): its next use asks again.
+        var needsRefresh = false
         var user: UInt32
 
         init(_ entry: DNSCacheEntry, serial: UInt64, use: CacheUse) {
@@ -283,6 +288,7 @@ public final class DNSCache {
             let removed = storedCount
             entries.removeAll()
             storedCount = 0
+            refreshMarks = 0
             positiveExpiries.removeAll()
             negativeExpiries.removeAll()
             return removed
@@ -291,6 +297,36 @@ public final class DNSCache {
         for family in IPFamily.allCases where remove(Key(host: host, family: family)) { removed += 1 }
         compactIfMostlyDead()
         return removed
+    }
+
+    /// Marks every entry for refresh (the network changed): each is still answered, and its next
+    /// use asks again (`needsRefresh`); the answer that replaces it carries no mark.
+    ///
+    /// - Returns: the number of entries marked.
+    @discardableResult
+    public func markAllForRefresh() -> Int {
+        for slot in entries.indices {
+            for family in IPFamily.allCases where entries.values[slot][family]?.needsRefresh == false {
+                entries.values[slot][family]?.needsRefresh = true
+                refreshMarks += 1
+            }
+        }
+        return refreshMarks
+    }
+
+    /// Marks both families of `host` for refresh (an answer asked for before the network changed).
+    public func markForRefresh(host: String) {
+        guard let slot = entries.index(forKey: host) else { return }
+        for family in IPFamily.allCases where entries.values[slot][family]?.needsRefresh == false {
+            entries.values[slot][family]?.needsRefresh = true
+            refreshMarks += 1
+        }
+    }
+
+    /// Whether any of `families` of `host` is marked for refresh.
+    public func needsRefresh(host: String, families: [IPFamily]) -> Bool {
+        guard refreshMarks > 0, let slot = entries[host] else { return false }
+        return families.contains { slot[$0]?.needsRefresh == true }
     }
 
     /// Every entry that can still be served (fresh, or stale within `maxStale`), of the hosts
@@ -440,7 +476,10 @@ public final class DNSCache {
     /// Removes the entry for `key`, and its host's slot once empty; whether there was one.
     @discardableResult
     private func remove(_ key: Key) -> Bool {
-        guard let slot = entries.index(forKey: key.host), entries.values[slot][key.family] != nil else { return false }
+        guard let slot = entries.index(forKey: key.host), let stored = entries.values[slot][key.family] else {
+            return false
+        }
+        if stored.needsRefresh { refreshMarks -= 1 }
         entries.values[slot][key.family] = nil
         if entries.values[slot].isEmpty { entries.remove(at: slot) }
         storedCount -= 1

@@ -28,7 +28,7 @@ struct ConfigurationParser {
             "Upstream", "SecretKey", "SecretKeyFile", "Timeout", "ServeStale", "MinTTL", "MaxTTL", "MaxStale",
             "NegativeTTL", "CacheSize", "Prefetch", "CAFile", "TLSName", "Static", "DoHMethod", "MaxUpstreamQueries",
             "MaxUpstreamQueriesPerUser", "UpstreamQueryRatePerUser", "UpstreamQueryBurstPerUser", "Route",
-            "DefaultRoute",
+            "DefaultRoute", "OnNetworkChange",
         ],
         "Cookies": ["MaxPerDomain", "MaxTotal"],
         "Server": [
@@ -222,9 +222,25 @@ struct ConfigurationParser {
             }
         case "DefaultRoute":
             defaultRoute = value.isEmpty ? nil : (try upstreamNames(value, assignment), assignment.line)
+        case "OnNetworkChange":
+            configuration.resolver.onNetworkChange = try networkChangePolicy(assignment)
         default:
             break
         }
+    }
+
+    /// `refresh`, `flush` or `ignore` (empty: the default), with the one most likely meant.
+    private func networkChangePolicy(_ assignment: INIReader.Assignment) throws(ConfigError) -> NetworkChangePolicy {
+        if assignment.value.isEmpty { return DaemonConfiguration.Resolver().onNetworkChange }
+        if let policy = NetworkChangePolicy(rawValue: assignment.value) { return policy }
+        let names = NetworkChangePolicy.allCases.map(\.rawValue)
+        var message = "expected refresh, flush or ignore, not \"\(assignment.value)\""
+        if let match = names.first(where: { $0 == assignment.value.lowercased() })
+            ?? NameSuggestion.closest(to: assignment.value, among: names)
+        {
+            message += " (did you mean \(match)?)"
+        }
+        throw error(assignment, message)
     }
 
     private mutating func applyCookies(_ assignment: INIReader.Assignment) throws(ConfigError) {

@@ -64,6 +64,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
         /// `DefaultRoute=`: the upstreams of names outside every route; nil: the system
         /// resolver once any route is set, else every upstream in order.
         public var defaultRoute: [String]?
+        /// `OnNetworkChange=`: what a change of the machine's addresses or routes does to the
+        /// cached host answers. Default refresh (the SDKs re-resolve after a network change).
+        public var onNetworkChange = NetworkChangePolicy.refresh
 
         public init() {}
     }

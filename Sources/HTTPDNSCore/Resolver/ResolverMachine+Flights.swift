@@ -81,6 +81,8 @@ struct Flight {
     var background: Bool
     /// A prefetched name: refreshed again before its answer expires.
     var prefetch = false
+    /// A refresh after a network change: asks this machine's upstreams, never the fleet.
+    var localOnly = false
     var phase = Phase.queued
     /// `Timeout=` from the start: the upstreams' fair shares are cut from it.
     var budgetEnd = MonotonicInstant(nanoseconds: 0)
@@ -118,7 +120,7 @@ extension ResolverMachine {
     /// rate). A background join (stale refresh, prefetch) makes the flight run its whole budget.
     mutating func join(
         _ key: FlightKey, owner: FlightOwner, background: Bool, prefetch: Bool = false, waiter: Waiter? = nil,
-        now: MonotonicInstant
+        localOnly: Bool = false, now: MonotonicInstant
     ) -> Result<UInt64, RPCError> {
         if let id = flightByKey[key], var flight = flights[id], !isEnding(flight, now: now) {
             if let waiter {
@@ -154,6 +156,7 @@ extension ResolverMachine {
         }
         var flight = Flight(id: id, key: key, owner: owner, background: background)
         flight.prefetch = prefetch
+        flight.localOnly = localOnly
         if let waiter {
             flight.waiters.append(waiter)
             flight.use = flight.use.adding(waiter.uid)
@@ -196,7 +199,7 @@ extension ResolverMachine {
         flight.deadline = min(waitEnd, flight.budgetEnd)
         // localhost names never leave the machine, not even to the fleet; the fleet holds
         // HTTPDNS answers only, so names routed to the system resolver alone are not asked of it.
-        if sharesCacheWithFleet, !Self.isLocalhost(flight.key.host),
+        if sharesCacheWithFleet, !flight.localOnly, !Self.isLocalhost(flight.key.host),
             settings.routing.upstreams(for: flight.key.host).contains(where: { settings.upstreams[$0].kind != .system })
         {
             flight.phase = .askingFleet
@@ -417,6 +420,7 @@ extension ResolverMachine {
     mutating func finish(_ id: UInt64, _ outcome: FlightOutcome, now: MonotonicInstant) {
         guard let flight = flights.removeValue(forKey: id) else { return }
         queue.finish(id)
+        if flightsBeforeNetworkChange.remove(id) != nil { cache.markForRefresh(host: flight.key.host) }
         if flight.reportsToFleet { emit(.reportToFleet(flight: id, answered: fleetReport(outcome, flight.key))) }
         if flightByKey[flight.key] == id { flightByKey[flight.key] = nil }
         for waiter in flight.waiters where callers.removeValue(forKey: waiter.caller) != nil {

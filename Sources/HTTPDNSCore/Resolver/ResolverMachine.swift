@@ -50,6 +50,8 @@ public struct ResolverMachine {
     var probes: [Int: Probe] = [:]
     /// Probes by id (their queue and attempt id): the upstream each asks.
     var probeUpstreams: [UInt64: Int] = [:]
+    /// Flights that were asking when the network changed: their answers come marked for refresh.
+    var flightsBeforeNetworkChange: Set<UInt64> = []
     private var lastID: UInt64 = 0
     private var actions: [ResolverAction] = []
 
@@ -129,6 +131,7 @@ public struct ResolverMachine {
             let result = Self.reply(host, cached: entries, requested: params.family, now: now, stale: false)
             if case .success(let answered) = result { remember(answered, uid: uid, now: now) }
             answer(result)
+            refreshIfNetworkChanged(host, family: params.family, uid: uid, now: now)
             return nil
         case .stale(let entries):
             // A stale answer always holds a positive entry: negative ones are never served stale.
