@@ -96,7 +96,9 @@ let package = Package(
         .target(name: "nss_httpdns", exclude: ["nss_httpdns.map"], cSettings: [.define("_GNU_SOURCE")]),
         .target(
             name: "HTTPDNSTestSupport",
-            dependencies: ["HTTPDNSProtocol", "HTTPDNSCore", "HTTPDNSSystem", "HTTPDNSClient", "HTTPDNSRedis"],
+            dependencies: [
+                "CHTTPDNSShims", "HTTPDNSProtocol", "HTTPDNSCore", "HTTPDNSSystem", "HTTPDNSClient", "HTTPDNSRedis",
+            ],
             swiftSettings: strictSettings
         ),
 

@@ -5,6 +5,7 @@
 #include <netdb.h>
 #include <nss.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -82,4 +83,8 @@ int chttpdns_route_netlink_open(uint32_t groups, int receive_buffer) {
         return -1;
     }
     return fd;
+}
+
+int chttpdns_enter_network_namespace(int fd) {
+    return setns(fd, CLONE_NEWNET);
 }

@@ -92,10 +92,12 @@ public struct StatusResult: MethodResult {
     public var upstreams: [UpstreamStatus]
     /// The fleet tier, only with a `[Fleet]` section.
     public var fleet: Fleet?
+    /// The machine's network changes as the daemon saw them (`OnNetworkChange=`).
+    public var network: Network?
 
     public init(
         version: String, uptime: Double, cache: Cache, cookieCount: Int, upstreams: [UpstreamStatus],
-        fleet: Fleet? = nil
+        fleet: Fleet? = nil, network: Network? = nil
     ) {
         self.version = version
         self.uptime = uptime
@@ -103,6 +105,7 @@ public struct StatusResult: MethodResult {
         self.cookieCount = cookieCount
         self.upstreams = upstreams
         self.fleet = fleet
+        self.network = network
     }
 
     /// The members the contract requires; a daemon may add more after them.
@@ -131,6 +134,10 @@ public struct StatusResult: MethodResult {
             JSONWriter.raw(#","fleet":"#, to: &out)
             fleet.write(to: &out)
         }
+        if let network {
+            JSONWriter.raw(#","network":"#, to: &out)
+            network.write(to: &out)
+        }
         out.append(UInt8(ascii: "}"))
     }
 
@@ -153,10 +160,15 @@ public struct StatusResult: MethodResult {
             guard let parsed = Fleet(json: member) else { return nil }
             fleet = parsed
         }
+        var network: Network?
+        if let member = json["network"] {
+            guard let parsed = Network(json: member) else { return nil }
+            network = parsed
+        }
         self.init(
             version: version, uptime: uptime,
             cache: Cache(entries: entries, hits: hits, misses: misses, staleServed: staleServed),
-            cookieCount: cookieCount, upstreams: upstreams, fleet: fleet)
+            cookieCount: cookieCount, upstreams: upstreams, fleet: fleet, network: network)
     }
 }
 
@@ -227,6 +239,42 @@ extension StatusResult {
                 connected: connected, state: state, lastError: json["lastError"]?.stringValue,
                 lastStateChange: lastStateChange, lag: json["lag"]?.numberValue?.doubleValue, outbox: outbox,
                 rejected: rejected)
+        }
+    }
+}
+
+extension StatusResult {
+    /// `status.network`: the machine's address and route changes, as the daemon saw them.
+    public struct Network: Sendable, Equatable {
+        /// The daemon reads the kernel's notifications (false: it could not open its netlink socket).
+        public var watching: Bool
+        /// Changes seen since start (a burst of notifications is one).
+        public var changes: Int
+        /// Unix seconds of the last change; nil before the first.
+        public var lastChange: Int64?
+
+        public init(watching: Bool, changes: Int, lastChange: Int64?) {
+            self.watching = watching
+            self.changes = changes
+            self.lastChange = lastChange
+        }
+
+        /// `{"watching":true,"changes":1,"lastChange":1767225600}`
+        public func write(to out: inout JSONOutput) {
+            JSONWriter.raw(#"{"watching":"#, to: &out)
+            JSONWriter.bool(watching, to: &out)
+            JSONWriter.raw(#","changes":"#, to: &out)
+            JSONWriter.integer(changes, to: &out)
+            JSONWriter.raw(#","lastChange":"#, to: &out)
+            JSONWriter.integer(lastChange, to: &out)
+            out.append(UInt8(ascii: "}"))
+        }
+
+        /// Reads the member; `lastChange` may be null.
+        public init?(json: JSON) {
+            guard let watching = json["watching"]?.boolValue, let changes = nonNegativeInteger("changes", in: json)
+            else { return nil }
+            self.init(watching: watching, changes: changes, lastChange: json["lastChange"]?.numberValue?.int64Value)
         }
     }
 }

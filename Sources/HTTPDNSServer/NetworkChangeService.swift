@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSProtocol
 import HTTPDNSSystem
 
 /// Carries out what the `NetworkChangeMachine` decides about the kernel's address and route
@@ -25,6 +26,11 @@ final class NetworkChangeService {
 
     /// Changes reported since start.
     var changes: Int { machine.changes }
+
+    /// `status.network`.
+    var status: StatusResult.Network {
+        StatusResult.Network(watching: watcher != nil, changes: changes, lastChange: lastChangeUnix)
+    }
 
     /// Watches the kernel's notifications from now on. Without an rtnetlink socket (a sandbox
     /// that forbids AF_NETLINK) the daemon runs on, unaware of changes, and says so once.

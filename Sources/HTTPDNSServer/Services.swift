@@ -99,7 +99,8 @@ final class Services {
             version: Daemon.version, uptime: Double((clock.nowNanoseconds() - startedAt) / 1_000_000_000),
             cache: resolver.cacheStatus,
             // Counts only: the caller's own jar, never another user's.
-            cookieCount: cookies.count(uid: uid), upstreams: resolver.upstreamStatus, fleet: fleet?.status.member)
+            cookieCount: cookies.count(uid: uid), upstreams: resolver.upstreamStatus, fleet: fleet?.status.member,
+            network: network.status)
     }
 
     /// `metrics`' exposition: totals since start (counters never go back, whatever

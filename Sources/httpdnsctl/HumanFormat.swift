@@ -73,7 +73,15 @@ enum HumanFormat {
             text += "\n"
         }
         if let fleet = status.fleet { text += self.fleet(fleet) }
+        if let network = status.network { text += self.network(network) }
         return text
+    }
+
+    /// `network: 2 changes, last 2026-01-01 00:00:00 UTC`, or `network: not watched`.
+    static func network(_ network: StatusResult.Network) -> String {
+        guard network.watching else { return "network: not watched\n" }
+        let last = network.lastChange.map { ", last \(utcDate($0))" } ?? ""
+        return "network: \(network.changes) change\(network.changes == 1 ? "" : "s")\(last)\n"
     }
 
     /// `fleet: connected, lag 0.004 s, outbox 0, 0 rejected`, with the last error while not connected.

@@ -257,6 +257,21 @@ struct ConfigTests {
         #expect(UpstreamRouting(upstreams: none.resolver.upstreams).upstreams(for: "a.example") == [0])
     }
 
+    @Test func onNetworkChange() throws {
+        #expect(try parse("").0.resolver.onNetworkChange == .refresh)
+        for policy in NetworkChangePolicy.allCases {
+            #expect(try parse("[Resolver]\nOnNetworkChange=\(policy.rawValue)\n").0.resolver.onNetworkChange == policy)
+        }
+        #expect(
+            try parse("[Resolver]\nOnNetworkChange=flush\nOnNetworkChange=\n").0.resolver.onNetworkChange == .refresh)
+        let typo = try parseError("[Resolver]\nOnNetworkChange=refesh\n")
+        #expect(typo.line == 2 && typo.key == "OnNetworkChange")
+        #expect(typo.message == #"expected refresh, flush or ignore, not "refesh" (did you mean refresh?)"#)
+        #expect(try parseError("[Resolver]\nOnNetworkChange=Flush\n").message.hasSuffix("(did you mean flush?)"))
+        #expect(try parseError("[Resolver]\nOnNetworkChang=flush\n").message.contains("did you mean OnNetworkChange=?"))
+        #expect(try parseError("[Server]\nOnNetworkChange=flush\n").message.contains("belongs in [Resolver]"))
+    }
+
     @Test func routeMistakesAreErrors() throws {
         let upstreams = "[Resolver]\nUpstream=alibaba http://127.0.0.1:9/1\nUpstream=doh https://a.example/q\n"
         let typo = try parseError(upstreams + "Route=alibab example.com\n")

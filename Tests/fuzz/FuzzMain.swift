@@ -15,6 +15,7 @@ struct FuzzTarget: Sendable {
 /// Every target, in the order run.sh runs them.
 let fuzzTargets: [FuzzTarget] =
     protocolTargets + cookieTargets + configTargets + upstreamTargets + fleetTargets + urlTargets + streamTargets
+    + networkTargets
 
 /// Set once by `LLVMFuzzerInitialize`, before libFuzzer's first input; read-only afterwards.
 nonisolated(unsafe) private var selectedTarget: FuzzTarget?

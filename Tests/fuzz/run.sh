@@ -44,11 +44,13 @@ collections=("$root"/Sources/HTTPDNSCollections/*.swift)
 mapfile -t core < <(find "$root/Sources/HTTPDNSCore" -name '*.swift' | sort)
 # The scanner's agreement check is shared with the protocol's seeded fuzz test; the jar's targets use
 # the tests' ASCII domain rules in place of libpsl; the streamed answers and the RESP reader are
-# compiled in from the server's and the Redis owner's sources (they need nothing else).
+# compiled in from the server's and the Redis owner's sources (they need nothing else); so are the rtnetlink
+# parser and the test support's message builder.
 harness=("$here"/*.swift "$root/Tests/HTTPDNSProtocolTests/RequestAgreement.swift"
     "$root/Sources/HTTPDNSTestSupport/BasicDomainRules.swift"
     "$root/Sources/HTTPDNSServer/AnswerSource.swift" "$root/Sources/HTTPDNSServer/CookieStreams.swift"
-    "$root/Sources/HTTPDNSRedis/RESPReader.swift" "$root/Sources/HTTPDNSRedis/RedisReply.swift")
+    "$root/Sources/HTTPDNSRedis/RESPReader.swift" "$root/Sources/HTTPDNSRedis/RedisReply.swift"
+    "$root/Sources/HTTPDNSServer/RouteNetlinkParser.swift" "$root/Sources/HTTPDNSTestSupport/RouteNetlinkMessages.swift")
 if [ ! -x "$fuzzer" ] || [ -n "$(find "${protocol[@]}" "${url[@]}" "${collections[@]}" "${core[@]}" "${harness[@]}" "$0" -newer "$fuzzer" | head -1)" ]; then
     mkdir -p "$build/module"
     started=$(date +%s)

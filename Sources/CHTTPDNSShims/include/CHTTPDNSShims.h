@@ -43,3 +43,7 @@ extern const int chttpdns_EAI_ADDRFAMILY;
    (RTMGRP_* bits), with a receive buffer of `receive_buffer` bytes if the system allows it. -1 with
    errno (EAFNOSUPPORT under systemd's RestrictAddressFamilies= without AF_NETLINK). */
 int chttpdns_route_netlink_open(uint32_t groups, int receive_buffer);
+
+/* setns(fd, CLONE_NEWNET): the calling thread joins the network namespace `fd` opens (sockets it
+   creates from then on live there). 0, or -1 with errno. For tests. */
+int chttpdns_enter_network_namespace(int fd);
