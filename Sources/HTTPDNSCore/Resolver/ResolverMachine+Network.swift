@@ -15,7 +15,9 @@ extension ResolverMachine {
         case .refresh: touched = cache.markAllForRefresh()
         case .flush: touched = cache.flush(host: nil)
         }
-        flightsBeforeNetworkChange.formUnion(flights.keys)
+        // Replaced, not added to: a flight of an earlier change still running is among these, and
+        // one dropped from the queue since (never finished) is forgotten.
+        flightsBeforeNetworkChange = Set(flights.keys)
         for raw in settings.prefetch {
             guard let host = try? canonicalName(raw) else { continue }
             _ = join(
