@@ -69,7 +69,7 @@ public struct UpstreamStatus: Sendable, Equatable {
 }
 
 public struct StatusResult: MethodResult {
-    public struct Cache: Sendable, Equatable {
+    public struct Cache: DescribedRecord {
         public var entries: Int
         public var hits: Int
         public var misses: Int
@@ -81,6 +81,12 @@ public struct StatusResult: MethodResult {
             self.misses = misses
             self.staleServed = staleServed
         }
+
+        public static let blank = Cache(entries: 0, hits: 0, misses: 0, staleServed: 0)
+        public static let fields: [ResultField<Cache>] = [
+            .integer("entries", \.entries, in: nonNegative), .integer("hits", \.hits, in: nonNegative),
+            .integer("misses", \.misses, in: nonNegative), .integer("staleServed", \.staleServed, in: nonNegative),
+        ]
     }
 
     public var version: String
@@ -239,6 +245,12 @@ public struct DiscoverResult: MethodResult {
 
     public init(encodedDocument: [UInt8]) { self.encodedDocument = encodedDocument }
 
+    /// The document's own top-level members.
+    public static let memberSchemas: [MemberSchema]? = [
+        MemberSchema("openrpc", .string, required: true), MemberSchema("info", .object, required: true),
+        MemberSchema("methods", .array, required: true),
+    ]
+
     public func write(to out: inout JSONOutput) { out.append(contentsOf: encodedDocument) }
 
     /// nil unless the result is an OpenRPC document (an object with an `openrpc` version).
@@ -249,4 +261,10 @@ public struct DiscoverResult: MethodResult {
 
     /// The document as a JSON value.
     public var document: JSON? { try? JSONParser.parse(encodedDocument, maxDepth: 128) }
+}
+
+/// Reads `{"<member>": <non-negative integer>}` results.
+func nonNegativeInteger(_ member: String, in json: JSON) -> Int? {
+    guard let value = json[member]?.numberValue?.int64Value, value >= 0, value <= Int64(Int.max) else { return nil }
+    return Int(value)
 }

@@ -152,6 +152,15 @@ struct MethodShapeTests {
         }
     }
 
+    /// The results written byte by byte for the request path write what their tables describe.
+    @Test(arguments: Method.allCases)
+    func resultsWriteWhatTheirTablesDescribe(_ method: Method) throws {
+        for sample in try Self.sampleResults(method) {
+            guard let described = sample as? any DescribedRecord else { continue }
+            #expect(describedEncoding(described) == sample.encoded, "\(method.rawValue): \(sample)")
+        }
+    }
+
     @Test(arguments: Method.allCases)
     func paramsSatisfyTheParamSchemas(_ method: Method) throws {
         let documented = try Self.method(method)["params"]?.arrayValue ?? []
@@ -237,4 +246,11 @@ struct MethodShapeTests {
 func isSame(_ a: (any Equatable)?, _ b: any Equatable) -> Bool {
     func equal<T: Equatable>(_ b: T) -> Bool { (a as? T) == b }
     return equal(b)
+}
+
+/// The bytes a record's member table describes.
+private func describedEncoding(_ record: some DescribedRecord) -> [UInt8] {
+    var out = JSONOutput()
+    record.writeDescribed(to: &out)
+    return out.bytes
 }
