@@ -37,6 +37,16 @@ public struct GetCookieHeaderParams: DescribedParams {
         self.topLevelNavigation = topLevelNavigation
     }
 
+    /// The table's reading of the members after `url`, written out for the request path;
+    /// MethodShapeTests holds it equal to `described(_:afterFirst:)`, errors included.
+    public init(_ params: Params, afterFirst: Void) throws(RPCError) {
+        self.init(url: "")
+        host = try params.optionalString("host")
+        forScript = try params.optionalBool("forScript") ?? false
+        siteForCookies = try params.optionalString("siteForCookies")
+        topLevelNavigation = try params.optionalBool("topLevelNavigation") ?? false
+    }
+
     public static let blank = GetCookieHeaderParams(url: "")
     public static let fields: [ParamField<GetCookieHeaderParams>] = [
         .required("url", \.url),
@@ -84,6 +94,13 @@ public struct HandleSetCookieParams: DescribedParams {
         self.url = url
         self.host = host
         self.setCookie = setCookie
+    }
+
+    /// The table's reading of the members after `url`, written out for the request path;
+    /// MethodShapeTests holds it equal to `described(_:afterFirst:)`, errors included.
+    public init(_ params: Params, afterFirst: Void) throws(RPCError) {
+        self.init(
+            url: "", host: try params.optionalString("host"), setCookie: try params.requiredStringArray("setCookie"))
     }
 
     public static let blank = HandleSetCookieParams(url: "", setCookie: [])

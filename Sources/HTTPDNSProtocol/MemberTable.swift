@@ -10,7 +10,9 @@ public enum MemberType: String, Sendable {
 
 /// What the Swift side says of one member, to be checked against the OpenRPC document.
 public struct MemberSchema: Sendable, Equatable {
+    /// The member's name on the wire.
     public var name: String
+    /// Its JSON type.
     public var type: MemberType
     /// Params: the caller must send it. Results: the daemon always writes it.
     public var required: Bool
@@ -45,6 +47,7 @@ public typealias MemberPath<Root, Value> = any WritableKeyPath<Root, Value> & Se
 /// One member of a method's params: its schema, how the daemon reads it from a request and how a
 /// client writes it.
 public struct ParamField<Root>: Sendable {
+    /// What the OpenRPC document says of it.
     public let schema: MemberSchema
     let read: @Sendable (inout Root, Params) throws(RPCError) -> Void
     let write: @Sendable (Root, inout JSONObject) -> Void
@@ -56,26 +59,42 @@ public protocol DescribedParams: MethodParams {
     static var blank: Self { get }
     /// The members, in the order the daemon reads them: the first offending one is the one named.
     static var fields: [ParamField<Self>] { get }
+    /// The members after the first, which the caller reads in place (`URLParams`).
+    init(_ params: Params, afterFirst: Void) throws(RPCError)
 }
 
 extension DescribedParams {
-    public init(_ params: Params) throws(RPCError) {
-        self = Self.blank
-        for field in Self.fields { try field.read(&self, params) }
+    /// Reads the members in table order: -32602 naming the first offending one.
+    public init(_ params: Params) throws(RPCError) { self = try Self.described(params) }
+
+    /// The members after the first, from the table.
+    public init(_ params: Params, afterFirst: Void) throws(RPCError) {
+        self = try Self.described(params, afterFirst: ())
     }
 
-    /// The members after the first (which the caller reads in place: `URLParams`).
-    init(_ params: Params, afterFirst: Void) throws(RPCError) {
-        self = Self.blank
-        for field in Self.fields.dropFirst() { try field.read(&self, params) }
+    /// The reading the table describes (what `init(_:)` does unless the type reads its members
+    /// itself, on the request path; a test holds the two equal, errors included).
+    public static func described(_ params: Params) throws(RPCError) -> Self {
+        var value = blank
+        for field in fields { try field.read(&value, params) }
+        return value
     }
 
+    /// The table's reading of the members after the first.
+    public static func described(_ params: Params, afterFirst: Void) throws(RPCError) -> Self {
+        var value = blank
+        for field in fields.dropFirst() { try field.read(&value, params) }
+        return value
+    }
+
+    /// The members as a client sends them, in table order.
     public var json: JSONObject {
         var object = JSONObject()
         for field in Self.fields { field.write(self, &object) }
         return object
     }
 
+    /// The members, from the table.
     public static var memberSchemas: [MemberSchema] { fields.map(\.schema) }
 }
 
@@ -181,12 +200,14 @@ public protocol JSONRecord: Sendable, Equatable {
 }
 
 extension JSONRecord {
+    /// Not described: nil.
     public static var memberSchemas: [MemberSchema]? { nil }
 }
 
 /// One member of a result (or of an object inside one): its schema, how the daemon writes it and
 /// how a client reads it.
 public struct ResultField<Root>: Sendable {
+    /// What the OpenRPC document says of it.
     public let schema: MemberSchema
     /// Writes `{` (when `first`) or `,`, the name and the value; nothing for a member left out.
     let write: @Sendable (Root, inout JSONOutput, inout Bool) -> Void
@@ -204,6 +225,7 @@ public protocol DescribedRecord: JSONRecord {
 }
 
 extension DescribedRecord {
+    /// Writes the members the table describes.
     public func write(to out: inout JSONOutput) { writeDescribed(to: &out) }
 
     /// The encoding the table describes (what `write(to:)` does unless the type writes its bytes
@@ -220,6 +242,7 @@ extension DescribedRecord {
         for field in fields { field.write(self, &out, &first) }
     }
 
+    /// Reads the members the table describes; nil when one does not match it.
     public init?(json: JSON) {
         guard json.objectValue != nil else { return nil }
         var value = Self.blank
@@ -227,6 +250,7 @@ extension DescribedRecord {
         self = value
     }
 
+    /// The members, from the table.
     public static var memberSchemas: [MemberSchema]? { fields.map(\.schema) }
 }
 
@@ -248,24 +272,7 @@ public enum NilMember: Sendable {
 }
 
 extension ResultField {
-    /// The general form, for a member no other form describes: `write` appends the value only.
-    public static func custom(
-        _ schema: MemberSchema, write: @escaping @Sendable (Root, inout JSONOutput) -> Void,
-        read: @escaping @Sendable (inout Root, JSON?) -> Bool
-    ) -> Self {
-        let name = schema.name
-        return Self(
-            schema: schema,
-            write: { root, out, first in
-                out.append(first ? UInt8(ascii: "{") : UInt8(ascii: ","))
-                first = false
-                JSONWriter.string(name, to: &out)
-                out.append(UInt8(ascii: ":"))
-                write(root, &out)
-            },
-            read: { root, json in read(&root, json[name]) })
-    }
-
+    /// A string.
     public static func string(_ name: StaticString, _ path: MemberPath<Root, String>) -> Self {
         Self(
             schema: MemberSchema(name, .string, required: true),
@@ -352,6 +359,7 @@ extension ResultField {
             })
     }
 
+    /// An integer of any width, within `range` when one is given (read: refused outside it).
     public static func integer<Value: FixedWidthInteger & Sendable>(
         _ name: StaticString, _ path: MemberPath<Root, Value>, in range: ClosedRange<Int64>? = nil
     ) -> Self {
@@ -402,6 +410,7 @@ extension ResultField {
             })
     }
 
+    /// A number.
     public static func number(_ name: StaticString, _ path: MemberPath<Root, Double>) -> Self {
         Self(
             schema: MemberSchema(name, .number, required: true),

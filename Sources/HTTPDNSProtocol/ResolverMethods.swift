@@ -23,6 +23,15 @@ public struct ResolveParams: DescribedParams {
         self.timeoutMs = timeoutMs
     }
 
+    /// The table's reading, written out for the request path (every resolve reads it);
+    /// MethodShapeTests holds it equal to `described(_:)`, errors included.
+    public init(_ params: Params) throws(RPCError) {
+        host = try params.requiredString("host")
+        family = try params.optionalEnum("family", AddressFamily.self) ?? .both
+        allowStale = try params.optionalBool("allowStale") ?? true
+        timeoutMs = try params.optionalInt("timeoutMs", in: 1...Self.maxTimeoutMs).map(Int.init)
+    }
+
     public static let blank = ResolveParams(host: "")
     public static let fields: [ParamField<ResolveParams>] = [
         .required("host", \.host),

@@ -2,7 +2,7 @@
 
 // MARK: status
 
-public struct UpstreamStatus: Sendable, Equatable {
+public struct UpstreamStatus: DescribedRecord {
     public var name: String
     public var kind: String
     public var healthy: Bool
@@ -28,47 +28,21 @@ public struct UpstreamStatus: Sendable, Equatable {
         self.domains = domains
     }
 
-    public func write(to out: inout JSONOutput) {
-        JSONWriter.raw(#"{"name":"#, to: &out)
-        JSONWriter.string(name, to: &out)
-        JSONWriter.raw(#","kind":"#, to: &out)
-        JSONWriter.string(kind, to: &out)
-        JSONWriter.raw(#","healthy":"#, to: &out)
-        JSONWriter.bool(healthy, to: &out)
-        JSONWriter.raw(#","lastError":"#, to: &out)
-        JSONWriter.string(lastError, to: &out)
-        JSONWriter.raw(#","latencyMs":"#, to: &out)
-        if let latencyMs {
-            JSONWriter.number(JSONNumber(latencyMs), to: &out)
-        } else {
-            JSONWriter.raw("null", to: &out)
-        }
-        if let answered {
-            JSONWriter.raw(#","answered":"#, to: &out)
-            JSONWriter.integer(answered, to: &out)
-        }
-        if let domains {
-            JSONWriter.raw(#","domains":"#, to: &out)
-            JSONWriter.stringArray(domains, to: &out)
-        }
-        out.append(UInt8(ascii: "}"))
-    }
-
-    /// Reads one `status.upstreams` element; `lastError` and `latencyMs` may be null or absent,
-    /// `answered` and `domains` absent.
-    public init?(json: JSON) {
-        guard let name = json["name"]?.stringValue, let kind = json["kind"]?.stringValue,
-            let healthy = json["healthy"]?.boolValue
-        else { return nil }
-        self.init(
-            name: name, kind: kind, healthy: healthy, lastError: json["lastError"]?.stringValue,
-            latencyMs: json["latencyMs"]?.numberValue?.doubleValue,
-            answered: json["answered"]?.numberValue?.int64Value.map(Int.init),
-            domains: json["domains"]?.arrayValue?.compactMap(\.stringValue))
-    }
+    public static let blank = UpstreamStatus(name: "", kind: "", healthy: false, lastError: nil, latencyMs: nil)
+    /// One `status.upstreams` element; `lastError` and `latencyMs` may be null (or absent when
+    /// read), `answered` and `domains` absent.
+    public static let fields: [ResultField<UpstreamStatus>] = [
+        .string("name", \.name),
+        .string("kind", \.kind),
+        .boolean("healthy", \.healthy),
+        .string("lastError", \.lastError, nil: .null),
+        .number("latencyMs", \.latencyMs),
+        .integer("answered", \.answered),
+        .strings("domains", \.domains),
+    ]
 }
 
-public struct StatusResult: MethodResult {
+public struct StatusResult: MethodResult, DescribedRecord {
     public struct Cache: DescribedRecord {
         public var entries: Int
         public var hits: Int
@@ -111,64 +85,38 @@ public struct StatusResult: MethodResult {
         self.fleet = fleet
     }
 
-    /// The members the contract requires; a daemon may add more after them.
-    public func write(to out: inout JSONOutput) {
-        JSONWriter.raw(#"{"version":"#, to: &out)
-        JSONWriter.string(version, to: &out)
-        JSONWriter.raw(#","uptime":"#, to: &out)
-        JSONWriter.number(JSONNumber(uptime), to: &out)
-        JSONWriter.raw(#","cache":{"entries":"#, to: &out)
-        JSONWriter.integer(cache.entries, to: &out)
-        JSONWriter.raw(#","hits":"#, to: &out)
-        JSONWriter.integer(cache.hits, to: &out)
-        JSONWriter.raw(#","misses":"#, to: &out)
-        JSONWriter.integer(cache.misses, to: &out)
-        JSONWriter.raw(#","staleServed":"#, to: &out)
-        JSONWriter.integer(cache.staleServed, to: &out)
-        JSONWriter.raw(#"},"cookies":{"count":"#, to: &out)
-        JSONWriter.integer(cookieCount, to: &out)
-        JSONWriter.raw(#"},"upstreams":["#, to: &out)
-        for (i, upstream) in upstreams.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            upstream.write(to: &out)
-        }
-        JSONWriter.raw("]", to: &out)
-        if let fleet {
-            JSONWriter.raw(#","fleet":"#, to: &out)
-            fleet.write(to: &out)
-        }
-        out.append(UInt8(ascii: "}"))
+    /// `status.cookies`: the caller's jar.
+    public struct Cookies: DescribedRecord {
+        public var count: Int
+
+        public init(count: Int) { self.count = count }
+
+        public static let blank = Cookies(count: 0)
+        public static let fields: [ResultField<Cookies>] = [.integer("count", \.count, in: nonNegative)]
     }
 
-    /// Reads the members the contract promises ("at least"); extra members are ignored.
-    public init?(json: JSON) {
-        guard let version = json["version"]?.stringValue, let uptime = json["uptime"]?.numberValue?.doubleValue,
-            let cache = json["cache"], let entries = nonNegativeInteger("entries", in: cache),
-            let hits = nonNegativeInteger("hits", in: cache), let misses = nonNegativeInteger("misses", in: cache),
-            let staleServed = nonNegativeInteger("staleServed", in: cache),
-            let cookies = json["cookies"], let cookieCount = nonNegativeInteger("count", in: cookies),
-            let upstreamElements = json["upstreams"]?.arrayValue
-        else { return nil }
-        var upstreams: [UpstreamStatus] = []
-        for element in upstreamElements {
-            guard let upstream = UpstreamStatus(json: element) else { return nil }
-            upstreams.append(upstream)
-        }
-        var fleet: Fleet?
-        if let member = json["fleet"] {
-            guard let parsed = Fleet(json: member) else { return nil }
-            fleet = parsed
-        }
-        self.init(
-            version: version, uptime: uptime,
-            cache: Cache(entries: entries, hits: hits, misses: misses, staleServed: staleServed),
-            cookieCount: cookieCount, upstreams: upstreams, fleet: fleet)
+    /// `cookieCount` as the wire nests it.
+    public var cookies: Cookies {
+        get { Cookies(count: cookieCount) }
+        set { cookieCount = newValue.count }
     }
+
+    public static let blank = StatusResult(version: "", uptime: 0, cache: .blank, cookieCount: 0, upstreams: [])
+    /// The members the contract requires, and `fleet`; a daemon may add more after them, and a
+    /// client ignores those it does not know.
+    public static let fields: [ResultField<StatusResult>] = [
+        .string("version", \.version),
+        .number("uptime", \.uptime),
+        .object("cache", \.cache),
+        .object("cookies", \.cookies),
+        .objects("upstreams", \.upstreams),
+        .object("fleet", \.fleet),
+    ]
 }
 
 extension StatusResult {
     /// `status.fleet`: how the fleet tier is doing, as this daemon sees it.
-    public struct Fleet: Sendable, Equatable {
+    public struct Fleet: DescribedRecord {
         /// Redis answers (reads work; when `state` is `full`, writes do not).
         public var connected: Bool
         /// `connecting`, `connected`, `unreachable`, `authentication-failed` or `full`.
@@ -198,42 +146,19 @@ extension StatusResult {
             self.rejected = rejected
         }
 
+        public static let blank = Fleet(
+            connected: false, state: "", lastError: nil, lastStateChange: 0, lag: nil, outbox: 0, rejected: 0)
         /// `{"connected":true,"state":"connected","lastError":null,"lastStateChange":1767225600,
-        /// "lag":0.012,"outbox":0,"rejected":0}`
-        public func write(to out: inout JSONOutput) {
-            JSONWriter.raw(#"{"connected":"#, to: &out)
-            JSONWriter.bool(connected, to: &out)
-            JSONWriter.raw(#","state":"#, to: &out)
-            JSONWriter.string(state, to: &out)
-            JSONWriter.raw(#","lastError":"#, to: &out)
-            JSONWriter.string(lastError, to: &out)
-            JSONWriter.raw(#","lastStateChange":"#, to: &out)
-            JSONWriter.integer(lastStateChange, to: &out)
-            JSONWriter.raw(#","lag":"#, to: &out)
-            if let lag {
-                JSONWriter.number(JSONNumber(lag), to: &out)
-            } else {
-                JSONWriter.raw("null", to: &out)
-            }
-            JSONWriter.raw(#","outbox":"#, to: &out)
-            JSONWriter.integer(outbox, to: &out)
-            JSONWriter.raw(#","rejected":"#, to: &out)
-            JSONWriter.integer(rejected, to: &out)
-            out.append(UInt8(ascii: "}"))
-        }
-
-        /// Reads the member; `lastError` and `lag` may be null.
-        public init?(json: JSON) {
-            guard let connected = json["connected"]?.boolValue, let state = json["state"]?.stringValue,
-                let lastStateChange = json["lastStateChange"]?.numberValue?.int64Value,
-                let outbox = nonNegativeInteger("outbox", in: json),
-                let rejected = nonNegativeInteger("rejected", in: json)
-            else { return nil }
-            self.init(
-                connected: connected, state: state, lastError: json["lastError"]?.stringValue,
-                lastStateChange: lastStateChange, lag: json["lag"]?.numberValue?.doubleValue, outbox: outbox,
-                rejected: rejected)
-        }
+        /// "lag":0.012,"outbox":0,"rejected":0}`; `lastError` and `lag` may be null.
+        public static let fields: [ResultField<Fleet>] = [
+            .boolean("connected", \.connected),
+            .string("state", \.state),
+            .string("lastError", \.lastError, nil: .null),
+            .integer("lastStateChange", \.lastStateChange),
+            .number("lag", \.lag),
+            .integer("outbox", \.outbox, in: nonNegative),
+            .integer("rejected", \.rejected, in: nonNegative),
+        ]
     }
 }
 
@@ -261,10 +186,4 @@ public struct DiscoverResult: MethodResult {
 
     /// The document as a JSON value.
     public var document: JSON? { try? JSONParser.parse(encodedDocument, maxDepth: 128) }
-}
-
-/// Reads `{"<member>": <non-negative integer>}` results.
-func nonNegativeInteger(_ member: String, in json: JSON) -> Int? {
-    guard let value = json[member]?.numberValue?.int64Value, value >= 0, value <= Int64(Int.max) else { return nil }
-    return Int(value)
 }

@@ -156,10 +156,6 @@ struct OpenRPCDocumentTests {
             #expect(schema["enum"]?.arrayValue?.compactMap(\.stringValue) == member.values, "\(label): values")
         }
         let described = kind.resultType.memberSchemas
-        if kind == .status, described == nil {
-            withKnownIssue("status is converted last") { Issue.record("status: the result is not described") }
-            return
-        }
         let result = try #require(described, "\(kind): the result is not described")
         Self.check(result, against: try #require(method["result"]?["schema"]), at: kind.rawValue)
     }
@@ -169,7 +165,9 @@ struct OpenRPCDocumentTests {
         let properties = schema["properties"]?.objectValue ?? JSONObject()
         let required = Set((schema["required"]?.arrayValue ?? []).compactMap(\.stringValue))
         #expect(Set(members.map(\.name)) == Set(properties.keys), "\(path): members")
-        #expect(Set(members.filter(\.required).map(\.name)) == required, "\(path): required members")
+        // The daemon writes every member the document requires (and may always write one it does
+        // not: status.upstreams[].latencyMs is written as null when unknown).
+        #expect(required.isSubset(of: members.filter(\.required).map(\.name)), "\(path): required members")
         for member in members {
             guard let property = properties[member.name] else { continue }
             let label = "\(path).\(member.name)"
