@@ -41,9 +41,13 @@ struct ServiceAddressTests {
         #expect(second.address == "127.0.0.3")
         book.fetchFinished(second.id, addresses("127.0.0.4", "127.0.0.5"), now: now, wallNow: wallNow)
         let actions = book.takeActions()
-        #expect(actions.contains(.persist([PersistedServiceAddresses(
-            key: ServiceAddressBook.key(upstream, region: "cn"), addresses: ["127.0.0.4", "127.0.0.5"],
-            fetchedAt: wallNow)])))
+        #expect(
+            actions.contains(
+                .persist([
+                    PersistedServiceAddresses(
+                        key: ServiceAddressBook.key(upstream, region: "cn"), addresses: ["127.0.0.4", "127.0.0.5"],
+                        fetchedAt: wallNow)
+                ])))
         #expect(book.address(for: upstream, now: now) == "127.0.0.4")
         let status = try #require(book.status(for: upstream, now: now))
         #expect(status.source == "scheduler")
@@ -84,7 +88,10 @@ struct ServiceAddressTests {
         #expect(ServiceAddressBook.retrySeconds(afterRotations: 2) == 60)
         clock.advance(milliseconds: 59_000)
         #expect(book.status(for: tencent, now: now)?.addresses[0].backingOff == true)
-        #expect((1...8).map { ServiceAddressBook.retrySeconds(afterRotations: $0) } == [30, 60, 120, 240, 480, 600, 600, 600])
+        #expect(
+            (1...8).map { ServiceAddressBook.retrySeconds(afterRotations: $0) } == [
+                30, 60, 120, 240, 480, 600, 600, 600,
+            ])
     }
 
     @Test func aPersistedListIsPreferredToTheBootAddressesAndRefreshedWhenDue() throws {
@@ -107,7 +114,9 @@ struct ServiceAddressTests {
         #expect(fetches(other.takeActions()).count == 1)
         // A saved list older than the refresh interval is used while the scheduler is asked.
         var old = try self.book()
-        old.start(persisted: [PersistedServiceAddresses(key: key, addresses: ["127.0.0.9"], fetchedAt: wallNow - 30_000)], now: now, wallNow: wallNow)
+        old.start(
+            persisted: [PersistedServiceAddresses(key: key, addresses: ["127.0.0.9"], fetchedAt: wallNow - 30_000)],
+            now: now, wallNow: wallNow)
         #expect(fetches(old.takeActions()).count == 1)
         #expect(old.address(for: upstream, now: now) == "127.0.0.9")
     }
@@ -196,7 +205,9 @@ struct ServiceAddressTests {
         }
         let big = "{\"service_ip\":[\"127.0.0.4\"],\"pad\":\"" + String(repeating: "x", count: 20_000) + "\"}"
         #expect(parse(big) == .failure(UpstreamError(.responseTooLarge)))
-        #expect(parse(#"{"code":"InvalidAccount"}"#, status: 403) == .failure(UpstreamError(.serviceError(code: "InvalidAccount"))))
+        #expect(
+            parse(#"{"code":"InvalidAccount"}"#, status: 403)
+                == .failure(UpstreamError(.serviceError(code: "InvalidAccount"))))
         #expect(parse("", status: 500) == .failure(UpstreamError(.httpStatus(500))))
     }
 
@@ -216,7 +227,10 @@ struct ServiceAddressTests {
     }
 
     @Test func theSavedFileRoundTripsAndAnythingElseIsIgnored() {
-        let lists = [PersistedServiceAddresses(key: "alibaba http://x/1 region=cn", addresses: ["127.0.0.4", "::1"], fetchedAt: 5)]
+        let lists = [
+            PersistedServiceAddresses(
+                key: "alibaba http://x/1 region=cn", addresses: ["127.0.0.4", "::1"], fetchedAt: 5)
+        ]
         #expect(ServiceAddressFile.decode(ServiceAddressFile.encode(lists)) == lists)
         for bad in [
             #"{"version":2,"lists":[]}"#, #"{"version":1,"lists":[{"key":"k","addresses":["evil"],"fetchedAt":1}]}"#,

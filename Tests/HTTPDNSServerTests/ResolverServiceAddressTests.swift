@@ -63,7 +63,10 @@ import Testing
         let harness = try ResolverHarness(Self.tencent)
         for index in 0..<12 {
             let code: UpstreamError.Code =
-                [.dnsStatus(2), .serviceError(code: "InvalidHost"), .httpStatus(400), .serviceError(code: "Throttled")][
+                [
+                    .dnsStatus(2), .serviceError(code: "InvalidHost"), .httpStatus(400),
+                    .serviceError(code: "Throttled"),
+                ][
                     index % 4]
             #expect(try Self.fail(harness, "bad\(index).evil.example", uid: Self.nobody, code) == "127.0.0.2")
         }
@@ -125,5 +128,27 @@ import Testing
         let exchange = try #require(harness.transport.pending("www.example.com"))
         #expect(exchange.request.endpoint.url == "http://127.0.0.2:8053/100000")
         #expect(harness.upstreams["alibaba"]?.serviceAddresses == nil)
+    }
+}
+
+extension ResolverServiceAddressTests {
+    /// A reload keeps an unchanged list with its rotation state; new backups start a new list.
+    @Test func aReloadKeepsAnUnchangedListAndTakesNewAddresses() throws {
+        let harness = try ResolverHarness(Self.tencent)
+        for index in 0..<3 { _ = try Self.fail(harness, "n\(index).example.com", .transport("refused")) }
+        #expect(harness.upstreams["tencent"]?.serviceAddresses?.current == "127.0.0.3")
+        func reload(_ lines: String) throws {
+            let configuration = try DaemonConfiguration.parse(text: "[Resolver]\n" + lines, path: "test").get().0
+            harness.service.apply(configuration)
+        }
+        try reload(Self.tencent + "Timeout=3s\n")
+        #expect(harness.upstreams["tencent"]?.serviceAddresses?.current == "127.0.0.3")
+        #expect(harness.upstreams["tencent"]?.serviceAddresses?.addresses.first?.backingOff == true)
+        try reload("Upstream=tencent http://127.0.0.2:8053\nTencentBackupAddresses=127.0.0.6\n")
+        let list = try #require(harness.upstreams["tencent"]?.serviceAddresses)
+        #expect(list.addresses.map(\.address) == ["127.0.0.2", "127.0.0.6"])
+        #expect(list.current == "127.0.0.2")
+        try reload("Upstream=tencent http://127.0.0.2:8053\n")
+        #expect(harness.upstreams["tencent"]?.serviceAddresses == nil)
     }
 }

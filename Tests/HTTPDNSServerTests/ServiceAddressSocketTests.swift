@@ -22,7 +22,9 @@ struct ServiceAddressSocketTests {
 
         init() throws {
             good = try FakeHTTPServer.alibaba(
-                answers: ["www.example.test": (["192.0.2.10"], [], 300), "api.example.test": (["192.0.2.11"], [], 300)],
+                answers: [
+                    "www.example.test": (["192.0.2.10"], [], 300), "api.example.test": (["192.0.2.11"], [], 300),
+                ],
                 address: "127.0.0.5")
             let port = good.port
             slow = try FakeHTTPServer(address: "127.0.0.4", port: port) { _ in .hang }
@@ -63,7 +65,8 @@ struct ServiceAddressSocketTests {
     /// the address in use), at most `attempts` times.
     static func resolveUntilAnswered(_ client: LineClient, _ host: String, attempts: Int) throws -> (JSON, Int) {
         for attempt in 1...attempts {
-            let reply = try #require(try client.call("resolve", ["host": .string(host), "family": "ipv4"], id: attempt))
+            let reply = try #require(
+                try client.call("resolve", ["host": .string(host), "family": "ipv4"], id: attempt))
             if reply["result"] != nil { return (reply, attempt) }
         }
         Issue.record("\(host) was never answered")

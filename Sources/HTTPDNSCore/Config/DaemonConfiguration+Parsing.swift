@@ -230,16 +230,14 @@ struct ConfigurationParser {
             }
             configuration.resolver.alibabaRegion = value.isEmpty ? nil : value.lowercased()
         case "AlibabaBootAddresses":
-            let addresses = try serviceAddresses(assignment)
-            configuration.resolver.alibabaBootAddresses =
-                value.isEmpty ? nil : (configuration.resolver.alibabaBootAddresses ?? []) + addresses
+            let addresses = try serviceAddresses(assignment, after: configuration.resolver.alibabaBootAddresses ?? [])
+            configuration.resolver.alibabaBootAddresses = value.isEmpty ? nil : addresses
         case "SchedulerRefresh":
             configuration.resolver.schedulerRefreshMs = try timeSpan(
                 assignment, default: defaults.schedulerRefreshMs, allowZero: false)
         case "TencentBackupAddresses":
-            let addresses = try serviceAddresses(assignment)
-            configuration.resolver.tencentBackupAddresses =
-                value.isEmpty ? [] : configuration.resolver.tencentBackupAddresses + addresses
+            configuration.resolver.tencentBackupAddresses = try serviceAddresses(
+                assignment, after: value.isEmpty ? [] : configuration.resolver.tencentBackupAddresses)
         default:
             break
         }
@@ -542,10 +540,12 @@ struct ConfigurationParser {
         return names
     }
 
-    /// `IP [IP...]`: service addresses, canonical, each once; an address no service can have
-    /// (unspecified, multicast, broadcast) is refused.
-    private func serviceAddresses(_ assignment: INIReader.Assignment) throws(ConfigError) -> [String] {
-        var addresses: [String] = []
+    /// `IP [IP...]` added to `earlier`: service addresses, canonical, each once; an address no
+    /// service can have (unspecified, multicast, broadcast) is refused.
+    private func serviceAddresses(_ assignment: INIReader.Assignment, after earlier: [String]) throws(ConfigError)
+        -> [String]
+    {
+        var addresses = earlier
         for word in assignment.value.split(whereSeparator: \.isWhitespace).map(String.init) {
             guard let address = IPAddress(word), ServiceAddressRules.isUsable(address) else {
                 throw error(assignment, "invalid service address \"\(word)\" (expected an IP address)")

@@ -3,7 +3,9 @@ extension ResolverMachine {
     /// when the upstream has one address (its URL as configured).
     mutating func serviceEndpoint(_ index: Int, now: MonotonicInstant) -> (UpstreamEndpoint, String?) {
         let endpoint = endpoint(index)
-        guard index >= 0, let address = serviceAddresses.address(for: endpoint, now: now) else { return (endpoint, nil) }
+        guard index >= 0, let address = serviceAddresses.address(for: endpoint, now: now) else {
+            return (endpoint, nil)
+        }
         return (self.endpoint(index, at: address), address)
     }
 

@@ -376,7 +376,8 @@ public struct ServiceAddressBook {
     private mutating func adopt(_ index: Int, _ addresses: [String], now: MonotonicInstant) {
         let old = lists[index].entries
         let current = old[lists[index].current].address
-        lists[index].entries = addresses.map { address in old.first { $0.address == address } ?? Entry(address: address) }
+        lists[index].entries = addresses.map { address in old.first { $0.address == address } ?? Entry(address: address)
+        }
         lists[index].current = lists[index].entries.firstIndex { $0.address == current } ?? 0
         if let retryAt = lists[index].entries[lists[index].current].retryAt, retryAt > now {
             lists[index].current = nextCurrent(index, now: now)

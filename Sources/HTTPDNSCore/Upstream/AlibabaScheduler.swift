@@ -70,12 +70,15 @@ public enum AlibabaScheduler {
                 guard let text = item.stringValue, let address = IPAddress(text), address.family == family,
                     ServiceAddressRules.isUsable(address)
                 else {
-                    return .failure(UpstreamError(.malformed("\"\(key)\" holds something that is not a service address")))
+                    return .failure(
+                        UpstreamError(.malformed("\"\(key)\" holds something that is not a service address")))
                 }
                 if !addresses.contains(address) { addresses.append(address) }
             }
         }
-        guard !addresses.isEmpty else { return .failure(UpstreamError(.malformed("scheduler answer lists no address"))) }
+        guard !addresses.isEmpty else {
+            return .failure(UpstreamError(.malformed("scheduler answer lists no address")))
+        }
         return .success(addresses)
     }
 }
@@ -104,14 +107,15 @@ public enum ServiceURL {
         return String(url[..<range.lowerBound]) + host + String(url[range.upperBound...])
     }
 
-    /// The URL's host as written (an IPv6 literal without its brackets).
+    /// The URL's host: an IP literal in canonical form (without an IPv6 literal's brackets), a
+    /// name lowercased.
     public static func host(of url: String) -> String? {
         guard let range = hostRange(of: url) else { return nil }
         var host = url[range]
         if host.hasPrefix("[") {
             host = host.dropFirst().dropLast()
         }
-        return String(host)
+        return IPAddress(String(host))?.description ?? host.lowercased()
     }
 
     private static func hostRange(of url: String) -> Range<String.Index>? {
