@@ -14,10 +14,13 @@ public struct UpstreamStatus: DescribedRecord {
     /// With `Route=` set: the routed domains whose names it is asked for, "." standing for the
     /// names outside every route when `DefaultRoute=` lists it; nil without routes.
     public var domains: [String]?
+    /// For an upstream with several service addresses (a scheduled `alibaba`, a `tencent` with
+    /// backups): where its queries go; nil otherwise.
+    public var serviceAddresses: ServiceAddressesStatus?
 
     public init(
         name: String, kind: String, healthy: Bool, lastError: String?, latencyMs: Double?, answered: Int? = nil,
-        domains: [String]? = nil
+        domains: [String]? = nil, serviceAddresses: ServiceAddressesStatus? = nil
     ) {
         self.name = name
         self.kind = kind
@@ -26,11 +29,12 @@ public struct UpstreamStatus: DescribedRecord {
         self.latencyMs = latencyMs
         self.answered = answered
         self.domains = domains
+        self.serviceAddresses = serviceAddresses
     }
 
     public static let blank = UpstreamStatus(name: "", kind: "", healthy: false, lastError: nil, latencyMs: nil)
     /// One `status.upstreams` element; `lastError` and `latencyMs` may be null (or absent when
-    /// read), `answered` and `domains` absent.
+    /// read), `answered`, `domains` and `serviceAddresses` absent.
     public static let fields: [ResultField<UpstreamStatus>] = [
         .string("name", \.name),
         .string("kind", \.kind),
@@ -39,6 +43,61 @@ public struct UpstreamStatus: DescribedRecord {
         .number("latencyMs", \.latencyMs),
         .integer("answered", \.answered),
         .strings("domains", \.domains),
+        .object("serviceAddresses", \.serviceAddresses),
+    ]
+}
+
+/// `status.upstreams[].serviceAddresses`: the addresses an upstream's queries may go to.
+public struct ServiceAddressesStatus: DescribedRecord {
+    /// One service address.
+    public struct Address: DescribedRecord {
+        public var address: String
+        /// Service failures in a row since it last answered (rotated out at 3).
+        public var failures: Int
+        /// Rotated out: tried again once its backoff ends.
+        public var backingOff: Bool
+
+        public init(address: String, failures: Int, backingOff: Bool) {
+            self.address = address
+            self.failures = failures
+            self.backingOff = backingOff
+        }
+
+        public static let blank = Address(address: "", failures: 0, backingOff: false)
+        public static let fields: [ResultField<Address>] = [
+            .string("address", \.address), .integer("failures", \.failures), .boolean("backingOff", \.backingOff),
+        ]
+    }
+
+    /// `configured`, `boot`, `persisted` or `scheduler`: where the list came from.
+    public var source: String
+    /// The address queries go to now.
+    public var current: String
+    public var addresses: [Address]
+    /// Why the last scheduler round got no answer; nil after an answer or without a scheduler.
+    public var schedulerError: String?
+    /// Seconds until the scheduler is asked again (0 while it is being asked); nil without one.
+    public var nextRefresh: Double?
+
+    public init(
+        source: String, current: String, addresses: [Address], schedulerError: String?, nextRefresh: Double?
+    ) {
+        self.source = source
+        self.current = current
+        self.addresses = addresses
+        self.schedulerError = schedulerError
+        self.nextRefresh = nextRefresh
+    }
+
+    public static let blank = ServiceAddressesStatus(
+        source: "", current: "", addresses: [], schedulerError: nil, nextRefresh: nil)
+    /// `schedulerError` and `nextRefresh` may be null.
+    public static let fields: [ResultField<ServiceAddressesStatus>] = [
+        .string("source", \.source),
+        .string("current", \.current),
+        .objects("addresses", \.addresses),
+        .string("schedulerError", \.schedulerError, nil: .null),
+        .number("nextRefresh", \.nextRefresh),
     ]
 }
 
