@@ -4,9 +4,13 @@ import HTTPDNSSystem
 /// Loopback TCP sockets for fakes of network peers (upstreams, Redis): the daemon itself only
 /// ever listens on a Unix socket.
 public enum TCPSocket {
-    /// Listens on 127.0.0.1 on a port the kernel picks; the socket is non-blocking and close-on-exec.
-    public static func listenLoopback(backlog: Int32 = 128) throws(SystemError) -> (fd: FileDescriptor, port: UInt16) {
-        let (fd, port) = try bindLoopback()
+    /// Listens on a loopback address (127.0.0.1 unless `address`, an IPv4 address in 127.0.0.0/8,
+    /// says otherwise) on `port`, or a port the kernel picks; the socket is non-blocking and
+    /// close-on-exec.
+    public static func listenLoopback(
+        backlog: Int32 = 128, address: String = "127.0.0.1", port: UInt16 = 0
+    ) throws(SystemError) -> (fd: FileDescriptor, port: UInt16) {
+        let (fd, port) = try bindLoopback(address: address, port: port)
         do {
             _ = try syscall("listen") { Glibc.listen(fd.rawValue, backlog) }
         } catch {
@@ -16,22 +20,29 @@ public enum TCPSocket {
         return (fd, port)
     }
 
-    /// Binds a socket to 127.0.0.1 on a port the kernel picks, without listening: while it is
-    /// open, the port is this socket's, and a connection to it is refused. (A port found free
-    /// and then released could be taken by anything before the connect.)
-    public static func bindLoopback() throws(SystemError) -> (fd: FileDescriptor, port: UInt16) {
+    /// Binds a socket to a loopback address (127.0.0.1 unless `address` says otherwise) on
+    /// `port`, or a port the kernel picks, without listening: while it is open, the port is this
+    /// socket's, and a connection to it is refused. (A port found free and then released could be
+    /// taken by anything before the connect.)
+    public static func bindLoopback(address text: String = "127.0.0.1", port: UInt16 = 0) throws(SystemError) -> (
+        fd: FileDescriptor, port: UInt16
+    ) {
+        var loopback = in_addr()
+        precondition(
+            inet_pton(AF_INET, text, &loopback) == 1 && UInt32(bigEndian: loopback.s_addr) >> 24 == 127,
+            "\(text) is not a loopback address")
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
         let fd = FileDescriptor(rawValue: try syscall("socket") { Glibc.socket(AF_INET, type, 0) })
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
+        address.sin_port = port.bigEndian
+        address.sin_addr = loopback
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         do {
             let bound = withUnsafeMutablePointer(to: &address) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
                     Result { () throws(SystemError) in
-                        _ = try syscall("bind 127.0.0.1") { Glibc.bind(fd.rawValue, raw, length) }
+                        _ = try syscall("bind \(text):\(port)") { Glibc.bind(fd.rawValue, raw, length) }
                         _ = try syscall("getsockname") { Glibc.getsockname(fd.rawValue, raw, &length) }
                     }
                 }
