@@ -5,6 +5,8 @@ import HTTPDNSSystem
 import HTTPDNSTestSupport
 import Testing
 
+@testable import HTTPDNSServer
+
 /// `RankPorts=` and `DomainTTL=` against the real daemon (issue 29), with a loopback fake of the
 /// HTTPDNS service and loopback probe targets on one port: 127.0.0.4 accepts at once, 127.0.0.2
 /// listens with its accept queue full (its SYN is dropped: the connection opens only when the
@@ -142,5 +144,35 @@ struct AddressRankingSocketTests {
         #expect(try ttl("d.corp.example") == 120)
         let cached = try #require(try ttl("a.corp.example"))
         #expect(cached <= 60, "a cached answer keeps its expiry")
+    }
+}
+
+/// The server's prober in-process: the resolver service on the manual clock with a transport the
+/// test answers, its connects real, to the loopback targets of `AddressRankingSocketTests`.
+struct AddressRankingServiceTests {
+    /// The refused and the accepting target are decided by the kernel at once; the connection
+    /// whose SYN was dropped ends at its deadline of the loop's clock (2 s), not a moment before,
+    /// and only then ranks unreachable (after the refused one, which came first in the answer).
+    @Test func aProbeThatNeverConnectsEndsAtItsDeadline() throws {
+        let targets = try AddressRankingSocketTests.ProbeTargets()
+        defer { targets.close() }
+        let harness = try ResolverHarness(
+            "Upstream=alibaba http://127.0.0.1:9/1\nRankPorts=rank.test:\(targets.port)\n")
+        let given = ["127.0.0.3", "127.0.0.2", "127.0.0.4"]
+        let first = harness.resolve("rank.test", family: .ipv4)
+        try #require(harness.transport.pending("rank.test")).answer(v4: given)
+        #expect(first.result?.ipv4 == given)
+        func ranked() -> [String]? { harness.resolve("rank.test", family: .ipv4).result?.ipv4 }
+
+        let measured = ["127.0.0.4", "127.0.0.2", "127.0.0.3"]
+        #expect(
+            eventually(30) {
+                harness.loop.runTurn(maxWaitMilliseconds: 10)
+                return ranked() == measured
+            }, "\(ranked() ?? [])")
+        harness.advance(milliseconds: 1_999)
+        #expect(ranked() == measured, "the slow probe is still running: not measured")
+        harness.advance(milliseconds: 1)
+        #expect(ranked() == ["127.0.0.4", "127.0.0.3", "127.0.0.2"])
     }
 }
