@@ -6,8 +6,10 @@
 # that did it is kept under Tests/fuzz/.build/artifacts/<target>/ (add it to the target's corpus once the
 # parser is fixed).
 #
-# Usage: Tests/fuzz/run.sh [-t SECONDS] [-j JOBS] [TARGET...] [-- LIBFUZZER-FLAGS...]
+# Usage: Tests/fuzz/run.sh [-t SECONDS | -r RUNS] [-j JOBS] [TARGET...] [-- LIBFUZZER-FLAGS...]
 #   -t SECONDS  per target (default 60)     -j JOBS  targets run at once (default: the CPUs)
+#   -r RUNS     per target, from a fixed seed with deterministic hashing: the same inputs on
+#               every machine, however fast (CI's mode: it passes or fails the same everywhere)
 #   -l          list the targets and exit   -b       only build        TARGET  only these (default: all)
 # New corpus entries stay under Tests/fuzz/.build/corpus/<target>; the checked-in seeds are only read.
 set -euo pipefail
@@ -16,16 +18,18 @@ root=$(cd "$here/../.." && pwd)
 build="$here/.build"
 fuzzer="$build/httpdns-fuzzer"
 seconds=60
+runs=
 jobs=$(nproc)
 list=0
 build_only=0
-while getopts "t:j:lb" option; do
+while getopts "t:r:j:lb" option; do
     case $option in
     t) seconds=$OPTARG ;;
+    r) runs=$OPTARG ;;
     j) jobs=$OPTARG ;;
     l) list=1 ;;
     b) build_only=1 ;;
-    *) sed -n '2,12p' "$0" >&2; exit 64 ;;
+    *) sed -n '2,14p' "$0" >&2; exit 64 ;;
     esac
 done
 shift $((OPTIND - 1))
@@ -94,9 +98,19 @@ run_target() {
     [ -f "$here/dict/$target.dict" ] && dictionary=(-dict="$here/dict/$target.dict")
     [ -d "$seeds" ] || seeds=
     # The Swift runtime's own crash handler would fight ASan's; let libFuzzer report the trap.
-    local status=0
+    local status=0 bound=(-max_total_time="$seconds")
+    # A fixed seed alone does not fix the inputs: Swift seeds its hashing per process, and the
+    # order of a Set or Dictionary decides which paths (and so which new inputs) coverage sees.
+    # The inputs found by earlier runs would change where this one starts: it starts from the seeds.
+    if [ -n "$runs" ]; then
+        bound=(-runs="$runs" -seed=1)
+        export SWIFT_DETERMINISTIC_HASHING=1
+        work="$build/corpus-fixed/$target"
+        rm -rf "$work"
+        mkdir -p "$work"
+    fi
     HTTPDNS_FUZZ_TARGET=$target SWIFT_BACKTRACE=enable=no "$fuzzer" \
-        -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=1024 \
+        "${bound[@]}" -max_len=4096 -timeout=10 -rss_limit_mb=1024 \
         -artifact_prefix="$artifacts/" -print_final_stats=1 "${dictionary[@]}" "${libfuzzer_flags[@]}" \
         "$work" ${seeds:+"$seeds"} >"$build/logs/$target.log" 2>&1 || status=$?
     echo "$status" >"$build/logs/$target.status"
