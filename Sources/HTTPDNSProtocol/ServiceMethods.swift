@@ -14,10 +14,13 @@ public struct UpstreamStatus: Sendable, Equatable {
     /// With `Route=` set: the routed domains whose names it is asked for, "." standing for the
     /// names outside every route when `DefaultRoute=` lists it; nil without routes.
     public var domains: [String]?
+    /// For an upstream with several service addresses (a scheduled `alibaba`, a `tencent` with
+    /// backups): where its queries go; nil otherwise.
+    public var serviceAddresses: ServiceAddressesStatus?
 
     public init(
         name: String, kind: String, healthy: Bool, lastError: String?, latencyMs: Double?, answered: Int? = nil,
-        domains: [String]? = nil
+        domains: [String]? = nil, serviceAddresses: ServiceAddressesStatus? = nil
     ) {
         self.name = name
         self.kind = kind
@@ -26,6 +29,7 @@ public struct UpstreamStatus: Sendable, Equatable {
         self.latencyMs = latencyMs
         self.answered = answered
         self.domains = domains
+        self.serviceAddresses = serviceAddresses
     }
 
     public func write(to out: inout JSONOutput) {
@@ -51,20 +55,113 @@ public struct UpstreamStatus: Sendable, Equatable {
             JSONWriter.raw(#","domains":"#, to: &out)
             JSONWriter.stringArray(domains, to: &out)
         }
+        if let serviceAddresses {
+            JSONWriter.raw(#","serviceAddresses":"#, to: &out)
+            serviceAddresses.write(to: &out)
+        }
         out.append(UInt8(ascii: "}"))
     }
 
     /// Reads one `status.upstreams` element; `lastError` and `latencyMs` may be null or absent,
-    /// `answered` and `domains` absent.
+    /// `answered`, `domains` and `serviceAddresses` absent.
     public init?(json: JSON) {
         guard let name = json["name"]?.stringValue, let kind = json["kind"]?.stringValue,
             let healthy = json["healthy"]?.boolValue
         else { return nil }
+        var serviceAddresses: ServiceAddressesStatus?
+        if let member = json["serviceAddresses"] {
+            guard let parsed = ServiceAddressesStatus(json: member) else { return nil }
+            serviceAddresses = parsed
+        }
         self.init(
             name: name, kind: kind, healthy: healthy, lastError: json["lastError"]?.stringValue,
             latencyMs: json["latencyMs"]?.numberValue?.doubleValue,
             answered: json["answered"]?.numberValue?.int64Value.map(Int.init),
-            domains: json["domains"]?.arrayValue?.compactMap(\.stringValue))
+            domains: json["domains"]?.arrayValue?.compactMap(\.stringValue), serviceAddresses: serviceAddresses)
+    }
+}
+
+/// `status.upstreams[].serviceAddresses`: the addresses an upstream's queries may go to.
+public struct ServiceAddressesStatus: Sendable, Equatable {
+    /// One service address.
+    public struct Address: Sendable, Equatable {
+        public var address: String
+        /// Service failures in a row since it last answered (rotated out at 3).
+        public var failures: Int
+        /// Rotated out: tried again once its backoff ends.
+        public var backingOff: Bool
+
+        public init(address: String, failures: Int, backingOff: Bool) {
+            self.address = address
+            self.failures = failures
+            self.backingOff = backingOff
+        }
+    }
+
+    /// `configured`, `boot`, `persisted` or `scheduler`: where the list came from.
+    public var source: String
+    /// The address queries go to now.
+    public var current: String
+    public var addresses: [Address]
+    /// Why the last scheduler round got no answer; nil after an answer or without a scheduler.
+    public var schedulerError: String?
+    /// Seconds until the scheduler is asked again (0 while it is being asked); nil without one.
+    public var nextRefresh: Double?
+
+    public init(
+        source: String, current: String, addresses: [Address], schedulerError: String?, nextRefresh: Double?
+    ) {
+        self.source = source
+        self.current = current
+        self.addresses = addresses
+        self.schedulerError = schedulerError
+        self.nextRefresh = nextRefresh
+    }
+
+    public func write(to out: inout JSONOutput) {
+        JSONWriter.raw(#"{"source":"#, to: &out)
+        JSONWriter.string(source, to: &out)
+        JSONWriter.raw(#","current":"#, to: &out)
+        JSONWriter.string(current, to: &out)
+        JSONWriter.raw(#","addresses":["#, to: &out)
+        for (i, address) in addresses.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            JSONWriter.raw(#"{"address":"#, to: &out)
+            JSONWriter.string(address.address, to: &out)
+            JSONWriter.raw(#","failures":"#, to: &out)
+            JSONWriter.integer(address.failures, to: &out)
+            JSONWriter.raw(#","backingOff":"#, to: &out)
+            JSONWriter.bool(address.backingOff, to: &out)
+            out.append(UInt8(ascii: "}"))
+        }
+        JSONWriter.raw(#"],"schedulerError":"#, to: &out)
+        JSONWriter.string(schedulerError, to: &out)
+        JSONWriter.raw(#","nextRefresh":"#, to: &out)
+        if let nextRefresh {
+            JSONWriter.number(JSONNumber(nextRefresh), to: &out)
+        } else {
+            JSONWriter.raw("null", to: &out)
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// Reads `status.upstreams[].serviceAddresses`; `schedulerError` and `nextRefresh` may be null.
+    public init?(json: JSON) {
+        guard let source = json["source"]?.stringValue, let current = json["current"]?.stringValue,
+            let elements = json["addresses"]?.arrayValue
+        else { return nil }
+        var addresses: [Address] = []
+        for element in elements {
+            guard let address = element["address"]?.stringValue,
+                let failures = element["failures"]?.numberValue?.int64Value,
+                let backingOff = element["backingOff"]?.boolValue
+            else { return nil }
+            addresses.append(Address(address: address, failures: Int(failures), backingOff: backingOff))
+        }
+        self.init(
+            source: source, current: current, addresses: addresses,
+            schedulerError: json["schedulerError"]?.stringValue,
+            nextRefresh: json["nextRefresh"]?.numberValue?.doubleValue)
     }
 }
 

@@ -21,6 +21,10 @@ final class ResolverService {
     /// Replies of callers waiting for a flight, by caller id.
     private var waiting: [UInt64: PendingReply] = [:]
     private var timers: [ResolverTimer: EventLoop.TimerID] = [:]
+    /// The service address lists' refresh timers, by list key.
+    private var serviceAddressTimers: [String: EventLoop.TimerID] = [:]
+    /// Where scheduler answers are kept across restarts (nil: not kept, in tests).
+    private let stateDirectory: String?
     /// With `ShareCache=yes`: asked before any upstream, and told what the upstreams answered.
     private var fleet: FleetClient?
     /// Per flight the fleet deferred to the upstreams, where their answer is reported.
@@ -53,8 +57,9 @@ final class ResolverService {
     /// (worker threads unless given).
     init(
         configuration: DaemonConfiguration, rules: any DomainRules, loop: EventLoop, logger: Logger,
-        transport: (any UpstreamTransport)? = nil
+        transport: (any UpstreamTransport)? = nil, stateDirectory: String? = nil
     ) {
+        self.stateDirectory = stateDirectory
         machine = ResolverMachine(
             settings: ResolverSettings(
                 configuration.resolver, workers: Self.workerThreads, workersPerOwner: Self.workersPerOwner,
@@ -175,6 +180,29 @@ final class ResolverService {
         performActions()
     }
 
+    /// Starts the service address lists: from the answers saved in the state directory (a file
+    /// that cannot be read or is not this daemon's is ignored, with a warning), then the
+    /// schedulers as they are due.
+    func startServiceAddresses() {
+        var saved: [PersistedServiceAddresses] = []
+        if let path = serviceAddressFile, Files.exists(path) {
+            do {
+                let bytes = try Files.read(path, limit: ServiceAddressFile.maxBytes)
+                if let lists = ServiceAddressFile.decode(bytes) {
+                    saved = lists
+                } else {
+                    logger.warning("Ignoring \(path): it is not a list of service addresses this daemon wrote")
+                }
+            } catch {
+                logger.warning("Ignoring \(path): \(error)")
+            }
+        }
+        machine.serviceAddresses.start(persisted: saved, now: now, wallNow: loop.clock.wallSeconds())
+        performActions()
+    }
+
+    private var serviceAddressFile: String? { stateDirectory.map { $0 + "/" + ServiceAddressFile.name } }
+
     /// Whether `uid` may see and steer what every user shares (the cache, the counters).
     static func isPrivileged(_ uid: UInt32) -> Bool { uid == 0 || uid == ProcessEnvironment.effectiveUserID }
 
@@ -221,7 +249,16 @@ final class ResolverService {
     /// Names in the cache, without waiting for the saved ones (for the status line).
     var cachedNameCount: Int { machine.cache.entryCount }
 
-    var upstreamStatus: [UpstreamStatus] { machine.upstreamStatus }
+    /// Each upstream's status, with its service addresses where it has several.
+    var upstreamStatus: [UpstreamStatus] {
+        var statuses = machine.upstreamStatus
+        let now = self.now
+        for index in statuses.indices where index < machine.settings.upstreams.count {
+            statuses[index].serviceAddresses = machine.serviceAddresses.status(
+                for: machine.settings.upstreams[index], now: now)
+        }
+        return statuses
+    }
 
     /// No upstream query is queued or running.
     var isQuiescent: Bool { machine.isQuiescent }
@@ -238,6 +275,9 @@ final class ResolverService {
             ResolverSettings(
                 configuration.resolver, workers: Self.workerThreads, workersPerOwner: Self.workersPerOwner,
                 daemonUID: machine.settings.daemonUID))
+        machine.serviceAddresses.apply(
+            machine.settings.serviceAddresses, upstreams: machine.settings.upstreams, now: now,
+            wallNow: loop.clock.wallSeconds())
         transport.apply(UpstreamSettings(configuration.resolver))
         ranking.apply(ports: configuration.resolver.rankPorts)
         performActions()
@@ -251,8 +291,39 @@ final class ResolverService {
         guard !performing else { return }
         performing = true
         defer { performing = false }
-        while machine.hasActions {
+        while machine.hasActions || machine.serviceAddresses.hasActions {
             for action in machine.takeActions() { perform(action) }
+            for action in machine.serviceAddresses.takeActions() { perform(action) }
+        }
+    }
+
+    private func perform(_ action: ServiceAddressAction) {
+        switch action {
+        case .fetch(let request):
+            transport.send(request) { [unowned self] result in
+                self.machine.serviceAddresses.fetchFinished(
+                    request.id, result, now: self.now, wallNow: self.loop.clock.wallSeconds())
+                self.performActions()
+            }
+        case .persist(let lists):
+            guard let path = serviceAddressFile else { return }
+            do {
+                try Files.replaceAtomically(path, with: ServiceAddressFile.encode(lists))
+            } catch {
+                logger.warning("Failed to save the service addresses to \(path): \(error)", cause: "service addresses")
+            }
+        case .armTimer(let key, let at):
+            if let old = serviceAddressTimers[key] { loop.cancel(old) }
+            let milliseconds = max(0, (at.nanoseconds(since: now) + 999_999) / 1_000_000)
+            serviceAddressTimers[key] = loop.schedule(afterMilliseconds: milliseconds) { [unowned self] in
+                self.serviceAddressTimers[key] = nil
+                self.machine.serviceAddresses.timerFired(key: key, now: self.now)
+                self.performActions()
+            }
+        case .log(.info, let line):
+            logger.info(line)
+        case .log(.warning, let line):
+            logger.warning(line)
         }
     }
 

@@ -71,8 +71,20 @@ enum HumanFormat {
                 text += domains.isEmpty ? ", in no route" : ", for \(domains.joined(separator: " "))"
             }
             text += "\n"
+            if let list = upstream.serviceAddresses { text += serviceAddresses(list) }
         }
         if let fleet = status.fleet { text += self.fleet(fleet) }
+        return text
+    }
+
+    /// `  service addresses (scheduler): 127.0.0.3 rotated out, 127.0.0.5 in use, 127.0.0.6`, with
+    /// the scheduler's last failure on a line of its own.
+    static func serviceAddresses(_ list: ServiceAddressesStatus) -> String {
+        let addresses = list.addresses.map { address in
+            address.address + (address.address == list.current ? " in use" : address.backingOff ? " rotated out" : "")
+        }
+        var text = "  service addresses (\(list.source)): \(addresses.joined(separator: ", "))\n"
+        if let error = list.schedulerError { text += "  scheduler: failing: \(error)\n" }
         return text
     }
 

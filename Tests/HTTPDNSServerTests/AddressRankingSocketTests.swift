@@ -38,9 +38,9 @@ struct AddressRankingSocketTests {
             var attempt = 0
             while true {
                 attempt += 1
-                let (fast, port) = try TCPSocket.listenLoopback(address: "127.0.0.4")
+                let (fast, port) = try TCPSocket.listenLoopback(address: "127.0.0.4", port: 0)
                 do throws(SystemError) {
-                    let (slow, _) = try TCPSocket.listenLoopback(backlog: 0, address: "127.0.0.2", port: port)
+                    let (slow, _) = try TCPSocket.listenLoopback(address: "127.0.0.2", port: port, backlog: 0)
                     do throws(SystemError) {
                         let (refusing, _) = try TCPSocket.bindLoopback(address: "127.0.0.3", port: port)
                         return (fast, slow, refusing, port)

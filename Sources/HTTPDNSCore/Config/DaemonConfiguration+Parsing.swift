@@ -30,7 +30,7 @@ struct ConfigurationParser {
             "Upstream", "SecretKey", "SecretKeyFile", "Timeout", "ServeStale", "MinTTL", "MaxTTL", "MaxStale",
             "NegativeTTL", "CacheSize", "Prefetch", "CAFile", "TLSName", "Static", "DoHMethod", "MaxUpstreamQueries",
             "MaxUpstreamQueriesPerUser", "UpstreamQueryRatePerUser", "UpstreamQueryBurstPerUser", "Route",
-            "DefaultRoute",
+            "DefaultRoute", "AlibabaRegion", "AlibabaBootAddresses", "SchedulerRefresh", "TencentBackupAddresses",
         ],
         "Cookies": ["MaxPerDomain", "MaxTotal"],
         "Server": [
@@ -244,6 +244,22 @@ struct ConfigurationParser {
             }
         case "DefaultRoute":
             defaultRoute = value.isEmpty ? nil : (try upstreamNames(value, assignment), assignment.line)
+        case "AlibabaRegion":
+            guard value.isEmpty || AlibabaScheduler.regions.contains(value.lowercased()) else {
+                throw error(
+                    assignment,
+                    "unknown region \"\(value)\" (expected one of \(AlibabaScheduler.regions.joined(separator: ", ")))")
+            }
+            configuration.resolver.alibabaRegion = value.isEmpty ? nil : value.lowercased()
+        case "AlibabaBootAddresses":
+            let addresses = try serviceAddresses(assignment, after: configuration.resolver.alibabaBootAddresses ?? [])
+            configuration.resolver.alibabaBootAddresses = value.isEmpty ? nil : addresses
+        case "SchedulerRefresh":
+            configuration.resolver.schedulerRefreshMs = try timeSpan(
+                assignment, default: defaults.schedulerRefreshMs, allowZero: false)
+        case "TencentBackupAddresses":
+            configuration.resolver.tencentBackupAddresses = try serviceAddresses(
+                assignment, after: value.isEmpty ? [] : configuration.resolver.tencentBackupAddresses)
         default:
             break
         }
@@ -395,6 +411,7 @@ struct ConfigurationParser {
         }
         finishRoutes()
         finishDomainTTLs()
+        finishServiceAddresses()
     }
 
     /// Checks `DomainTTL=` lines: each domain listed once, and each line's floor (its own or
@@ -418,6 +435,28 @@ struct ConfigurationParser {
             "\(domain) has TTL bounds twice (first on line \(first))"
         }
         configuration.resolver.domainTTLs = domainTTLs.map { $0.domainTTL }
+    }
+
+    /// `AlibabaBootAddresses=` needs `AlibabaRegion=`; the region and the backups are pointless
+    /// without an upstream of their kind (a warning).
+    private mutating func finishServiceAddresses() {
+        let resolver = configuration.resolver
+        let kinds = Set(resolver.upstreams.map(\.kind))
+        if resolver.alibabaBootAddresses != nil, resolver.alibabaRegion == nil {
+            errors.append(
+                ConfigError(
+                    code: .conflict, path: path, line: lastLine["Resolver.AlibabaBootAddresses"] ?? 0,
+                    key: "AlibabaBootAddresses",
+                    message: "AlibabaBootAddresses= needs AlibabaRegion= (the region the scheduler is asked for)"))
+        }
+        if resolver.alibabaRegion != nil, !kinds.contains(.alibaba) {
+            warn(lastLine["Resolver.AlibabaRegion"] ?? 0, "AlibabaRegion= is set but no upstream is alibaba")
+        }
+        if !resolver.tencentBackupAddresses.isEmpty, !kinds.contains(.tencent) {
+            warn(
+                lastLine["Resolver.TencentBackupAddresses"] ?? 0,
+                "TencentBackupAddresses= is set but no upstream is tencent")
+        }
     }
 
     /// Checks `Route=` and `DefaultRoute=` against the upstreams' names (each name must be an
@@ -598,6 +637,21 @@ struct ConfigurationParser {
             names.append(name)
         }
         return names
+    }
+
+    /// `IP [IP...]` added to `earlier`: service addresses, canonical, each once; an address no
+    /// service can have (unspecified, multicast, broadcast) is refused.
+    private func serviceAddresses(_ assignment: INIReader.Assignment, after earlier: [String]) throws(ConfigError)
+        -> [String]
+    {
+        var addresses = earlier
+        for word in assignment.value.split(whereSeparator: \.isWhitespace).map(String.init) {
+            guard let address = IPAddress(word), ServiceAddressRules.isUsable(address) else {
+                throw error(assignment, "invalid service address \"\(word)\" (expected an IP address)")
+            }
+            if !addresses.contains(address.description) { addresses.append(address.description) }
+        }
+        return addresses
     }
 
     private func staticAnswer(_ assignment: INIReader.Assignment) throws(ConfigError) -> StaticAnswer {

@@ -68,6 +68,15 @@ public struct DaemonConfiguration: Sendable, Equatable {
         /// `DefaultRoute=`: the upstreams of names outside every route; nil: the system
         /// resolver once any route is set, else every upstream in order.
         public var defaultRoute: [String]?
+        /// `AlibabaRegion=`: schedule `alibaba` upstreams' service addresses through this region's
+        /// scheduler; nil (the default): their URL's address only.
+        public var alibabaRegion: String?
+        /// `AlibabaBootAddresses=`: replaces the region's built-in boot addresses; nil keeps them.
+        public var alibabaBootAddresses: [String]?
+        /// `SchedulerRefresh=`: how long a scheduler answer is used. Default 6 h (Alibaba's C SDK).
+        public var schedulerRefreshMs = 21_600_000
+        /// `TencentBackupAddresses=`: service addresses tried after a `tencent` upstream's own.
+        public var tencentBackupAddresses: [String] = []
 
         public init() {}
     }
