@@ -37,6 +37,8 @@ final class ResolverService {
     var observation: Observation?
     /// The resolves a monitor watches, by caller id, until they are answered.
     private var watched: [UInt64: WatchedResolve] = [:]
+    /// `RankPorts=`: orders replies and runs the connect probes.
+    private let ranking: AddressRankingService
 
     /// A resolve whose answer goes to the monitors too.
     private struct WatchedResolve {
@@ -45,10 +47,10 @@ final class ResolverService {
         let family: AddressFamily
     }
 
-    /// Where a waiting caller's reply goes.
+    /// Where a waiting caller's reply goes, and whose resolve it is (ranking charges its probes).
     private enum PendingReply {
-        case rpc(Reply<ResolveResult>)
-        case closure((Result<ResolveResult, RPCError>) -> Void)
+        case rpc(Reply<ResolveResult>, uid: UInt32)
+        case closure((Result<ResolveResult, RPCError>) -> Void, uid: UInt32)
     }
 
     /// A resolver for `configuration` on `loop`; upstream exchanges go through `transport`
@@ -65,6 +67,7 @@ final class ResolverService {
             rules: rules)
         self.loop = loop
         self.logger = logger
+        ranking = AddressRankingService(ports: configuration.resolver.rankPorts, loop: loop, logger: logger)
         self.transport =
             transport
             ?? WorkerUpstreamTransport(
@@ -117,18 +120,23 @@ final class ResolverService {
         // Borrowed: the closure reaches the reply where it is (a copy was a retain and a release
         // of its request's id on every cache hit).
         guard let observation, observation.monitors.isWatching(uid: uid) else {
-            if let caller = machine.resolve(params, uid: uid, now: now, answer: { done($0) }) {
-                waiting[caller] = .rpc(copy done)
+            let caller = machine.resolve(params, uid: uid, now: now) { outcome in
+                var outcome = outcome
+                self.ranking.rank(&outcome, uid: uid)
+                done(outcome)
             }
+            if let caller { waiting[caller] = .rpc(copy done, uid: uid) }
             if machine.hasActions { performActions() }
             return
         }
         let caller = machine.resolve(params, uid: uid, now: now) { outcome in
+            var outcome = outcome
+            self.ranking.rank(&outcome, uid: uid)
             observation.resolved(uid: uid, host: params.host, family: params.family, outcome)
             done(outcome)
         }
         if let caller {
-            waiting[caller] = .rpc(copy done)
+            waiting[caller] = .rpc(copy done, uid: uid)
             watched[caller] = WatchedResolve(uid: uid, host: params.host, family: params.family)
         }
         if machine.hasActions { performActions() }
@@ -139,9 +147,12 @@ final class ResolverService {
         _ params: ResolveParams, uid: UInt32, completion: @escaping (Result<ResolveResult, RPCError>) -> Void
     ) {
         restoreSavedDNS()
-        if let caller = machine.resolve(params, uid: uid, now: now, answer: completion) {
-            waiting[caller] = .closure(completion)
+        let caller = machine.resolve(params, uid: uid, now: now) { outcome in
+            var outcome = outcome
+            self.ranking.rank(&outcome, uid: uid)
+            completion(outcome)
         }
+        if let caller { waiting[caller] = .closure(completion, uid: uid) }
         performActions()
     }
 
@@ -252,7 +263,10 @@ final class ResolverService {
     /// No upstream query is queued or running.
     var isQuiescent: Bool { machine.isQuiescent }
 
-    func shutdown() { transport.shutdown() }
+    func shutdown() {
+        transport.shutdown()
+        ranking.shutdown()
+    }
 
     /// A reloaded configuration's `[Resolver]` section (`ResolverMachine.apply` says what changes
     /// and what stays); the transport signs and trusts with its settings from now on.
@@ -265,6 +279,7 @@ final class ResolverService {
             machine.settings.serviceAddresses, upstreams: machine.settings.upstreams, now: now,
             wallNow: loop.clock.wallSeconds())
         transport.apply(UpstreamSettings(configuration.resolver))
+        ranking.apply(ports: configuration.resolver.rankPorts)
         performActions()
     }
 
@@ -314,13 +329,18 @@ final class ResolverService {
 
     private func perform(_ action: ResolverAction) {
         switch action {
-        case .answer(let caller, let outcome):
+        case .answer(let caller, var outcome):
+            let pending = waiting.removeValue(forKey: caller)
+            switch pending {
+            case .rpc(_, let uid)?, .closure(_, let uid)?: ranking.rank(&outcome, uid: uid)
+            case nil: break
+            }
             if let watch = watched.removeValue(forKey: caller) {
                 observation?.resolved(uid: watch.uid, host: watch.host, family: watch.family, outcome)
             }
-            switch waiting.removeValue(forKey: caller) {
-            case .rpc(let reply)?: reply(outcome)
-            case .closure(let completion)?: completion(outcome)
+            switch pending {
+            case .rpc(let reply, _)?: reply(outcome)
+            case .closure(let completion, _)?: completion(outcome)
             case nil: break
             }
         case .query(let request):

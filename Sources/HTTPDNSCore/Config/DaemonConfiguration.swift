@@ -38,6 +38,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var cacheSize = 4_096
         /// `Prefetch=`: host names resolved at start and refreshed before expiry.
         public var prefetch: [String] = []
+        /// `DomainTTL=`: TTL bounds of the names in some domains, the most specific domain's.
+        public var domainTTLs: [DomainTTL] = []
+        /// `RankPorts=`: hosts whose addresses are ordered by a TCP connect probe, each once.
+        public var rankPorts: [RankPort] = []
         /// `CAFile=`: extra trust anchors for HTTPS upstreams (absolute path).
         public var caFile: String?
         /// `TLSName=`: the certificate name of IP-addressed HTTPS upstreams.
@@ -151,6 +155,15 @@ extension DNSCacheLimits {
             maxTTL: seconds(resolver.maxTTLMs),
             negativeTTL: seconds(resolver.negativeTTLMs),
             maxStale: resolver.serveStale ? seconds(resolver.maxStaleMs) : 0,
-            capacity: resolver.cacheSize)
+            capacity: resolver.cacheSize,
+            domainTTLs: DomainTTLPolicy(
+                resolver.domainTTLs.map { line in
+                    (
+                        line.domains,
+                        TTLBounds(
+                            minTTL: seconds(line.minTTLMs ?? resolver.minTTLMs),
+                            maxTTL: seconds(line.maxTTLMs ?? resolver.maxTTLMs))
+                    )
+                }))
     }
 }
