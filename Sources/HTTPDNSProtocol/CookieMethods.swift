@@ -1,9 +1,25 @@
 // The cookie methods: getCookieHeader, handleSetCookie, deleteCookies, listCookies,
 // importCookies, exportCookies.
 
+/// Params whose first member, `url`, is read in place: `url` made by `readURL` from its UTF-8, in
+/// the request's bytes when it holds no escape (the daemon parses the URL there, without building a
+/// `String` first), and the other members from the table. The members, their errors and their
+/// order are `Members.init(_:)`'s.
+public struct URLParams<Members: DescribedParams, URLValue> {
+    public var url: URLValue
+    /// The other members (its `url` left blank).
+    public var members: Members
+
+    public init(_ params: Params, url readURL: (UnsafeBufferPointer<UInt8>) -> URLValue) throws(RPCError) {
+        assert(Members.fields.first?.schema.name == "url", "url is the first member")
+        url = try params.withRequiredString("url", readURL)
+        members = try Members(params, afterFirst: ())
+    }
+}
+
 // MARK: getCookieHeader
 
-public struct GetCookieHeaderParams: MethodParams {
+public struct GetCookieHeaderParams: DescribedParams {
     public var url: String
     public var host: String?
     public var forScript: Bool
@@ -21,44 +37,27 @@ public struct GetCookieHeaderParams: MethodParams {
         self.topLevelNavigation = topLevelNavigation
     }
 
-    public init(_ params: Params) throws(RPCError) {
-        let read = try Read(params) { String(decoding: $0, as: UTF8.self) }
-        self.init(
-            url: read.url, host: read.host, forScript: read.forScript, siteForCookies: read.siteForCookies,
-            topLevelNavigation: read.topLevelNavigation)
+    /// The table's reading of the members after `url`, written out for the request path;
+    /// MethodShapeTests holds it equal to `described(_:afterFirst:)`, errors included.
+    public init(_ params: Params, afterFirst: Void) throws(RPCError) {
+        self.init(url: "")
+        host = try params.optionalString("host")
+        forScript = try params.optionalBool("forScript") ?? false
+        siteForCookies = try params.optionalString("siteForCookies")
+        topLevelNavigation = try params.optionalBool("topLevelNavigation") ?? false
     }
 
-    /// The params with `url` made by `readURL` from its UTF-8, in the request's bytes when it
-    /// holds no escape: the daemon parses the URL there, without building a `String` first.
-    /// The members, their errors and their order are `init(_:)`'s, being its own.
-    public struct Read<URLValue> {
-        public var url: URLValue
-        public var host: String?
-        public var forScript: Bool
-        public var siteForCookies: String?
-        public var topLevelNavigation: Bool
-
-        public init(_ params: Params, url readURL: (UnsafeBufferPointer<UInt8>) -> URLValue) throws(RPCError) {
-            url = try params.withRequiredString("url", readURL)
-            host = try params.optionalString("host")
-            forScript = try params.optionalBool("forScript") ?? false
-            siteForCookies = try params.optionalString("siteForCookies")
-            topLevelNavigation = try params.optionalBool("topLevelNavigation") ?? false
-        }
-    }
-
-    public var json: JSONObject {
-        var o = JSONObject()
-        o.append("url", .string(url))
-        if let host { o.append("host", .string(host)) }
-        if forScript { o.append("forScript", true) }
-        if let siteForCookies { o.append("siteForCookies", .string(siteForCookies)) }
-        if topLevelNavigation { o.append("topLevelNavigation", true) }
-        return o
-    }
+    public static let blank = GetCookieHeaderParams(url: "")
+    public static let fields: [ParamField<GetCookieHeaderParams>] = [
+        .required("url", \.url),
+        .optional("host", \.host),
+        .optional("forScript", \.forScript, default: false, sendsDefault: false),
+        .optional("siteForCookies", \.siteForCookies),
+        .optional("topLevelNavigation", \.topLevelNavigation, default: false, sendsDefault: false),
+    ]
 }
 
-public struct CookieHeaderResult: MethodResult {
+public struct CookieHeaderResult: MethodResult, DescribedRecord {
     /// The `Cookie:` header value; "" when no cookie matches.
     public var header: String
     public var count: Int
@@ -68,6 +67,13 @@ public struct CookieHeaderResult: MethodResult {
         self.count = count
     }
 
+    public static let blank = CookieHeaderResult(header: "", count: 0)
+    public static let fields: [ResultField<CookieHeaderResult>] = [
+        .string("header", \.header), .integer("count", \.count),
+    ]
+
+    /// The table's encoding, written byte by byte for the request path; MethodShapeTests holds it
+    /// equal to `writeDescribed(to:)`.
     public func write(to out: inout JSONOutput) {
         JSONWriter.raw(#"{"header":"#, to: &out)
         JSONWriter.string(header, to: &out)
@@ -75,18 +81,11 @@ public struct CookieHeaderResult: MethodResult {
         JSONWriter.integer(count, to: &out)
         out.append(UInt8(ascii: "}"))
     }
-
-    public init?(json: JSON) {
-        guard let header = json["header"]?.stringValue, let count = json["count"]?.numberValue?.int64Value else {
-            return nil
-        }
-        self.init(header: header, count: Int(count))
-    }
 }
 
 // MARK: handleSetCookie
 
-public struct HandleSetCookieParams: MethodParams {
+public struct HandleSetCookieParams: DescribedParams {
     public var url: String
     public var host: String?
     public var setCookie: [String]
@@ -97,35 +96,21 @@ public struct HandleSetCookieParams: MethodParams {
         self.setCookie = setCookie
     }
 
-    public init(_ params: Params) throws(RPCError) {
-        let read = try Read(params) { String(decoding: $0, as: UTF8.self) }
-        self.init(url: read.url, host: read.host, setCookie: read.setCookie)
+    /// The table's reading of the members after `url`, written out for the request path;
+    /// MethodShapeTests holds it equal to `described(_:afterFirst:)`, errors included.
+    public init(_ params: Params, afterFirst: Void) throws(RPCError) {
+        self.init(
+            url: "", host: try params.optionalString("host"), setCookie: try params.requiredStringArray("setCookie"))
     }
 
-    /// The params with `url` made by `readURL` from its UTF-8, as `GetCookieHeaderParams.Read`.
-    public struct Read<URLValue> {
-        public var url: URLValue
-        public var host: String?
-        public var setCookie: [String]
-
-        public init(_ params: Params, url readURL: (UnsafeBufferPointer<UInt8>) -> URLValue) throws(RPCError) {
-            url = try params.withRequiredString("url", readURL)
-            host = try params.optionalString("host")
-            setCookie = try params.requiredStringArray("setCookie")
-        }
-    }
-
-    public var json: JSONObject {
-        var o = JSONObject()
-        o.append("url", .string(url))
-        if let host { o.append("host", .string(host)) }
-        o.append("setCookie", .array(setCookie.map(JSON.string)))
-        return o
-    }
+    public static let blank = HandleSetCookieParams(url: "", setCookie: [])
+    public static let fields: [ParamField<HandleSetCookieParams>] = [
+        .required("url", \.url), .optional("host", \.host), .required("setCookie", \.setCookie),
+    ]
 }
 
-public struct SetCookieResult: MethodResult {
-    public struct Rejection: Sendable, Equatable {
+public struct SetCookieResult: MethodResult, DescribedRecord {
+    public struct Rejection: DescribedRecord {
         /// Position in `setCookie`, from 0.
         public var index: Int
         /// `syntax`, `domain-mismatch`, `public-suffix`, ... (a string, so clients keep unknown reasons).
@@ -135,6 +120,9 @@ public struct SetCookieResult: MethodResult {
             self.index = index
             self.reason = reason
         }
+
+        public static let blank = Rejection(index: 0, reason: "")
+        public static let fields: [ResultField<Rejection>] = [.integer("index", \.index), .string("reason", \.reason)]
     }
 
     /// The host name the cookies were stored under.
@@ -148,6 +136,13 @@ public struct SetCookieResult: MethodResult {
         self.rejected = rejected
     }
 
+    public static let blank = SetCookieResult(host: "", stored: 0, rejected: [])
+    public static let fields: [ResultField<SetCookieResult>] = [
+        .string("host", \.host), .integer("stored", \.stored), .objects("rejected", \.rejected),
+    ]
+
+    /// The table's encoding, written byte by byte for the request path; MethodShapeTests holds it
+    /// equal to `writeDescribed(to:)`.
     public func write(to out: inout JSONOutput) {
         JSONWriter.raw(#"{"host":"#, to: &out)
         JSONWriter.string(host, to: &out)
@@ -164,24 +159,26 @@ public struct SetCookieResult: MethodResult {
         JSONWriter.raw("]}", to: &out)
     }
 
-    public init?(json: JSON) {
-        guard let host = json["host"]?.stringValue, let stored = json["stored"]?.numberValue?.int64Value,
-            let rejected = json["rejected"]?.arrayValue
-        else { return nil }
-        self.init(
-            host: host, stored: Int(stored),
-            rejected: rejected.compactMap { r in
-                guard let i = r["index"]?.numberValue?.int64Value, let reason = r["reason"]?.stringValue else {
-                    return nil
-                }
-                return Rejection(index: Int(i), reason: reason)
-            })
-    }
 }
 
 // MARK: deleteCookies
 
 public struct DeleteCookiesParams: MethodParams {
+    /// The members as sent, in the order the daemon reads them; `target` is made of them.
+    struct Members: DescribedParams {
+        var url: String? = nil
+        var domain: String? = nil
+        var all: Bool? = nil
+        var name: String? = nil
+        var host: String? = nil
+
+        static let blank = Members()
+        static let fields: [ParamField<Members>] = [
+            .optional("url", \.url), .optional("domain", \.domain), .optional("all", \.all),
+            .optional("name", \.name), .optional("host", \.host),
+        ]
+    }
+
     public enum Target: Sendable, Equatable {
         /// The cookies `getCookieHeader` would send to `url` (with `host` for an IP URL).
         case url(String, host: String?)
@@ -199,21 +196,18 @@ public struct DeleteCookiesParams: MethodParams {
     }
 
     public init(_ params: Params) throws(RPCError) {
-        let url = try params.optionalString("url")
-        let domain = try params.optionalString("domain")
-        let all = try params.optionalBool("all")
-        name = try params.optionalString("name")
-        let host = try params.optionalString("host")
-        switch (url, domain, all) {
+        let members = try Members(params)
+        name = members.name
+        switch (members.url, members.domain, members.all) {
         case (let url?, nil, nil), (let url?, nil, false?):
-            target = .url(url, host: host)
+            target = .url(url, host: members.host)
         case (nil, let domain?, nil), (nil, let domain?, false?):
             target = .domain(domain)
         case (nil, nil, true?):
             target = .all
         case (nil, nil, _):
             throw .invalidParams(field: "url", "exactly one of url, domain or all: true is required")
-        default:
+        case (let url, let domain, _):
             // Name a member the caller actually sent: the second of the ones that clash.
             throw .invalidParams(
                 field: url != nil && domain != nil ? "domain" : "all", "only one of url, domain or all may be given")
@@ -221,101 +215,69 @@ public struct DeleteCookiesParams: MethodParams {
     }
 
     public var json: JSONObject {
-        var o = JSONObject()
+        var members = Members(name: name)
         switch target {
         case .url(let url, let host):
-            o.append("url", .string(url))
-            if let host { o.append("host", .string(host)) }
-        case .domain(let domain): o.append("domain", .string(domain))
-        case .all: o.append("all", true)
+            members.url = url
+            members.host = host
+        case .domain(let domain): members.domain = domain
+        case .all: members.all = true
         }
-        if let name { o.append("name", .string(name)) }
-        return o
+        return members.json
     }
+
+    public static var memberSchemas: [MemberSchema] { Members.memberSchemas }
 }
 
-public struct DeleteCookiesResult: MethodResult {
+public struct DeleteCookiesResult: MethodResult, DescribedRecord {
     /// How many cookies were deleted.
     public var deleted: Int
 
     public init(deleted: Int) { self.deleted = deleted }
 
-    public func write(to out: inout JSONOutput) {
-        JSONWriter.raw(#"{"deleted":"#, to: &out)
-        JSONWriter.integer(deleted, to: &out)
-        out.append(UInt8(ascii: "}"))
-    }
-
-    public init?(json: JSON) {
-        guard let deleted = nonNegativeInteger("deleted", in: json) else { return nil }
-        self.deleted = deleted
-    }
+    public static let blank = DeleteCookiesResult(deleted: 0)
+    public static let fields: [ResultField<DeleteCookiesResult>] = [.integer("deleted", \.deleted, in: nonNegative)]
 }
 
 // MARK: listCookies
 
-public struct ListCookiesParams: MethodParams {
+public struct ListCookiesParams: DescribedParams {
     /// Only cookies of this domain and its subdomains; nil: every cookie of the caller's jar.
     public var domain: String?
 
     public init(domain: String? = nil) { self.domain = domain }
 
-    public init(_ params: Params) throws(RPCError) {
-        domain = try params.optionalString("domain")
-    }
-
-    public var json: JSONObject {
-        var o = JSONObject()
-        if let domain { o.append("domain", .string(domain)) }
-        return o
-    }
+    public static let blank = ListCookiesParams()
+    public static let fields: [ParamField<ListCookiesParams>] = [.optional("domain", \.domain)]
 }
 
-public struct ListCookiesResult: MethodResult {
+public struct ListCookiesResult: MethodResult, DescribedRecord {
     /// Without the jar's bookkeeping (`Cookie.write(to:)`).
     public var cookies: [Cookie]
 
     public init(cookies: [Cookie]) { self.cookies = cookies }
 
-    public func write(to out: inout JSONOutput) {
-        JSONWriter.raw(#"{"cookies":["#, to: &out)
-        for (i, cookie) in cookies.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            cookie.write(to: &out)
-        }
-        JSONWriter.raw("]}", to: &out)
-    }
-
-    /// nil when `cookies` is missing or one of its elements is not a cookie.
-    public init?(json: JSON) {
-        guard let elements = json["cookies"]?.arrayValue else { return nil }
-        var cookies: [Cookie] = []
-        cookies.reserveCapacity(elements.count)
-        for element in elements {
-            guard let cookie = Cookie(json: element) else { return nil }
-            cookies.append(cookie)
-        }
-        self.cookies = cookies
-    }
+    public static let blank = ListCookiesResult(cookies: [])
+    public static let fields: [ResultField<ListCookiesResult>] = [.objects("cookies", \.cookies)]
 }
+
+extension Cookie: JSONRecord {}
 
 // MARK: importCookies / exportCookies
 
 /// `importCookies` / `exportCookies` format; only Netscape cookies.txt exists.
-public enum CookieFileFormat: String, Sendable {
+public enum CookieFileFormat: String, Sendable, CaseIterable {
     case netscape
+}
 
+extension ParamField {
     /// The optional `format` member (default netscape).
-    static func read(_ params: Params) throws(RPCError) -> CookieFileFormat {
-        guard let raw = try params.optionalString("format") else { return .netscape }
-        guard let format = CookieFileFormat(rawValue: raw) else {
-            throw .invalidParams(field: "format", "only \"netscape\" (cookies.txt) is supported")
-        }
-        return format
+    static func format(_ path: MemberPath<Root, CookieFileFormat>) -> Self {
+        .optional("format", path, default: .netscape, unknown: "only \"netscape\" (cookies.txt) is supported")
     }
 }
 
-public struct ImportCookiesParams: MethodParams {
+public struct ImportCookiesParams: DescribedParams {
     public var format: CookieFileFormat
     /// The whole cookies.txt text.
     public var data: String
@@ -325,50 +287,30 @@ public struct ImportCookiesParams: MethodParams {
         self.data = data
     }
 
-    public init(_ params: Params) throws(RPCError) {
-        format = try CookieFileFormat.read(params)
-        data = try params.requiredString("data")
-    }
-
-    public var json: JSONObject {
-        var o = JSONObject()
-        o.append("format", .string(format.rawValue))
-        o.append("data", .string(data))
-        return o
-    }
+    public static let blank = ImportCookiesParams(data: "")
+    public static let fields: [ParamField<ImportCookiesParams>] = [.format(\.format), .required("data", \.data)]
 }
 
-public struct ImportCookiesResult: MethodResult {
+public struct ImportCookiesResult: MethodResult, DescribedRecord {
     /// How many cookies were imported.
     public var imported: Int
 
     public init(imported: Int) { self.imported = imported }
 
-    public func write(to out: inout JSONOutput) {
-        JSONWriter.raw(#"{"imported":"#, to: &out)
-        JSONWriter.integer(imported, to: &out)
-        out.append(UInt8(ascii: "}"))
-    }
-
-    public init?(json: JSON) {
-        guard let imported = nonNegativeInteger("imported", in: json) else { return nil }
-        self.imported = imported
-    }
+    public static let blank = ImportCookiesResult(imported: 0)
+    public static let fields: [ResultField<ImportCookiesResult>] = [.integer("imported", \.imported, in: nonNegative)]
 }
 
-public struct ExportCookiesParams: MethodParams {
+public struct ExportCookiesParams: DescribedParams {
     public var format: CookieFileFormat
 
     public init(format: CookieFileFormat = .netscape) { self.format = format }
 
-    public init(_ params: Params) throws(RPCError) {
-        format = try CookieFileFormat.read(params)
-    }
-
-    public var json: JSONObject { ["format": .string(format.rawValue)] }
+    public static let blank = ExportCookiesParams()
+    public static let fields: [ParamField<ExportCookiesParams>] = [.format(\.format)]
 }
 
-public struct ExportCookiesResult: MethodResult {
+public struct ExportCookiesResult: MethodResult, DescribedRecord {
     /// The whole cookies.txt text.
     public var data: String
     /// The cookies the text leaves out because the format cannot hold them (a TAB in the name, value
@@ -380,41 +322,23 @@ public struct ExportCookiesResult: MethodResult {
         self.leftOut = leftOut
     }
 
-    public func write(to out: inout JSONOutput) {
-        JSONWriter.raw(#"{"data":"#, to: &out)
-        JSONWriter.string(data, to: &out)
-        Self.writeEnd(leavingOut: leftOut, to: &out)
-    }
+    public static let blank = ExportCookiesResult(data: "")
+    public static let fields: [ResultField<ExportCookiesResult>] = [
+        .string("data", \.data), .objects("leftOut", \.leftOut, omittedWhenEmpty: true),
+    ]
 
-    /// What follows `data`'s closing quote: `leftOut` when a cookie was left out, and the closing
-    /// brace (a streamed export writes `data` in pieces, then this).
+    /// What follows `data`'s closing quote: the members after it, and the closing brace (a
+    /// streamed export writes `data` in pieces, then this).
     public static func writeEnd(leavingOut leftOut: [CookieKey], to out: inout JSONOutput) {
-        if !leftOut.isEmpty {
-            JSONWriter.raw(#","leftOut":["#, to: &out)
-            for (i, key) in leftOut.enumerated() {
-                JSONWriter.raw(i == 0 ? #"{"domain":"# : #",{"domain":"#, to: &out)
-                JSONWriter.string(key.domain, to: &out)
-                JSONWriter.raw(#","path":"#, to: &out)
-                JSONWriter.string(key.path, to: &out)
-                JSONWriter.raw(#","name":"#, to: &out)
-                JSONWriter.string(key.name, to: &out)
-                out.append(UInt8(ascii: "}"))
-            }
-            out.append(UInt8(ascii: "]"))
-        }
+        var first = false
+        ExportCookiesResult(data: "", leftOut: leftOut).writeMembers(fields.dropFirst(), first: &first, to: &out)
         out.append(UInt8(ascii: "}"))
     }
+}
 
-    /// nil without `data`, or with a `leftOut` element that is not a domain, path and name.
-    public init?(json: JSON) {
-        guard let data = json["data"]?.stringValue else { return nil }
-        var leftOut: [CookieKey] = []
-        for element in json["leftOut"]?.arrayValue ?? [] {
-            guard let domain = element["domain"]?.stringValue, let path = element["path"]?.stringValue,
-                let name = element["name"]?.stringValue
-            else { return nil }
-            leftOut.append(CookieKey(domain: domain, path: path, name: name))
-        }
-        self.init(data: data, leftOut: leftOut)
-    }
+extension CookieKey: DescribedRecord {
+    public static let blank = CookieKey(domain: "", path: "", name: "")
+    public static let fields: [ResultField<CookieKey>] = [
+        .string("domain", \.domain), .string("path", \.path), .string("name", \.name),
+    ]
 }

@@ -92,15 +92,12 @@ public protocol MethodParams: Sendable, Equatable {
     init(_ params: Params) throws(RPCError)
     /// The params as a client sends them.
     var json: JSONObject { get }
+    /// The members, as the OpenRPC document lists them.
+    static var memberSchemas: [MemberSchema] { get }
 }
 
-/// The result of one method.
-public protocol MethodResult: Sendable, Equatable {
-    /// Appends the compact JSON the daemon sends, straight into its output (no `JSON` tree).
-    func write(to out: inout JSONOutput)
-    /// Reads a result as a client receives it; nil when it does not match the contract.
-    init?(json: JSON)
-}
+/// The result of one method: a JSON object.
+public protocol MethodResult: JSONRecord {}
 
 extension MethodResult {
     /// The compact JSON encoding.
@@ -116,17 +113,14 @@ extension MethodResult {
 }
 
 /// Params of the methods that take none (`status`, `rpc.discover`): any params object is accepted.
-public struct NoParams: MethodParams {
+public struct NoParams: DescribedParams {
     public init() {}
-    public init(_ params: Params) throws(RPCError) {}
-    public var json: JSONObject { JSONObject() }
+    public static let blank = NoParams()
+    public static let fields: [ParamField<NoParams>] = []
 }
 
 public typealias StatusParams = NoParams
 public typealias DiscoverParams = NoParams
 
-/// Reads `{"<member>": <non-negative integer>}` results.
-func nonNegativeInteger(_ member: String, in json: JSON) -> Int? {
-    guard let value = json[member]?.numberValue?.int64Value, value >= 0, value <= Int64(Int.max) else { return nil }
-    return Int(value)
-}
+/// The range of a count: an integer a result promises is never negative.
+let nonNegative: ClosedRange<Int64> = 0...Int64.max

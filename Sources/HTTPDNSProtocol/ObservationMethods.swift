@@ -10,9 +10,9 @@ public typealias MonitorParams = NoParams
 // MARK: showCache
 
 /// `showCache`: the cache entries the caller may see (root: all; others: the names they asked for).
-public struct ShowCacheResult: MethodResult {
+public struct ShowCacheResult: MethodResult, DescribedRecord {
     /// One cached answer: one host in one family.
-    public struct Entry: Sendable, Equatable {
+    public struct Entry: DescribedRecord {
         public var host: String
         /// `ipv4` or `ipv6`.
         public var family: String
@@ -34,31 +34,15 @@ public struct ShowCacheResult: MethodResult {
             self.upstream = upstream
         }
 
-        public func write(to out: inout JSONOutput) {
-            JSONWriter.raw(#"{"host":"#, to: &out)
-            JSONWriter.string(host, to: &out)
-            JSONWriter.raw(#","family":"#, to: &out)
-            JSONWriter.string(family, to: &out)
-            JSONWriter.raw(#","addresses":"#, to: &out)
-            JSONWriter.stringArray(addresses, to: &out)
-            JSONWriter.raw(#","ttl":"#, to: &out)
-            JSONWriter.integer(ttl, to: &out)
-            JSONWriter.raw(#","stale":"#, to: &out)
-            JSONWriter.bool(stale, to: &out)
-            JSONWriter.raw(#","upstream":"#, to: &out)
-            JSONWriter.string(upstream, to: &out)
-            out.append(UInt8(ascii: "}"))
-        }
-
-        init?(json: JSON) {
-            guard let host = json["host"]?.stringValue, let family = json["family"]?.stringValue,
-                let addresses = json["addresses"]?.arrayValue?.compactMap(\.stringValue),
-                let ttl = nonNegativeInteger("ttl", in: json), let stale = json["stale"]?.boolValue
-            else { return nil }
-            self.init(
-                host: host, family: family, addresses: addresses, ttl: ttl, stale: stale,
-                upstream: json["upstream"]?.stringValue)
-        }
+        public static let blank = Entry(host: "", family: "", addresses: [], ttl: 0, stale: false, upstream: nil)
+        public static let fields: [ResultField<Entry>] = [
+            .string("host", \.host),
+            .string("family", \.family),
+            .strings("addresses", \.addresses),
+            .integer("ttl", \.ttl, in: nonNegative),
+            .boolean("stale", \.stale),
+            .string("upstream", \.upstream, nil: .null),
+        ]
     }
 
     /// By host, then family.
@@ -66,32 +50,16 @@ public struct ShowCacheResult: MethodResult {
 
     public init(entries: [Entry]) { self.entries = entries }
 
-    public func write(to out: inout JSONOutput) {
-        JSONWriter.raw(#"{"entries":["#, to: &out)
-        for (i, entry) in entries.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            entry.write(to: &out)
-        }
-        JSONWriter.raw("]}", to: &out)
-    }
-
-    public init?(json: JSON) {
-        guard let elements = json["entries"]?.arrayValue else { return nil }
-        var entries: [Entry] = []
-        for element in elements {
-            guard let entry = Entry(json: element) else { return nil }
-            entries.append(entry)
-        }
-        self.init(entries: entries)
-    }
+    public static let blank = ShowCacheResult(entries: [])
+    public static let fields: [ResultField<ShowCacheResult>] = [.objects("entries", \.entries)]
 }
 
 // MARK: statistics
 
 /// `statistics`: the daemon's counters since it started or since the last `resetStatistics`.
-public struct StatisticsResult: MethodResult {
+public struct StatisticsResult: MethodResult, DescribedRecord {
     /// One upstream's queries.
-    public struct Upstream: Sendable, Equatable {
+    public struct Upstream: DescribedRecord {
         public var name: String
         /// Queries sent to it (each attempt of a resolve that reached it).
         public var queries: Int
@@ -104,10 +72,16 @@ public struct StatisticsResult: MethodResult {
             self.queries = queries
             self.failures = failures
         }
+
+        public static let blank = Upstream(name: "", queries: 0, failures: 0)
+        public static let fields: [ResultField<Upstream>] = [
+            .string("name", \.name), .integer("queries", \.queries, in: nonNegative),
+            .integer("failures", \.failures, in: nonNegative),
+        ]
     }
 
     /// Cookie operations of every user together (counts only).
-    public struct Cookies: Sendable, Equatable {
+    public struct Cookies: DescribedRecord {
         /// Cookies stored or replaced (handleSetCookie, importCookies).
         public var stored: Int
         /// Set-Cookie values refused (handleSetCookie).
@@ -123,6 +97,12 @@ public struct StatisticsResult: MethodResult {
             self.deleted = deleted
             self.headers = headers
         }
+
+        public static let blank = Cookies(stored: 0, rejected: 0, deleted: 0, headers: 0)
+        public static let fields: [ResultField<Cookies>] = [
+            .integer("stored", \.stored, in: nonNegative), .integer("rejected", \.rejected, in: nonNegative),
+            .integer("deleted", \.deleted, in: nonNegative), .integer("headers", \.headers, in: nonNegative),
+        ]
     }
 
     /// Unix seconds the counters start from (the daemon's start or the last reset).
@@ -139,87 +119,29 @@ public struct StatisticsResult: MethodResult {
         self.cookies = cookies
     }
 
-    public func write(to out: inout JSONOutput) {
-        JSONWriter.raw(#"{"since":"#, to: &out)
-        JSONWriter.integer(since, to: &out)
-        JSONWriter.raw(#","cache":{"entries":"#, to: &out)
-        JSONWriter.integer(cache.entries, to: &out)
-        JSONWriter.raw(#","hits":"#, to: &out)
-        JSONWriter.integer(cache.hits, to: &out)
-        JSONWriter.raw(#","misses":"#, to: &out)
-        JSONWriter.integer(cache.misses, to: &out)
-        JSONWriter.raw(#","staleServed":"#, to: &out)
-        JSONWriter.integer(cache.staleServed, to: &out)
-        JSONWriter.raw(#"},"upstreams":["#, to: &out)
-        for (i, upstream) in upstreams.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            JSONWriter.raw(#"{"name":"#, to: &out)
-            JSONWriter.string(upstream.name, to: &out)
-            JSONWriter.raw(#","queries":"#, to: &out)
-            JSONWriter.integer(upstream.queries, to: &out)
-            JSONWriter.raw(#","failures":"#, to: &out)
-            JSONWriter.integer(upstream.failures, to: &out)
-            out.append(UInt8(ascii: "}"))
-        }
-        JSONWriter.raw(#"],"cookies":{"stored":"#, to: &out)
-        JSONWriter.integer(cookies.stored, to: &out)
-        JSONWriter.raw(#","rejected":"#, to: &out)
-        JSONWriter.integer(cookies.rejected, to: &out)
-        JSONWriter.raw(#","deleted":"#, to: &out)
-        JSONWriter.integer(cookies.deleted, to: &out)
-        JSONWriter.raw(#","headers":"#, to: &out)
-        JSONWriter.integer(cookies.headers, to: &out)
-        JSONWriter.raw("}}", to: &out)
-    }
-
-    public init?(json: JSON) {
-        guard let since = json["since"]?.numberValue?.int64Value, let cache = json["cache"],
-            let entries = nonNegativeInteger("entries", in: cache), let hits = nonNegativeInteger("hits", in: cache),
-            let misses = nonNegativeInteger("misses", in: cache),
-            let staleServed = nonNegativeInteger("staleServed", in: cache),
-            let upstreamElements = json["upstreams"]?.arrayValue, let cookies = json["cookies"],
-            let stored = nonNegativeInteger("stored", in: cookies),
-            let rejected = nonNegativeInteger("rejected", in: cookies),
-            let deleted = nonNegativeInteger("deleted", in: cookies),
-            let headers = nonNegativeInteger("headers", in: cookies)
-        else { return nil }
-        var upstreams: [Upstream] = []
-        for element in upstreamElements {
-            guard let name = element["name"]?.stringValue, let queries = nonNegativeInteger("queries", in: element),
-                let failures = nonNegativeInteger("failures", in: element)
-            else { return nil }
-            upstreams.append(Upstream(name: name, queries: queries, failures: failures))
-        }
-        self.init(
-            since: since, cache: .init(entries: entries, hits: hits, misses: misses, staleServed: staleServed),
-            upstreams: upstreams,
-            cookies: Cookies(stored: stored, rejected: rejected, deleted: deleted, headers: headers))
-    }
+    public static let blank = StatisticsResult(
+        since: 0, cache: .blank, upstreams: [], cookies: .blank)
+    public static let fields: [ResultField<StatisticsResult>] = [
+        .integer("since", \.since), .object("cache", \.cache), .objects("upstreams", \.upstreams),
+        .object("cookies", \.cookies),
+    ]
 }
 
 /// `resetStatistics`: when counting starts again.
-public struct ResetStatisticsResult: MethodResult {
+public struct ResetStatisticsResult: MethodResult, DescribedRecord {
     /// Unix seconds: `statistics.since` from now on.
     public var since: Int64
 
     public init(since: Int64) { self.since = since }
 
-    public func write(to out: inout JSONOutput) {
-        JSONWriter.raw(#"{"since":"#, to: &out)
-        JSONWriter.integer(since, to: &out)
-        out.append(UInt8(ascii: "}"))
-    }
-
-    public init?(json: JSON) {
-        guard let since = json["since"]?.numberValue?.int64Value else { return nil }
-        self.init(since: since)
-    }
+    public static let blank = ResetStatisticsResult(since: 0)
+    public static let fields: [ResultField<ResetStatisticsResult>] = [.integer("since", \.since)]
 }
 
 // MARK: metrics
 
 /// `metrics`: the counters and gauges in the Prometheus text exposition format 0.0.4.
-public struct MetricsResult: MethodResult {
+public struct MetricsResult: MethodResult, DescribedRecord {
     /// What an HTTP exporter would send as Content-Type.
     public static let prometheusContentType = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -232,26 +154,16 @@ public struct MetricsResult: MethodResult {
         self.text = text
     }
 
-    public func write(to out: inout JSONOutput) {
-        JSONWriter.raw(#"{"contentType":"#, to: &out)
-        JSONWriter.string(contentType, to: &out)
-        JSONWriter.raw(#","text":"#, to: &out)
-        JSONWriter.string(text, to: &out)
-        out.append(UInt8(ascii: "}"))
-    }
-
-    public init?(json: JSON) {
-        guard let contentType = json["contentType"]?.stringValue, let text = json["text"]?.stringValue else {
-            return nil
-        }
-        self.init(contentType: contentType, text: text)
-    }
+    public static let blank = MetricsResult(contentType: "", text: "")
+    public static let fields: [ResultField<MetricsResult>] = [
+        .string("contentType", \.contentType), .string("text", \.text),
+    ]
 }
 
 // MARK: monitor
 
 /// `monitor`'s answer; the events follow as `monitorEvent` notifications on the same connection.
-public struct MonitorResult: MethodResult {
+public struct MonitorResult: MethodResult, DescribedRecord {
     /// The notifications' method.
     public static let eventMethod = "monitorEvent"
 
@@ -265,18 +177,8 @@ public struct MonitorResult: MethodResult {
         self.queueLimit = queueLimit
     }
 
-    public func write(to out: inout JSONOutput) {
-        JSONWriter.raw(#"{"scope":"#, to: &out)
-        JSONWriter.string(scope, to: &out)
-        JSONWriter.raw(#","queueLimit":"#, to: &out)
-        JSONWriter.integer(queueLimit, to: &out)
-        out.append(UInt8(ascii: "}"))
-    }
-
-    public init?(json: JSON) {
-        guard let scope = json["scope"]?.stringValue, let queueLimit = nonNegativeInteger("queueLimit", in: json) else {
-            return nil
-        }
-        self.init(scope: scope, queueLimit: queueLimit)
-    }
+    public static let blank = MonitorResult(scope: "", queueLimit: 0)
+    public static let fields: [ResultField<MonitorResult>] = [
+        .string("scope", \.scope), .integer("queueLimit", \.queueLimit, in: nonNegative),
+    ]
 }

@@ -6,7 +6,7 @@ public enum AddressFamily: String, Sendable, CaseIterable {
 
 // MARK: resolve
 
-public struct ResolveParams: MethodParams {
+public struct ResolveParams: DescribedParams {
     public var host: String
     public var family: AddressFamily
     public var allowStale: Bool
@@ -23,6 +23,8 @@ public struct ResolveParams: MethodParams {
         self.timeoutMs = timeoutMs
     }
 
+    /// The table's reading, written out for the request path (every resolve reads it);
+    /// MethodShapeTests holds it equal to `described(_:)`, errors included.
     public init(_ params: Params) throws(RPCError) {
         host = try params.requiredString("host")
         family = try params.optionalEnum("family", AddressFamily.self) ?? .both
@@ -30,23 +32,22 @@ public struct ResolveParams: MethodParams {
         timeoutMs = try params.optionalInt("timeoutMs", in: 1...Self.maxTimeoutMs).map(Int.init)
     }
 
-    public var json: JSONObject {
-        var o = JSONObject()
-        o.append("host", .string(host))
-        o.append("family", .string(family.rawValue))
-        o.append("allowStale", .bool(allowStale))
-        if let timeoutMs { o.append("timeoutMs", .int(timeoutMs)) }
-        return o
-    }
+    public static let blank = ResolveParams(host: "")
+    public static let fields: [ParamField<ResolveParams>] = [
+        .required("host", \.host),
+        .optional("family", \.family, default: .both),
+        .optional("allowStale", \.allowStale, default: true, sendsDefault: true),
+        .optional("timeoutMs", \.timeoutMs, in: 1...maxTimeoutMs),
+    ]
 }
 
-public struct ResolveResult: MethodResult {
-    public enum Source: String, Sendable {
+public struct ResolveResult: MethodResult, DescribedRecord {
+    public enum Source: String, Sendable, CaseIterable {
         case cache, upstream, system, literal, `static`, fleet
     }
 
     /// Each family's own TTL in a dual-family answer (`ttls`).
-    public struct FamilyTTLs: Sendable, Equatable {
+    public struct FamilyTTLs: DescribedRecord {
         public var ipv4: Int
         public var ipv6: Int
 
@@ -54,6 +55,9 @@ public struct ResolveResult: MethodResult {
             self.ipv4 = ipv4
             self.ipv6 = ipv6
         }
+
+        public static let blank = FamilyTTLs(ipv4: 0, ipv6: 0)
+        public static let fields: [ResultField<FamilyTTLs>] = [.integer("ipv4", \.ipv4), .integer("ipv6", \.ipv6)]
     }
 
     public var host: String
@@ -82,6 +86,20 @@ public struct ResolveResult: MethodResult {
         self.upstream = upstream
     }
 
+    public static let blank = ResolveResult(host: "", ipv4: [], ipv6: [], ttl: 0, stale: false, source: .cache)
+    public static let fields: [ResultField<ResolveResult>] = [
+        .string("host", \.host),
+        .strings("ipv4", \.ipv4),
+        .strings("ipv6", \.ipv6),
+        .integer("ttl", \.ttl),
+        .object("ttls", \.ttls),
+        .boolean("stale", \.stale, absent: false),
+        .string("source", \.source),
+        .string("upstream", \.upstream, nil: .omitted),
+    ]
+
+    /// The table's encoding, written byte by byte for the request path (a cache hit's answer);
+    /// MethodShapeTests holds it equal to `writeDescribed(to:)`.
     public func write(to out: inout JSONOutput) {
         JSONWriter.raw(#"{"host":"#, to: &out)
         JSONWriter.string(host, to: &out)
@@ -108,44 +126,22 @@ public struct ResolveResult: MethodResult {
         }
         out.append(UInt8(ascii: "}"))
     }
-
-    public init?(json: JSON) {
-        guard let host = json["host"]?.stringValue,
-            let v4 = json["ipv4"]?.arrayValue?.compactMap(\.stringValue),
-            let v6 = json["ipv6"]?.arrayValue?.compactMap(\.stringValue),
-            let ttl = json["ttl"]?.numberValue?.int64Value,
-            let source = json["source"]?.stringValue.flatMap(Source.init(rawValue:))
-        else { return nil }
-        var ttls: FamilyTTLs?
-        if let object = json["ttls"] {
-            guard let v4TTL = object["ipv4"]?.numberValue?.int64Value,
-                let v6TTL = object["ipv6"]?.numberValue?.int64Value
-            else { return nil }
-            ttls = FamilyTTLs(ipv4: Int(v4TTL), ipv6: Int(v6TTL))
-        }
-        self.init(
-            host: host, ipv4: v4, ipv6: v6, ttl: Int(ttl), ttls: ttls, stale: json["stale"]?.boolValue ?? false,
-            source: source, upstream: json["upstream"]?.stringValue)
-    }
 }
 
 // MARK: reverse
 
-public struct ReverseParams: MethodParams {
+public struct ReverseParams: DescribedParams {
     /// An IPv4 or IPv6 literal.
     public var address: String
 
     public init(address: String) { self.address = address }
 
-    public init(_ params: Params) throws(RPCError) {
-        address = try params.requiredString("address")
-    }
-
-    public var json: JSONObject { ["address": .string(address)] }
+    public static let blank = ReverseParams(address: "")
+    public static let fields: [ParamField<ReverseParams>] = [.required("address", \.address)]
 }
 
 /// The host names the daemon handed `address` out for, to the calling uid, most recent first.
-public struct ReverseResult: MethodResult {
+public struct ReverseResult: MethodResult, DescribedRecord {
     /// The address in canonical form.
     public var address: String
     public var hosts: [String]
@@ -158,62 +154,30 @@ public struct ReverseResult: MethodResult {
         self.ttl = ttl
     }
 
-    public func write(to out: inout JSONOutput) {
-        JSONWriter.raw(#"{"address":"#, to: &out)
-        JSONWriter.string(address, to: &out)
-        JSONWriter.raw(#","hosts":"#, to: &out)
-        JSONWriter.stringArray(hosts, to: &out)
-        JSONWriter.raw(#","ttl":"#, to: &out)
-        JSONWriter.integer(ttl, to: &out)
-        out.append(UInt8(ascii: "}"))
-    }
-
-    public init?(json: JSON) {
-        guard let address = json["address"]?.stringValue, let hosts = json["hosts"]?.arrayValue,
-            let ttl = json["ttl"]?.numberValue?.int64Value, ttl >= 0
-        else { return nil }
-        var names: [String] = []
-        for host in hosts {
-            guard let name = host.stringValue else { return nil }
-            names.append(name)
-        }
-        self.init(address: address, hosts: names, ttl: Int(ttl))
-    }
+    public static let blank = ReverseResult(address: "", hosts: [], ttl: 0)
+    public static let fields: [ResultField<ReverseResult>] = [
+        .string("address", \.address), .strings("hosts", \.hosts), .integer("ttl", \.ttl, in: nonNegative),
+    ]
 }
 
 // MARK: flushCache
 
-public struct FlushCacheParams: MethodParams {
+public struct FlushCacheParams: DescribedParams {
     /// One host; nil flushes every entry.
     public var host: String?
 
     public init(host: String? = nil) { self.host = host }
 
-    public init(_ params: Params) throws(RPCError) {
-        host = try params.optionalString("host")
-    }
-
-    public var json: JSONObject {
-        var o = JSONObject()
-        if let host { o.append("host", .string(host)) }
-        return o
-    }
+    public static let blank = FlushCacheParams()
+    public static let fields: [ParamField<FlushCacheParams>] = [.optional("host", \.host)]
 }
 
-public struct FlushCacheResult: MethodResult {
+public struct FlushCacheResult: MethodResult, DescribedRecord {
     /// How many cache entries were dropped.
     public var flushed: Int
 
     public init(flushed: Int) { self.flushed = flushed }
 
-    public func write(to out: inout JSONOutput) {
-        JSONWriter.raw(#"{"flushed":"#, to: &out)
-        JSONWriter.integer(flushed, to: &out)
-        out.append(UInt8(ascii: "}"))
-    }
-
-    public init?(json: JSON) {
-        guard let flushed = nonNegativeInteger("flushed", in: json) else { return nil }
-        self.flushed = flushed
-    }
+    public static let blank = FlushCacheResult(flushed: 0)
+    public static let fields: [ResultField<FlushCacheResult>] = [.integer("flushed", \.flushed, in: nonNegative)]
 }

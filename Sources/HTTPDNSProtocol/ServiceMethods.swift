@@ -2,7 +2,7 @@
 
 // MARK: status
 
-public struct UpstreamStatus: Sendable, Equatable {
+public struct UpstreamStatus: DescribedRecord {
     public var name: String
     public var kind: String
     public var healthy: Bool
@@ -14,10 +14,13 @@ public struct UpstreamStatus: Sendable, Equatable {
     /// With `Route=` set: the routed domains whose names it is asked for, "." standing for the
     /// names outside every route when `DefaultRoute=` lists it; nil without routes.
     public var domains: [String]?
+    /// For an upstream with several service addresses (a scheduled `alibaba`, a `tencent` with
+    /// backups): where its queries go; nil otherwise.
+    public var serviceAddresses: ServiceAddressesStatus?
 
     public init(
         name: String, kind: String, healthy: Bool, lastError: String?, latencyMs: Double?, answered: Int? = nil,
-        domains: [String]? = nil
+        domains: [String]? = nil, serviceAddresses: ServiceAddressesStatus? = nil
     ) {
         self.name = name
         self.kind = kind
@@ -26,50 +29,80 @@ public struct UpstreamStatus: Sendable, Equatable {
         self.latencyMs = latencyMs
         self.answered = answered
         self.domains = domains
+        self.serviceAddresses = serviceAddresses
     }
 
-    public func write(to out: inout JSONOutput) {
-        JSONWriter.raw(#"{"name":"#, to: &out)
-        JSONWriter.string(name, to: &out)
-        JSONWriter.raw(#","kind":"#, to: &out)
-        JSONWriter.string(kind, to: &out)
-        JSONWriter.raw(#","healthy":"#, to: &out)
-        JSONWriter.bool(healthy, to: &out)
-        JSONWriter.raw(#","lastError":"#, to: &out)
-        JSONWriter.string(lastError, to: &out)
-        JSONWriter.raw(#","latencyMs":"#, to: &out)
-        if let latencyMs {
-            JSONWriter.number(JSONNumber(latencyMs), to: &out)
-        } else {
-            JSONWriter.raw("null", to: &out)
-        }
-        if let answered {
-            JSONWriter.raw(#","answered":"#, to: &out)
-            JSONWriter.integer(answered, to: &out)
-        }
-        if let domains {
-            JSONWriter.raw(#","domains":"#, to: &out)
-            JSONWriter.stringArray(domains, to: &out)
-        }
-        out.append(UInt8(ascii: "}"))
-    }
-
-    /// Reads one `status.upstreams` element; `lastError` and `latencyMs` may be null or absent,
-    /// `answered` and `domains` absent.
-    public init?(json: JSON) {
-        guard let name = json["name"]?.stringValue, let kind = json["kind"]?.stringValue,
-            let healthy = json["healthy"]?.boolValue
-        else { return nil }
-        self.init(
-            name: name, kind: kind, healthy: healthy, lastError: json["lastError"]?.stringValue,
-            latencyMs: json["latencyMs"]?.numberValue?.doubleValue,
-            answered: json["answered"]?.numberValue?.int64Value.map(Int.init),
-            domains: json["domains"]?.arrayValue?.compactMap(\.stringValue))
-    }
+    public static let blank = UpstreamStatus(name: "", kind: "", healthy: false, lastError: nil, latencyMs: nil)
+    /// One `status.upstreams` element; `lastError` and `latencyMs` may be null (or absent when
+    /// read), `answered`, `domains` and `serviceAddresses` absent.
+    public static let fields: [ResultField<UpstreamStatus>] = [
+        .string("name", \.name),
+        .string("kind", \.kind),
+        .boolean("healthy", \.healthy),
+        .string("lastError", \.lastError, nil: .null),
+        .number("latencyMs", \.latencyMs),
+        .integer("answered", \.answered),
+        .strings("domains", \.domains),
+        .object("serviceAddresses", \.serviceAddresses),
+    ]
 }
 
-public struct StatusResult: MethodResult {
-    public struct Cache: Sendable, Equatable {
+/// `status.upstreams[].serviceAddresses`: the addresses an upstream's queries may go to.
+public struct ServiceAddressesStatus: DescribedRecord {
+    /// One service address.
+    public struct Address: DescribedRecord {
+        public var address: String
+        /// Service failures in a row since it last answered (rotated out at 3).
+        public var failures: Int
+        /// Rotated out: tried again once its backoff ends.
+        public var backingOff: Bool
+
+        public init(address: String, failures: Int, backingOff: Bool) {
+            self.address = address
+            self.failures = failures
+            self.backingOff = backingOff
+        }
+
+        public static let blank = Address(address: "", failures: 0, backingOff: false)
+        public static let fields: [ResultField<Address>] = [
+            .string("address", \.address), .integer("failures", \.failures), .boolean("backingOff", \.backingOff),
+        ]
+    }
+
+    /// `configured`, `boot`, `persisted` or `scheduler`: where the list came from.
+    public var source: String
+    /// The address queries go to now.
+    public var current: String
+    public var addresses: [Address]
+    /// Why the last scheduler round got no answer; nil after an answer or without a scheduler.
+    public var schedulerError: String?
+    /// Seconds until the scheduler is asked again (0 while it is being asked); nil without one.
+    public var nextRefresh: Double?
+
+    public init(
+        source: String, current: String, addresses: [Address], schedulerError: String?, nextRefresh: Double?
+    ) {
+        self.source = source
+        self.current = current
+        self.addresses = addresses
+        self.schedulerError = schedulerError
+        self.nextRefresh = nextRefresh
+    }
+
+    public static let blank = ServiceAddressesStatus(
+        source: "", current: "", addresses: [], schedulerError: nil, nextRefresh: nil)
+    /// `schedulerError` and `nextRefresh` may be null.
+    public static let fields: [ResultField<ServiceAddressesStatus>] = [
+        .string("source", \.source),
+        .string("current", \.current),
+        .objects("addresses", \.addresses),
+        .string("schedulerError", \.schedulerError, nil: .null),
+        .number("nextRefresh", \.nextRefresh),
+    ]
+}
+
+public struct StatusResult: MethodResult, DescribedRecord {
+    public struct Cache: DescribedRecord {
         public var entries: Int
         public var hits: Int
         public var misses: Int
@@ -81,6 +114,12 @@ public struct StatusResult: MethodResult {
             self.misses = misses
             self.staleServed = staleServed
         }
+
+        public static let blank = Cache(entries: 0, hits: 0, misses: 0, staleServed: 0)
+        public static let fields: [ResultField<Cache>] = [
+            .integer("entries", \.entries, in: nonNegative), .integer("hits", \.hits, in: nonNegative),
+            .integer("misses", \.misses, in: nonNegative), .integer("staleServed", \.staleServed, in: nonNegative),
+        ]
     }
 
     public var version: String
@@ -108,73 +147,39 @@ public struct StatusResult: MethodResult {
         self.network = network
     }
 
-    /// The members the contract requires; a daemon may add more after them.
-    public func write(to out: inout JSONOutput) {
-        JSONWriter.raw(#"{"version":"#, to: &out)
-        JSONWriter.string(version, to: &out)
-        JSONWriter.raw(#","uptime":"#, to: &out)
-        JSONWriter.number(JSONNumber(uptime), to: &out)
-        JSONWriter.raw(#","cache":{"entries":"#, to: &out)
-        JSONWriter.integer(cache.entries, to: &out)
-        JSONWriter.raw(#","hits":"#, to: &out)
-        JSONWriter.integer(cache.hits, to: &out)
-        JSONWriter.raw(#","misses":"#, to: &out)
-        JSONWriter.integer(cache.misses, to: &out)
-        JSONWriter.raw(#","staleServed":"#, to: &out)
-        JSONWriter.integer(cache.staleServed, to: &out)
-        JSONWriter.raw(#"},"cookies":{"count":"#, to: &out)
-        JSONWriter.integer(cookieCount, to: &out)
-        JSONWriter.raw(#"},"upstreams":["#, to: &out)
-        for (i, upstream) in upstreams.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            upstream.write(to: &out)
-        }
-        JSONWriter.raw("]", to: &out)
-        if let fleet {
-            JSONWriter.raw(#","fleet":"#, to: &out)
-            fleet.write(to: &out)
-        }
-        if let network {
-            JSONWriter.raw(#","network":"#, to: &out)
-            network.write(to: &out)
-        }
-        out.append(UInt8(ascii: "}"))
+    /// `status.cookies`: the caller's jar.
+    public struct Cookies: DescribedRecord {
+        public var count: Int
+
+        public init(count: Int) { self.count = count }
+
+        public static let blank = Cookies(count: 0)
+        public static let fields: [ResultField<Cookies>] = [.integer("count", \.count, in: nonNegative)]
     }
 
-    /// Reads the members the contract promises ("at least"); extra members are ignored.
-    public init?(json: JSON) {
-        guard let version = json["version"]?.stringValue, let uptime = json["uptime"]?.numberValue?.doubleValue,
-            let cache = json["cache"], let entries = nonNegativeInteger("entries", in: cache),
-            let hits = nonNegativeInteger("hits", in: cache), let misses = nonNegativeInteger("misses", in: cache),
-            let staleServed = nonNegativeInteger("staleServed", in: cache),
-            let cookies = json["cookies"], let cookieCount = nonNegativeInteger("count", in: cookies),
-            let upstreamElements = json["upstreams"]?.arrayValue
-        else { return nil }
-        var upstreams: [UpstreamStatus] = []
-        for element in upstreamElements {
-            guard let upstream = UpstreamStatus(json: element) else { return nil }
-            upstreams.append(upstream)
-        }
-        var fleet: Fleet?
-        if let member = json["fleet"] {
-            guard let parsed = Fleet(json: member) else { return nil }
-            fleet = parsed
-        }
-        var network: Network?
-        if let member = json["network"] {
-            guard let parsed = Network(json: member) else { return nil }
-            network = parsed
-        }
-        self.init(
-            version: version, uptime: uptime,
-            cache: Cache(entries: entries, hits: hits, misses: misses, staleServed: staleServed),
-            cookieCount: cookieCount, upstreams: upstreams, fleet: fleet, network: network)
+    /// `cookieCount` as the wire nests it.
+    public var cookies: Cookies {
+        get { Cookies(count: cookieCount) }
+        set { cookieCount = newValue.count }
     }
+
+    public static let blank = StatusResult(version: "", uptime: 0, cache: .blank, cookieCount: 0, upstreams: [])
+    /// The members the contract requires, and `fleet`; a daemon may add more after them, and a
+    /// client ignores those it does not know.
+    public static let fields: [ResultField<StatusResult>] = [
+        .string("version", \.version),
+        .number("uptime", \.uptime),
+        .object("cache", \.cache),
+        .object("cookies", \.cookies),
+        .objects("upstreams", \.upstreams),
+        .object("fleet", \.fleet),
+        .object("network", \.network),
+    ]
 }
 
 extension StatusResult {
     /// `status.fleet`: how the fleet tier is doing, as this daemon sees it.
-    public struct Fleet: Sendable, Equatable {
+    public struct Fleet: DescribedRecord {
         /// Redis answers (reads work; when `state` is `full`, writes do not).
         public var connected: Bool
         /// `connecting`, `connected`, `unreachable`, `authentication-failed` or `full`.
@@ -204,48 +209,25 @@ extension StatusResult {
             self.rejected = rejected
         }
 
+        public static let blank = Fleet(
+            connected: false, state: "", lastError: nil, lastStateChange: 0, lag: nil, outbox: 0, rejected: 0)
         /// `{"connected":true,"state":"connected","lastError":null,"lastStateChange":1767225600,
-        /// "lag":0.012,"outbox":0,"rejected":0}`
-        public func write(to out: inout JSONOutput) {
-            JSONWriter.raw(#"{"connected":"#, to: &out)
-            JSONWriter.bool(connected, to: &out)
-            JSONWriter.raw(#","state":"#, to: &out)
-            JSONWriter.string(state, to: &out)
-            JSONWriter.raw(#","lastError":"#, to: &out)
-            JSONWriter.string(lastError, to: &out)
-            JSONWriter.raw(#","lastStateChange":"#, to: &out)
-            JSONWriter.integer(lastStateChange, to: &out)
-            JSONWriter.raw(#","lag":"#, to: &out)
-            if let lag {
-                JSONWriter.number(JSONNumber(lag), to: &out)
-            } else {
-                JSONWriter.raw("null", to: &out)
-            }
-            JSONWriter.raw(#","outbox":"#, to: &out)
-            JSONWriter.integer(outbox, to: &out)
-            JSONWriter.raw(#","rejected":"#, to: &out)
-            JSONWriter.integer(rejected, to: &out)
-            out.append(UInt8(ascii: "}"))
-        }
-
-        /// Reads the member; `lastError` and `lag` may be null.
-        public init?(json: JSON) {
-            guard let connected = json["connected"]?.boolValue, let state = json["state"]?.stringValue,
-                let lastStateChange = json["lastStateChange"]?.numberValue?.int64Value,
-                let outbox = nonNegativeInteger("outbox", in: json),
-                let rejected = nonNegativeInteger("rejected", in: json)
-            else { return nil }
-            self.init(
-                connected: connected, state: state, lastError: json["lastError"]?.stringValue,
-                lastStateChange: lastStateChange, lag: json["lag"]?.numberValue?.doubleValue, outbox: outbox,
-                rejected: rejected)
-        }
+        /// "lag":0.012,"outbox":0,"rejected":0}`; `lastError` and `lag` may be null.
+        public static let fields: [ResultField<Fleet>] = [
+            .boolean("connected", \.connected),
+            .string("state", \.state),
+            .string("lastError", \.lastError, nil: .null),
+            .integer("lastStateChange", \.lastStateChange),
+            .number("lag", \.lag),
+            .integer("outbox", \.outbox, in: nonNegative),
+            .integer("rejected", \.rejected, in: nonNegative),
+        ]
     }
 }
 
 extension StatusResult {
     /// `status.network`: the machine's address and route changes, as the daemon saw them.
-    public struct Network: Sendable, Equatable {
+    public struct Network: DescribedRecord {
         /// The daemon reads the kernel's notifications (false: it could not open its netlink socket).
         public var watching: Bool
         /// Changes seen since start (a burst of notifications is one).
@@ -259,23 +241,13 @@ extension StatusResult {
             self.lastChange = lastChange
         }
 
-        /// `{"watching":true,"changes":1,"lastChange":1767225600}`
-        public func write(to out: inout JSONOutput) {
-            JSONWriter.raw(#"{"watching":"#, to: &out)
-            JSONWriter.bool(watching, to: &out)
-            JSONWriter.raw(#","changes":"#, to: &out)
-            JSONWriter.integer(changes, to: &out)
-            JSONWriter.raw(#","lastChange":"#, to: &out)
-            JSONWriter.integer(lastChange, to: &out)
-            out.append(UInt8(ascii: "}"))
-        }
-
-        /// Reads the member; `lastChange` may be null.
-        public init?(json: JSON) {
-            guard let watching = json["watching"]?.boolValue, let changes = nonNegativeInteger("changes", in: json)
-            else { return nil }
-            self.init(watching: watching, changes: changes, lastChange: json["lastChange"]?.numberValue?.int64Value)
-        }
+        public static let blank = Network(watching: false, changes: 0, lastChange: nil)
+        /// `{"watching":true,"changes":1,"lastChange":1767225600}`; `lastChange` may be null.
+        public static let fields: [ResultField<Network>] = [
+            .boolean("watching", \.watching),
+            .integer("changes", \.changes, in: nonNegative),
+            .integer("lastChange", \.lastChange, nil: .null),
+        ]
     }
 }
 
@@ -286,6 +258,12 @@ public struct DiscoverResult: MethodResult {
     public let encodedDocument: [UInt8]
 
     public init(encodedDocument: [UInt8]) { self.encodedDocument = encodedDocument }
+
+    /// The document's own top-level members.
+    public static let memberSchemas: [MemberSchema]? = [
+        MemberSchema("openrpc", .string, required: true), MemberSchema("info", .object, required: true),
+        MemberSchema("methods", .array, required: true),
+    ]
 
     public func write(to out: inout JSONOutput) { out.append(contentsOf: encodedDocument) }
 

@@ -92,12 +92,13 @@ final class CookieService {
 
     func cookieHeader(_ params: CookieHeaderQuery, uid: UInt32) throws(RPCError) -> CookieHeaderResult {
         let url = try Self.requestURL(params.url, field: "url")
-        let site = try params.siteForCookies.map { (s) throws(RPCError) in try Self.parseURL(s, field: "siteForCookies")
+        let site = try params.members.siteForCookies.map { (s) throws(RPCError) in
+            try Self.parseURL(s, field: "siteForCookies")
         }
-        let request = try normalized(url, host: params.host, uid: uid)
+        let request = try normalized(url, host: params.members.host, uid: uid)
         let header = jar(for: uid).cookieHeader(
-            for: request, forScript: params.forScript, siteForCookies: site,
-            topLevelNavigation: params.topLevelNavigation, now: clock.wallSeconds())
+            for: request, forScript: params.members.forScript, siteForCookies: site,
+            topLevelNavigation: params.members.topLevelNavigation, now: clock.wallSeconds())
         observation?.cookieHeaderBuilt()
         return CookieHeaderResult(header)
     }
@@ -105,13 +106,13 @@ final class CookieService {
     func handleSetCookie(
         _ params: SetCookieQuery, uid: UInt32, done: Reply<SetCookieResult>
     ) throws(RPCError) {
-        guard params.setCookie.count <= Self.maxCookiesPerRequest else {
+        guard params.members.setCookie.count <= Self.maxCookiesPerRequest else {
             throw .limitExceeded("cookies in one request", limit: Self.maxCookiesPerRequest)
         }
         let url = try Self.requestURL(params.url, field: "url")
-        let request = try normalized(url, host: params.host, uid: uid)
+        let request = try normalized(url, host: params.members.host, uid: uid)
         let jar = jar(for: uid)
-        let outcome = jar.setCookies(params.setCookie, for: request, now: clock.wallSeconds())
+        let outcome = jar.setCookies(params.members.setCookie, for: request, now: clock.wallSeconds())
         if !outcome.rejected.isEmpty {
             observation?.cookiesRejected(
                 uid: uid, host: outcome.host, reasons: outcome.rejected.map(\.reason.rawValue))

@@ -158,7 +158,7 @@ public final class Daemon {
         }
         services = Services(
             configuration: configuration, rules: rules, stored: stored, storeThread: storeThread,
-            fleetSetup: fleetSetup, loop: loop, logger: logger)
+            fleetSetup: fleetSetup, loop: loop, logger: logger, stateDirectory: paths.stateDirectory)
         server = RPCServer(loop: loop, listener: listener.fd, limits: configuration.serverLimits, logger: logger)
         services.registerMethods(on: server)
         server.onConnectionCountChange = { [unowned self] count in self.connectionCountChanged(count) }

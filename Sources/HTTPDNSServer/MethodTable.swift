@@ -90,9 +90,9 @@ extension MethodTable {
 
 /// getCookieHeader's params with the URL parsed from the request's bytes (a refusal: not a URL the
 /// jar serves, or an ambiguous one, refused by the method after every member was read).
-typealias CookieHeaderQuery = GetCookieHeaderParams.Read<Result<RequestURL, RequestURL.Refusal>>
+typealias CookieHeaderQuery = URLParams<GetCookieHeaderParams, Result<RequestURL, RequestURL.Refusal>>
 /// handleSetCookie's params, the same way.
-typealias SetCookieQuery = HandleSetCookieParams.Read<Result<RequestURL, RequestURL.Refusal>>
+typealias SetCookieQuery = URLParams<HandleSetCookieParams, Result<RequestURL, RequestURL.Refusal>>
 
 extension MethodTable {
     /// Runs one request: one exhaustive switch from the method to its typed implementation.

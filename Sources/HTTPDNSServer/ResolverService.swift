@@ -21,6 +21,10 @@ final class ResolverService {
     /// Replies of callers waiting for a flight, by caller id.
     private var waiting: [UInt64: PendingReply] = [:]
     private var timers: [ResolverTimer: EventLoop.TimerID] = [:]
+    /// The service address lists' refresh timers, by list key.
+    private var serviceAddressTimers: [String: EventLoop.TimerID] = [:]
+    /// Where scheduler answers are kept across restarts (nil: not kept, in tests).
+    private let stateDirectory: String?
     /// With `ShareCache=yes`: asked before any upstream, and told what the upstreams answered.
     private var fleet: FleetClient?
     /// Per flight the fleet deferred to the upstreams, where their answer is reported.
@@ -33,6 +37,8 @@ final class ResolverService {
     var observation: Observation?
     /// The resolves a monitor watches, by caller id, until they are answered.
     private var watched: [UInt64: WatchedResolve] = [:]
+    /// `RankPorts=`: orders replies and runs the connect probes.
+    private let ranking: AddressRankingService
 
     /// A resolve whose answer goes to the monitors too.
     private struct WatchedResolve {
@@ -41,18 +47,19 @@ final class ResolverService {
         let family: AddressFamily
     }
 
-    /// Where a waiting caller's reply goes.
+    /// Where a waiting caller's reply goes, and whose resolve it is (ranking charges its probes).
     private enum PendingReply {
-        case rpc(Reply<ResolveResult>)
-        case closure((Result<ResolveResult, RPCError>) -> Void)
+        case rpc(Reply<ResolveResult>, uid: UInt32)
+        case closure((Result<ResolveResult, RPCError>) -> Void, uid: UInt32)
     }
 
     /// A resolver for `configuration` on `loop`; upstream exchanges go through `transport`
     /// (worker threads unless given).
     init(
         configuration: DaemonConfiguration, rules: any DomainRules, loop: EventLoop, logger: Logger,
-        transport: (any UpstreamTransport)? = nil
+        transport: (any UpstreamTransport)? = nil, stateDirectory: String? = nil
     ) {
+        self.stateDirectory = stateDirectory
         machine = ResolverMachine(
             settings: ResolverSettings(
                 configuration.resolver, workers: Self.workerThreads, workersPerOwner: Self.workersPerOwner,
@@ -60,6 +67,7 @@ final class ResolverService {
             rules: rules)
         self.loop = loop
         self.logger = logger
+        ranking = AddressRankingService(ports: configuration.resolver.rankPorts, loop: loop, logger: logger)
         self.transport =
             transport
             ?? WorkerUpstreamTransport(
@@ -112,18 +120,23 @@ final class ResolverService {
         // Borrowed: the closure reaches the reply where it is (a copy was a retain and a release
         // of its request's id on every cache hit).
         guard let observation, observation.monitors.isWatching(uid: uid) else {
-            if let caller = machine.resolve(params, uid: uid, now: now, answer: { done($0) }) {
-                waiting[caller] = .rpc(copy done)
+            let caller = machine.resolve(params, uid: uid, now: now) { outcome in
+                var outcome = outcome
+                self.ranking.rank(&outcome, uid: uid)
+                done(outcome)
             }
+            if let caller { waiting[caller] = .rpc(copy done, uid: uid) }
             if machine.hasActions { performActions() }
             return
         }
         let caller = machine.resolve(params, uid: uid, now: now) { outcome in
+            var outcome = outcome
+            self.ranking.rank(&outcome, uid: uid)
             observation.resolved(uid: uid, host: params.host, family: params.family, outcome)
             done(outcome)
         }
         if let caller {
-            waiting[caller] = .rpc(copy done)
+            waiting[caller] = .rpc(copy done, uid: uid)
             watched[caller] = WatchedResolve(uid: uid, host: params.host, family: params.family)
         }
         if machine.hasActions { performActions() }
@@ -134,9 +147,12 @@ final class ResolverService {
         _ params: ResolveParams, uid: UInt32, completion: @escaping (Result<ResolveResult, RPCError>) -> Void
     ) {
         restoreSavedDNS()
-        if let caller = machine.resolve(params, uid: uid, now: now, answer: completion) {
-            waiting[caller] = .closure(completion)
+        let caller = machine.resolve(params, uid: uid, now: now) { outcome in
+            var outcome = outcome
+            self.ranking.rank(&outcome, uid: uid)
+            completion(outcome)
         }
+        if let caller { waiting[caller] = .closure(completion, uid: uid) }
         performActions()
     }
 
@@ -172,6 +188,29 @@ final class ResolverService {
         machine.startPrefetch(now: now)
         performActions()
     }
+
+    /// Starts the service address lists: from the answers saved in the state directory (a file
+    /// that cannot be read or is not this daemon's is ignored, with a warning), then the
+    /// schedulers as they are due.
+    func startServiceAddresses() {
+        var saved: [PersistedServiceAddresses] = []
+        if let path = serviceAddressFile, Files.exists(path) {
+            do {
+                let bytes = try Files.read(path, limit: ServiceAddressFile.maxBytes)
+                if let lists = ServiceAddressFile.decode(bytes) {
+                    saved = lists
+                } else {
+                    logger.warning("Ignoring \(path): it is not a list of service addresses this daemon wrote")
+                }
+            } catch {
+                logger.warning("Ignoring \(path): \(error)")
+            }
+        }
+        machine.serviceAddresses.start(persisted: saved, now: now, wallNow: loop.clock.wallSeconds())
+        performActions()
+    }
+
+    private var serviceAddressFile: String? { stateDirectory.map { $0 + "/" + ServiceAddressFile.name } }
 
     /// Whether `uid` may see and steer what every user shares (the cache, the counters).
     static func isPrivileged(_ uid: UInt32) -> Bool { uid == 0 || uid == ProcessEnvironment.effectiveUserID }
@@ -219,12 +258,24 @@ final class ResolverService {
     /// Names in the cache, without waiting for the saved ones (for the status line).
     var cachedNameCount: Int { machine.cache.entryCount }
 
-    var upstreamStatus: [UpstreamStatus] { machine.upstreamStatus }
+    /// Each upstream's status, with its service addresses where it has several.
+    var upstreamStatus: [UpstreamStatus] {
+        var statuses = machine.upstreamStatus
+        let now = self.now
+        for index in statuses.indices where index < machine.settings.upstreams.count {
+            statuses[index].serviceAddresses = machine.serviceAddresses.status(
+                for: machine.settings.upstreams[index], now: now)
+        }
+        return statuses
+    }
 
     /// No upstream query is queued or running.
     var isQuiescent: Bool { machine.isQuiescent }
 
-    func shutdown() { transport.shutdown() }
+    func shutdown() {
+        transport.shutdown()
+        ranking.shutdown()
+    }
 
     /// A reloaded configuration's `[Resolver]` section (`ResolverMachine.apply` says what changes
     /// and what stays); the transport signs and trusts with its settings from now on.
@@ -233,7 +284,11 @@ final class ResolverService {
             ResolverSettings(
                 configuration.resolver, workers: Self.workerThreads, workersPerOwner: Self.workersPerOwner,
                 daemonUID: machine.settings.daemonUID))
+        machine.serviceAddresses.apply(
+            machine.settings.serviceAddresses, upstreams: machine.settings.upstreams, now: now,
+            wallNow: loop.clock.wallSeconds())
         transport.apply(UpstreamSettings(configuration.resolver))
+        ranking.apply(ports: configuration.resolver.rankPorts)
         performActions()
     }
 
@@ -245,20 +300,56 @@ final class ResolverService {
         guard !performing else { return }
         performing = true
         defer { performing = false }
-        while machine.hasActions {
+        while machine.hasActions || machine.serviceAddresses.hasActions {
             for action in machine.takeActions() { perform(action) }
+            for action in machine.serviceAddresses.takeActions() { perform(action) }
+        }
+    }
+
+    private func perform(_ action: ServiceAddressAction) {
+        switch action {
+        case .fetch(let request):
+            transport.send(request) { [unowned self] result in
+                self.machine.serviceAddresses.fetchFinished(
+                    request.id, result, now: self.now, wallNow: self.loop.clock.wallSeconds())
+                self.performActions()
+            }
+        case .persist(let lists):
+            guard let path = serviceAddressFile else { return }
+            do {
+                try Files.replaceAtomically(path, with: ServiceAddressFile.encode(lists))
+            } catch {
+                logger.warning("Failed to save the service addresses to \(path): \(error)", cause: "service addresses")
+            }
+        case .armTimer(let key, let at):
+            if let old = serviceAddressTimers[key] { loop.cancel(old) }
+            let milliseconds = max(0, (at.nanoseconds(since: now) + 999_999) / 1_000_000)
+            serviceAddressTimers[key] = loop.schedule(afterMilliseconds: milliseconds) { [unowned self] in
+                self.serviceAddressTimers[key] = nil
+                self.machine.serviceAddresses.timerFired(key: key, now: self.now)
+                self.performActions()
+            }
+        case .log(.info, let line):
+            logger.info(line)
+        case .log(.warning, let line):
+            logger.warning(line)
         }
     }
 
     private func perform(_ action: ResolverAction) {
         switch action {
-        case .answer(let caller, let outcome):
+        case .answer(let caller, var outcome):
+            let pending = waiting.removeValue(forKey: caller)
+            switch pending {
+            case .rpc(_, let uid)?, .closure(_, let uid)?: ranking.rank(&outcome, uid: uid)
+            case nil: break
+            }
             if let watch = watched.removeValue(forKey: caller) {
                 observation?.resolved(uid: watch.uid, host: watch.host, family: watch.family, outcome)
             }
-            switch waiting.removeValue(forKey: caller) {
-            case .rpc(let reply)?: reply(outcome)
-            case .closure(let completion)?: completion(outcome)
+            switch pending {
+            case .rpc(let reply, _)?: reply(outcome)
+            case .closure(let completion, _)?: completion(outcome)
             case nil: break
             }
         case .query(let request):

@@ -31,13 +31,14 @@ final class Services {
     /// Builds the services over `stored` (read at startup); their writes go to `storeThread`.
     init(
         configuration: DaemonConfiguration, rules: PublicSuffixRules, stored: StoredState, storeThread: StoreThread,
-        fleetSetup: FleetSetup?, loop: EventLoop, logger: Logger
+        fleetSetup: FleetSetup?, loop: EventLoop, logger: Logger, stateDirectory: String? = nil
     ) {
         clock = loop.clock
         startedAt = loop.clock.nowNanoseconds()
         self.loop = loop
         observation = Observation(clock: loop.clock)
-        resolver = ResolverService(configuration: configuration, rules: rules, loop: loop, logger: logger)
+        resolver = ResolverService(
+            configuration: configuration, rules: rules, loop: loop, logger: logger, stateDirectory: stateDirectory)
         resolver.observation = observation
         resolver.restoreSaved(from: storeThread)
         network = NetworkChangeService(
@@ -76,6 +77,7 @@ final class Services {
     func start() {
         fleet?.start()
         network.start()
+        resolver.startServiceAddresses()
         resolver.startPrefetch()
         dnsSaver.start()
     }

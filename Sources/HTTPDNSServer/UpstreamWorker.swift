@@ -14,10 +14,19 @@ protocol UpstreamTransport: AnyObject {
     func send(
         _ request: UpstreamBatchRequest,
         completion: @escaping (Result<[String: UpstreamAnswer], UpstreamError>) -> Void)
+    /// Asks a scheduler for its service addresses, within `request.timeoutMs`.
+    func send(_ request: ServiceAddressFetch, completion: @escaping (Result<[IPAddress], UpstreamError>) -> Void)
     /// Lets running exchanges finish and drops queued ones, without waiting.
     func shutdown()
     /// A reloaded configuration's settings, for exchanges sent from now on.
     func apply(_ settings: UpstreamSettings)
+}
+
+extension UpstreamTransport {
+    /// A transport without schedulers (tests that use none): every request fails.
+    func send(_ request: ServiceAddressFetch, completion: @escaping (Result<[IPAddress], UpstreamError>) -> Void) {
+        completion(.failure(UpstreamError(.transport("this transport asks no scheduler"))))
+    }
 }
 
 /// What every upstream request shares. The secret is only ever placed in signed URLs.
@@ -66,6 +75,13 @@ final class WorkerUpstreamTransport: UpstreamTransport {
         let poster = loop.poster
         let settings = self.settings
         pool.submit { worker in poster.post(token: token, value: worker.batch(request, settings: settings)) }
+    }
+
+    func send(_ request: ServiceAddressFetch, completion: @escaping (Result<[IPAddress], UpstreamError>) -> Void) {
+        let token = loop.expectCompletion(Result<[IPAddress], UpstreamError>.self, completion)
+        let poster = loop.poster
+        let settings = self.settings
+        pool.submit { worker in poster.post(token: token, value: worker.schedule(request, settings: settings)) }
     }
 
     func shutdown() { pool.shutdown() }
@@ -136,6 +152,19 @@ final class UpstreamWorker {
         }
     }
 
+    /// Alibaba's scheduler (`/{account}/ss`), signed with the secret when there is one; the
+    /// answer is read up to `AlibabaScheduler.maxBodyBytes` and validated whole.
+    func schedule(_ fetch: ServiceAddressFetch, settings: UpstreamSettings) -> Result<[IPAddress], UpstreamError> {
+        var generator = SystemRandomNumberGenerator()
+        let nonce = String(generator.next() as UInt64, radix: 16)
+        let request = AlibabaScheduler.request(
+            baseURL: fetch.baseURL, address: fetch.address, region: fetch.region, secret: settings.secretKey,
+            now: clock.wallSeconds(), nonce: nonce)
+        return self.fetch(
+            request, timeoutMs: fetch.timeoutMs, settings: settings, maxBodyBytes: AlibabaScheduler.maxBodyBytes
+        ).flatMap { AlibabaScheduler.parse(status: $0.status, body: $0.body) }
+    }
+
     /// DNS proper asks one record type at a time: A, then AAAA, combined into one answer.
     private func perType(
         _ family: AddressFamily, deadlineMs: Int,
@@ -157,12 +186,13 @@ final class UpstreamWorker {
     }
 
     private func fetch(
-        _ request: UpstreamHTTPRequest, timeoutMs: Int, settings: UpstreamSettings
+        _ request: UpstreamHTTPRequest, timeoutMs: Int, settings: UpstreamSettings,
+        maxBodyBytes: Int = HTTPRequest.defaultMaxBodyBytes
     ) -> Result<HTTPResponse, UpstreamError> {
         let httpRequest = HTTPRequest(
             url: request.url, method: request.method == .post ? .post : .get,
             headers: request.headers.map { HTTPHeader($0.name, $0.value) }, body: request.body, timeoutMs: timeoutMs,
-            caFile: settings.caFile, tlsName: settings.tlsName)
+            caFile: settings.caFile, tlsName: settings.tlsName, maxBodyBytes: maxBodyBytes)
         switch http.perform(httpRequest) {
         case .success(let response): return .success(response)
         case .failure(let error):

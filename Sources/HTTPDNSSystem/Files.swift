@@ -58,6 +58,33 @@ public enum Files {
         _ = try syscall("fchmod \(path)") { fchmod(fd.rawValue, 0o600) }
     }
 
+    /// Replaces `path` with `bytes` (mode 0600) so that a crash at any point leaves either the old
+    /// file or the new one, whole: the bytes go to `path.tmp`, are synced, and the temporary file is
+    /// renamed over `path`; the directory is synced so the rename lasts.
+    public static func replaceAtomically(_ path: String, with bytes: [UInt8]) throws(SystemError) {
+        let temporary = path + ".tmp"
+        let fd = FileDescriptor(
+            rawValue: try syscall("open \(temporary)") {
+                open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            })
+        do {
+            try fd.writeAll(bytes)
+            _ = try syscall("fsync \(temporary)") { fsync(fd.rawValue) }
+        } catch {
+            fd.close()
+            unlink(temporary)
+            throw error
+        }
+        fd.close()
+        try rename(temporary, to: path)
+        let directory = FileDescriptor(
+            rawValue: try syscall("open \(parentDirectory(of: path))") {
+                open(parentDirectory(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            })
+        defer { directory.close() }
+        _ = try syscall("fsync \(parentDirectory(of: path))") { fsync(directory.rawValue) }
+    }
+
     public static func rename(_ from: String, to: String) throws(SystemError) {
         _ = try syscall("rename \(from)") { Glibc.rename(from, to) }
     }

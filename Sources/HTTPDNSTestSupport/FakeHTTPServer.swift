@@ -79,9 +79,17 @@ public final class FakeHTTPServer: Sendable {
     public let port: UInt16
     private let core: Core
 
-    public init(handler: @escaping @Sendable (FakeHTTPRequest) -> FakeHTTPAction) throws(SystemError) {
-        let (listener, port) = try TCPSocket.listenLoopback()
+    /// The loopback address it listens on.
+    public let address: String
+
+    /// A server on `address` (in 127.0.0.0/8) and `port` (0: the kernel picks).
+    public init(
+        address: String = "127.0.0.1", port: UInt16 = 0,
+        handler: @escaping @Sendable (FakeHTTPRequest) -> FakeHTTPAction
+    ) throws(SystemError) {
+        let (listener, port) = try TCPSocket.listenLoopback(address: address, port: port)
         self.port = port
+        self.address = address
         self.core = Core(listener: listener, handler: handler)
         let core = self.core
         let thread = spawnThread(joinable: true) { core.acceptLoop() }
@@ -90,8 +98,8 @@ public final class FakeHTTPServer: Sendable {
 
     deinit { core.stop() }
 
-    /// `http://127.0.0.1:PORT`, no trailing slash.
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    /// `http://ADDRESS:PORT`, no trailing slash.
+    public var baseURL: String { "http://\(address):\(port)" }
 
     /// Every request received so far, in arrival order.
     public var requests: [FakeHTTPRequest] { core.state.withLock { $0.requests } }
@@ -339,9 +347,10 @@ extension FakeHTTPServer {
     public static func alibaba(
         account: String = "100000",
         answers: [String: (v4: [String], v6: [String], ttl: Int)],
-        signatureCheck: (@Sendable (_ signed: String, _ t: String, _ s: String) -> Bool)? = nil
+        signatureCheck: (@Sendable (_ signed: String, _ t: String, _ s: String) -> Bool)? = nil,
+        address: String = "127.0.0.1", port: UInt16 = 0
     ) throws(SystemError) -> FakeHTTPServer {
-        try FakeHTTPServer { request in
+        try FakeHTTPServer(address: address, port: port) { request in
             AlibabaFake(account: account, answers: answers, signatureCheck: signatureCheck).handle(request)
         }
     }

@@ -71,6 +71,7 @@ enum HumanFormat {
                 text += domains.isEmpty ? ", in no route" : ", for \(domains.joined(separator: " "))"
             }
             text += "\n"
+            if let list = upstream.serviceAddresses { text += serviceAddresses(list) }
         }
         if let fleet = status.fleet { text += self.fleet(fleet) }
         if let network = status.network { text += self.network(network) }
@@ -82,6 +83,17 @@ enum HumanFormat {
         guard network.watching else { return "network: not watched\n" }
         let last = network.lastChange.map { ", last \(utcDate($0))" } ?? ""
         return "network: \(network.changes) change\(network.changes == 1 ? "" : "s")\(last)\n"
+    }
+
+    /// `  service addresses (scheduler): 127.0.0.3 rotated out, 127.0.0.5 in use, 127.0.0.6`, with
+    /// the scheduler's last failure on a line of its own.
+    static func serviceAddresses(_ list: ServiceAddressesStatus) -> String {
+        let addresses = list.addresses.map { address in
+            address.address + (address.address == list.current ? " in use" : address.backingOff ? " rotated out" : "")
+        }
+        var text = "  service addresses (\(list.source)): \(addresses.joined(separator: ", "))\n"
+        if let error = list.schedulerError { text += "  scheduler: failing: \(error)\n" }
+        return text
     }
 
     /// `fleet: connected, lag 0.004 s, outbox 0, 0 rejected`, with the last error while not connected.

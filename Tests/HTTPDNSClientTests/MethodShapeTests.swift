@@ -152,6 +152,45 @@ struct MethodShapeTests {
         }
     }
 
+    /// The results written byte by byte for the request path write what their tables describe.
+    @Test(arguments: Method.allCases)
+    func resultsWriteWhatTheirTablesDescribe(_ method: Method) throws {
+        for sample in try Self.sampleResults(method) {
+            guard let described = sample as? any DescribedRecord else { continue }
+            #expect(describedEncoding(described) == sample.encoded, "\(method.rawValue): \(sample)")
+        }
+    }
+
+    /// The params read by hand on the request path read what their tables describe: the same
+    /// value or the same error for the first example's params and for each documented param
+    /// missing or replaced by values of every type, out of range and outside its set.
+    @Test(arguments: Method.allCases)
+    func paramsReadWhatTheirTablesDescribe(_ method: Method) throws {
+        guard let type = method.paramsType as? any DescribedParams.Type else { return }
+        let description = try Self.method(method)
+        var valid = JSONObject()
+        for param in description["examples"]?.arrayValue?.first?["params"]?.arrayValue ?? [] {
+            valid[try #require(param["name"]?.stringValue)] = param["value"]
+        }
+        let values: [JSON] = [
+            .null, true, false, 0, -1, 1, 60_000, 60_001, .number(JSONNumber(1.5)), "", "x", "both",
+            "netscape", ["a"], [1], ["not": "a valid value"],
+        ]
+        var variants = [valid]
+        for param in description["params"]?.arrayValue ?? [] {
+            let name = try #require(param["name"]?.stringValue)
+            var missing = valid
+            missing[name] = nil
+            variants.append(missing)
+            for value in values {
+                var changed = valid
+                changed[name] = value
+                variants.append(changed)
+            }
+        }
+        for object in variants { expectSameReading(type, object, method) }
+    }
+
     @Test(arguments: Method.allCases)
     func paramsSatisfyTheParamSchemas(_ method: Method) throws {
         let documented = try Self.method(method)["params"]?.arrayValue ?? []
@@ -237,4 +276,27 @@ struct MethodShapeTests {
 func isSame(_ a: (any Equatable)?, _ b: any Equatable) -> Bool {
     func equal<T: Equatable>(_ b: T) -> Bool { (a as? T) == b }
     return equal(b)
+}
+
+/// The bytes a record's member table describes.
+private func describedEncoding(_ record: some DescribedRecord) -> [UInt8] {
+    var out = JSONOutput()
+    record.writeDescribed(to: &out)
+    return out.bytes
+}
+
+/// `init(_:)` and `init(_:afterFirst:)` read `object` as the table does.
+private func expectSameReading<P: DescribedParams>(_: P.Type, _ object: JSONObject, _ method: Method) {
+    let params = Params(object)
+    #expect(
+        reading { () throws(RPCError) in try P(params) } == reading { () throws(RPCError) in try P.described(params) },
+        "\(method.rawValue): \(object)")
+    #expect(
+        reading { () throws(RPCError) in try P(params, afterFirst: ()) }
+            == reading { () throws(RPCError) in try P.described(params, afterFirst: ()) },
+        "\(method.rawValue) after the first member: \(object)")
+}
+
+private func reading<P: DescribedParams>(_ read: () throws(RPCError) -> P) -> Result<P, RPCError> {
+    do throws(RPCError) { return .success(try read()) } catch { return .failure(error) }
 }

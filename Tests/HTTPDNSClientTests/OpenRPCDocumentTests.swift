@@ -132,4 +132,57 @@ struct OpenRPCDocumentTests {
             }
         }
     }
+
+    /// Each method's description (its params and result types' member tables, from which their
+    /// codec is derived) says what the document says: the same param names, required flags, types,
+    /// integer bounds and string sets; the same result members, with their types, required ones
+    /// and nested members.
+    @Test(arguments: Method.allCases)
+    func descriptionsMatchTheDocument(_ kind: Method) throws {
+        let method = try #require(try Self.methods().first { $0["name"]?.stringValue == kind.rawValue })
+        let documented = method["params"]?.arrayValue ?? []
+        let params = kind.paramsType.memberSchemas
+        #expect(Set(params.map(\.name)) == Set(documented.compactMap { $0["name"]?.stringValue }), "\(kind)")
+        #expect(params.count == documented.count, "\(kind): a param described twice")
+        for member in params {
+            let param = try #require(documented.first { $0["name"]?.stringValue == member.name }, "\(kind)")
+            let label = "\(kind.rawValue).\(member.name)"
+            #expect((param["required"]?.boolValue ?? false) == member.required, "\(label): required")
+            let schema = try #require(param["schema"])
+            #expect(schema["type"]?.stringValue == member.type.rawValue, "\(label): type")
+            let minimum = schema["minimum"]?.numberValue?.int64Value
+            let maximum = schema["maximum"]?.numberValue?.int64Value
+            #expect(minimum == member.range?.lowerBound && maximum == member.range?.upperBound, "\(label): bounds")
+            #expect(schema["enum"]?.arrayValue?.compactMap(\.stringValue) == member.values, "\(label): values")
+        }
+        let described = kind.resultType.memberSchemas
+        let result = try #require(described, "\(kind): the result is not described")
+        Self.check(result, against: try #require(method["result"]?["schema"]), at: kind.rawValue)
+    }
+
+    /// Members described against an object schema, and the nested ones against theirs.
+    static func check(_ members: [MemberSchema], against schema: JSON, at path: String) {
+        let properties = schema["properties"]?.objectValue ?? JSONObject()
+        let required = Set((schema["required"]?.arrayValue ?? []).compactMap(\.stringValue))
+        #expect(Set(members.map(\.name)) == Set(properties.keys), "\(path): members")
+        // The daemon writes every member the document requires (and may always write one it does
+        // not: status.upstreams[].latencyMs is written as null when unknown).
+        #expect(required.isSubset(of: members.filter(\.required).map(\.name)), "\(path): required members")
+        for member in members {
+            guard let property = properties[member.name] else { continue }
+            let label = "\(path).\(member.name)"
+            let type: JSON = member.nullable ? [.string(member.type.rawValue), "null"] : .string(member.type.rawValue)
+            #expect(property["type"] == type, "\(label): type")
+            if let values = member.values {
+                #expect(property["enum"]?.arrayValue?.compactMap(\.stringValue) == values, "\(label): values")
+            }
+            guard let nested = member.members else { continue }
+            switch member.type {
+            case .object: check(nested, against: property, at: label)
+            case .array:
+                if let items = property["items"] { check(nested, against: items, at: label + "[]") }
+            default: Issue.record("\(label): members of a \(member.type)")
+            }
+        }
+    }
 }

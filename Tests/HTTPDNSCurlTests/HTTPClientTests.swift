@@ -48,8 +48,10 @@ struct HTTPClientTests {
             return
         }
         #expect(error.code == .timeout)
+        // Real time is what is tested: the 300 ms deadline ends the wait, where the server would
+        // hang for ever; the upper bound leaves a busy machine seconds of slack.
         #expect(elapsed >= .milliseconds(250))
-        #expect(elapsed < .milliseconds(1500))
+        #expect(elapsed < .seconds(5))
         #expect(server.requestCount == 1)
     }
 

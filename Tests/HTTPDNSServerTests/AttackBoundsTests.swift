@@ -10,9 +10,10 @@ import Testing
 /// (12 MB, what the default configuration allows): meanwhile another user (the test, as root)
 /// times its `status` round trips, and the daemon's peak resident memory is read from /proc.
 ///
-/// Real time is what these measure: the bounds (a worst round trip of 1 s, 150 MiB of peak
-/// growth) are ones a loaded 2-vCPU machine meets comfortably, where the attacks took 14 to 50 s
-/// and 0.3 to 1.8 GB before.
+/// Real time is what these measure: the bounds (a worst round trip of 3 s, 150 MiB of peak
+/// growth) are ones a 2-vCPU machine meets with other builds running beside the tests (such a
+/// machine alone delays a round trip by more than a second now and then), where the attacks held
+/// the loop 14 to 50 s and took 0.3 to 1.8 GB before.
 @Suite(.serialized, .enabled(if: OtherUser.available, OtherUser.skipReason))
 struct AttackBoundsTests {
     static let script = BuiltProducts.packageRoot + "/Tests/attack/attacker.py"
@@ -86,7 +87,7 @@ struct AttackBoundsTests {
         #expect(attack.ready(), "\(attack.log)")
         let victim = try Self.worstRoundTrip(daemon) { attack.child.isRunning }
         #expect(attack.child.wait(timeout: 300) == 0, "every batch ran and was followed: \(attack.log)")
-        #expect(victim.seconds < 1, "another user waited \(victim.seconds) s (\(victim.count) round trips)")
+        #expect(victim.seconds < 3, "another user waited \(victim.seconds) s (\(victim.count) round trips)")
         #expect(victim.count >= 50)
     }
 
@@ -102,7 +103,7 @@ struct AttackBoundsTests {
         #expect(attack.ready(), "\(attack.log)")
         let victim = try Self.worstRoundTrip(daemon, minimum: 4) { false }
         let grown = ProcessProbe.peakResidentBytes(pid) - peakBefore
-        #expect(victim.seconds < 1, "another user waited \(victim.seconds) s")
+        #expect(victim.seconds < 3, "another user waited \(victim.seconds) s")
         if ProcessProbe.residentMemoryIsMeaningful {
             #expect(grown < 150 << 20, "the daemon's peak grew by \(grown >> 20) MiB")
         }
@@ -117,7 +118,7 @@ struct AttackBoundsTests {
     /// capacity and given back once the long line is drained, so nothing of the 300 MB stays
     /// (it stayed allocated and was counted as one byte per connection before). The debug
     /// daemon the tests run scans bytes many times slower than a release build: the round-trip
-    /// bound here is 2 s (a release build's figure is in the README).
+    /// bound here is 4 s (a release build's figure is in the README).
     @Test func blankLinesLeaveNoCapacityBehind() throws {
         // No LineTimeout=: the one-byte lines stay for as long as the attack holds them.
         let daemon = try DaemonHarness(config: "[Server]\nLineTimeout=0\n")
@@ -131,7 +132,7 @@ struct AttackBoundsTests {
         #expect(attack.printed.hasPrefix("ready 300000600 0"), "every connection's bytes went in: \(attack.printed)")
         let held = ProcessProbe.residentBytes(pid)
         let grown = ProcessProbe.peakResidentBytes(pid) - peakBefore
-        #expect(victim.seconds < 2, "another user waited \(victim.seconds) s")
+        #expect(victim.seconds < 4, "another user waited \(victim.seconds) s")
         if ProcessProbe.residentMemoryIsMeaningful {
             #expect(grown < 150 << 20, "the daemon's peak grew by \(grown >> 20) MiB")
             #expect(held < peakBefore + (64 << 20), "the daemon holds \(held >> 20) MiB with 300 one-byte lines")

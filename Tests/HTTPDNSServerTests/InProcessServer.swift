@@ -241,7 +241,7 @@ final class FakeMethods: MethodTable {
         throws(RPCError)
     {
         calls.append(.handleSetCookie)
-        reply(.success(SetCookieResult(host: "a.example", stored: params.setCookie.count, rejected: [])))
+        reply(.success(SetCookieResult(host: "a.example", stored: params.members.setCookie.count, rejected: [])))
     }
 
     func deleteCookies(_ params: DeleteCookiesParams, context: CallContext, reply: Reply<DeleteCookiesResult>)

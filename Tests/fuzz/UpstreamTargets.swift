@@ -20,6 +20,9 @@ let upstreamTargets = [
     FuzzTarget(name: "doh-json", summary: "DoH JSON (application/dns-json) answers, A and AAAA") {
         checkDoHJSON($0)
     },
+    FuzzTarget(name: "scheduler", summary: "Alibaba scheduler answers and the saved service-address file") {
+        checkScheduler($0)
+    },
 ]
 
 /// What every accepted answer must be, whichever upstream it came from.
@@ -91,5 +94,30 @@ private func checkTencent(_ bytes: UnsafeBufferPointer<UInt8>) {
 private func checkDoHJSON(_ bytes: UnsafeBufferPointer<UInt8>) {
     for type in [DNSRecordType.a, .aaaa] {
         checkAnswer(DoHJSON.parse(status: 200, body: Array(bytes), type: type), families: [type.family])
+    }
+}
+
+/// A scheduler answer decides where every name goes: an accepted one holds usable IP literals
+/// only, each once, within the caps; the saved file reads back what it wrote and holds the same.
+private func checkScheduler(_ bytes: UnsafeBufferPointer<UInt8>) {
+    let body = Array(bytes)
+    if case .success(let addresses) = AlibabaScheduler.parse(status: 200, body: body) {
+        require(!addresses.isEmpty, "an empty list accepted")
+        require(addresses.count <= 2 * AlibabaScheduler.maxAddresses, "\(addresses.count) addresses")
+        require(Set(addresses).count == addresses.count, "duplicate addresses")
+        for address in addresses {
+            require(ServiceAddressRules.isUsable(address), "\(address) accepted")
+            require(IPAddress(address.description) == address, "\(address) does not read back from its text")
+        }
+    }
+    if let lists = ServiceAddressFile.decode(body) {
+        require(
+            ServiceAddressFile.decode(ServiceAddressFile.encode(lists)) == lists, "the saved file does not round-trip")
+        for list in lists {
+            for text in list.addresses {
+                guard let address = IPAddress(text) else { fatalError("\(text.debugDescription) kept") }
+                require(ServiceAddressRules.isUsable(address) && address.description == text, "\(text) kept")
+            }
+        }
     }
 }

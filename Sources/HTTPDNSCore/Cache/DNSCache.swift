@@ -160,7 +160,7 @@ public final class DNSCache {
         var cacheable: [DNSCacheEntry] = []
         for part in parts {
             let negative = part.addresses.isEmpty
-            let clamped = ttl(of: part)
+            let clamped = ttl(of: part, host: host)
             remove(Key(host: host, family: part.family))
             guard clamped > 0 else { continue }
             cacheable.append(
@@ -171,15 +171,16 @@ public final class DNSCache {
         return storeTogether(cacheable, now: now, use: use)
     }
 
-    /// The seconds a part is cached for (and answered with): its TTL, or `negativeTTL` for "no
-    /// address", clamped to [minTTL, maxTTL].
-    public func ttl(of part: CachePart) -> Int {
-        limits.clamp(ttl: part.addresses.isEmpty ? limits.negativeTTL : part.ttl)
+    /// The seconds a part of `host`'s answer is cached for (and answered with): its TTL, or
+    /// `negativeTTL` for "no address", clamped to the host's bounds (its domain's `DomainTTL=`,
+    /// else [minTTL, maxTTL]).
+    public func ttl(of part: CachePart, host: String) -> Int {
+        limits.bounds(for: host).clamp(ttl: part.addresses.isEmpty ? limits.negativeTTL : part.ttl)
     }
 
     /// Caches answers whose expiry was decided elsewhere (another machine's, through the fleet):
     /// each lives until its own `expiresAt`, so `MinTTL=` never lengthens it, and never longer
-    /// than `maxTTL` from now. Entries already expired are left out. Stored together, as
+    /// than its host's ceiling (`maxTTL`, or its domain's) from now. Entries already expired are left out. Stored together, as
     /// `insert(host:parts:ttl:upstream:now:)` stores one answer's parts.
     ///
     /// - Returns: how many entries are now cached.
@@ -187,7 +188,7 @@ public final class DNSCache {
     public func insertShared(_ shared: [DNSCacheEntry], now: MonotonicInstant, use: CacheUse = .nobody) -> Int {
         var cacheable: [DNSCacheEntry] = []
         for var entry in shared where now < entry.expiresAt {
-            let ceiling = now + limits.maxTTL
+            let ceiling = now + limits.bounds(for: entry.host).maxTTL
             if ceiling < entry.expiresAt { entry.expiresAt = ceiling }
             cacheable.append(entry)
         }
@@ -373,7 +374,8 @@ public final class DNSCache {
         var restored = 0
         for item in persisted {
             let remaining = item.expiresAtUnix.subtractingSaturating(wallNow)
-            let ceiling = item.negative ? limits.clamp(ttl: limits.negativeTTL) : limits.maxTTL
+            let bounds = limits.bounds(for: item.host)
+            let ceiling = item.negative ? bounds.clamp(ttl: limits.negativeTTL) : bounds.maxTTL
             let ttl = Int(min(remaining, Int64(ceiling)))
             let entry = DNSCacheEntry(
                 host: item.host, family: item.family, addresses: item.addresses, upstream: item.upstream,

@@ -16,26 +16,36 @@ public struct DNSCacheLimits: Sendable, Equatable {
     /// Hard cap on entries (`CacheSize=`). Default 4096, systemd-resolved's `CACHE_MAX`: RFC 1536
     /// leaves caches unbounded, which lets anyone who can make us resolve names exhaust memory.
     public var capacity: Int
+    /// `DomainTTL=`: the bounds that replace `minTTL` and `maxTTL` for the names of some domains.
+    public var domainTTLs: DomainTTLPolicy
 
     public init(
         minTTL: Int = 0,
         maxTTL: Int = 86_400,
         negativeTTL: Int = 30,
         maxStale: Int = 86_400,
-        capacity: Int = 4096
+        capacity: Int = 4096,
+        domainTTLs: DomainTTLPolicy = DomainTTLPolicy()
     ) {
         precondition(capacity > 0, "a cache needs room for at least one entry")
         // Every TTL the daemon answers with is at most RFC 2181's 2^31-1 seconds, so `MaxTTL=infinity`
         // never puts a number on the wire that JSON readers (2^53-1 in JavaScript) cannot hold.
-        self.minTTL = min(max(0, minTTL), UpstreamAnswer.maxTTL)
-        self.maxTTL = min(max(self.minTTL, maxTTL), UpstreamAnswer.maxTTL)
+        let bounds = TTLBounds(minTTL: minTTL, maxTTL: maxTTL)
+        self.minTTL = bounds.minTTL
+        self.maxTTL = bounds.maxTTL
         self.negativeTTL = min(max(0, negativeTTL), UpstreamAnswer.maxTTL)
         self.maxStale = max(0, maxStale)
         self.capacity = capacity
+        self.domainTTLs = domainTTLs
     }
 
     /// `ttl` clamped to [minTTL, maxTTL]; negative input counts as 0.
     public func clamp(ttl: Int) -> Int {
-        min(max(max(ttl, 0), minTTL), maxTTL)
+        TTLBounds(minTTL: minTTL, maxTTL: maxTTL).clamp(ttl: ttl)
+    }
+
+    /// The bounds of `host`'s TTLs: its domain's (`DomainTTL=`), else [minTTL, maxTTL].
+    public func bounds(for host: String) -> TTLBounds {
+        domainTTLs.bounds(for: host) ?? TTLBounds(minTTL: minTTL, maxTTL: maxTTL)
     }
 }

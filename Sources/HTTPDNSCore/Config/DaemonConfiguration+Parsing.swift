@@ -3,7 +3,8 @@ import HTTPDNSProtocol
 extension DaemonConfiguration {
     /// Parses `httpdnsd.conf` text. `path` is only used in diagnostics.
     ///
-    /// Semantics are systemd's: list keys (`Upstream=`, `Prefetch=`, `Static=`, `Route=`, `ShareCookiesOf=`)
+    /// Semantics are systemd's: list keys (`Upstream=`, `Prefetch=`, `Static=`, `Route=`, `DomainTTL=`,
+    /// `RankPorts=`, `ShareCookiesOf=`)
     /// accumulate and an empty assignment resets the list; for scalar keys the last assignment wins and an empty one
     /// restores the default. Unlike systemd's unit files, unknown sections and keys and lines
     /// without `=` are errors (as nginx refuses unknown directives): a typo must not start the
@@ -25,10 +26,12 @@ struct ConfigurationParser {
     /// The keys of each section, for "unknown key" warnings and case-mismatch hints.
     static let knownKeys: [String: [String]] = [
         "Resolver": [
+            "DomainTTL", "RankPorts",
             "Upstream", "SecretKey", "SecretKeyFile", "Timeout", "ServeStale", "MinTTL", "MaxTTL", "MaxStale",
             "NegativeTTL", "CacheSize", "Prefetch", "CAFile", "TLSName", "Static", "DoHMethod", "MaxUpstreamQueries",
             "MaxUpstreamQueriesPerUser", "UpstreamQueryRatePerUser", "UpstreamQueryBurstPerUser", "Route",
-            "DefaultRoute", "OnNetworkChange",
+            "DefaultRoute", "OnNetworkChange", "AlibabaRegion", "AlibabaBootAddresses", "SchedulerRefresh",
+            "TencentBackupAddresses",
         ],
         "Cookies": ["MaxPerDomain", "MaxTotal"],
         "Server": [
@@ -57,6 +60,8 @@ struct ConfigurationParser {
     private var routes: [(route: UpstreamRoute, line: Int)] = []
     /// `DefaultRoute=` as read, with its line.
     private var defaultRoute: (upstreams: [String], line: Int)?
+    /// `DomainTTL=` lines as read, with their line: checked against `MinTTL=`/`MaxTTL=` at the end.
+    private var domainTTLs: [(domainTTL: DomainTTL, line: Int)] = []
 
     init(path: String) {
         self.path = path
@@ -141,6 +146,24 @@ struct ConfigurationParser {
         let defaults = DaemonConfiguration.Resolver()
         let value = assignment.value
         switch assignment.key {
+        case "DomainTTL":
+            if value.isEmpty {
+                domainTTLs = []
+            } else {
+                domainTTLs.append((try domainTTL(assignment), assignment.line))
+            }
+        case "RankPorts":
+            if value.isEmpty { configuration.resolver.rankPorts = [] }
+            for word in value.split(whereSeparator: \.isWhitespace) {
+                let rank = try rankPort(String(word), assignment)
+                if let first = configuration.resolver.rankPorts.first(where: { $0.host == rank.host }) {
+                    guard first.port == rank.port else {
+                        throw error(assignment, "\(rank.host) is ranked on two ports (\(first.port) and \(rank.port))")
+                    }
+                } else {
+                    configuration.resolver.rankPorts.append(rank)
+                }
+            }
         case "Upstream":
             if !upstreamsAssigned {
                 configuration.resolver.upstreams = []
@@ -224,6 +247,22 @@ struct ConfigurationParser {
             defaultRoute = value.isEmpty ? nil : (try upstreamNames(value, assignment), assignment.line)
         case "OnNetworkChange":
             configuration.resolver.onNetworkChange = try networkChangePolicy(assignment)
+        case "AlibabaRegion":
+            guard value.isEmpty || AlibabaScheduler.regions.contains(value.lowercased()) else {
+                throw error(
+                    assignment,
+                    "unknown region \"\(value)\" (expected one of \(AlibabaScheduler.regions.joined(separator: ", ")))")
+            }
+            configuration.resolver.alibabaRegion = value.isEmpty ? nil : value.lowercased()
+        case "AlibabaBootAddresses":
+            let addresses = try serviceAddresses(assignment, after: configuration.resolver.alibabaBootAddresses ?? [])
+            configuration.resolver.alibabaBootAddresses = value.isEmpty ? nil : addresses
+        case "SchedulerRefresh":
+            configuration.resolver.schedulerRefreshMs = try timeSpan(
+                assignment, default: defaults.schedulerRefreshMs, allowZero: false)
+        case "TencentBackupAddresses":
+            configuration.resolver.tencentBackupAddresses = try serviceAddresses(
+                assignment, after: value.isEmpty ? [] : configuration.resolver.tencentBackupAddresses)
         default:
             break
         }
@@ -388,6 +427,53 @@ struct ConfigurationParser {
                 occurrence == 1 ? kind.rawValue : "\(kind.rawValue)#\(occurrence)"
         }
         finishRoutes()
+        finishDomainTTLs()
+        finishServiceAddresses()
+    }
+
+    /// Checks `DomainTTL=` lines: each domain listed once, and each line's floor (its own or
+    /// `MinTTL=`) at most its ceiling (its own or `MaxTTL=`).
+    private mutating func finishDomainTTLs() {
+        let resolver = configuration.resolver
+        for (domainTTL, line) in domainTTLs {
+            let floor = domainTTL.minTTLMs ?? resolver.minTTLMs
+            let ceiling = domainTTL.maxTTLMs ?? resolver.maxTTLMs
+            if floor > ceiling {
+                let message =
+                    switch (domainTTL.minTTLMs, domainTTL.maxTTLMs) {
+                    case (nil, _): "MinTTL= is greater than this line's MAX"
+                    case (_, nil): "MIN is greater than MaxTTL="
+                    default: "MIN is greater than MAX"
+                    }
+                errors.append(ConfigError(code: .conflict, path: path, line: line, key: "DomainTTL", message: message))
+            }
+        }
+        refuseRepeatedDomains(domainTTLs.map { ($0.domainTTL.domains, $0.line) }, key: "DomainTTL") { domain, first in
+            "\(domain) has TTL bounds twice (first on line \(first))"
+        }
+        configuration.resolver.domainTTLs = domainTTLs.map { $0.domainTTL }
+    }
+
+    /// `AlibabaBootAddresses=` needs `AlibabaRegion=`; the region and the backups are pointless
+    /// without an upstream of their kind (a warning).
+    private mutating func finishServiceAddresses() {
+        let resolver = configuration.resolver
+        let kinds = Set(resolver.upstreams.map(\.kind))
+        if resolver.alibabaBootAddresses != nil, resolver.alibabaRegion == nil {
+            errors.append(
+                ConfigError(
+                    code: .conflict, path: path, line: lastLine["Resolver.AlibabaBootAddresses"] ?? 0,
+                    key: "AlibabaBootAddresses",
+                    message: "AlibabaBootAddresses= needs AlibabaRegion= (the region the scheduler is asked for)"))
+        }
+        if resolver.alibabaRegion != nil, !kinds.contains(.alibaba) {
+            warn(lastLine["Resolver.AlibabaRegion"] ?? 0, "AlibabaRegion= is set but no upstream is alibaba")
+        }
+        if !resolver.tencentBackupAddresses.isEmpty, !kinds.contains(.tencent) {
+            warn(
+                lastLine["Resolver.TencentBackupAddresses"] ?? 0,
+                "TencentBackupAddresses= is set but no upstream is tencent")
+        }
     }
 
     /// Checks `Route=` and `DefaultRoute=` against the upstreams' names (each name must be an
@@ -398,7 +484,6 @@ struct ConfigurationParser {
         guard !routes.isEmpty || defaultRoute != nil else { return }
         let names = configuration.resolver.upstreams.map(\.name)
         let known = names.contains(UpstreamEndpoint.system.name) ? names : names + [UpstreamEndpoint.system.name]
-        var firstLine: [String: Int] = [:]
         var used: Set<String> = []
         var lists = routes.map { ($0.route.upstreams, $0.line, "Route") }
         if let defaultRoute {
@@ -415,17 +500,8 @@ struct ConfigurationParser {
                 errors.append(ConfigError(path: path, line: line, key: key, message: message))
             }
         }
-        for (route, line) in routes {
-            for domain in route.domains {
-                if let first = firstLine[domain] {
-                    errors.append(
-                        ConfigError(
-                            code: .conflict, path: path, line: line, key: "Route",
-                            message: "\(domain) is routed twice (first on line \(first))"))
-                } else {
-                    firstLine[domain] = line
-                }
-            }
+        refuseRepeatedDomains(routes.map { ($0.route.domains, $0.line) }, key: "Route") { domain, first in
+            "\(domain) is routed twice (first on line \(first))"
         }
         if used.contains(UpstreamEndpoint.system.name), !names.contains(UpstreamEndpoint.system.name) {
             configuration.resolver.upstreams.append(.system)
@@ -435,6 +511,24 @@ struct ConfigurationParser {
         let line = max(lastLine["Resolver.Route"] ?? 0, lastLine["Resolver.DefaultRoute"] ?? 0)
         for name in names where !used.contains(name) {
             warn(line, "upstream \(name) is in no Route= and not in DefaultRoute=: it is never asked")
+        }
+    }
+
+    /// Refuses each domain listed again on a later line of `key` (`Route=`, `DomainTTL=`), with
+    /// `message(domain, firstLine)`.
+    private mutating func refuseRepeatedDomains(
+        _ lines: [(domains: [String], line: Int)], key: String, _ message: (String, Int) -> String
+    ) {
+        var firstLine: [String: Int] = [:]
+        for (domains, line) in lines {
+            for domain in domains {
+                if let first = firstLine[domain] {
+                    errors.append(
+                        ConfigError(code: .conflict, path: path, line: line, key: key, message: message(domain, first)))
+                } else {
+                    firstLine[domain] = line
+                }
+            }
         }
     }
 
@@ -503,6 +597,51 @@ struct ConfigurationParser {
         return UpstreamRoute(domains: domains, upstreams: upstreams)
     }
 
+    /// `MIN..MAX DOMAIN...`: time spans without spaces, either side empty for the global key's
+    /// value (`..1h`), `infinity` for no ceiling; a domain may carry `~` as in `Route=`.
+    private func domainTTL(_ assignment: INIReader.Assignment) throws(ConfigError) -> DomainTTL {
+        let words = assignment.value.split(whereSeparator: \.isWhitespace).map(String.init)
+        let usage = "expected MIN..MAX DOMAIN [DOMAIN...] (MIN or MAX may be empty: MinTTL=/MaxTTL=)"
+        let bounds = words.first?.split(separator: "..", maxSplits: 1, omittingEmptySubsequences: false) ?? []
+        guard words.count >= 2, bounds.count == 2 else { throw error(assignment, usage) }
+        let (low, high) = (String(bounds[0]), String(bounds[1]))
+        func span(_ text: String, infinity: Int?) throws(ConfigError) -> Int? {
+            if text.isEmpty { return nil }
+            if text == "infinity", let infinity { return infinity }
+            guard let milliseconds = ConfigTimeSpan.milliseconds(text) else {
+                throw error(assignment, "invalid time span \"\(text)\" in \"\(words[0])\"")
+            }
+            return milliseconds
+        }
+        let minTTLMs = try span(low, infinity: nil)
+        let maxTTLMs = try span(high, infinity: .max)
+        var domains: [String] = []
+        for word in words.dropFirst() {
+            let written = word.hasPrefix("~") ? String(word.dropFirst()) : word
+            guard written != "." else {
+                throw error(assignment, "\"\(word)\" is every name: set MinTTL= and MaxTTL= for every name")
+            }
+            let domain = try hostName(written, assignment)
+            if !domains.contains(domain) { domains.append(domain) }
+        }
+        return DomainTTL(domains: domains, minTTLMs: minTTLMs, maxTTLMs: maxTTLMs)
+    }
+
+    /// `HOST:PORT`: a host name (not an address: an IP literal is answered as it is, never ranked)
+    /// and a port from 1 to 65535.
+    private func rankPort(_ word: String, _ assignment: INIReader.Assignment) throws(ConfigError) -> RankPort {
+        guard let colon = word.lastIndex(of: ":") else {
+            throw error(assignment, "expected HOST:PORT, not \"\(word)\"")
+        }
+        let (name, digits) = (String(word[..<colon]), word[word.index(after: colon)...])
+        guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let port = UInt16(digits), port > 0
+        else { throw error(assignment, "invalid port \"\(digits)\" in \"\(word)\" (expected 1 to 65535)") }
+        guard !ConfigSyntax.isIPAddress(name) else {
+            throw error(assignment, "\"\(name)\" is an address: resolve answers it as it is, there is nothing to rank")
+        }
+        return RankPort(host: try hostName(name, assignment), port: port)
+    }
+
     /// `UPSTREAM[,UPSTREAM...]`: upstream names, each once, checked against the upstreams at the end.
     private func upstreamNames(_ value: String, _ assignment: INIReader.Assignment) throws(ConfigError) -> [String] {
         guard !value.contains(where: \.isWhitespace) else {
@@ -515,6 +654,21 @@ struct ConfigurationParser {
             names.append(name)
         }
         return names
+    }
+
+    /// `IP [IP...]` added to `earlier`: service addresses, canonical, each once; an address no
+    /// service can have (unspecified, multicast, broadcast) is refused.
+    private func serviceAddresses(_ assignment: INIReader.Assignment, after earlier: [String]) throws(ConfigError)
+        -> [String]
+    {
+        var addresses = earlier
+        for word in assignment.value.split(whereSeparator: \.isWhitespace).map(String.init) {
+            guard let address = IPAddress(word), ServiceAddressRules.isUsable(address) else {
+                throw error(assignment, "invalid service address \"\(word)\" (expected an IP address)")
+            }
+            if !addresses.contains(address.description) { addresses.append(address.description) }
+        }
+        return addresses
     }
 
     private func staticAnswer(_ assignment: INIReader.Assignment) throws(ConfigError) -> StaticAnswer {

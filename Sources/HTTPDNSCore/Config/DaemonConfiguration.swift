@@ -38,6 +38,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var cacheSize = 4_096
         /// `Prefetch=`: host names resolved at start and refreshed before expiry.
         public var prefetch: [String] = []
+        /// `DomainTTL=`: TTL bounds of the names in some domains, the most specific domain's.
+        public var domainTTLs: [DomainTTL] = []
+        /// `RankPorts=`: hosts whose addresses are ordered by a TCP connect probe, each once.
+        public var rankPorts: [RankPort] = []
         /// `CAFile=`: extra trust anchors for HTTPS upstreams (absolute path).
         public var caFile: String?
         /// `TLSName=`: the certificate name of IP-addressed HTTPS upstreams.
@@ -67,6 +71,15 @@ public struct DaemonConfiguration: Sendable, Equatable {
         /// `OnNetworkChange=`: what a change of the machine's addresses or routes does to the
         /// cached host answers. Default refresh (the SDKs re-resolve after a network change).
         public var onNetworkChange = NetworkChangePolicy.refresh
+        /// `AlibabaRegion=`: schedule `alibaba` upstreams' service addresses through this region's
+        /// scheduler; nil (the default): their URL's address only.
+        public var alibabaRegion: String?
+        /// `AlibabaBootAddresses=`: replaces the region's built-in boot addresses; nil keeps them.
+        public var alibabaBootAddresses: [String]?
+        /// `SchedulerRefresh=`: how long a scheduler answer is used. Default 6 h (Alibaba's C SDK).
+        public var schedulerRefreshMs = 21_600_000
+        /// `TencentBackupAddresses=`: service addresses tried after a `tencent` upstream's own.
+        public var tencentBackupAddresses: [String] = []
 
         public init() {}
     }
@@ -145,6 +158,15 @@ extension DNSCacheLimits {
             maxTTL: seconds(resolver.maxTTLMs),
             negativeTTL: seconds(resolver.negativeTTLMs),
             maxStale: resolver.serveStale ? seconds(resolver.maxStaleMs) : 0,
-            capacity: resolver.cacheSize)
+            capacity: resolver.cacheSize,
+            domainTTLs: DomainTTLPolicy(
+                resolver.domainTTLs.map { line in
+                    (
+                        line.domains,
+                        TTLBounds(
+                            minTTL: seconds(line.minTTLMs ?? resolver.minTTLMs),
+                            maxTTL: seconds(line.maxTTLMs ?? resolver.maxTTLMs))
+                    )
+                }))
     }
 }

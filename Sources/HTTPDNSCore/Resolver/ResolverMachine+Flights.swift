@@ -44,6 +44,8 @@ struct Probe {
     /// Owners of the flights whose time-outs it would confirm: each counts once if it fails.
     var blamed: Set<FlightOwner>
     var startedAt = MonotonicInstant(nanoseconds: 0)
+    /// The service address whose time-out it checks (nil: the upstream's URL as configured).
+    var address: String?
 }
 
 /// One upstream query and everyone waiting for it.
@@ -68,6 +70,8 @@ struct Flight {
         /// a time-out shorter than it was the callers' deadline, no verdict on the upstream.
         var shareMs: Int
         var startedAt: MonotonicInstant
+        /// The service address asked (nil: the upstream's URL as configured).
+        var address: String? = nil
     }
 
     let id: UInt64
@@ -111,6 +115,8 @@ struct PrefetchBatch {
     var hosts: [String]
     /// Index of the upstream.
     var upstream: Int
+    /// The service address asked, once running.
+    var address: String? = nil
 }
 
 extension ResolverMachine {
@@ -182,11 +188,12 @@ extension ResolverMachine {
             } else if let upstream = probeUpstreams[id] {
                 launchProbe(id, upstream: upstream, now: now)
             } else if let batch = batches[id] {
+                let (endpoint, address) = serviceEndpoint(batch.upstream, now: now)
+                batches[id]?.address = address
                 emit(
                     .queryBatch(
                         UpstreamBatchRequest(
-                            id: id, hosts: batch.hosts, endpoint: endpoint(batch.upstream),
-                            timeoutMs: settings.timeoutMs)))
+                            id: id, hosts: batch.hosts, endpoint: endpoint, timeoutMs: settings.timeoutMs)))
             }
         }
     }
@@ -246,16 +253,18 @@ extension ResolverMachine {
         let shareMs = max(
             1, flight.budgetEnd.nanoseconds(since: now) / 1_000_000 / Int64(flight.candidates.count - position))
         let timeoutMs = Int(min(shareMs, waitMs))
+        let (endpoint, address) = serviceEndpoint(flight.candidates[position], now: now)
         let attempt = Flight.Attempt(
-            id: makeID(), position: position, timeoutMs: timeoutMs, shareMs: Int(shareMs), startedAt: now)
+            id: makeID(), position: position, timeoutMs: timeoutMs, shareMs: Int(shareMs), startedAt: now,
+            address: address)
         flight.attempt = attempt
         flights[id] = flight
         attempts[attempt.id] = id
         emit(
             .query(
                 UpstreamAttemptRequest(
-                    id: attempt.id, host: flight.key.host, family: flight.key.family,
-                    endpoint: endpoint(flight.candidates[position]), timeoutMs: timeoutMs)))
+                    id: attempt.id, host: flight.key.host, family: flight.key.family, endpoint: endpoint,
+                    timeoutMs: timeoutMs)))
     }
 
     /// The endpoint of a candidate index: -1 is the system resolver, -2 and below an upstream a
@@ -292,6 +301,7 @@ extension ResolverMachine {
             if index >= 0 {
                 healths[index].recordSuccess(latencyMs: latencyMs, now: now)
                 lastAnswered[index] = RecentAnswer(host: flight.key.host, family: flight.key.family, at: now)
+                serviceAnswered(index, address: attempt.address, now: now)
             }
             cache.insert(
                 host: flight.key.host, parts: flight.key.family.families.map { CachePart(answer, family: $0) },
@@ -310,12 +320,19 @@ extension ResolverMachine {
             }
             return
         case .failure(let error) where error.code == .timeout:
-            if index >= 0 { probeIfDoubtful(upstream: index, since: attempt.startedAt, for: flight.owner, now: now) }
+            if index >= 0 {
+                serviceTimedOut(index, address: attempt.address, now: now)
+                probeIfDoubtful(
+                    upstream: index, since: attempt.startedAt, for: flight.owner, address: attempt.address, now: now)
+            }
             flight.outcome = .failed(.upstreamFailed(upstream: endpoint.name, error))
         case .failure(let error) where error.isNameLevel:
             flight.outcome = .failed(.upstreamFailed(upstream: endpoint.name, error))
         case .failure(let error):
-            if index >= 0 { healths[index].recordFailure(error.description, by: flight.owner, now: now) }
+            if index >= 0 {
+                healths[index].recordFailure(error.description, by: flight.owner, now: now)
+                serviceFailed(index, address: attempt.address, error, now: now)
+            }
             emit(.log(.warning, "Upstream \(endpoint.name) failed for \(flight.key.host): \(error)"))
             flight.outcome = .failed(.upstreamFailed(upstream: endpoint.name, error))
         }
@@ -334,7 +351,8 @@ extension ResolverMachine {
     /// answered recently; if that fails too, the time-out was the upstream's and counts (once
     /// per owner). Without a recent name there is no verdict. One probe per upstream at a time.
     mutating func probeIfDoubtful(
-        upstream index: Int, since startedAt: MonotonicInstant, for owner: FlightOwner, now: MonotonicInstant
+        upstream index: Int, since startedAt: MonotonicInstant, for owner: FlightOwner, address: String? = nil,
+        now: MonotonicInstant
     ) {
         if var probe = probes[index] {
             probe.blamed.insert(owner)
@@ -346,7 +364,7 @@ extension ResolverMachine {
         else { return }
         let id = makeID()
         _ = queue.admit(id, owner: .daemon)
-        probes[index] = Probe(id: id, blamed: [owner])
+        probes[index] = Probe(id: id, blamed: [owner], address: address)
         probeUpstreams[id] = index
         pump(now: now)
     }
@@ -359,7 +377,7 @@ extension ResolverMachine {
         emit(
             .query(
                 UpstreamAttemptRequest(
-                    id: id, host: recent.host, family: recent.family, endpoint: endpoint(index),
+                    id: id, host: recent.host, family: recent.family, endpoint: endpoint(index, at: probe.address),
                     timeoutMs: settings.timeoutMs)))
     }
 
@@ -380,6 +398,7 @@ extension ResolverMachine {
         case .success:
             let latencyMs = Int(now.nanoseconds(since: probe.startedAt) / 1_000_000)
             healths[index].recordSuccess(latencyMs: latencyMs, now: now)
+            serviceAnswered(index, address: probe.address, now: now)
             if var recent = lastAnswered[index] {
                 recent.at = now
                 lastAnswered[index] = recent
@@ -388,6 +407,7 @@ extension ResolverMachine {
             break
         case .failure(let error):
             for owner in probe.blamed { healths[index].recordFailure(error.description, by: owner, now: now) }
+            serviceFailed(index, address: probe.address, error, now: now)
             emit(.log(.warning, "Upstream \(name) failed a probe after a time-out: \(error)"))
         }
         pump(now: now)

@@ -69,7 +69,10 @@ extension ResolverMachine {
         var missing = batch.hosts
         switch result {
         case .success(let answers):
-            if batch.upstream >= 0 { healths[batch.upstream].recordSuccess(latencyMs: 0, now: now) }
+            if batch.upstream >= 0 {
+                healths[batch.upstream].recordSuccess(latencyMs: 0, now: now)
+                serviceAnswered(batch.upstream, address: batch.address, now: now)
+            }
             for (host, answer) in answers where batch.hosts.contains(host) {
                 cache.insert(
                     host: host, parts: IPFamily.allCases.map { CachePart(answer, family: $0) }, upstream: endpoint.name,
@@ -77,7 +80,10 @@ extension ResolverMachine {
             }
             missing = batch.hosts.filter { answers[$0] == nil }
         case .failure(let error):
-            if batch.upstream >= 0 { healths[batch.upstream].recordFailure(error.description, by: .daemon, now: now) }
+            if batch.upstream >= 0 {
+                healths[batch.upstream].recordFailure(error.description, by: .daemon, now: now)
+                serviceFailed(batch.upstream, address: batch.address, error, now: now)
+            }
             emit(.log(.warning, "Prefetch through \(endpoint.name) failed: \(error)"))
         }
         for host in missing { prefetch(host, now: now) }

@@ -94,7 +94,7 @@ extension ResolverMachine {
             for family in key.family.families {
                 let part = CachePart(answer, family: family)
                 parts[family] = FamilyAnswer(
-                    addresses: part.addresses, ttl: cache.ttl(of: part), noSuchName: part.noSuchName)
+                    addresses: part.addresses, ttl: cache.ttl(of: part, host: key.host), noSuchName: part.noSuchName)
             }
             result = Self.reply(
                 key.host, parts, requested: waiter.requested, stale: false, source: source, upstream: upstream)
@@ -103,7 +103,8 @@ extension ResolverMachine {
             for hit in hits {
                 parts[hit.record.family] = FamilyAnswer(
                     addresses: hit.record.negative ? [] : hit.record.addresses,
-                    ttl: min(hit.ttlSeconds, settings.limits.maxTTL), noSuchName: hit.record.noSuchName)
+                    ttl: min(hit.ttlSeconds, settings.limits.bounds(for: key.host).maxTTL),
+                    noSuchName: hit.record.noSuchName)
             }
             result = Self.reply(key.host, parts, requested: waiter.requested, stale: false, source: .fleet)
         case .failed(let failure):

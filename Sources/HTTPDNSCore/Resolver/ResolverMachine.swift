@@ -22,6 +22,8 @@ public struct ResolverMachine {
     public internal(set) var settings: ResolverSettings
     /// Whether a miss asks the fleet before the upstreams (`ShareCache=yes`).
     public var sharesCacheWithFleet = false
+    /// The service addresses of upstreams that have several; the driver carries out its actions.
+    public var serviceAddresses: ServiceAddressBook
 
     let rules: any DomainRules
     /// `Static=` answers by canonical name.
@@ -61,6 +63,7 @@ public struct ResolverMachine {
         self.rules = rules
         statics = Self.staticTable(settings.staticAnswers, rules: rules)
         healths = Array(repeating: UpstreamHealth(), count: settings.upstreams.count)
+        serviceAddresses = ServiceAddressBook(settings.serviceAddresses, upstreams: settings.upstreams)
         cache = DNSCache(limits: settings.limits)
         owners = AddressOwnerMemory()
         queue = FlightQueue(limits: settings.flightLimits)

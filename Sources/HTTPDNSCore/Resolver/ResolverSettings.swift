@@ -24,6 +24,8 @@ public struct ResolverSettings: Sendable, Equatable {
     public var staticAnswers: [StaticAnswer]
     /// The uid the daemon runs as: it may flush the shared cache, as root may.
     public var daemonUID: UInt32
+    /// Where scheduled and backed-up upstreams' service addresses come from.
+    public var serviceAddresses: ServiceAddressSettings
 
     /// The settings of a `[Resolver]` section, for `workers` upstream workers of which one owner
     /// may hold `workersPerOwner`.
@@ -45,5 +47,6 @@ public struct ResolverSettings: Sendable, Equatable {
         prefetch = resolver.prefetch
         staticAnswers = resolver.staticAnswers
         self.daemonUID = daemonUID
+        serviceAddresses = ServiceAddressSettings(resolver)
     }
 }

@@ -41,12 +41,7 @@ public struct UpstreamRouting: Sendable, Equatable {
     /// default route's.
     public func upstreams(for host: String) -> [Int] {
         guard !routes.isEmpty else { return defaultUpstreams }
-        var suffix = Substring(host)
-        while true {
-            if let order = routes[String(suffix)] { return order }
-            guard let dot = suffix.firstIndex(of: ".") else { return defaultUpstreams }
-            suffix = suffix[suffix.index(after: dot)...]
-        }
+        return DomainSuffixes.mostSpecific(host, in: routes) ?? defaultUpstreams
     }
 
     /// The routed domains the upstream at `index` serves, sorted, with "." for the names outside
