@@ -63,14 +63,8 @@ enum RouteNetlinkParser {
     /// An ifaddrmsg and its attributes: IFA_LOCAL is the interface's own address (IFA_ADDRESS is
     /// the peer's on a point-to-point link), IFA_ADDRESS when there is no IFA_LOCAL.
     static func address(_ body: ArraySlice<UInt8>) -> NetworkAddress? {
-        guard body.count >= addressMessageLength else { return nil }
+        guard body.count >= addressMessageLength, let family = family(body[body.startIndex]) else { return nil }
         let start = body.startIndex
-        let family: IPFamily
-        switch body[start] {
-        case inet: family = .ipv4
-        case inet6: family = .ipv6
-        default: return nil
-        }
         let size = family == .ipv4 ? 4 : 16
         var local: ArraySlice<UInt8>?
         var peer: ArraySlice<UInt8>?
@@ -83,16 +77,19 @@ enum RouteNetlinkParser {
             interface: u32(body, start + 4), family: family, bytes: Array(bytes), prefixLength: body[start + 1])
     }
 
-    /// An rtmsg and its RTA_TABLE (tables past 255 are only there).
-    static func route(_ body: ArraySlice<UInt8>) -> NetworkRoute? {
-        guard body.count >= routeMessageLength else { return nil }
-        let start = body.startIndex
-        let family: IPFamily
-        switch body[start] {
-        case inet: family = .ipv4
-        case inet6: family = .ipv6
+    /// The family byte both ifaddrmsg and rtmsg start with; nil for one the daemon does not resolve.
+    static func family(_ byte: UInt8) -> IPFamily? {
+        switch byte {
+        case inet: return .ipv4
+        case inet6: return .ipv6
         default: return nil
         }
+    }
+
+    /// An rtmsg and its RTA_TABLE (tables past 255 are only there).
+    static func route(_ body: ArraySlice<UInt8>) -> NetworkRoute? {
+        guard body.count >= routeMessageLength, let family = family(body[body.startIndex]) else { return nil }
+        let start = body.startIndex
         var table = UInt32(body[start + 4])
         for (type, value) in attributes(body.dropFirst(routeMessageLength)) where type == tableAttribute {
             if value.count == 4 { table = u32(value, value.startIndex) }
