@@ -52,6 +52,39 @@ public final class SQLiteDatabase {
         sqlite3_busy_timeout(raw, busyTimeoutMilliseconds)
     }
 
+    /// Frames in the write-ahead log, as of the last commit, once `takeOverCheckpoints()` runs.
+    private final class WALFrames {
+        var count: Int32 = 0
+    }
+
+    private let walFrames = WALFrames()
+
+    /// Frames the write-ahead log holds since the last checkpoint, as SQLite's WAL hook gave them
+    /// at the last commit (0 before `takeOverCheckpoints()`).
+    public var framesInWAL: Int { Int(walFrames.count) }
+
+    /// Stops SQLite's automatic checkpoints, which run inside whichever commit crosses their
+    /// threshold (on whatever thread made it), and counts the log's frames instead: the owner
+    /// checkpoints (`checkpoint()`) where a wait for the disk does no harm.
+    public func takeOverCheckpoints() {
+        // The WAL hook replaces the automatic checkpoint, which SQLite implements as one.
+        sqlite3_wal_hook(
+            handle,
+            { context, _, _, frames in
+                guard let context else { return SQLITE_OK }
+                Unmanaged<WALFrames>.fromOpaque(context).takeUnretainedValue().count = frames
+                return SQLITE_OK
+            }, Unmanaged.passUnretained(walFrames).toOpaque())
+    }
+
+    /// Copies the write-ahead log into the database file (a passive checkpoint: with this one
+    /// connection nothing holds it back), so the log starts over at the next commit.
+    public func checkpoint() throws(SQLiteError) {
+        let rc = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+        guard rc == SQLITE_OK else { throw error(sql: "wal_checkpoint") }
+        walFrames.count = 0
+    }
+
     deinit {
         // close_v2 defers the close until every statement is finalized (statements retain the database,
         // so none is left by now).

@@ -62,6 +62,23 @@ public final class SQLiteStateStore {
             log: log)
     }
 
+    /// Log frames at which a checkpoint is due: SQLite's own automatic threshold (about 4 MB).
+    static let checkpointFrames = 1_000
+
+    /// Whether the WAL holds `checkpointFrames` or more.
+    public var needsCheckpoint: Bool { (database?.framesInWAL ?? 0) >= Self.checkpointFrames }
+
+    /// Copies the WAL into the database file. A failure is logged: the log only grows until the
+    /// next checkpoint succeeds, and every commit in it stays durable.
+    public func checkpoint() {
+        guard let database else { return }
+        do {
+            try database.checkpoint()
+        } catch {
+            log("\(path): checkpoint failed: \(error)")
+        }
+    }
+
     /// Closes the connection: the last close checkpoints the WAL into the database file.
     public func close() {
         statements.removeAll()
@@ -180,6 +197,10 @@ public final class SQLiteStateStore {
         // daemon crashing or being killed; FULL also fsyncs it, surviving power loss.
         try database.execute(synchronousFull ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
         try database.execute("PRAGMA foreign_keys=ON")
+        // A lone client's commit runs on the loop thread (`StoreThread.borrowIfIdle`): the
+        // checkpoint SQLite would run inside it (copying the log and waiting for the disk) runs
+        // on the store thread instead (`needsCheckpoint`).
+        database.takeOverCheckpoints()
     }
 
     private static func journalMode(_ database: SQLiteDatabase, path: String) throws(StoreError) -> String {

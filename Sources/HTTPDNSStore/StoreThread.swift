@@ -33,7 +33,7 @@ public struct StateStores {
 extension StateStores: Sendable {}
 
 /// The thread that owns the state stores, and with them the SQLite connection: blocking work
-/// (commits, fsyncs, DNS saves) runs here, never on the event loop.
+/// (commits, fsyncs, checkpoints, DNS saves) runs here, never on the event loop.
 ///
 /// Work arrives as jobs, run one after another in submission order. The stores live behind a lock
 /// that a job holds while it runs. The one other way in is an explicit borrow: `borrowIfIdle`
@@ -81,9 +81,17 @@ public final class StoreThread: Sendable {
     /// Runs `body` on the calling thread with the stores, if no job is queued or running (so it
     /// cannot overtake work submitted before it) and the store thread is not closing; nil otherwise,
     /// without waiting. `body` must not block for long: a job submitted meanwhile waits for it.
+    /// A checkpoint the borrow made due runs on the store thread, not in the borrow.
     public func borrowIfIdle<Result: Sendable>(_ body: (inout sending StateStores) -> Result) -> Result? {
         guard queue.withLock({ $0.unfinished == 0 && !$0.closing }) else { return nil }
-        return stores.withLockIfAvailable { stores in body(&stores) }
+        guard
+            let (result, checkpointDue) = stores.withLockIfAvailable({ stores in
+                (body(&stores), stores.jars.needsCheckpoint)
+            })
+        else { return nil }
+        // An empty job: the thread checkpoints after its jobs.
+        if checkpointDue { submit { _ in } }
+        return result
     }
 
     /// Runs every job already queued, closes the stores (for SQLite: checkpoints the WAL and
@@ -108,6 +116,9 @@ public final class StoreThread: Sendable {
             for job in jobs {
                 stores.withLock { stores in job(&stores) }
                 queue.withLock { $0.unfinished -= 1 }
+            }
+            stores.withLock { stores in
+                if stores.jars.needsCheckpoint { stores.jars.checkpoint() }
             }
             // Jobs queued while these ran have a wake-up of their own; `close` stops new ones.
             if closing && queue.withLock({ $0.jobs.isEmpty }) {

@@ -60,4 +60,31 @@ struct SQLiteDatabaseTests {
         }
         #expect(error?.code == .cantOpen)
     }
+
+    /// Once the owner takes checkpoints over, commits only count the log's frames: no commit
+    /// checkpoints by itself, however long the log grows, until `checkpoint()`.
+    @Test func takenOverCheckpointsWaitForTheOwner() throws {
+        let directory = TemporaryDirectory()
+        let database = try SQLiteDatabase(path: "\(directory.path)/t.sqlite3")
+        try database.execute("PRAGMA journal_mode=WAL")
+        database.takeOverCheckpoints()
+        try database.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB)")
+        let insert = try database.prepare("INSERT INTO t VALUES (?, ?)")
+        var previous = database.framesInWAL
+        for key in 0..<1_500 {
+            try insert.run([.integer(Int64(key)), .blob(Array(repeating: 7, count: 2_000))])
+            // Never back to a small log: SQLite's own checkpoint would have restarted it at 1000.
+            #expect(database.framesInWAL > previous)
+            previous = database.framesInWAL
+        }
+        #expect(database.framesInWAL > 1_000)
+        try database.checkpoint()
+        #expect(database.framesInWAL == 0)
+        try insert.run([.integer(5_000), .blob([1])])
+        // The log starts over after a checkpoint.
+        #expect((1..<10).contains(database.framesInWAL))
+        var rows: Int64 = 0
+        try database.prepare("SELECT count(*) FROM t").query { rows = $0.int64(0) }
+        #expect(rows == 1_501)
+    }
 }

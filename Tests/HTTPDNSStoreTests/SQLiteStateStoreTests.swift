@@ -34,6 +34,28 @@ struct SQLiteStateStoreTests {
     }
 
     /// The boot id is kept in the file: a restart within one boot keeps session cookies.
+    /// Commits never checkpoint by themselves: the store says when one is due (SQLite's own
+    /// threshold of 1000 log frames) and does it when told; what was committed stays either way.
+    @Test func aCheckpointIsDueAfterAThousandFramesAndRunsWhenAsked() throws {
+        let directory = TemporaryDirectory()
+        let store = try F.open(directory)
+        var commits = 0
+        while !store.needsCheckpoint && commits < 5_000 {
+            let value = String(repeating: "v", count: 3_000)
+            #expect(
+                store.commit([F.upserts(1, [F.cookie("c\(commits)", value: value)])]).allSatisfy {
+                    (try? $0.get()) != nil
+                })
+            commits += 1
+        }
+        #expect(store.needsCheckpoint)
+        #expect(commits > 100, "one commit alone should not fill the log (\(commits))")
+        store.checkpoint()
+        #expect(!store.needsCheckpoint)
+        #expect(try store.loadJar(uid: 1, now: F.now).count == commits)
+        store.close()
+    }
+
     @Test func sessionCookiesSurviveARestartInTheSameBootOnly() throws {
         let directory = TemporaryDirectory()
         let session = F.cookie("session", expires: nil)

@@ -83,4 +83,18 @@ public protocol JarStore: FleetStateStore {
     /// Makes everything durable and releases the store's resources. Later calls fail with `.closed`;
     /// a second close does nothing.
     func close()
+
+    /// Whether the store's log has grown enough to be folded into its file (`checkpoint()`): a
+    /// wait for the disk, which the store thread takes on, never a commit on the loop thread.
+    var needsCheckpoint: Bool { get }
+
+    /// Folds the log into the store's file.
+    func checkpoint()
+}
+
+extension JarStore {
+    /// A store without a log never needs a checkpoint.
+    public var needsCheckpoint: Bool { false }
+
+    public func checkpoint() {}
 }
