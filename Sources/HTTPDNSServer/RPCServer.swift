@@ -150,6 +150,9 @@ final class RPCServer: EventHandler {
 
     /// Called whenever the last connection closes or the first one opens (idle tracking).
     var onConnectionCountChange: ((Int) -> Void)?
+    /// Called once, at the end of the first turn that sent output: work that would compete with
+    /// the first answer waits for it.
+    var afterFirstAnswer: (() -> Void)?
 
     init(
         loop: EventLoop, listener: FileDescriptor, limits: ServerLimits, logger: Logger,
@@ -329,8 +332,20 @@ final class RPCServer: EventHandler {
         }
     }
 
-    /// Flushes the turn's output: one send per connection, then each settles its epoll interest.
+    /// The end of a turn: its output goes out, then what waited for the first answer runs.
     private func endTurn() {
+        let sent = !needsFlush.isEmpty
+        flushTurn()
+        if sent, let work = afterFirstAnswer {
+            afterFirstAnswer = nil
+            work()
+        }
+        if memoryReleased { wakeMemoryWaiters() }
+        turn += 1
+    }
+
+    /// Flushes the turn's output: one send per connection, then each settles its epoll interest.
+    private func flushTurn() {
         while !needsFlush.isEmpty {
             // Swapped with a spare, both keeping their storage: a copy would make the next
             // append allocate, every turn.
@@ -342,8 +357,6 @@ final class RPCServer: EventHandler {
             flushing.removeAll(keepingCapacity: true)
             if !overloadedUsers.isEmpty { trimOverloadedUsers() }
         }
-        if memoryReleased { wakeMemoryWaiters() }
-        turn += 1
     }
 
     // MARK: accounts

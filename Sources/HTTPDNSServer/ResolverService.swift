@@ -78,12 +78,16 @@ final class ResolverService {
 
     // MARK: the saved cache
 
-    /// Restores what `storeThread` reads of the saved cache, step by step once it is read; any
-    /// request that reads the cache first finishes it (`restoreSavedDNS`).
+    /// Restores what `storeThread` reads of the saved cache once `startRestoringSaved()` queues
+    /// the read, step by step once it is read; any request that reads the cache first finishes it
+    /// (`restoreSavedDNS`).
     func restoreSaved(from storeThread: StoreThread) {
         savedDNS = SavedDNSRestore(
             storeThread: storeThread, into: machine.cache, machine.owners, loop: loop, logger: logger)
     }
+
+    /// Queues the saved cache's read (after the daemon's first answer, or a moment after start).
+    func startRestoringSaved() { savedDNS?.start() }
 
     /// Puts the rest of the saved cache back now, if that is still to do: every entry point that
     /// reads or changes the cache or the address memory calls it first, so no request sees a

@@ -6,8 +6,9 @@ import HTTPDNSSystem
 ///
 /// Why: with tens of thousands of saved answers, reading and restoring them was most of a cold
 /// start, and the request that socket activation started the daemon for (often a cookie lookup)
-/// waited for all of it. Now the store thread reads the snapshot while the loop serves, and the
-/// loop restores it in small steps between requests once the read is posted back. Anything that
+/// waited for all of it. Now the store thread reads the snapshot once that first answer is out
+/// (`start()`: on two cores, a read beside the start competed with it for the CPU), and the loop
+/// restores it in small steps between requests once the read is posted back. Anything that
 /// reads or changes the cache before then (a resolve, a reverse lookup, an IP URL's
 /// normalization, a save) calls `finish()` first (`ResolverService.restoreSavedDNS`), which waits for the read and restores the rest
 /// on the spot: no request sees a cache that the restore changes later, and no save writes a
@@ -39,6 +40,8 @@ final class SavedDNSRestore {
     }
 
     private enum Progress {
+        /// The read is not queued yet (`start()`).
+        case waiting(StoreThread)
         case reading(Handoff)
         /// Answers before `next` are back; the owners go last, all at once (an address's hosts
         /// are restored together).
@@ -53,8 +56,8 @@ final class SavedDNSRestore {
     private let logger: Logger
     private var restored = 0
 
-    /// Queues the read on `storeThread` and restores into `cache` and `owners` once it is posted
-    /// back to `loop`, or at the first `finish()`.
+    /// Restores into `cache` and `owners` what `storeThread` reads once `start()` queues the read
+    /// (or the first `finish()` does), step by step once it is posted back to `loop`.
     init(
         storeThread: StoreThread, into cache: DNSCache, _ owners: AddressOwnerMemory, loop: EventLoop, logger: Logger
     ) {
@@ -62,10 +65,17 @@ final class SavedDNSRestore {
         self.owners = owners
         self.loop = loop
         self.logger = logger
+        progress = .waiting(storeThread)
+    }
+
+    /// Queues the read on the store thread, unless it is queued already.
+    func start() {
+        guard case .waiting(let storeThread) = progress else { return }
         let handoff = Handoff()
         progress = .reading(handoff)
         let token = loop.expectCompletion(Bool.self) { [weak self] _ in self?.step() }
         let poster = loop.poster
+        let logger = self.logger
         let submitted = storeThread.submit { stores in
             do {
                 handoff.deliver(try stores.dns.loadDNSSnapshot())
@@ -85,8 +95,8 @@ final class SavedDNSRestore {
         return true
     }
 
-    /// Restores the rest of the snapshot now, waiting for the store thread's read if it is still
-    /// running.
+    /// Restores the rest of the snapshot now, reading it first if that has not started and
+    /// waiting for the store thread's read if it is still running.
     func finish() {
         while isPending { restore(upTo: .max) }
     }
@@ -101,6 +111,8 @@ final class SavedDNSRestore {
 
     private func restore(upTo count: Int) {
         switch progress {
+        case .waiting:
+            start()
         case .reading(let handoff):
             progress = .restoring(handoff.take(), next: 0)
         case .restoring(let snapshot, let next) where next < snapshot.entries.count:

@@ -70,11 +70,20 @@ final class Services {
     /// The server runs its methods on these services.
     func registerMethods(on server: RPCServer) {
         server.serve(self)
+        // The saved cache is read once the first answer is out (socket activation started the
+        // daemon for it), or a moment after start when nobody asks.
+        server.afterFirstAnswer = { [unowned resolver] in resolver.startRestoringSaved() }
         slices = server.slices
         self.server = server
     }
 
+    /// How long after start the saved cache is read when no answer was sent before.
+    static let savedCacheReadDelayMilliseconds: Int64 = 200
+
     func start() {
+        loop.schedule(afterMilliseconds: Self.savedCacheReadDelayMilliseconds) { [unowned resolver] in
+            resolver.startRestoringSaved()
+        }
         fleet?.start()
         network.start()
         resolver.startServiceAddresses()

@@ -261,16 +261,17 @@ private struct CurlSession {
             }
             if let header = request.cookieHeader(jar: jar, for: hop) {
                 if request.verbose { verbose(CookieVerboseLines.sending(header, to: target.host)) }
-                let file = scratch + "/cookie"
+                let cookies = CurlCookieFile(
+                    path: scratch + "/cookie", value: header, curlSendsCookies: request.readsCookieFile)
                 do {
-                    try Self.writeFile(file, Array("Cookie: \(header)\n".utf8), mode: 0o600)
+                    try Self.writeFile(cookies.path, Array(cookies.contents.utf8), mode: 0o600)
                 } catch {
                     return .finished(
                         CLIOutcome(
-                            standardError: "httpdnsctl: \(file): \(error.description)\n",
+                            standardError: "httpdnsctl: \(cookies.path): \(error.description)\n",
                             status: ExitStatus.cannotCreate))
                 }
-                additions.cookieHeaderFile = file
+                additions.cookies = cookies
             }
         }
         if let userFormat = request.writeOut {

@@ -225,9 +225,8 @@ struct CurlRequest {
     /// What httpdnsctl adds to one hop's curl command line.
     struct HopAdditions {
         var resolve: String?
-        /// A file holding the merged `Cookie:` header line, nil for none. A file (curl's
-        /// `-H @FILE`), not an argument: other local users can read a process's arguments.
-        var cookieHeaderFile: String?
+        /// The merged Cookie value and the file that gives it to curl; nil for none.
+        var cookies: CurlCookieFile?
         var dumpHeaderPath: String
         /// The rewritten `--write-out` format, when the user gave one.
         var writeOut: String?
@@ -271,7 +270,7 @@ struct CurlRequest {
         if renamed, let name = Self.remoteName(of: url) { arguments += ["--output", name] }
         if additions.include && !include { arguments += ["--include"] }
         if let resolve = additions.resolve { arguments += ["--resolve", resolve] }
-        if let file = additions.cookieHeaderFile { arguments += ["--header", "@" + file] }
+        if let cookies = additions.cookies { arguments += cookies.arguments }
         if let jar = additions.cookieJar { arguments += ["--cookie-jar", jar] }
         arguments += ["--dump-header", additions.dumpHeaderPath]
         if let format = additions.writeOut { arguments += ["--write-out", format] }
@@ -316,6 +315,12 @@ struct CurlRequest {
         let jarPairs = Self.cookiePairs(jar).filter { !ownNames.contains($0.prefix { $0 != "=" }) }
         let all = ownPairs + jarPairs
         return all.isEmpty ? nil : all.joined(separator: "; ")
+    }
+
+    /// Whether the user gave curl a cookie file (`-b FILE`): its cookie engine then sends that
+    /// file's cookies for each request.
+    var readsCookieFile: Bool {
+        commandLine.options.contains { $0.name == "cookie" && !isCookieString($0) }
     }
 
     /// Whether the user removed the Cookie header (`-H 'Cookie:'`), so none is sent.

@@ -137,9 +137,17 @@ static size_t build_request(char *out, const char *method, const char *key, cons
     return append(out, &length, "}}\n") ? length : 0;
 }
 
-static struct outcome outcome_of_error(int64_t code) {
-    switch (code) {
+/* An error reply: its code, and whether its data.reason is "no-data" (-32001 for a name that exists
+   without an address of the families asked for, which nss_dns reports as NO_DATA). */
+struct daemon_error {
+    int64_t code;
+    bool no_data;
+};
+
+static struct outcome outcome_of_error(struct daemon_error error) {
+    switch (error.code) {
     case RPC_HOST_NOT_FOUND:
+        return error.no_data ? no_data : not_found;
     case RPC_INVALID_PARAMS: /* the daemon finds the name malformed: it names no host */
         return not_found;
     case RPC_RESOLUTION_UNAVAILABLE:
@@ -151,11 +159,35 @@ static struct outcome outcome_of_error(int64_t code) {
     }
 }
 
+/* An error's data: whether its "reason" is "no-data". Other members are skipped, a repeated or
+   non-string reason refused; data that is no object is skipped whole (only the code matters then). */
+static int read_error_data(struct json_reader *reader, bool *says_no_data) {
+    struct json_reader object = *reader;
+    if (json_object_begin(&object) != 0) return json_skip_value(reader);
+    *reader = object;
+    bool seen_reason = false;
+    struct json_iterator members = {0};
+    struct json_span key;
+    int more;
+    while ((more = json_object_next(reader, &members, &key)) == 1) {
+        if (json_span_equals(&key, "reason")) {
+            struct json_span reason;
+            if (seen_reason || json_read_string(reader, &reason) != 0) return -1;
+            *says_no_data = json_span_equals(&reason, "no-data");
+            seen_reason = true;
+        } else if (json_skip_value(reader) != 0) {
+            return -1;
+        }
+    }
+    return more;
+}
+
 /* Reads {"jsonrpc":"2.0","id":1,"result":R} or {"jsonrpc":"2.0","id":1,"error":{"code":N,...}}:
-   the reader at R, or the code. An error may have "id":null (the daemon refusing the connection
+   the reader at R, or the error. An error may have "id":null (the daemon refusing the connection
    before it read the request, which on this connection can only be ours). Unknown members are
    skipped, repeated ones refused. */
-static int read_envelope(const char *line, size_t length, struct json_reader *result, bool *is_error, int64_t *code) {
+static int read_envelope(const char *line, size_t length, struct json_reader *result, bool *is_error,
+                         struct daemon_error *error) {
     struct json_reader reader;
     json_reader_init(&reader, line, length);
     bool seen_version = false, seen_id = false, null_id = false, seen_result = false, seen_error = false;
@@ -182,14 +214,17 @@ static int read_envelope(const char *line, size_t length, struct json_reader *re
             seen_result = true;
         } else if (json_span_equals(&key, "error")) {
             if (seen_error || json_object_begin(&reader) != 0) return -1;
-            bool seen_code = false;
+            bool seen_code = false, seen_data = false;
             struct json_iterator fields = {0};
             struct json_span field;
             int more_fields;
             while ((more_fields = json_object_next(&reader, &fields, &field)) == 1) {
                 if (json_span_equals(&field, "code")) {
-                    if (seen_code || json_read_integer(&reader, code) != 0) return -1;
+                    if (seen_code || json_read_integer(&reader, &error->code) != 0) return -1;
                     seen_code = true;
+                } else if (json_span_equals(&field, "data")) {
+                    if (seen_data || read_error_data(&reader, &error->no_data) != 0) return -1;
+                    seen_data = true;
                 } else if (json_skip_value(&reader) != 0) {
                     return -1;
                 }
@@ -218,9 +253,9 @@ static struct outcome call_daemon(const char *request, size_t request_length, ch
     rest->cursor = buffer + reply_length + 1;
     rest->end = buffer + buflen;
     bool is_error = false;
-    int64_t code = 0;
-    if (read_envelope(buffer, reply_length, result, &is_error, &code) != 0) return unavailable(EBADMSG);
-    return is_error ? outcome_of_error(code) : success;
+    struct daemon_error error = {0, false};
+    if (read_envelope(buffer, reply_length, result, &is_error, &error) != 0) return unavailable(EBADMSG);
+    return is_error ? outcome_of_error(error) : success;
 }
 
 /* An array of address literals of one family, checked once and read again when laid out. */

@@ -101,8 +101,9 @@ struct CurlCommandLineTests {
     }
 
     static let additions = CurlRequest.HopAdditions(
-        resolve: "h.example:443:192.0.2.1", cookieHeaderFile: "/tmp/x/cookie", dumpHeaderPath: "/tmp/x/headers",
-        writeOut: "W")
+        resolve: "h.example:443:192.0.2.1",
+        cookies: CurlCookieFile(path: "/tmp/x/cookie", value: "a=1", curlSendsCookies: false),
+        dumpHeaderPath: "/tmp/x/headers", writeOut: "W")
 
     @Test func theFirstHopKeepsTheUsersOptionsAndTakesOverFollowingAndOutputs() throws {
         let request = try CurlRequest([
@@ -119,12 +120,43 @@ struct CurlCommandLineTests {
         let single = try CurlRequest(["https://h.example/"])
         var bare = Self.additions
         bare.writeOut = nil
-        bare.cookieHeaderFile = nil
+        bare.cookies = nil
         #expect(
             single.arguments(for: CurlRequest.Hop(target: single.url), adding: bare) == [
                 "--resolve", "h.example:443:192.0.2.1", "--dump-header", "/tmp/x/headers", "--no-location",
                 "--globoff", "--url", "https://h.example/",
             ])
+    }
+
+    /// With a `-b FILE`, curl's engine sends the file's cookies: the merged value goes as curl's
+    /// cookie string, which curl puts in that same Cookie header, through a configuration file.
+    @Test func withACookieFileTheValueIsCurlsCookieStringInAConfigFile() throws {
+        let request = try CurlRequest(["-b", "cookies.txt", "-b", "lang=en", "https://h.example/"])
+        #expect(request.readsCookieFile)
+        let cookies = CurlCookieFile(
+            path: "/tmp/x/cookie", value: #"sid=a"b\c; lang=en"#, curlSendsCookies: request.readsCookieFile)
+        #expect(cookies.contents == #"cookie = "sid=a\"b\\c; lang=en""# + "\n")
+        var additions = Self.additions
+        additions.cookies = cookies
+        let arguments = request.arguments(for: CurlRequest.Hop(target: request.url), adding: additions)
+        #expect(
+            arguments.starts(with: [
+                "--cookie", "cookies.txt", "--resolve", "h.example:443:192.0.2.1", "--config", "/tmp/x/cookie",
+            ]), "\(arguments)")
+        #expect(!arguments.contains("--header") && !arguments.contains("lang=en"), "\(arguments)")
+    }
+
+    /// Without a cookie file, and for a value curl would read as a file name (or refuse as too
+    /// long), the value is a `Cookie:` header line.
+    @Test func otherwiseTheValueIsAHeaderLine() throws {
+        #expect(try !CurlRequest(["-b", "lang=en", "-c", "jar.txt", "https://h.example/"]).readsCookieFile)
+        for (value, curlSendsCookies) in [
+            ("sid=1", false), ("nameless", true), ("@x=1", true), ("a=" + String(repeating: "v", count: 8200), true),
+        ] {
+            let cookies = CurlCookieFile(path: "/tmp/x/cookie", value: value, curlSendsCookies: curlSendsCookies)
+            #expect(cookies.contents == "Cookie: \(value)\n")
+            #expect(cookies.arguments == ["--header", "@/tmp/x/cookie"])
+        }
     }
 
     @Test func aRedirectToGetDropsTheBodyTheMethodAndBodyHeaders() throws {

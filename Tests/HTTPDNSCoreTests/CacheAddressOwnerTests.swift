@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSTestSupport
 import Testing
 
 /// The per-uid IP -> host memory behind cookie normalization and `reverse`.
@@ -247,5 +248,75 @@ struct CacheAddressOwnerTests {
         let theirs = memory.attributions(uid: Self.other, of: IPAddress("192.0.2.1")!, now: clock.now)
         #expect(theirs.map(\.host) == ["theirs.example"])
         #expect(theirs[0].forgetAt == clock.now.advanced(bySeconds: 604_800 + 86_400))
+    }
+
+    /// The caps follow `CacheSize=`: never below the defaults, as many addresses per uid as cache
+    /// entries above them, twice that in all.
+    @Test func capacitiesFollowTheCacheSize() {
+        #expect(AddressOwnerMemory.capacities(forCacheSize: 100) == (4_096, 32_768))
+        #expect(AddressOwnerMemory.capacities(forCacheSize: 4_096) == (4_096, 32_768))
+        #expect(AddressOwnerMemory.capacities(forCacheSize: 40_000) == (40_000, 80_000))
+        #expect(AddressOwnerMemory.capacities(forCacheSize: .max) == (.max, .max))
+        let memory = AddressOwnerMemory(forCacheSize: 40_000)
+        #expect(memory.capacityPerUser == 40_000 && memory.capacity == 80_000)
+    }
+
+    /// A uid that resolves as many addresses as the cache holds keeps every attribution, so a
+    /// cache hit refreshes its address in place instead of evicting another.
+    @Test func aUserKeepsAsManyAddressesAsTheCacheHolds() {
+        let clock = CacheManualClock()
+        let memory = AddressOwnerMemory(forCacheSize: 10_000)
+        for index in 0..<10_000 {
+            memory.record(
+                uid: Self.root, host: "n\(index).example",
+                addresses: ["10.\(index / 65_536).\(index / 256 % 256).\(index % 256)"],
+                ttl: 60, now: clock.now)
+        }
+        #expect(memory.count(uid: Self.root) == 10_000)
+        #expect(Self.hosts(memory, Self.root, "10.0.0.0", clock.now) == ["n0.example"])
+    }
+
+    /// A reload that shrinks the caps drops what is over them at once, least recently used first,
+    /// and from the uid that remembers the most when the total is over.
+    @Test func resizingDownEvictsTheLeastRecentlyUsed() {
+        let clock = CacheManualClock()
+        let memory = AddressOwnerMemory(capacityPerUser: 10, capacity: 20)
+        for index in 0..<10 {
+            memory.record(
+                uid: Self.root, host: "r\(index).example", addresses: ["10.1.0.\(index)"], ttl: 60, now: clock.now)
+        }
+        for index in 0..<6 {
+            memory.record(
+                uid: Self.other, host: "o\(index).example", addresses: ["10.2.0.\(index)"], ttl: 60, now: clock.now)
+        }
+        memory.resize(capacityPerUser: 8, capacity: 12)
+        #expect(memory.capacityPerUser == 8 && memory.capacity == 12)
+        // Per uid first: root keeps its 8 newest; then the total: root, holding the most, gives up 2 more.
+        #expect(memory.count(uid: Self.root) == 6)
+        #expect(memory.count(uid: Self.other) == 6)
+        #expect(memory.count == 12)
+        #expect(Self.hosts(memory, Self.root, "10.1.0.3", clock.now) == [])
+        #expect(Self.hosts(memory, Self.root, "10.1.0.4", clock.now) == ["r4.example"])
+        #expect(Self.hosts(memory, Self.other, "10.2.0.0", clock.now) == ["o0.example"])
+        // Growing keeps everything and lets new addresses in.
+        memory.resize(capacityPerUser: 100, capacity: 200)
+        memory.record(uid: Self.root, host: "new.example", addresses: ["10.1.1.1"], ttl: 60, now: clock.now)
+        #expect(memory.count(uid: Self.root) == 7)
+    }
+}
+
+/// The resolver sizes its address memory from `CacheSize=` and resizes it on reload.
+@Suite struct ResolverAddressMemorySizeTests {
+    static func settings(cacheSize: Int) throws -> ResolverSettings {
+        let text = "[Resolver]\nUpstream=alibaba http://127.0.0.1:9/1\nCacheSize=\(cacheSize)\n"
+        let configuration = try DaemonConfiguration.parse(text: text, path: "test").get().0
+        return ResolverSettings(configuration.resolver, workers: 4, workersPerOwner: 2, daemonUID: 0)
+    }
+
+    @Test func theMemoryFollowsCacheSizeAtStartAndOnReload() throws {
+        var machine = ResolverMachine(settings: try Self.settings(cacheSize: 40_000), rules: BasicDomainRules())
+        #expect(machine.owners.capacityPerUser == 40_000 && machine.owners.capacity == 80_000)
+        machine.apply(try Self.settings(cacheSize: 100))
+        #expect(machine.owners.capacityPerUser == 4_096 && machine.owners.capacity == 32_768)
     }
 }

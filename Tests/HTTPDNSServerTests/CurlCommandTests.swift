@@ -315,6 +315,24 @@ struct CurlCommandTests {
         #expect(removed["cookie"] == .null)
     }
 
+    /// curl sends one Cookie header: its engine's cookies (from `-b FILE`) and its cookie string
+    /// together. So do the jar's cookies with a `-b FILE`, both pairs kept when a name is in both.
+    @Test func aCookieFileAndTheJarGoInOneCookieHeader() throws {
+        let fixture = try IPDirectFixture()
+        let setter = fixture.url(IPDirectFixture.app, "http", "/redirect?status=302&cookie=sid%3Djar&to=echo")
+        _ = try Self.succeed(fixture, ["-sL", setter])
+        let file = fixture.directory.file("cookies.txt")
+        writeFile("\(IPDirectFixture.app)\tFALSE\t/\tFALSE\t0\tsid\tfile\n", to: file, mode: 0o600)
+        let echo = fixture.url(IPDirectFixture.app, "http", "/echo")
+        let merged = try Self.echo(try Self.succeed(fixture, ["-s", "-b", file, "-b", "lang=en", echo]))
+        #expect(merged["cookieFields"] == 1, "\(merged)")
+        #expect(merged["cookie"] == "sid=file; lang=en; sid=jar")
+        // On every hop of a chain, each hop's curl reading the file again.
+        let chained = try Self.echo(try Self.succeed(fixture, ["-sL", "-b", file, setter]))
+        #expect(chained["cookieFields"] == 1, "\(chained)")
+        #expect(chained["cookie"] == "sid=file; sid=jar")
+    }
+
     /// httpdnsctl's standard output and files, against plain curl's for the same options.
     @Test(arguments: [
         ["-i"], ["-w", "%{http_code} %{num_redirects} %{url_effective}\\n"], ["-D", "-"], ["-D", "-", "-o", "FILE"],

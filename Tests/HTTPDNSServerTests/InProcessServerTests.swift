@@ -29,6 +29,28 @@ struct InProcessServerTests {
         #expect(peer.lines[1].hasPrefix(#"{"jsonrpc":"2.0","id":"A","result":"#))
     }
 
+    /// Work that must not compete with the first answer (the saved DNS cache's read) runs once,
+    /// at the end of the first turn that sent output, when that answer is already on its way.
+    @Test func whatWaitsForTheFirstAnswerRunsOnceAfterItIsSent() throws {
+        let harness = try InProcessServer()
+        var runs = 0
+        var answerWasSent = false
+        let peer = try harness.connect()
+        harness.server.afterFirstAnswer = {
+            runs += 1
+            var byte: UInt8 = 0
+            answerWasSent = recv(peer.fd.rawValue, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) == 1
+        }
+        harness.loop.runTurn(maxWaitMilliseconds: 0)
+        #expect(runs == 0, "no output yet")
+        try peer.send(#"{"jsonrpc":"2.0","id":1,"method":"status"}"# + "\n")
+        #expect(peer.awaitLines(1))
+        #expect(runs == 1 && answerWasSent)
+        try peer.send(#"{"jsonrpc":"2.0","id":2,"method":"status"}"# + "\n")
+        #expect(peer.awaitLines(2))
+        #expect(runs == 1)
+    }
+
     /// The server dispatches exactly the document's methods: each reaches its typed function,
     /// any other name is -32601.
     @Test func everyMethodOfTheContractIsDispatched() throws {

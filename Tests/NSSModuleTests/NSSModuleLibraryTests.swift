@@ -267,6 +267,30 @@ struct NSSModuleLibraryTests {
         }
     }
 
+    /// -32001's data.reason tells a name without an address of the family (no-data: NO_DATA, as
+    /// nss_dns reports NODATA) from a name that does not exist (no-such-name: HOST_NOT_FOUND).
+    @Test(arguments: [
+        (#"{"name":"HostNotFound","host":"web.nss.test","reason":"no-data"}"#, "NO_DATA"),
+        (#"{"reason":"no\u002ddata","name":"HostNotFound"}"#, "NO_DATA"),
+        (#"{"name":"HostNotFound","host":"web.nss.test","reason":"no-such-name"}"#, "HOST_NOT_FOUND"),
+        (#"{"name":"HostNotFound","reason":"something-new"}"#, "HOST_NOT_FOUND"),
+        (#"{"name":"HostNotFound"}"#, "HOST_NOT_FOUND"), (#""no-data""#, "HOST_NOT_FOUND"),
+    ])
+    func hostNotFoundsReasonSaysNoDataOrNoName(_ data: String, _ hErrno: String) throws {
+        let artifacts = try NSSArtifacts.get()
+        let server = try FakeRPCServer { _, _ in
+            .rawLine(#"{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"Host not found","data":\#(data)}}"#)
+        }
+        for lookup in [["name4", "web.nss.test"], ["name3-inet", "web.nss.test"], ["name2-inet6", "web.nss.test"]] {
+            let result = try artifacts.lookup(lookup, socket: server.socketPath)
+            #expect(result["status"] == "NOTFOUND" && result["errno"] == "untouched", "\(data) \(lookup)")
+            #expect(result["h_errno"] == hErrno, "\(data) \(lookup)")
+        }
+        // For an address, "not found" still only means the daemon never handed it out.
+        let address = try artifacts.lookup(["addr2", "127.0.0.5"], socket: server.socketPath)
+        #expect(address["status"] == "UNAVAIL" && address["h_errno"] == "HOST_NOT_FOUND", "\(data)")
+    }
+
     /// Replies that are the daemon's in another spelling: read as the daemon meant them.
     @Test(arguments: [
         #"{"jsonrpc":"2.0","id":1,"result":{"host":"web.nss.test","ipv4":["127.0.0.2"],"ipv6":[],"ttl":5,"stale":false,"source":"cache","upstream":"alibaba"}}"#,
@@ -315,6 +339,10 @@ struct NSSModuleLibraryTests {
         #"{"jsonrpc":"2.0","id":1,"result":{"host":"web\x.nss.test","ipv4":["127.0.0.2"],"ipv6":[],"ttl":5}}"#,
         #"{"jsonrpc":"2.0","id":1,"result":{"host":"web.nss.test","ipv4":["127.0.0.2"],"ipv6":[],"ttl":5,"x":tru}}"#,
         #"{"jsonrpc":"2.0","id":1,"error":{"message":"no code"}}"#,
+        #"{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"data":{"reason":"no-data"},"data":{}}}"#,
+        #"{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"data":{"reason":"no-data","reason":"no-such-name"}}}"#,
+        #"{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"data":{"reason":1}}}"#,
+        #"{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"data":{"reason":"no-data",}}}"#,
         #"{"jsonrpc":"2.0","id":1}"#,
         #"{"jsonrpc":"2.0","id":1,"result":{"host":"web.nss.test","ipv4":["127.0.0.2"],"ipv6":[],"ttl":5,"x":"#
             + String(repeating: "[", count: 40) + String(repeating: "]", count: 40) + "}}",

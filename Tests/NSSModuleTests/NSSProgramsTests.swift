@@ -143,10 +143,11 @@ struct NSSProgramsTests {
     @Test func pythonGetaddrinfoFromSixteenThreads() throws {
         let setup = try Setup()
         let space = try setup.namespace(Self.recommendedLine)
+        // missing.nss.test: Alibaba's empty lists, which the daemon reads as no-data (EAI_NODATA).
         let expected: JSON = [
             "alpha.nss.test": ["inet 127.0.0.21"], "beta.nss.test": ["inet 127.0.0.22", "inet 127.0.0.23"],
             "gamma.nss.test": ["inet6 fd00::24"], "dual.nss.test": ["inet 127.0.0.25", "inet6 fd00::25"],
-            "missing.nss.test": ["EAI_NONAME"], "fallback.nss.test": ["inet 127.0.0.99"],
+            "missing.nss.test": ["EAI_NODATA"], "fallback.nss.test": ["inet 127.0.0.99"],
         ]
         let result = try space.run(
             "/usr/bin/python3",
@@ -157,6 +158,59 @@ struct NSSProgramsTests {
         #expect(summary["threads"] == 16)
         #expect(summary["lookups"] == .int(16 * 20 * 6))
         #expect(summary["mismatches"] == [])
+    }
+
+    /// A name that exists without an address of the family asked for (the daemon's -32001
+    /// no-data) is NO_DATA, and getaddrinfo's EAI_NODATA, as nss_dns says NODATA; a name that does
+    /// not exist (no-such-name, NXDOMAIN) is HOST_NOT_FOUND, EAI_NONAME. A DoH JSON upstream,
+    /// which tells the two apart (Alibaba's answers cannot).
+    @Test func noDataAndNoSuchNameAreTheErrorsNSSDNSGives() throws {
+        let upstream = try FakeHTTPServer.dohJSON(
+            zone: FakeDNSZone(
+                records: [
+                    FakeDNSRecord("four.nss.test", ttl: 300, .a("127.0.0.31")),
+                    FakeDNSRecord("text.nss.test", ttl: 300, .other(type: 16, rdata: Array("\u{4}text".utf8))),
+                ], nonexistent: ["nowhere.nss.test"]))
+        let setup = try Setup(config: "[Resolver]\nUpstream=doh-json \(upstream.baseURL)/resolve\n")
+        let space = try setup.namespace("httpdns")
+        // gethostbyname2 through ctypes: Python's own gethostbyname_ex asks getaddrinfo first.
+        let script = """
+            import ctypes, json, socket
+            libc = ctypes.CDLL("libc.so.6", use_errno=True)
+            libc.gethostbyname2.restype = ctypes.c_void_p
+            libc.__h_errno_location.restype = ctypes.POINTER(ctypes.c_int)
+            def gai(name, family):
+                try:
+                    socket.getaddrinfo(name, None, family, socket.SOCK_STREAM)
+                    return "resolved"
+                except socket.gaierror as error:
+                    return [{socket.EAI_NONAME: "EAI_NONAME", socket.EAI_NODATA: "EAI_NODATA"}.get(error.errno,
+                        error.errno), error.strerror]
+            def ghbn(name):
+                if libc.gethostbyname2(name.encode(), socket.AF_INET):
+                    return "resolved"
+                h_errno = libc.__h_errno_location().contents.value
+                return {1: "HOST_NOT_FOUND", 4: "NO_DATA"}.get(h_errno, h_errno)
+            print(json.dumps({
+                "four inet": gai("four.nss.test", socket.AF_INET), "four inet6": gai("four.nss.test", socket.AF_INET6),
+                "text unspec": gai("text.nss.test", socket.AF_UNSPEC),
+                "nowhere unspec": gai("nowhere.nss.test", socket.AF_UNSPEC),
+                "nowhere inet6": gai("nowhere.nss.test", socket.AF_INET6),
+                "text gethostbyname": ghbn("text.nss.test"), "nowhere gethostbyname": ghbn("nowhere.nss.test"),
+            }))
+            """
+        let result = try space.run("/usr/bin/python3", ["-c", script], environment: ["PYTHONDONTWRITEBYTECODE": "1"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let answers = try JSONParser.parse(result.stdout)
+        let noData: JSON = ["EAI_NODATA", "No address associated with hostname"]
+        let noName: JSON = ["EAI_NONAME", "Name or service not known"]
+        #expect(answers["four inet"] == "resolved", "\(result.stdout)")
+        #expect(answers["four inet6"] == noData, "\(result.stdout)")
+        #expect(answers["text unspec"] == noData, "\(result.stdout)")
+        #expect(answers["nowhere unspec"] == noName, "\(result.stdout)")
+        #expect(answers["nowhere inet6"] == noName, "\(result.stdout)")
+        #expect(answers["text gethostbyname"] == "NO_DATA", "\(result.stdout)")
+        #expect(answers["nowhere gethostbyname"] == "HOST_NOT_FOUND", "\(result.stdout)")
     }
 
     @Test func curlReachesALoopbackServerByName() throws {

@@ -2,9 +2,10 @@
 
 usage: getaddrinfo_threads.py EXPECTED_JSON THREADS ROUNDS
 
-EXPECTED_JSON maps each name to its sorted answer: ["inet 127.0.0.2", "inet6 fd00::5"], or
-["EAI_NONAME"] for a name that must not resolve. Every thread looks up every name ROUNDS times,
-all threads released together by a barrier. Prints a JSON summary; exits 1 on any other answer.
+EXPECTED_JSON maps each name to its sorted answer: ["inet 127.0.0.2", "inet6 fd00::5"], or its
+error for a name that must not resolve: ["EAI_NONAME"] (no such name) or ["EAI_NODATA"] (a name
+without addresses). Every thread looks up every name ROUNDS times, all threads released together
+by a barrier. Prints a JSON summary; exits 1 on any other answer.
 """
 import json
 import socket

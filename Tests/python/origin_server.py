@@ -4,7 +4,8 @@
 For each --host NAME=ADDRESS,CERT,KEY it serves HTTP and HTTPS (NAME's certificate) on ADDRESS,
 on ports the kernel picks, and writes DIR/ports.json ({"NAME": {"address", "http", "https"}})
 once all listen. Every request is appended to DIR/requests.log as one JSON object: which server
-took it, the TLS SNI the client sent, method, path, Host, Cookie, Content-Type and body.
+took it, the TLS SNI the client sent, method, path, Host, Cookie (the first field, and how many
+Cookie fields came), Content-Type and body.
 
 Paths (any prefix is allowed, so a relative Location can climb directories):
   .../echo        200, the request's record as JSON
@@ -73,6 +74,7 @@ def make_handler(name, scheme, log_path):
                 "path": self.path,
                 "host": self.headers.get("Host"),
                 "cookie": self.headers.get("Cookie"),
+                "cookieFields": len(self.headers.get_all("Cookie") or []),
                 "contentType": self.headers.get("Content-Type"),
                 "body": body,
             }

@@ -240,6 +240,76 @@ func TestAnUnreachableDaemonIsAConnectionError(t *testing.T) {
 	}
 }
 
+// -- typed results of the OpenRPC document's examples --------------------------------------------
+
+// documentExample is the result of method's example name in rpc-schema/httpdnsd.openrpc.json.
+func documentExample(t *testing.T, method, name string) json.RawMessage {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "rpc-schema", "httpdnsd.openrpc.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var document struct {
+		Methods []struct {
+			Name     string
+			Examples []struct {
+				Name   string
+				Result struct{ Value json.RawMessage }
+			}
+		}
+	}
+	if err := json.Unmarshal(data, &document); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range document.Methods {
+		for _, example := range m.Examples {
+			if m.Name == method && example.Name == name {
+				return example.Result.Value
+			}
+		}
+	}
+	t.Fatalf("the document has no example %q of %s", name, method)
+	return nil
+}
+
+func TestStatusExampleHasTypedServiceAddressesAndNetwork(t *testing.T) {
+	var status Status
+	if err := json.Unmarshal(documentExample(t, "status", "running"), &status); err != nil {
+		t.Fatal(err)
+	}
+	refresh := 20100.0
+	want := &ServiceAddresses{Source: "scheduler", Current: "203.0.113.2", Addresses: []ServiceAddress{
+		{Address: "203.0.113.1", Failures: 0, BackingOff: true},
+		{Address: "203.0.113.2", Failures: 0, BackingOff: false},
+	}, SchedulerError: nil, NextRefresh: &refresh}
+	if len(status.Upstreams) != 2 || !reflect.DeepEqual(status.Upstreams[0].ServiceAddresses, want) {
+		t.Fatalf("serviceAddresses %+v", status.Upstreams)
+	}
+	if status.Upstreams[1].ServiceAddresses != nil {
+		t.Fatalf("an upstream without serviceAddresses has %+v", status.Upstreams[1].ServiceAddresses)
+	}
+	lastChange := int64(1767228900)
+	if !reflect.DeepEqual(status.Network, &NetworkStatus{Watching: true, Changes: 1, LastChange: &lastChange}) {
+		t.Fatalf("network %+v", status.Network)
+	}
+}
+
+func TestResolveExamplesHaveTypedTTLsWithFamilyBothOnly(t *testing.T) {
+	var fresh, stale Resolution
+	if err := json.Unmarshal(documentExample(t, "resolve", "fresh answer"), &fresh); err != nil {
+		t.Fatal(err)
+	}
+	if fresh.TTLs == nil || *fresh.TTLs != (FamilyTTLs{IPv4: 57, IPv6: 30}) {
+		t.Fatalf("ttls %+v", fresh.TTLs)
+	}
+	if err := json.Unmarshal(documentExample(t, "resolve", "stale from cache"), &stale); err != nil {
+		t.Fatal(err)
+	}
+	if stale.TTLs != nil {
+		t.Fatalf("a resolve for one family has ttls %+v", stale.TTLs)
+	}
+}
+
 // -- against the daemon and clients/testing/fixture.py (HTTPDNS_FIXTURE, HTTPDNSD_SOCKET) ------
 
 type world struct {
@@ -389,9 +459,22 @@ func TestTypedCalls(t *testing.T) {
 	if n, err := c.ImportCookies(ctx, exported); err != nil || n != 1 {
 		t.Fatalf("importCookies %d %v", n, err)
 	}
+	// family both: each family's TTL; the answer's TTL is the IPv4 one, the only family with addresses.
+	both, err := c.Resolve(ctx, "login.example.test", &ResolveOptions{Family: "both"})
+	if err != nil || both.TTLs == nil || both.TTLs.IPv4 != both.TTL || both.TTL <= 0 || both.TTLs.IPv6 < 0 {
+		t.Fatalf("resolve with family both %+v %v", both, err)
+	}
 	status, err := c.Status(ctx)
 	if err != nil || status.Version == "" || status.Upstreams[0].Kind != "alibaba" || status.Cookies.Count != 1 {
 		t.Fatalf("status %+v %v", status, err)
+	}
+	// One service address: no serviceAddresses; the network member is always there.
+	var raw struct {
+		Network NetworkStatus `json:"network"`
+	}
+	if json.Unmarshal(status.Raw, &raw) != nil || status.Upstreams[0].ServiceAddresses != nil ||
+		status.Network == nil || !reflect.DeepEqual(*status.Network, raw.Network) || status.Network.Changes < 0 {
+		t.Fatalf("status network %+v, serviceAddresses %+v", status.Network, status.Upstreams[0].ServiceAddresses)
 	}
 	document, err := c.Discover(ctx)
 	var parsed struct{ Methods []struct{ Name string } }

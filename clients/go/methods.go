@@ -9,14 +9,23 @@ import (
 )
 
 // Resolution is a resolve answer. Source is cache, upstream, system, literal, static or fleet.
+// TTLs is nil unless family both was asked for.
 type Resolution struct {
-	Host     string   `json:"host"`
-	IPv4     []string `json:"ipv4"`
-	IPv6     []string `json:"ipv6"`
-	TTL      int      `json:"ttl"`
-	Stale    bool     `json:"stale"`
-	Source   string   `json:"source"`
-	Upstream string   `json:"upstream,omitempty"`
+	Host     string      `json:"host"`
+	IPv4     []string    `json:"ipv4"`
+	IPv6     []string    `json:"ipv6"`
+	TTL      int         `json:"ttl"`
+	TTLs     *FamilyTTLs `json:"ttls,omitempty"`
+	Stale    bool        `json:"stale"`
+	Source   string      `json:"source"`
+	Upstream string      `json:"upstream,omitempty"`
+}
+
+// FamilyTTLs is resolve's ttls (family both only): each family's own TTL in seconds, the
+// negative answer's for a family without an address.
+type FamilyTTLs struct {
+	IPv4 int `json:"ipv4"`
+	IPv6 int `json:"ipv6"`
 }
 
 // Addresses is every address of the answer, IPv4 first (the order connections try them in).
@@ -66,13 +75,42 @@ type Cookie struct {
 	Created     int64  `json:"created"`
 }
 
-// UpstreamStatus is one configured upstream in a status answer.
+// UpstreamStatus is one configured upstream in a status answer. ServiceAddresses is nil for an
+// upstream with one service address.
 type UpstreamStatus struct {
-	Name      string   `json:"name"`
-	Kind      string   `json:"kind"`
-	Healthy   bool     `json:"healthy"`
-	LastError *string  `json:"lastError"`
-	LatencyMs *float64 `json:"latencyMs"`
+	Name             string            `json:"name"`
+	Kind             string            `json:"kind"`
+	Healthy          bool              `json:"healthy"`
+	LastError        *string           `json:"lastError"`
+	LatencyMs        *float64          `json:"latencyMs"`
+	ServiceAddresses *ServiceAddresses `json:"serviceAddresses,omitempty"`
+}
+
+// ServiceAddresses is status.upstreams[].serviceAddresses: where an upstream with several service
+// addresses sends its queries. Source is configured, boot, persisted or scheduler;
+// SchedulerError and NextRefresh (seconds) are nil without a scheduler.
+type ServiceAddresses struct {
+	Source         string           `json:"source"`
+	Current        string           `json:"current"`
+	Addresses      []ServiceAddress `json:"addresses"`
+	SchedulerError *string          `json:"schedulerError"`
+	NextRefresh    *float64         `json:"nextRefresh"`
+}
+
+// ServiceAddress is one service address of an upstream: its service failures in a row, and
+// whether it is rotated out until its backoff ends.
+type ServiceAddress struct {
+	Address    string `json:"address"`
+	Failures   int    `json:"failures"`
+	BackingOff bool   `json:"backingOff"`
+}
+
+// NetworkStatus is status.network: whether the daemon watches the machine's address and route
+// changes, how many it saw, and the Unix time of the last one (nil before the first).
+type NetworkStatus struct {
+	Watching   bool   `json:"watching"`
+	Changes    int    `json:"changes"`
+	LastChange *int64 `json:"lastChange"`
 }
 
 // Status is a status answer; Raw holds the whole result (members a newer daemon adds too).
@@ -90,7 +128,9 @@ type Status struct {
 	} `json:"cookies"`
 	Upstreams []UpstreamStatus `json:"upstreams"`
 	Fleet     map[string]any   `json:"fleet,omitempty"`
-	Raw       json.RawMessage  `json:"-"`
+	// Network is nil from a daemon that does not send it.
+	Network *NetworkStatus  `json:"network,omitempty"`
+	Raw     json.RawMessage `json:"-"`
 }
 
 // CookieHeaderOptions are getCookieHeader's optional parameters.

@@ -293,6 +293,74 @@ function ipDirectAgent(Base, options) {
   return new IPDirectAgent({ keepAlive: true, ...options });
 }
 
+// The answers of resolve and status, as the daemon sends them (httpdnsd-rpc(7), the OpenRPC
+// document): a bracketed property may be absent; a daemon may add members.
+
+/**
+ * @typedef {object} FamilyTTLs resolve's `ttls` (family both only): each family's own TTL in
+ *   seconds, the negative answer's for a family without an address.
+ * @property {number} ipv4
+ * @property {number} ipv6
+ */
+
+/**
+ * @typedef {object} Resolution A resolve answer.
+ * @property {string} host
+ * @property {string[]} ipv4
+ * @property {string[]} ipv6
+ * @property {number} ttl seconds before the addresses expire (0 when stale)
+ * @property {FamilyTTLs} [ttls] with family both only
+ * @property {boolean} stale
+ * @property {string} source cache, upstream, system, literal, static or fleet
+ * @property {string} [upstream] the upstream that answered
+ */
+
+/**
+ * @typedef {object} ServiceAddress One service address of an upstream.
+ * @property {string} address
+ * @property {number} failures service failures in a row since it last answered
+ * @property {boolean} backingOff rotated out until its backoff ends
+ */
+
+/**
+ * @typedef {object} ServiceAddresses Where an upstream with several service addresses sends its queries.
+ * @property {string} source configured, boot, persisted or scheduler
+ * @property {string} current the address queries go to now
+ * @property {ServiceAddress[]} addresses
+ * @property {(string|null)} schedulerError why the last scheduler round got no answer
+ * @property {(number|null)} nextRefresh seconds until the scheduler is asked again (null without one)
+ */
+
+/**
+ * @typedef {object} UpstreamStatus One configured upstream in a status answer.
+ * @property {string} name
+ * @property {string} kind alibaba, tencent, doh, doh-json or system
+ * @property {boolean} healthy
+ * @property {(string|null)} lastError
+ * @property {(number|null)} latencyMs the last successful query's
+ * @property {number} [answered] queries it answered since the daemon started
+ * @property {string[]} [domains] with Route= lines: the routed domains it is asked for
+ * @property {ServiceAddresses} [serviceAddresses] only for an upstream with several service addresses
+ */
+
+/**
+ * @typedef {object} NetworkStatus The machine's address and route changes as the daemon saw them.
+ * @property {boolean} watching whether it reads the kernel's notifications
+ * @property {number} changes changes seen since start
+ * @property {(number|null)} lastChange Unix seconds of the last change (null before the first)
+ */
+
+/**
+ * @typedef {object} Status A status answer.
+ * @property {string} version
+ * @property {number} uptime seconds since the daemon started
+ * @property {{entries: number, hits: number, misses: number, staleServed: number}} cache
+ * @property {{count: number}} cookies the caller's jar
+ * @property {UpstreamStatus[]} upstreams
+ * @property {object} [fleet] with a [Fleet] section only
+ * @property {NetworkStatus} [network]
+ */
+
 /** A connection to httpdnsd, shared by everything that uses it; reopened when the daemon closed it. */
 class Client {
   /** options: `socket` (default: the rules of socketPath), `timeoutMs` per call, `ca` (extra
@@ -350,7 +418,8 @@ class Client {
     return params;
   }
 
-  /** resolve: { host, ipv4, ipv6, ttl, stale, source, upstream? }. */
+  /** resolve: { host, ipv4, ipv6, ttl, ttls?, stale, source, upstream? }.
+   * @returns {Promise<Resolution>} */
   resolve(host, { family, allowStale, timeoutMs, signal } = {}) {
     const params = { host };
     if (family) params.family = family;
@@ -406,7 +475,8 @@ class Client {
     return (await this.call('flushCache', host ? { host } : undefined, { signal })).flushed;
   }
 
-  /** status: { version, uptime, cache, cookies, upstreams, fleet? }. */
+  /** status: { version, uptime, cache, cookies, upstreams, fleet?, network? }.
+   * @returns {Promise<Status>} */
   status({ signal } = {}) {
     return this.call('status', undefined, { signal });
   }

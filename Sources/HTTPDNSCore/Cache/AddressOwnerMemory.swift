@@ -9,15 +9,15 @@
 /// host is no longer a candidate.
 ///
 /// Bounded twice, by addresses: `capacityPerUser` per uid (least recently used first out) and
-/// `capacity` in total, where room is made at the expense of the uid remembering the most, so a
+/// `capacity` in total (both follow `CacheSize=`: see `sized(forCacheSize:)`), where room is made at the expense of the uid remembering the most, so a
 /// uid that fills the memory only ever evicts its own entries while it holds the most. Time is
 /// injected; one thread owns an instance.
 public final class AddressOwnerMemory {
     /// Most addresses remembered for one uid. Default 4096: the DNS cache's default size.
-    public let capacityPerUser: Int
+    public private(set) var capacityPerUser: Int
     /// Most addresses remembered in total. Default 32768 (eight uids at their cap; about 8 MB at
     /// most).
-    public let capacity: Int
+    public private(set) var capacity: Int
     /// Seconds an attribution is kept after the answer's TTL ran out. Default 1 day.
     public let retention: Int
     /// Host names kept per address and uid (a CDN address shared by more names is ambiguous
@@ -56,6 +56,37 @@ public final class AddressOwnerMemory {
         self.capacityPerUser = capacityPerUser
         self.capacity = capacity
         self.retention = max(0, retention)
+    }
+
+    /// The caps for a DNS cache of `cacheSize` entries: a uid remembers as many addresses as the
+    /// cache holds answers, so that an address it was handed is still attributed while its answer
+    /// can still be cached (a smaller memory made a uid that resolves more names than it holds
+    /// lose the attributions its IP URLs' cookies are normalized by, and made every cache hit
+    /// evict one); in total, eight uids at the default size or two at a larger one.
+    public static func capacities(forCacheSize cacheSize: Int) -> (perUser: Int, total: Int) {
+        let perUser = max(4_096, cacheSize)
+        return (perUser, max(32_768, perUser > Int.max / 2 ? .max : perUser * 2))
+    }
+
+    /// Sized for a DNS cache of `cacheSize` entries (`capacities(forCacheSize:)`).
+    public convenience init(forCacheSize cacheSize: Int) {
+        let caps = Self.capacities(forCacheSize: cacheSize)
+        self.init(capacityPerUser: caps.perUser, capacity: caps.total)
+    }
+
+    /// New caps (a reload changed `CacheSize=`): what is over them goes now, least recently used
+    /// first, as if it had been recorded under them.
+    public func resize(capacityPerUser: Int, capacity: Int) {
+        precondition(capacityPerUser > 0 && capacity > 0, "the memory needs room for at least one address")
+        self.capacityPerUser = capacityPerUser
+        self.capacity = capacity
+        for uid in Array(users.keys) {
+            while let own = users[uid]?.list.count, own > capacityPerUser { evictOldest(of: uid) }
+        }
+        while count > capacity {
+            guard let largest = users.max(by: { $0.value.list.count < $1.value.list.count })?.key else { break }
+            evictOldest(of: largest)
+        }
     }
 
     /// Addresses remembered for `uid`.

@@ -223,7 +223,9 @@ struct CookieHeaderMemory {
     /// Remembers `header`, built at `version` from `selected`, unless it is too long to keep.
     mutating func remember(_ header: String, selected: [CookieJar.CookieLocation], for key: Key, version: UInt64) {
         guard header.utf8.count <= Self.maxHeaderBytes else { return }
-        if entries.count >= Self.limit { entries.removeAll() }
+        // Keeping the table's storage: with many distinct URLs it fills every `limit` lookups, and
+        // growing it again from empty each time was a tenth of such a lookup.
+        if entries.count >= Self.limit { entries.removeAll(keepingCapacity: true) }
         entries[key] = Entry(
             version: version, validUntil: selected.lazy.compactMap(\.expires).min() ?? Int64.max, header: header,
             selected: selected)

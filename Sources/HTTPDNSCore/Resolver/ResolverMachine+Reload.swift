@@ -47,6 +47,8 @@ extension ResolverMachine {
         settings = new
         statics = Self.staticTable(new.staticAnswers, rules: rules)
         cache.limits = new.limits
+        let ownerCaps = AddressOwnerMemory.capacities(forCacheSize: new.limits.capacity)
+        owners.resize(capacityPerUser: ownerCaps.perUser, capacity: ownerCaps.total)
         queue.limits = new.flightLimits
         rate.perSecond = new.queryRatePerUser
         rate.burst = new.queryBurstPerUser

@@ -65,7 +65,7 @@ public struct ResolverMachine {
         healths = Array(repeating: UpstreamHealth(), count: settings.upstreams.count)
         serviceAddresses = ServiceAddressBook(settings.serviceAddresses, upstreams: settings.upstreams)
         cache = DNSCache(limits: settings.limits)
-        owners = AddressOwnerMemory()
+        owners = AddressOwnerMemory(forCacheSize: settings.limits.capacity)
         queue = FlightQueue(limits: settings.flightLimits)
         rate = UpstreamQueryRate(perSecond: settings.queryRatePerUser, burst: settings.queryBurstPerUser)
     }

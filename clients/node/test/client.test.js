@@ -170,6 +170,60 @@ test('npm pack builds the package, and it installs and loads from CommonJS and E
   assert.equal(execFileSync(process.execPath, ['probe.mjs'], { cwd: project, encoding: 'utf8' }).trim(), 'function');
 });
 
+// -- the answers' typedefs ------------------------------------------------------------------------
+
+const documentPath = path.join(__dirname, '..', '..', '..', 'rpc-schema', 'httpdnsd.openrpc.json');
+
+/** index.js's JSDoc typedefs: name -> member -> { type, optional }. */
+function typedefs() {
+  const source = fs.readFileSync(path.join(__dirname, '..', 'index.js'), 'utf8');
+  const found = {};
+  for (const [block] of source.matchAll(/\/\*\*(?:(?!\*\/)[\s\S])*@typedef(?:(?!\*\/)[\s\S])*\*\//g)) {
+    const members = {};
+    for (const [, type, open, name] of block.matchAll(/@property \{(.+?)\} (\[?)(\w+)/g)) {
+      members[name] = { type, optional: open === '[' };
+    }
+    found[/@typedef \{object\} (\w+)/.exec(block)[1]] = members;
+  }
+  return found;
+}
+
+test('the answer typedefs name every member of the OpenRPC document, optional and nullable as it says', () => {
+  const document = JSON.parse(fs.readFileSync(documentPath, 'utf8'));
+  const result = (name) => document.methods.find((method) => method.name === name).result.schema;
+  const upstream = result('status').properties.upstreams.items;
+  const schemas = {
+    Resolution: result('resolve'), FamilyTTLs: result('resolve').properties.ttls, Status: result('status'),
+    UpstreamStatus: upstream, ServiceAddresses: upstream.properties.serviceAddresses,
+    ServiceAddress: upstream.properties.serviceAddresses.properties.addresses.items,
+    NetworkStatus: result('status').properties.network,
+  };
+  const found = typedefs();
+  for (const [name, schema] of Object.entries(schemas)) {
+    const members = found[name];
+    assert.ok(members, `no typedef ${name}`);
+    assert.deepEqual(Object.keys(members).sort(), Object.keys(schema.properties).sort(), `${name}: members`);
+    for (const [member, { type, optional }] of Object.entries(members)) {
+      const label = `${name}.${member}`;
+      assert.equal(optional, !(schema.required || []).includes(member), `${label}: optional`);
+      const documented = schema.properties[member].type;
+      assert.equal(/\bnull\b/.test(type), Array.isArray(documented) && documented.includes('null'), `${label}: null`);
+    }
+  }
+  // The document's examples have no member a typedef leaves out.
+  const example = (method, name) => document.methods.find((m) => m.name === method).examples
+    .find((e) => e.name === name).result.value;
+  const running = example('status', 'running');
+  for (const item of running.upstreams) {
+    for (const key of Object.keys(item)) assert.ok(key in found.UpstreamStatus, key);
+  }
+  const [scheduled] = running.upstreams;
+  for (const key of Object.keys(scheduled.serviceAddresses)) assert.ok(key in found.ServiceAddresses, key);
+  for (const key of Object.keys(scheduled.serviceAddresses.addresses[0])) assert.ok(key in found.ServiceAddress, key);
+  for (const key of Object.keys(running.network)) assert.ok(key in found.NetworkStatus, key);
+  assert.deepEqual(Object.keys(example('resolve', 'fresh answer').ttls).sort(), Object.keys(found.FamilyTTLs).sort());
+});
+
 // -- against the daemon ------------------------------------------------------------------------
 
 const fixturePath = process.env.HTTPDNS_FIXTURE;
@@ -208,8 +262,17 @@ test('typed calls', live, async () => {
   const exported = await client.exportCookies();
   assert.equal(await client.deleteCookies({ url: 'https://node.example.test/', name: 'k' }), 1);
   assert.equal(await client.importCookies(exported), 1);
+  // family both: each family's TTL; the answer's ttl is the IPv4 one, the only family with addresses.
+  const both = await client.resolve('login.example.test', { family: 'both' });
+  assert.deepEqual(Object.keys(both.ttls).sort(), ['ipv4', 'ipv6']);
+  assert.ok(both.ttl > 0 && both.ttls.ipv4 === both.ttl && Number.isInteger(both.ttls.ipv6), JSON.stringify(both));
   const status = await client.status();
   assert.equal(status.upstreams[0].kind, 'alibaba');
+  // One service address: no serviceAddresses; the network member is always there.
+  assert.equal(status.upstreams[0].serviceAddresses, undefined);
+  assert.equal(typeof status.network.watching, 'boolean');
+  assert.ok(Number.isInteger(status.network.changes) && status.network.changes >= 0);
+  assert.ok(status.network.lastChange === null || Number.isInteger(status.network.lastChange));
   const typed = ['resolve', 'reverse', 'getCookieHeader', 'handleSetCookie', 'deleteCookies', 'listCookies',
     'importCookies', 'exportCookies', 'flushCache', 'status', 'showCache', 'statistics', 'resetStatistics', 'metrics',
     'monitor', 'rpc.discover'];

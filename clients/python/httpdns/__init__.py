@@ -12,12 +12,14 @@ session (imported on demand, so that the HTTP libraries stay optional):
 from ._client import Client, Monitor, url_host
 from ._connection import SYSTEM_SOCKET, socket_path
 from ._errors import CallTimeout, DaemonUnavailable, HTTPDNSError, ProtocolError, RPCError
-from ._types import Cookie, Rejection, Resolution, ReverseLookup, Status, StoredCookies, UpstreamStatus
+from ._types import (Cookie, FamilyTTLs, NetworkStatus, Rejection, Resolution, ReverseLookup, ServiceAddress,
+                     ServiceAddresses, Status, StoredCookies, UpstreamStatus)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "SYSTEM_SOCKET", "CallTimeout", "Client", "Cookie", "DaemonUnavailable", "HTTPDNSError", "Monitor",
-    "ProtocolError", "RPCError", "Rejection", "Resolution", "ReverseLookup", "Status", "StoredCookies", "UpstreamStatus",
+    "SYSTEM_SOCKET", "CallTimeout", "Client", "Cookie", "DaemonUnavailable", "FamilyTTLs", "HTTPDNSError", "Monitor",
+    "NetworkStatus", "ProtocolError", "RPCError", "Rejection", "Resolution", "ReverseLookup", "ServiceAddress",
+    "ServiceAddresses", "Status", "StoredCookies", "UpstreamStatus",
     "socket_path", "url_host",
 ]

@@ -17,9 +17,31 @@ def _get(obj: Any, key: str, kind: type | tuple[type, ...], method: str) -> Any:
     return value
 
 
+def _optional(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], method: str) -> Any:
+    """``obj[key]`` when present and not null, checked as ``_get`` checks; else None."""
+    if obj.get(key) is None:
+        return None
+    return _get(obj, key, kind, method)
+
+
+@dataclass(frozen=True)
+class FamilyTTLs:
+    """``resolve``'s ``ttls`` (family both only): each family's own TTL in seconds, the negative
+    answer's for a family without an address."""
+
+    ipv4: int
+    ipv6: int
+
+    @classmethod
+    def from_json(cls, ttls: Any) -> FamilyTTLs:
+        m = "resolve ttls"
+        return cls(_get(ttls, "ipv4", int, m), _get(ttls, "ipv6", int, m))
+
+
 @dataclass(frozen=True)
 class Resolution:
-    """A ``resolve`` answer. ``source`` is cache, upstream, system, literal, static or fleet."""
+    """A ``resolve`` answer. ``source`` is cache, upstream, system, literal, static or fleet;
+    ``ttls`` is None unless family both was asked for."""
 
     host: str
     ipv4: list[str]
@@ -28,6 +50,7 @@ class Resolution:
     stale: bool
     source: str
     upstream: str | None = None
+    ttls: FamilyTTLs | None = None
 
     @property
     def addresses(self) -> list[str]:
@@ -37,9 +60,11 @@ class Resolution:
     @classmethod
     def from_json(cls, result: Any) -> Resolution:
         m = "resolve"
+        ttls = _optional(result, "ttls", dict, m)
         return cls(_get(result, "host", str, m), list(_get(result, "ipv4", list, m)),
                    list(_get(result, "ipv6", list, m)), _get(result, "ttl", int, m), _get(result, "stale", bool, m),
-                   _get(result, "source", str, m), result.get("upstream"))
+                   _get(result, "source", str, m), result.get("upstream"),
+                   FamilyTTLs.from_json(ttls) if ttls is not None else None)
 
 
 @dataclass(frozen=True)
@@ -109,20 +134,78 @@ class Cookie:
 
 
 @dataclass(frozen=True)
+class ServiceAddress:
+    """One service address of an upstream: service failures in a row, and whether it is rotated out."""
+
+    address: str
+    failures: int
+    backing_off: bool
+
+
+@dataclass(frozen=True)
+class ServiceAddresses:
+    """``status.upstreams[].serviceAddresses``: where an upstream with several service addresses
+    sends its queries. ``source`` is configured, boot, persisted or scheduler; ``scheduler_error``
+    and ``next_refresh`` (seconds) are None without a scheduler."""
+
+    source: str
+    current: str
+    addresses: list[ServiceAddress]
+    scheduler_error: str | None
+    next_refresh: float | None
+
+    @classmethod
+    def from_json(cls, s: Any) -> ServiceAddresses:
+        m = "status serviceAddresses"
+        addresses = [ServiceAddress(_get(a, "address", str, m), _get(a, "failures", int, m),
+                                    _get(a, "backingOff", bool, m))
+                     for a in _get(s, "addresses", list, m)]
+        next_refresh = _optional(s, "nextRefresh", (int, float), m)
+        return cls(_get(s, "source", str, m), _get(s, "current", str, m), addresses,
+                   _optional(s, "schedulerError", str, m), float(next_refresh) if next_refresh is not None else None)
+
+
+@dataclass(frozen=True)
 class UpstreamStatus:
-    """One configured upstream in ``status``."""
+    """One configured upstream in ``status``. ``service_addresses`` is None for an upstream with
+    one service address."""
 
     name: str
     kind: str
     healthy: bool
     last_error: str | None
     latency_ms: float | None
+    service_addresses: ServiceAddresses | None = None
+
+    @classmethod
+    def from_json(cls, u: Any) -> UpstreamStatus:
+        m = "status"
+        service = _optional(u, "serviceAddresses", dict, m)
+        return cls(_get(u, "name", str, m), _get(u, "kind", str, m), _get(u, "healthy", bool, m),
+                   u.get("lastError"), u.get("latencyMs"),
+                   ServiceAddresses.from_json(service) if service is not None else None)
+
+
+@dataclass(frozen=True)
+class NetworkStatus:
+    """``status.network``: whether the daemon watches the machine's address and route changes,
+    how many it saw, and the last one's Unix time (None before the first)."""
+
+    watching: bool
+    changes: int
+    last_change: int | None
+
+    @classmethod
+    def from_json(cls, n: Any) -> NetworkStatus:
+        m = "status network"
+        return cls(_get(n, "watching", bool, m), _get(n, "changes", int, m), _optional(n, "lastChange", int, m))
 
 
 @dataclass(frozen=True)
 class Status:
     """A ``status`` answer. ``cache`` and ``fleet`` are the objects as sent (camelCase keys);
-    ``raw`` is the whole result, members a newer daemon adds included."""
+    ``network`` is None from a daemon that does not send it; ``raw`` is the whole result,
+    members a newer daemon adds included."""
 
     version: str
     uptime: float
@@ -131,13 +214,14 @@ class Status:
     upstreams: list[UpstreamStatus]
     fleet: dict[str, Any] | None
     raw: dict[str, Any]
+    network: NetworkStatus | None = None
 
     @classmethod
     def from_json(cls, result: Any) -> Status:
         m = "status"
-        upstreams = [UpstreamStatus(_get(u, "name", str, m), _get(u, "kind", str, m), _get(u, "healthy", bool, m),
-                                    u.get("lastError"), u.get("latencyMs"))
-                     for u in _get(result, "upstreams", list, m)]
+        upstreams = [UpstreamStatus.from_json(u) for u in _get(result, "upstreams", list, m)]
+        network = _optional(result, "network", dict, m)
         return cls(_get(result, "version", str, m), float(_get(result, "uptime", (int, float), m)),
                    dict(_get(result, "cache", dict, m)), _get(_get(result, "cookies", dict, m), "count", int, m),
-                   upstreams, result.get("fleet"), dict(result))
+                   upstreams, result.get("fleet"), dict(result),
+                   NetworkStatus.from_json(network) if network is not None else None)

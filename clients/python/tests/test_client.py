@@ -223,6 +223,55 @@ def test_no_answer_is_a_timeout_and_the_late_answer_is_dropped():
     fake.close()
 
 
+# -- typed results of the document's examples ----------------------------------------------------
+
+def document_example(method, name):
+    with open(os.path.join(ROOT, "rpc-schema", "httpdnsd.openrpc.json")) as f:
+        document = json.load(f)
+    [described] = [m for m in document["methods"] if m["name"] == method]
+    [example] = [e for e in described["examples"] if e["name"] == name]
+    return example["result"]["value"]
+
+
+def test_status_example_has_typed_service_addresses_and_network():
+    status = httpdns.Status.from_json(document_example("status", "running"))
+    scheduled, system = status.upstreams
+    assert scheduled.service_addresses == httpdns.ServiceAddresses(
+        source="scheduler", current="203.0.113.2",
+        addresses=[httpdns.ServiceAddress("203.0.113.1", 0, True), httpdns.ServiceAddress("203.0.113.2", 0, False)],
+        scheduler_error=None, next_refresh=20100.0)
+    assert system.service_addresses is None and system.latency_ms is None
+    assert status.network == httpdns.NetworkStatus(watching=True, changes=1, last_change=1767228900)
+
+
+def test_resolve_examples_have_typed_ttls_with_family_both_only():
+    fresh = httpdns.Resolution.from_json(document_example("resolve", "fresh answer"))
+    assert fresh.ttls == httpdns.FamilyTTLs(ipv4=57, ipv6=30)
+    assert httpdns.Resolution.from_json(document_example("resolve", "stale from cache")).ttls is None
+
+
+@pytest.mark.parametrize("member, value", [
+    ("ttls", {"ipv4": "57", "ipv6": 30}), ("ttls", {"ipv4": 57}), ("ttls", [57, 30]),
+    ("network", {"watching": 1, "changes": 1, "lastChange": None}),
+    ("network", {"watching": True, "changes": 1, "lastChange": "1767228900"}),
+    ("serviceAddresses", {"source": "boot", "current": "203.0.113.1", "addresses": [{"address": "203.0.113.1"}],
+                          "schedulerError": None, "nextRefresh": None}),
+])
+def test_malformed_new_members_are_protocol_errors(member, value):
+    if member == "ttls":
+        result = dict(document_example("resolve", "fresh answer"), ttls=value)
+        decode = httpdns.Resolution.from_json
+    else:
+        result = json.loads(json.dumps(document_example("status", "running")))
+        if member == "network":
+            result["network"] = value
+        else:
+            result["upstreams"][0]["serviceAddresses"] = value
+        decode = httpdns.Status.from_json
+    with pytest.raises(httpdns.ProtocolError):
+        decode(result)
+
+
 # -- against the real daemon ---------------------------------------------------------------------
 
 def test_typed_calls(world, daemon):
@@ -247,9 +296,18 @@ def test_typed_calls(world, daemon):
     assert daemon.get_cookie_header("https://typed.example.test/") == "k=again"
     assert daemon.delete_cookies(domain="typed.example.test") == 1
 
+    # family both: each family's TTL; the answer's ttl is the IPv4 one, the only family with addresses.
+    both = daemon.resolve("login.example.test", family="both")
+    assert isinstance(both.ttls, httpdns.FamilyTTLs) and both.ttls.ipv4 == both.ttl > 0 and both.ttls.ipv6 >= 0
+
     status = daemon.status()
     assert status.version and status.uptime >= 0 and status.upstreams[0].kind == "alibaba"
     assert status.raw["cache"]["entries"] >= 1
+    # One service address: no serviceAddresses; the network member is always there.
+    assert status.upstreams[0].service_addresses is None
+    assert status.network == httpdns.NetworkStatus(
+        status.raw["network"]["watching"], status.raw["network"]["changes"], status.raw["network"]["lastChange"])
+    assert isinstance(status.network.watching, bool) and status.network.changes >= 0
     with open(os.path.join(ROOT, "rpc-schema", "httpdnsd.openrpc.json")) as f:
         document = json.load(f)
     assert daemon.discover() == document
