@@ -108,18 +108,14 @@ public struct HTTP1ResponseParser: Sendable {
             switch state {
             case .statusLine:
                 guard
-                    let text = try readLine(
-                        input, &index, budget: limits.maxHeadBytes - headBytes,
-                        tooLong: .headTooLarge(limit: limits.maxHeadBytes))
+                    let text = try readLine(input, &index, .head)
                 else { break }
                 headBytes += text.raw
                 try readStatusLine(text.line)
                 state = .fields
             case .fields:
                 guard
-                    let text = try readLine(
-                        input, &index, budget: limits.maxHeadBytes - headBytes,
-                        tooLong: .headTooLarge(limit: limits.maxHeadBytes))
+                    let text = try readLine(input, &index, .head)
                 else { break }
                 headBytes += text.raw
                 if text.line.isEmpty {
@@ -139,9 +135,7 @@ public struct HTTP1ResponseParser: Sendable {
                 index = input.count
             case .chunkSize:
                 guard
-                    let text = try readLine(
-                        input, &index, budget: limits.maxChunkLineBytes,
-                        tooLong: .malformed("a chunk-size line over \(limits.maxChunkLineBytes) bytes"))
+                    let text = try readLine(input, &index, .chunkSize)
                 else { break }
                 let size = try chunkSize(text.line)
                 state = size == 0 ? .trailers : .chunkData(remaining: size)
@@ -152,16 +146,13 @@ public struct HTTP1ResponseParser: Sendable {
                 state = remaining == count ? .chunkDataEnd : .chunkData(remaining: remaining - count)
             case .chunkDataEnd:
                 guard
-                    let text = try readLine(
-                        input, &index, budget: 2, tooLong: .malformed("chunk data not followed by CRLF"))
+                    let text = try readLine(input, &index, .chunkDataEnd)
                 else { break }
                 guard text.line.isEmpty else { throw .malformed("chunk data not followed by CRLF") }
                 state = .chunkSize
             case .trailers:
                 guard
-                    let text = try readLine(
-                        input, &index, budget: limits.maxTrailerBytes - trailerBytes,
-                        tooLong: .malformed("a trailer section over \(limits.maxTrailerBytes) bytes"))
+                    let text = try readLine(input, &index, .trailer)
                 else { break }
                 trailerBytes += text.raw
                 if text.line.isEmpty { state = .done }
@@ -197,15 +188,27 @@ public struct HTTP1ResponseParser: Sendable {
 
     // MARK: lines
 
+    /// The lines read, each with its own bound.
+    private enum LineKind {
+        case head, chunkSize, chunkDataEnd, trailer
+    }
+
     /// Moves the bytes of `input` from `index` up to and including the next LF into the current line,
-    /// within `budget` bytes for the whole line; the line without CRLF (or LF) and its size with
+    /// within what a line of `kind` may still take; the line without CRLF (or LF) and its size with
     /// them once the LF is there, else nil.
-    private mutating func readLine(
-        _ input: UnsafeRawBufferPointer, _ index: inout Int, budget: Int, tooLong: HTTP1ResponseError
-    ) throws(HTTP1ResponseError) -> (line: [UInt8], raw: Int)? {
+    private mutating func readLine(_ input: UnsafeRawBufferPointer, _ index: inout Int, _ kind: LineKind)
+        throws(HTTP1ResponseError) -> (line: [UInt8], raw: Int)?
+    {
         let rest = input[index...]
         let end = rest.firstIndex(of: 0x0A).map { $0 + 1 } ?? input.count
-        guard end - index <= budget - line.count else { throw tooLong }
+        guard end - index <= budget(kind) - line.count else {
+            switch kind {
+            case .head: throw .headTooLarge(limit: limits.maxHeadBytes)
+            case .chunkSize: throw .malformed("a chunk-size line over \(limits.maxChunkLineBytes) bytes")
+            case .chunkDataEnd: throw .malformed("chunk data not followed by CRLF")
+            case .trailer: throw .malformed("a trailer section over \(limits.maxTrailerBytes) bytes")
+            }
+        }
         line.append(contentsOf: UnsafeRawBufferPointer(rebasing: input[index..<end]))
         index = end
         guard line.last == 0x0A else { return nil }
@@ -217,6 +220,15 @@ public struct HTTP1ResponseParser: Sendable {
         if text.contains(0x0D) { throw .malformed("a bare CR") }
         if text.contains(0) { throw .malformed("a NUL byte") }
         return (text, raw)
+    }
+
+    private func budget(_ kind: LineKind) -> Int {
+        switch kind {
+        case .head: limits.maxHeadBytes - headBytes
+        case .chunkSize: limits.maxChunkLineBytes
+        case .chunkDataEnd: 2
+        case .trailer: limits.maxTrailerBytes - trailerBytes
+        }
     }
 
     // MARK: head
