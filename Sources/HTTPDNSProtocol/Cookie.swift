@@ -56,47 +56,35 @@ public struct Cookie: Sendable, Equatable, Hashable {
         guard let expires else { return false }
         return expires <= now
     }
+}
 
-    /// The cookie as `listCookies` shows it: every field but the jar's bookkeeping.
-    public func write(to out: inout JSONOutput) {
-        JSONWriter.raw(#"{"name":"#, to: &out)
-        JSONWriter.string(name, to: &out)
-        JSONWriter.raw(#","value":"#, to: &out)
-        JSONWriter.string(value, to: &out)
-        JSONWriter.raw(#","domain":"#, to: &out)
-        JSONWriter.string(domain, to: &out)
-        JSONWriter.raw(#","hostOnly":"#, to: &out)
-        JSONWriter.bool(hostOnly, to: &out)
-        JSONWriter.raw(#","path":"#, to: &out)
-        JSONWriter.string(path, to: &out)
-        JSONWriter.raw(#","expires":"#, to: &out)
-        JSONWriter.integer(expires, to: &out)
-        JSONWriter.raw(#","secure":"#, to: &out)
-        JSONWriter.bool(secure, to: &out)
-        JSONWriter.raw(#","httpOnly":"#, to: &out)
-        JSONWriter.bool(httpOnly, to: &out)
-        JSONWriter.raw(#","sameSite":"#, to: &out)
-        JSONWriter.string(sameSite.rawValue, to: &out)
-        JSONWriter.raw(#","partitioned":"#, to: &out)
-        JSONWriter.bool(partitioned, to: &out)
-        JSONWriter.raw(#","created":"#, to: &out)
-        JSONWriter.integer(created, to: &out)
-        out.append(UInt8(ascii: "}"))
-    }
+extension Cookie: DescribedRecord {
+    public static let blank = Cookie(
+        name: "", value: "", domain: "", hostOnly: false, path: "", expires: nil, secure: false, httpOnly: false,
+        sameSite: .default, partitioned: false, created: 0)
 
-    /// A cookie as `listCookies` shows it; nil without a name, value, domain or path. A sameSite
-    /// this version does not know reads as `default`.
+    /// The cookie as `listCookies` shows it: every field but the jar's bookkeeping (creationIndex,
+    /// lastAccess). A reader needs the name, value, domain and path; the others read as their
+    /// defaults when absent or of another type (a sameSite this version does not know: `default`).
+    public static let fields: [ResultField<Cookie>] = [
+        .string("name", \.name),
+        .string("value", \.value),
+        .string("domain", \.domain),
+        .boolean("hostOnly", \.hostOnly, absent: false),
+        .string("path", \.path),
+        .integer("expires", \.expires, nil: .null),
+        .boolean("secure", \.secure, absent: false),
+        .boolean("httpOnly", \.httpOnly, absent: false),
+        .string("sameSite", \.sameSite, unknown: .default),
+        .boolean("partitioned", \.partitioned, absent: false),
+        .integer("created", \.created, absent: 0),
+    ]
+
+    /// The table's reading; a cookie read from an answer was last accessed when created.
     public init?(json: JSON) {
-        guard let name = json["name"]?.stringValue, let value = json["value"]?.stringValue,
-            let domain = json["domain"]?.stringValue, let path = json["path"]?.stringValue
-        else { return nil }
-        self.init(
-            name: name, value: value, domain: domain, hostOnly: json["hostOnly"]?.boolValue ?? false, path: path,
-            expires: json["expires"]?.numberValue?.int64Value, secure: json["secure"]?.boolValue ?? false,
-            httpOnly: json["httpOnly"]?.boolValue ?? false,
-            sameSite: json["sameSite"]?.stringValue.flatMap(CookieSameSite.init(rawValue:)) ?? .default,
-            partitioned: json["partitioned"]?.boolValue ?? false,
-            created: json["created"]?.numberValue?.int64Value ?? 0)
+        guard let cookie = Self.described(json) else { return nil }
+        self = cookie
+        lastAccess = created
     }
 }
 

@@ -252,7 +252,7 @@ public struct ListCookiesParams: DescribedParams {
 }
 
 public struct ListCookiesResult: MethodResult, DescribedRecord {
-    /// Without the jar's bookkeeping (`Cookie.write(to:)`).
+    /// Without the jar's bookkeeping (`Cookie.fields`).
     public var cookies: [Cookie]
 
     public init(cookies: [Cookie]) { self.cookies = cookies }
@@ -260,8 +260,6 @@ public struct ListCookiesResult: MethodResult, DescribedRecord {
     public static let blank = ListCookiesResult(cookies: [])
     public static let fields: [ResultField<ListCookiesResult>] = [.objects("cookies", \.cookies)]
 }
-
-extension Cookie: JSONRecord {}
 
 // MARK: importCookies / exportCookies
 

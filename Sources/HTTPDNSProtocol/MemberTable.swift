@@ -244,10 +244,17 @@ extension DescribedRecord {
 
     /// Reads the members the table describes; nil when one does not match it.
     public init?(json: JSON) {
-        guard json.objectValue != nil else { return nil }
-        var value = Self.blank
-        for field in Self.fields { guard field.read(&value, json) else { return nil } }
+        guard let value = Self.described(json) else { return nil }
         self = value
+    }
+
+    /// The reading the table describes (what `init?(json:)` does unless the type completes it:
+    /// `Cookie` sets the bookkeeping the wire does not carry).
+    public static func described(_ json: JSON) -> Self? {
+        guard json.objectValue != nil else { return nil }
+        var value = blank
+        for field in fields { guard field.read(&value, json) else { return nil } }
+        return value
     }
 
     /// The members, from the table.
@@ -305,9 +312,10 @@ extension ResultField {
             })
     }
 
-    /// One of a fixed set of strings.
+    /// One of a fixed set of strings; `unknown` is its value when a reader finds none of the set
+    /// (nil: it must be one).
     public static func string<Value: RawRepresentable<String> & CaseIterable & Sendable>(
-        _ name: StaticString, _ path: MemberPath<Root, Value>
+        _ name: StaticString, _ path: MemberPath<Root, Value>, unknown: Value? = nil
     ) -> Self {
         Self(
             schema: MemberSchema(name, .string, required: true, values: Value.allCases.map(\.rawValue)),
@@ -316,7 +324,7 @@ extension ResultField {
                 JSONWriter.string(root[keyPath: path].rawValue, to: &out)
             },
             read: { root, json in
-                guard let value = json[name.description]?.stringValue.flatMap(Value.init(rawValue:)) else {
+                guard let value = json[name.description]?.stringValue.flatMap(Value.init(rawValue:)) ?? unknown else {
                     return false
                 }
                 root[keyPath: path] = value
@@ -359,9 +367,11 @@ extension ResultField {
             })
     }
 
-    /// An integer of any width, within `range` when one is given (read: refused outside it).
+    /// An integer of any width, within `range` when one is given (read: refused outside it);
+    /// `absent` is its value when a reader does not find one (nil: it must be there).
     public static func integer<Value: FixedWidthInteger & Sendable>(
-        _ name: StaticString, _ path: MemberPath<Root, Value>, in range: ClosedRange<Int64>? = nil
+        _ name: StaticString, _ path: MemberPath<Root, Value>, in range: ClosedRange<Int64>? = nil,
+        absent: Value? = nil
     ) -> Self {
         Self(
             schema: MemberSchema(name, .integer, required: true, range: range),
@@ -370,9 +380,9 @@ extension ResultField {
                 JSONWriter.integer(Int64(root[keyPath: path]), to: &out)
             },
             read: { root, json in
-                guard let value = integerValue(json[name.description], in: range).flatMap(Value.init(exactly:)) else {
-                    return false
-                }
+                guard
+                    let value = integerValue(json[name.description], in: range).flatMap(Value.init(exactly:)) ?? absent
+                else { return false }
                 root[keyPath: path] = value
                 return true
             })

@@ -160,7 +160,18 @@ struct OpenRPCDocumentTests {
         Self.check(result, against: try #require(method["result"]?["schema"]), at: kind.rawValue)
     }
 
-    /// Members described against an object schema, and the nested ones against theirs.
+    /// The cookie record's table is the document's cookie schema (listCookies' items), member for
+    /// member and in the order the daemon writes them.
+    @Test func cookieTableIsTheDocumentsCookieSchema() throws {
+        let listCookies = try #require(try Self.methods().first { $0["name"]?.stringValue == "listCookies" })
+        let items = try #require(listCookies["result"]?["schema"]?["properties"]?["cookies"]?["items"])
+        let documented = try #require(items["properties"]?.objectValue).keys
+        #expect(Cookie.fields.map(\.schema.name) == Array(documented))
+        Self.check(try #require(Cookie.memberSchemas), against: items, at: "Cookie")
+    }
+
+    /// Members described against an object schema, and the nested ones against theirs (the
+    /// cookies `listCookies` shows against its Cookie schema among them).
     static func check(_ members: [MemberSchema], against schema: JSON, at path: String) {
         let properties = schema["properties"]?.objectValue ?? JSONObject()
         let required = Set((schema["required"]?.arrayValue ?? []).compactMap(\.stringValue))
@@ -176,7 +187,13 @@ struct OpenRPCDocumentTests {
             if let values = member.values {
                 #expect(property["enum"]?.arrayValue?.compactMap(\.stringValue) == values, "\(label): values")
             }
-            guard let nested = member.members else { continue }
+            guard let nested = member.members else {
+                // An object the document describes member by member is described by a table too
+                // (a record written by hand could drift from it unseen).
+                let object = member.type == .array ? property["items"] : property
+                #expect(object?["properties"] == nil, "\(label): its members are not described")
+                continue
+            }
             switch member.type {
             case .object: check(nested, against: property, at: label)
             case .array:

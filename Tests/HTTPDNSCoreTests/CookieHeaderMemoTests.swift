@@ -67,6 +67,34 @@ struct CookieHeaderMemoTests {
         #expect(!listA.isEmpty)
     }
 
+    /// A shape's header is kept at its second miss in a row at its slot, served at its version
+    /// only, and gives the slot up to another shape kept there.
+    @Test func aHeaderIsKeptAtItsSecondMissAndServedAtItsVersion() {
+        func probe(_ path: String) -> CookieHeaderMemory.Probe {
+            CookieHeaderMemory.Probe(.init(host: "a.example", path: path, isSecure: true, forScript: false))
+        }
+        var memory = CookieHeaderMemory()
+        let page = probe("/page")
+        memory.remember("a=1", selected: [], for: page, version: 1)
+        #expect(memory.entry(for: page, version: 1, now: 0) == nil, "asked for once: not kept")
+        memory.remember("a=1", selected: [], for: page, version: 1)
+        #expect(memory.entry(for: page, version: 1, now: 0)?.header == "a=1")
+        #expect(memory.entry(for: page, version: 2, now: 0) == nil)
+        // Another shape at the same slot: once only marks it, twice takes the slot over.
+        let rival = (0..<100_000).lazy.map { probe("/other\($0)") }.first { $0.slot == page.slot }!
+        memory.remember("b=2", selected: [], for: rival, version: 1)
+        #expect(memory.entry(for: page, version: 1, now: 0)?.header == "a=1")
+        #expect(memory.entry(for: rival, version: 1, now: 0) == nil)
+        memory.remember("b=2", selected: [], for: rival, version: 1)
+        #expect(memory.entry(for: rival, version: 1, now: 0)?.header == "b=2")
+        #expect(memory.entry(for: page, version: 1, now: 0) == nil)
+        // Too long to keep, however often.
+        let long = probe("/long")
+        let header = String(repeating: "x", count: 4097)
+        for _ in 0..<3 { memory.remember(header, selected: [], for: long, version: 1) }
+        #expect(memory.entry(for: long, version: 1, now: 0) == nil)
+    }
+
     /// Each way a remembered header goes out of date, one at a time.
     @Test func aRememberedHeaderFollowsEveryChange() throws {
         let h = JarHarness()

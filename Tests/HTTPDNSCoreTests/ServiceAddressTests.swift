@@ -240,6 +240,52 @@ struct ServiceAddressTests {
         }
     }
 
+    /// The file's bytes, pinned: one line, at most `maxLists` lists, each key escaped.
+    @Test func theSavedFileIsOneLineOfPinnedBytes() {
+        let lists = [
+            PersistedServiceAddresses(key: "alibaba http://x/1 region=\"cn\"", addresses: ["127.0.0.4"], fetchedAt: 5),
+            PersistedServiceAddresses(key: "", addresses: ["::1", "127.0.0.5"], fetchedAt: -1),
+        ]
+        #expect(
+            String(decoding: ServiceAddressFile.encode(lists), as: UTF8.self)
+                == #"{"version":1,"lists":[{"key":"alibaba http://x/1 region=\"cn\"","addresses":["127.0.0.4"],"#
+                + #""fetchedAt":5},{"key":"","addresses":["::1","127.0.0.5"],"fetchedAt":-1}]}"# + "\n")
+        #expect(String(decoding: ServiceAddressFile.encode([]), as: UTF8.self) == #"{"version":1,"lists":[]}"# + "\n")
+        let many = (0...ServiceAddressFile.maxLists).map {
+            PersistedServiceAddresses(key: "k\($0)", addresses: ["127.0.0.4"], fetchedAt: 1)
+        }
+        #expect(
+            ServiceAddressFile.decode(ServiceAddressFile.encode(many))
+                == Array(many.prefix(ServiceAddressFile.maxLists)))
+    }
+
+    /// Each of these files is ignored whole (a member missing, of another type or out of bounds);
+    /// a usable one has its addresses deduplicated and written canonically.
+    @Test func theSavedFileReaderChecksEveryMember() {
+        let list = #"{"key":"k","addresses":["127.0.0.4"],"fetchedAt":1}"#
+        for bad in [
+            "[]", #"{"lists":[]}"#, #"{"version":"1","lists":[]}"#, #"{"version":1}"#, #"{"version":1,"lists":{}}"#,
+            #"{"version":1,"lists":[1]}"#, #"{"version":1,"lists":[{"addresses":["127.0.0.4"],"fetchedAt":1}]}"#,
+            #"{"version":1,"lists":[{"key":1,"addresses":["127.0.0.4"],"fetchedAt":1}]}"#,
+            #"{"version":1,"lists":[{"key":"k","addresses":["127.0.0.4"]}]}"#,
+            #"{"version":1,"lists":[{"key":"k","addresses":["127.0.0.4"],"fetchedAt":1.5}]}"#,
+            #"{"version":1,"lists":[{"key":"k","addresses":"127.0.0.4","fetchedAt":1}]}"#,
+            #"{"version":1,"lists":[{"key":"k","addresses":[4],"fetchedAt":1}]}"#,
+            #"{"version":1,"lists":[{"key":"k","addresses":["0.0.0.0"],"fetchedAt":1}]}"#,
+            #"{"version":1,"lists":[{"key":""# + String(repeating: "k", count: 4_097)
+                + #"","addresses":["127.0.0.4"],"fetchedAt":1}]}"#,
+            #"{"version":1,"lists":["#
+                + Array(repeating: list, count: ServiceAddressFile.maxLists + 1)
+                .joined(separator: ",") + "]}",
+        ] {
+            #expect(ServiceAddressFile.decode(Array(bad.utf8)) == nil, "\(bad.prefix(120))")
+        }
+        let mended = #"{"version":1,"lists":[{"key":"k","addresses":["::0:1","::1","127.0.0.4"],"fetchedAt":1}]}"#
+        #expect(
+            ServiceAddressFile.decode(Array(mended.utf8))
+                == [PersistedServiceAddresses(key: "k", addresses: ["::1", "127.0.0.4"], fetchedAt: 1)])
+    }
+
     @Test func withoutARegionAlibabaKeepsItsURLAndOtherKindsHaveNoList() throws {
         var book = try book("")
         #expect(book.address(for: upstream, now: now) == nil)

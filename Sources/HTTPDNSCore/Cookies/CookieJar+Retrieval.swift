@@ -16,12 +16,14 @@ extension CookieJar {
         var crossSite = false
         if let siteForCookies { crossSite = isCrossSite(request: request.url, site: siteForCookies) }
         // Same-site requests depend only on these (and on time, which only expires cookies).
-        let memoKey =
+        let memoProbe =
             crossSite || !testsOnly_remembersHeaders
             ? nil
-            : CookieHeaderMemory.Key(
-                host: request.host, path: request.url.cookiePath, isSecure: request.url.isSecure, forScript: forScript)
-        if let memoKey, let remembered = headerMemory.entry(for: memoKey, version: buckets.version, now: now) {
+            : CookieHeaderMemory.Probe(
+                CookieHeaderMemory.Key(
+                    host: request.host, path: request.url.cookiePath, isSecure: request.url.isSecure,
+                    forScript: forScript))
+        if let memoProbe, let remembered = headerMemory.entry(for: memoProbe, version: buckets.version, now: now) {
             touch(remembered.selected, now: now)
             return CookieHeader(header: remembered.header, count: remembered.selected.count, host: request.host)
         }
@@ -44,8 +46,8 @@ extension CookieJar {
         // CTLs are refused at every entry point (parse, load, import), so no CR or LF can
         // reach a request header.
         assert(!header.utf8.contains(where: SetCookieParser.isForbiddenControl), "control character in Cookie header")
-        if let memoKey {
-            headerMemory.remember(header, selected: selected, for: memoKey, version: buckets.version)
+        if let memoProbe {
+            headerMemory.remember(header, selected: selected, for: memoProbe, version: buckets.version)
         }
         return CookieHeader(header: header, count: selected.count, host: request.host)
     }
@@ -194,7 +196,10 @@ extension CookieJar {
 ///
 /// Each header is kept with the buckets' version it was built at and is served only at that
 /// version (its cookies' places in the buckets hold while it does), and until the first of its
-/// cookies expires. Bounded in entries and in the size of a header it keeps.
+/// cookies expires. Bounded: a direct-mapped table of `slotCount` headers of at most
+/// `maxHeaderBytes`, a newer shape taking its slot over. A header is kept at its shape's second
+/// miss in a row at that slot: with many distinct URLs most are asked for once, and keeping each
+/// of those cost a tenth of a lookup for nothing.
 struct CookieHeaderMemory {
     struct Key: Hashable {
         var host: String
@@ -210,24 +215,56 @@ struct CookieHeaderMemory {
         var selected: [CookieJar.CookieLocation]
     }
 
-    private static let limit = 256
-    private static let maxHeaderBytes = 4096
-    private var entries: [Key: Entry] = [:]
+    /// A key with its hash, computed once for the lookup and the remembering that may follow.
+    struct Probe {
+        let key: Key
+        let hash: Int
 
-    /// The header remembered for `key`, if it is still right at `version` and `now`.
-    func entry(for key: Key, version: UInt64, now: Int64) -> Entry? {
-        guard let entry = entries[key], entry.version == version, now < entry.validUntil else { return nil }
-        return entry
+        init(_ key: Key) {
+            self.key = key
+            hash = key.hashValue
+        }
+
+        var slot: Int { hash & (CookieHeaderMemory.slotCount - 1) }
     }
 
-    /// Remembers `header`, built at `version` from `selected`, unless it is too long to keep.
-    mutating func remember(_ header: String, selected: [CookieJar.CookieLocation], for key: Key, version: UInt64) {
+    private struct Remembered {
+        var key: Key
+        var entry: Entry
+    }
+
+    static let slotCount = 256
+    private static let maxHeaderBytes = 4096
+    /// Allocated at the first header kept.
+    private var slots: [Remembered?] = []
+    /// Per slot, the hash of the last shape that missed there and was not kept (0: none).
+    private var lastMiss: [Int] = []
+
+    /// The header remembered for the probe's key, if it is still right at `version` and `now`.
+    func entry(for probe: Probe, version: UInt64, now: Int64) -> Entry? {
+        guard !slots.isEmpty, let remembered = slots[probe.slot], remembered.entry.version == version,
+            now < remembered.entry.validUntil, remembered.key == probe.key
+        else { return nil }
+        return remembered.entry
+    }
+
+    /// Remembers `header`, built at `version` from `selected`, if its shape missed at its slot
+    /// just before and it is not too long to keep.
+    mutating func remember(_ header: String, selected: [CookieJar.CookieLocation], for probe: Probe, version: UInt64) {
         guard header.utf8.count <= Self.maxHeaderBytes else { return }
-        // Keeping the table's storage: with many distinct URLs it fills every `limit` lookups, and
-        // growing it again from empty each time was a tenth of such a lookup.
-        if entries.count >= Self.limit { entries.removeAll(keepingCapacity: true) }
-        entries[key] = Entry(
-            version: version, validUntil: selected.lazy.compactMap(\.expires).min() ?? Int64.max, header: header,
-            selected: selected)
+        if lastMiss.isEmpty { lastMiss = Array(repeating: 0, count: Self.slotCount) }
+        let slot = probe.slot
+        // A hash of 0 is never taken for a miss: such a shape is kept at its first miss.
+        guard lastMiss[slot] == probe.hash else {
+            lastMiss[slot] = probe.hash
+            return
+        }
+        lastMiss[slot] = 0
+        if slots.isEmpty { slots = Array(repeating: nil, count: Self.slotCount) }
+        slots[slot] = Remembered(
+            key: probe.key,
+            entry: Entry(
+                version: version, validUntil: selected.lazy.compactMap(\.expires).min() ?? Int64.max, header: header,
+                selected: selected))
     }
 }

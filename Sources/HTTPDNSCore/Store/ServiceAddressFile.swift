@@ -16,42 +16,47 @@ public enum ServiceAddressFile {
 
     public static func encode(_ lists: [PersistedServiceAddresses]) -> [UInt8] {
         var out = JSONOutput()
-        JSONWriter.raw(#"{"version":1,"lists":["#, to: &out)
-        for (i, list) in lists.prefix(maxLists).enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            JSONWriter.raw(#"{"key":"#, to: &out)
-            JSONWriter.string(list.key, to: &out)
-            JSONWriter.raw(#","addresses":"#, to: &out)
-            JSONWriter.stringArray(list.addresses, to: &out)
-            JSONWriter.raw(#","fetchedAt":"#, to: &out)
-            JSONWriter.integer(list.fetchedAt, to: &out)
-            out.append(UInt8(ascii: "}"))
-        }
-        JSONWriter.raw("]}\n", to: &out)
+        Contents(version: 1, lists: Array(lists.prefix(maxLists))).write(to: &out)
+        out.append(UInt8(ascii: "\n"))
         return out.bytes
     }
 
     /// The lists of a file, or nil when it is not one this daemon wrote.
     public static func decode(_ bytes: [UInt8]) -> [PersistedServiceAddresses]? {
-        guard bytes.count <= maxBytes, let json = try? JSONParser.parse(bytes),
-            json["version"]?.numberValue?.int64Value == 1, let elements = json["lists"]?.arrayValue,
-            elements.count <= maxLists
+        guard bytes.count <= maxBytes, let json = try? JSONParser.parse(bytes), let contents = Contents(json: json),
+            contents.lists.count <= maxLists
         else { return nil }
         var lists: [PersistedServiceAddresses] = []
-        for element in elements {
-            guard let key = element["key"]?.stringValue, key.utf8.count <= 4_096,
-                let fetchedAt = element["fetchedAt"]?.numberValue?.int64Value,
-                let items = element["addresses"]?.arrayValue, !items.isEmpty,
-                items.count <= 2 * AlibabaScheduler.maxAddresses
+        for saved in contents.lists {
+            guard saved.key.utf8.count <= 4_096, !saved.addresses.isEmpty,
+                saved.addresses.count <= 2 * AlibabaScheduler.maxAddresses
             else { return nil }
             var addresses: [String] = []
-            for item in items {
-                guard let text = item.stringValue, let address = IPAddress(text), ServiceAddressRules.isUsable(address)
-                else { return nil }
+            for text in saved.addresses {
+                guard let address = IPAddress(text), ServiceAddressRules.isUsable(address) else { return nil }
                 if !addresses.contains(address.description) { addresses.append(address.description) }
             }
-            lists.append(PersistedServiceAddresses(key: key, addresses: addresses, fetchedAt: fetchedAt))
+            lists.append(PersistedServiceAddresses(key: saved.key, addresses: addresses, fetchedAt: saved.fetchedAt))
         }
         return lists
     }
+
+    /// The file's members; `version` is 1, the only one there is.
+    private struct Contents: DescribedRecord {
+        var version: Int64
+        var lists: [PersistedServiceAddresses]
+
+        static let blank = Contents(version: 1, lists: [])
+        static let fields: [ResultField<Contents>] = [
+            .integer("version", \.version, in: 1...1), .objects("lists", \.lists),
+        ]
+    }
+}
+
+/// One saved list as the file holds it (its addresses checked by `ServiceAddressFile.decode`).
+extension PersistedServiceAddresses: DescribedRecord {
+    public static let blank = PersistedServiceAddresses(key: "", addresses: [], fetchedAt: 0)
+    public static let fields: [ResultField<PersistedServiceAddresses>] = [
+        .string("key", \.key), .strings("addresses", \.addresses), .integer("fetchedAt", \.fetchedAt),
+    ]
 }
