@@ -50,8 +50,10 @@ let package = Package(
         .target(name: "HTTPDNSSystemd", dependencies: ["CSystemd", "HTTPDNSSystem"], swiftSettings: strictSettings),
         .target(
             name: "HTTPDNSPSL", dependencies: ["CPSL", "HTTPDNSIDNA", "HTTPDNSCore"], swiftSettings: strictSettings),
+        // The upstream HTTP client: plain http:// itself (Core's response parser), the rest through libcurl.
         .target(
-            name: "HTTPDNSCurl", dependencies: ["CCurl", "HTTPDNSSystem", "HTTPDNSURL"], swiftSettings: strictSettings),
+            name: "HTTPDNSCurl", dependencies: ["CCurl", "HTTPDNSCore", "HTTPDNSSystem", "HTTPDNSURL"],
+            swiftSettings: strictSettings),
         .target(name: "HTTPDNSSQLite", dependencies: ["CSQLite"], swiftSettings: strictSettings),
         // The daemon's state over SQLite: schema, stores, the store thread and group commit.
         .target(
@@ -119,8 +121,8 @@ let package = Package(
             ],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "HTTPDNSCurlTests", dependencies: ["HTTPDNSCurl", "HTTPDNSTestSupport"], swiftSettings: strictSettings
-        ),
+            name: "HTTPDNSCurlTests", dependencies: ["HTTPDNSCurl", "HTTPDNSSystem", "HTTPDNSTestSupport"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPDNSSQLiteTests", dependencies: ["HTTPDNSSQLite", "HTTPDNSTestSupport"],
             swiftSettings: strictSettings),

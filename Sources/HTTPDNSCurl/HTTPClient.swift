@@ -2,20 +2,24 @@ import CCurl
 import HTTPDNSSystem
 import HTTPDNSURL
 
-/// A blocking HTTP client over one libcurl easy handle.
+/// A blocking HTTP client: plain `http://` requests without a proxy are served here
+/// (`PlainHTTPClient`), everything else over one libcurl easy handle.
 ///
-/// Not thread-safe: each worker thread owns one, and because the handle lives across requests,
-/// libcurl reuses connections (and TLS sessions) to the same upstream. libcurl is loaded by the
-/// first request (`LibCurl`); when it cannot be, every request fails with `.unavailable`.
+/// Not thread-safe: each worker thread owns one, and because it lives across requests, connections
+/// (and libcurl's TLS sessions) to the same upstream are reused. libcurl is loaded by the first
+/// request that needs it (`LibCurl`), so a daemon whose upstreams are all plain HTTP never maps its
+/// TLS stack; when it cannot be loaded, every such request fails with `.unavailable`.
 public final class HTTPClient {
     /// Debian's hashed CA directory (what libcurl trusts by default besides its bundle).
     static let systemCertificateDirectory = "/etc/ssl/certs"
 
-    /// libcurl and the easy handle, from the first request on.
+    /// The plain-HTTP half, with its idle connection.
+    private let plain = PlainHTTPClient()
+    /// libcurl and the easy handle, from the first request that needs them on.
     private var easy: (curl: LibCurl, handle: UnsafeMutableRawPointer)?
     private let errorBuffer: UnsafeMutablePointer<CChar>
 
-    /// Loads nothing: libcurl is opened by the first request.
+    /// Loads nothing: libcurl is opened by the first request that needs it.
     public init() {
         self.errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
         self.errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
@@ -53,6 +57,11 @@ public final class HTTPClient {
 
     /// Sends `request` and waits for the whole response (or the deadline).
     public func perform(_ request: HTTPRequest) -> Result<HTTPResponse, HTTPError> {
+        if let target = PlainHTTPTarget(request) { return plain.perform(request, to: target) }
+        return performWithLibcurl(request)
+    }
+
+    private func performWithLibcurl(_ request: HTTPRequest) -> Result<HTTPResponse, HTTPError> {
         let curl: LibCurl
         let handle: UnsafeMutableRawPointer
         do {

@@ -58,6 +58,9 @@ public indirect enum FakeHTTPAction: Sendable {
     case hang
     /// Closes the connection without answering.
     case close
+    /// Sends `bytes` as they are (a response framed, or malformed, by the test), then closes the
+    /// connection when `thenClose`, else reads the next request on it.
+    case raw([UInt8], thenClose: Bool)
     case delay(ms: Int, then: FakeHTTPAction)
 
     public static func json(_ text: String, status: Int = 200) -> FakeHTTPAction {
@@ -196,6 +199,8 @@ public final class FakeHTTPServer: Sendable {
                 return sent && !closes
             case .close:
                 return false
+            case .raw(let bytes, let thenClose):
+                return send(fd, bytes) && !thenClose
             case .hang:
                 // Wait for stop, or for the client to give up (end of file).
                 var sink: [UInt8] = []

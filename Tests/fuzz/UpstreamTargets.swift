@@ -1,5 +1,5 @@
 // Targets over the upstream answer codecs: DNS wire (RFC 1035, as RFC 8484 carries it), Alibaba JSON (single
-// and batch), Tencent text, and DoH JSON. Whatever an upstream sends, an accepted answer holds only
+// and batch), Tencent text, and DoH JSON; and the HTTP/1.1 response parser that plain-HTTP upstreams are read with. Whatever an upstream sends, an accepted answer holds only
 // addresses of the families asked for, within the caps, with a TTL in 0...2^31-1.
 
 import HTTPDNSProtocol
@@ -22,6 +22,9 @@ let upstreamTargets = [
     },
     FuzzTarget(name: "scheduler", summary: "Alibaba scheduler answers and the saved service-address file") {
         checkScheduler($0)
+    },
+    FuzzTarget(name: "http1-response", summary: "HTTP/1.1 responses: split anywhere reads the same, limits hold") {
+        checkHTTP1Response($0)
     },
 ]
 
@@ -119,5 +122,54 @@ private func checkScheduler(_ bytes: UnsafeBufferPointer<UInt8>) {
                 require(ServiceAddressRules.isUsable(address) && address.description == text, "\(text) kept")
             }
         }
+    }
+}
+
+/// Small limits, so that inputs of a few KiB reach each of them.
+private let http1Limits = HTTP1ResponseParser.Limits(
+    maxBodyBytes: 256, maxHeadBytes: 1024, maxTrailerBytes: 128, maxChunkLineBytes: 32)
+
+/// The first byte picks a piece size; the rest is a response stream, read whole and in pieces of that
+/// size, then ended. Both readings give the same outcome; an accepted response keeps within the limits,
+/// has a final status, and fields that are tokens with values free of CR, LF and NUL.
+private func checkHTTP1Response(_ bytes: UnsafeBufferPointer<UInt8>) {
+    guard let first = bytes.first else { return }
+    let stream = Array(bytes.dropFirst())
+    let whole = readHTTP1(stream, step: max(1, stream.count))
+    let split = readHTTP1(stream, step: 1 + Int(first) % 13)
+    require(whole == split, "reading in pieces changed the outcome: \(whole) / \(split)")
+    guard case .success(let response) = whole else { return }
+    require(response.body.count <= http1Limits.maxBodyBytes, "a body of \(response.body.count) bytes")
+    require((200...999).contains(response.status), "final status \(response.status)")
+    require(response.status != 204 && response.status != 304 || response.body.isEmpty, "a body on \(response.status)")
+    for field in response.fields {
+        require(
+            !field.name.isEmpty && !field.name.utf8.contains { $0 <= 0x20 || $0 == 0x3A }, "field name \(field.name)")
+        require(!field.value.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 }, "field value \(field.value)")
+        require(field.value.first != " " && field.value.last != " ", "untrimmed value \(field.value)")
+    }
+}
+
+/// Feeds `stream` in pieces of `step` bytes until a response or an error, then ends it; bytes left
+/// after a response mark its connection unusable, as they do within one piece.
+private func readHTTP1(_ stream: [UInt8], step: Int) -> Result<HTTP1Response, HTTP1ResponseError> {
+    var parser = HTTP1ResponseParser(limits: http1Limits)
+    var offset = 0
+    do throws(HTTP1ResponseError) {
+        while offset < stream.count {
+            let end = min(stream.count, offset + step)
+            let response = try stream[offset..<end].withUnsafeBytes { raw in
+                Result { () throws(HTTP1ResponseError) in try parser.feed(raw) }
+            }.get()
+            offset = end
+            if var response {
+                if offset < stream.count { response.connectionReusable = false }
+                require(parser.receivedBytes == offset, "received \(parser.receivedBytes) of \(offset) bytes")
+                return .success(response)
+            }
+        }
+        return .success(try parser.finish())
+    } catch {
+        return .failure(error)
     }
 }
