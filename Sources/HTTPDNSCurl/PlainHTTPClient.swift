@@ -53,19 +53,9 @@ final class PlainHTTPClient {
     }
 
     private func connect(to target: PlainHTTPTarget, deadline: Deadline) -> Result<DeadlineSocket, HTTPError> {
-        let addresses: [[UInt8]]
-        if let literal = target.addressBytes {
-            addresses = [literal]
-        } else {
-            // Blocks without a bound of its own; the daemon's upstreams are mostly named by address.
-            switch SystemResolver.connectAddresses(target.host.name) {
-            case .success(let found): addresses = found
-            case .failure(let failure):
-                return .failure(HTTPError(.transport, "Could not resolve host: \(target.host.name) (\(failure))"))
-            }
-        }
         do {
-            return .success(try DeadlineSocket.connect(to: addresses, port: target.port, deadline: deadline))
+            return .success(
+                try DeadlineSocket.connect(to: [target.addressBytes], port: target.port, deadline: deadline))
         } catch {
             switch error {
             case .timedOut:

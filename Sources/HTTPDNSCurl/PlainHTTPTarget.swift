@@ -1,37 +1,38 @@
 import HTTPDNSURL
 
-/// Where a request `HTTPClient` serves itself goes, and its head: an `http://` URL without userinfo
-/// that every URL reader reads alike, sent without a proxy. Any other request is libcurl's.
+/// Where a request `HTTPClient` serves itself goes, and its head: an `http://` URL to an IP address,
+/// without userinfo, that every URL reader reads alike, sent without a proxy. Any other request is
+/// libcurl's, a host name too: libcurl's resolver keeps the request's deadline, getaddrinfo has none.
 struct PlainHTTPTarget: Sendable, Equatable {
-    /// A domain to resolve, or an address.
+    /// The address.
     let host: HTTPURL.Host
+    /// The address as 4 or 16 network-order bytes.
+    let addressBytes: [UInt8]
     let port: UInt16
     /// The Host header: the host as a URL writes it (an IPv6 address in brackets), with the port unless 80.
     let authority: String
     /// origin-form (RFC 9112 section 3.2.1): the path and the query.
     let requestTarget: String
 
-    /// nil when the request is not plain HTTP (https, a proxy, userinfo, a URL libcurl would read
-    /// as another), so libcurl keeps it. `tlsName` is left out: libcurl ignores it for http too.
+    /// nil when the request is not plain HTTP to an address (https, a proxy, userinfo, a host name,
+    /// a URL libcurl would read as another), so libcurl keeps it. `tlsName` is left out: libcurl
+    /// ignores it for http too.
     init?(_ request: HTTPRequest) {
         guard request.proxy?.isEmpty ?? true, let url = HTTPURL(request.url), url.scheme == .http,
             url.username.isEmpty, url.password.isEmpty, url.agreesWithRFC3986(request.url)
         else { return nil }
+        switch url.host {
+        case .domain: return nil
+        case .ipv4(let address): addressBytes = withUnsafeBytes(of: address.bigEndian) { Array($0) }
+        case .ipv6(let address):
+            addressBytes =
+                withUnsafeBytes(of: address.high.bigEndian) { Array($0) }
+                + withUnsafeBytes(of: address.low.bigEndian) { Array($0) }
+        }
         host = url.host
         port = url.effectivePort
         authority = url.host.description + (url.port.map { ":\($0)" } ?? "")
         requestTarget = url.path + (url.query.map { "?" + $0 } ?? "")
-    }
-
-    /// The host's address as 4 or 16 network-order bytes, when the URL names one.
-    var addressBytes: [UInt8]? {
-        switch host {
-        case .domain: return nil
-        case .ipv4(let address): return withUnsafeBytes(of: address.bigEndian) { Array($0) }
-        case .ipv6(let address):
-            return withUnsafeBytes(of: address.high.bigEndian) { Array($0) }
-                + withUnsafeBytes(of: address.low.bigEndian) { Array($0) }
-        }
     }
 
     /// The request's head and body as sent: Host, `Accept: */*` and `Connection: keep-alive` unless

@@ -44,16 +44,6 @@ public enum SystemResolver {
         }
     }
 
-    /// The addresses of `host` to connect to, IPv4 and IPv6 in the order getaddrinfo sorts them
-    /// (RFC 6724), each as 4 or 16 bytes in network order, without duplicates.
-    public static func connectAddresses(_ host: String) -> Result<[[UInt8]], Failure> {
-        resolve(host, family: AF_UNSPEC).map { found in
-            var unique: [[UInt8]] = []
-            for address in found where !unique.contains(address) { unique.append(address) }
-            return unique
-        }
-    }
-
     /// getaddrinfo's addresses for stream sockets, as 4 or 16 network-order bytes; never empty.
     private static func resolve(_ host: String, family: Int32) -> Result<[[UInt8]], Failure> {
         var hints = addrinfo()
