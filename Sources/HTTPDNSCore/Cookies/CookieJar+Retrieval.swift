@@ -196,10 +196,10 @@ extension CookieJar {
 ///
 /// Each header is kept with the buckets' version it was built at and is served only at that
 /// version (its cookies' places in the buckets hold while it does), and until the first of its
-/// cookies expires. Bounded: a direct-mapped table of `slotCount` headers of at most
-/// `maxHeaderBytes`, a newer shape taking its slot over. A header is kept at its shape's second
-/// miss in a row at that slot: with many distinct URLs most are asked for once, and keeping each
-/// of those cost a tenth of a lookup for nothing.
+/// cookies expires. A header is kept at its shape's second miss: with many distinct URLs most are
+/// asked for once, and keeping each of those cost a tenth of a lookup for nothing. Bounded: at most
+/// `limit` headers of at most `maxHeaderBytes`, and `limit * 4` shapes seen once, each set emptied
+/// (keeping its storage) when full.
 struct CookieHeaderMemory {
     struct Key: Hashable {
         var host: String
@@ -215,7 +215,9 @@ struct CookieHeaderMemory {
         var selected: [CookieJar.CookieLocation]
     }
 
-    /// A key with its hash, computed once for the lookup and the remembering that may follow.
+    /// A key with its hash, computed once for the lookup and the keeping that may follow: the
+    /// tables are keyed by the hash (an integer hashes in a fraction of a key's time), and a
+    /// remembered header by its key too, so that two keys of one hash never share a header.
     struct Probe {
         let key: Key
         let hash: Int
@@ -224,8 +226,6 @@ struct CookieHeaderMemory {
             self.key = key
             hash = key.hashValue
         }
-
-        var slot: Int { hash & (CookieHeaderMemory.slotCount - 1) }
     }
 
     private struct Remembered {
@@ -233,35 +233,33 @@ struct CookieHeaderMemory {
         var entry: Entry
     }
 
-    static let slotCount = 256
+    static let limit = 256
     private static let maxHeaderBytes = 4096
-    /// Allocated at the first header kept.
-    private var slots: [Remembered?] = []
-    /// Per slot, the hash of the last shape that missed there and was not kept (0: none).
-    private var lastMiss: [Int] = []
+    private var remembered: [Int: Remembered] = [:]
+    /// The hashes of shapes that missed once and are not kept.
+    private var seenOnce: Set<Int> = []
 
     /// The header remembered for the probe's key, if it is still right at `version` and `now`.
     func entry(for probe: Probe, version: UInt64, now: Int64) -> Entry? {
-        guard !slots.isEmpty, let remembered = slots[probe.slot], remembered.entry.version == version,
-            now < remembered.entry.validUntil, remembered.key == probe.key
+        guard let found = remembered[probe.hash], found.entry.version == version, now < found.entry.validUntil,
+            found.key == probe.key
         else { return nil }
-        return remembered.entry
+        return found.entry
     }
 
-    /// Remembers `header`, built at `version` from `selected`, if its shape missed at its slot
-    /// just before and it is not too long to keep.
+    /// Remembers `header`, built at `version` from `selected`, if its shape missed before and it
+    /// is not too long to keep.
     mutating func remember(_ header: String, selected: [CookieJar.CookieLocation], for probe: Probe, version: UInt64) {
         guard header.utf8.count <= Self.maxHeaderBytes else { return }
-        if lastMiss.isEmpty { lastMiss = Array(repeating: 0, count: Self.slotCount) }
-        let slot = probe.slot
-        // A hash of 0 is never taken for a miss: such a shape is kept at its first miss.
-        guard lastMiss[slot] == probe.hash else {
-            lastMiss[slot] = probe.hash
+        guard seenOnce.remove(probe.hash) != nil || remembered[probe.hash] != nil else {
+            if seenOnce.count >= Self.limit * 4 { seenOnce.removeAll(keepingCapacity: true) }
+            seenOnce.insert(probe.hash)
             return
         }
-        lastMiss[slot] = 0
-        if slots.isEmpty { slots = Array(repeating: nil, count: Self.slotCount) }
-        slots[slot] = Remembered(
+        // Keeping the table's storage: growing it again from empty each time it fills was a
+        // tenth of a varied lookup.
+        if remembered.count >= Self.limit { remembered.removeAll(keepingCapacity: true) }
+        remembered[probe.hash] = Remembered(
             key: probe.key,
             entry: Entry(
                 version: version, validUntil: selected.lazy.compactMap(\.expires).min() ?? Int64.max, header: header,
