@@ -59,7 +59,8 @@ struct HTTP1ResponseParserTests {
         #expect(response.status == 200)
         #expect(
             response.fields == [
-                HTTP1Field("Content-Length", "5"), HTTP1Field("Set-Cookie", "a=1"), HTTP1Field("set-cookie", "b=2"),
+                UpstreamHeader("Content-Length", "5"), UpstreamHeader("Set-Cookie", "a=1"),
+                UpstreamHeader("set-cookie", "b=2"),
             ])
         #expect(Self.body(result) == "hello")
         #expect(response.connectionReusable)
@@ -76,7 +77,7 @@ struct HTTP1ResponseParserTests {
                 + "5;name=value\r\nhello\r\n6 ; last\r\n world\r\n0\r\nExpires: never\r\nX-Sum: 1\r\n\r\n")
         let response = try result.get()
         #expect(Self.body(result) == "hello world")
-        #expect(response.fields == [HTTP1Field("Transfer-Encoding", "Chunked"), HTTP1Field("X", "1")])
+        #expect(response.fields == [UpstreamHeader("Transfer-Encoding", "Chunked"), UpstreamHeader("X", "1")])
         #expect(response.connectionReusable)
     }
 
@@ -92,7 +93,7 @@ struct HTTP1ResponseParserTests {
                 + "HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok")
         let response = try result.get()
         #expect(response.status == 201)
-        #expect(response.fields == [HTTP1Field("Content-Length", "2")])
+        #expect(response.fields == [UpstreamHeader("Content-Length", "2")])
         #expect(Self.body(result) == "ok")
     }
 

@@ -1,20 +1,8 @@
-/// One header field of a response, name and value as received (the value without surrounding
-/// whitespace; names compare case-insensitively).
-public struct HTTP1Field: Sendable, Equatable {
-    public var name: String
-    public var value: String
-
-    public init(_ name: String, _ value: String) {
-        self.name = name
-        self.value = value
-    }
-}
-
 /// A whole response to a GET or POST, the interim (1xx) ones skipped.
 public struct HTTP1Response: Sendable, Equatable {
     public var status: Int
     /// The final response's fields in order; repeated ones (Set-Cookie) stay separate. Trailers are dropped.
-    public var fields: [HTTP1Field]
+    public var fields: [UpstreamHeader]
     public var body: [UInt8]
     /// The connection may carry the next request: its framing ended the body, neither side asked to
     /// close it (HTTP/1.0 must ask to keep it), and nothing came after the response.
@@ -90,7 +78,7 @@ public struct HTTP1ResponseParser: Sendable {
     private var trailerBytes = 0
     private var minorVersion = 1
     private var status = 0
-    private var fields: [HTTP1Field] = []
+    private var fields: [UpstreamHeader] = []
     private var body: [UInt8] = []
     private var reusable = true
     /// Every byte fed so far: zero means the peer sent nothing at all.
@@ -255,7 +243,7 @@ public struct HTTP1ResponseParser: Sendable {
         while let first = value.first, first == 0x20 || first == 0x09 { value.removeFirst() }
         while let last = value.last, last == 0x20 || last == 0x09 { value.removeLast() }
         fields.append(
-            HTTP1Field(String(decoding: line[..<colon], as: UTF8.self), String(decoding: value, as: UTF8.self)))
+            UpstreamHeader(String(decoding: line[..<colon], as: UTF8.self), String(decoding: value, as: UTF8.self)))
     }
 
     /// The empty line: an interim response starts over, a final one decides how its body is framed

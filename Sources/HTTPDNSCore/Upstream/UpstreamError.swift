@@ -94,6 +94,9 @@ public struct UpstreamHTTPRequest: Sendable, Equatable {
     }
 }
 
+/// One header field, name and value (names compare case-insensitively): of a request to an
+/// upstream, or of a response as `HTTP1ResponseParser` read it (the value without surrounding
+/// whitespace).
 public struct UpstreamHeader: Sendable, Equatable {
     public var name: String
     public var value: String
