@@ -65,17 +65,31 @@ public final class SQLiteStateStore {
     /// Log frames at which a checkpoint is due: SQLite's own automatic threshold (about 4 MB).
     static let checkpointFrames = 1_000
 
-    /// Whether the WAL holds `checkpointFrames` or more.
-    public var needsCheckpoint: Bool { (database?.framesInWAL ?? 0) >= Self.checkpointFrames }
+    /// The log's size at which the next checkpoint is due: `checkpointFrames`, or that much more
+    /// than when the last one failed (a full disk fails each until there is room again).
+    private var checkpointDueAtFrames = SQLiteStateStore.checkpointFrames
+    /// Whether the last checkpoint failed: a failure is logged once, not at every retry.
+    private var checkpointFailing = false
 
-    /// Copies the WAL into the database file. A failure is logged: the log only grows until the
-    /// next checkpoint succeeds, and every commit in it stays durable.
+    /// Whether the WAL has grown to the next checkpoint's size.
+    public var needsCheckpoint: Bool { (database?.framesInWAL ?? 0) >= checkpointDueAtFrames }
+
+    /// Copies the WAL into the database file. A failure is logged once until one succeeds again,
+    /// and the next try waits for the log to grow by `checkpointFrames`; every commit in the log
+    /// stays durable meanwhile.
     public func checkpoint() {
         guard let database else { return }
         do {
             try database.checkpoint()
+            checkpointDueAtFrames = Self.checkpointFrames
+            if checkpointFailing { log("\(path): checkpoints succeed again") }
+            checkpointFailing = false
         } catch {
-            log("\(path): checkpoint failed: \(error)")
+            checkpointDueAtFrames = database.framesInWAL + Self.checkpointFrames
+            if !checkpointFailing {
+                log("\(path): checkpoint failed, the log keeps growing until one succeeds: \(error)")
+            }
+            checkpointFailing = true
         }
     }
 

@@ -50,4 +50,39 @@ struct DiskFullTests {
         defer { reopened.close() }
         #expect(Set(try reopened.loadJars(bootID: F.bootA, now: F.now)[9]?.map(\.name) ?? []) == acknowledged)
     }
+
+    /// A checkpoint that fails on a full disk is said once, tried again only when the log has grown
+    /// by another thousand frames, and succeeds once there is room; nothing committed is lost.
+    @Test(.enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
+    func aFailingCheckpointIsLoggedOnceAndWaitsForTheLogToGrow() throws {
+        let directory = TemporaryDirectory()
+        let mountPoint = directory.file("fs")
+        #expect(mkdir(mountPoint, 0o700) == 0)
+        try #require(mount("tmpfs", mountPoint, "tmpfs", 0, "size=16m,mode=0700") == 0, "mount: errno \(errno)")
+        defer { umount2(mountPoint, Int32(MNT_DETACH)) }
+        let log = CapturedLog()
+        let store = try SQLiteStateStore.open(directory: "\(mountPoint)/state", resetOnCorruption: false, log: log.sink)
+        defer { store.close() }
+        _ = try store.loadJars(bootID: F.bootA, now: F.now)
+        var committed = 0
+        while !store.needsCheckpoint {
+            let value = String(repeating: "x", count: 3_000)
+            try #require(store.commitOne(F.upserts(9, [F.cookie("c\(committed)", value: value)])).failure == nil)
+            committed += 1
+        }
+        // Everything else of the file system taken: the checkpoint cannot grow the database file.
+        let filler = "\(mountPoint)/filler"
+        let fd = open(filler, O_WRONLY | O_CREAT, 0o600)
+        let block = [UInt8](repeating: 1, count: 64 * 1024)
+        while block.withUnsafeBytes({ Glibc.write(fd, $0.baseAddress, $0.count) }) > 0 {}
+        close(fd)
+        store.checkpoint()
+        #expect(!store.needsCheckpoint, "not due again until the log grows")
+        store.checkpoint()
+        #expect(log.all.filter { $0.contains("checkpoint failed") }.count == 1, "\(log.all)")
+        #expect(unlink(filler) == 0)
+        store.checkpoint()
+        #expect(log.all.last?.contains("checkpoints succeed again") == true, "\(log.all)")
+        #expect(try store.loadJar(uid: 9, now: F.now).count == committed)
+    }
 }
