@@ -30,6 +30,9 @@ final class AddressRankingService {
         for probe in probes { start(probe) }
     }
 
+    /// The network changed (see `AddressRanking.networkChanged`).
+    func networkChanged() { ranking.networkChanged() }
+
     /// A reloaded `RankPorts=` (see `AddressRanking.apply`).
     func apply(ports: [RankPort]) { ranking.apply(ports: ports) }
 

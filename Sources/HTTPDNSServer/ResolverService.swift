@@ -183,6 +183,7 @@ final class ResolverService {
     func networkChanged(_ policy: NetworkChangePolicy) -> Int {
         restoreSavedDNS()
         let touched = machine.networkChanged(policy, now: now)
+        if policy != .ignore { ranking.networkChanged() }
         performActions()
         return touched
     }

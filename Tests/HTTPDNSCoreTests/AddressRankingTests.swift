@@ -152,6 +152,32 @@ struct AddressRankingTests {
 
     /// A reload that takes a host off the list or moves it to another port forgets its
     /// measurements; probes still running finish without measuring, and free their slots.
+    /// A network change forgets every measurement (the paths may be gone): the next answer goes
+    /// out in the upstream's order and starts a new round at once, and a probe of the old network
+    /// that ends afterwards measures nothing but frees its uid's slot.
+    @Test func aNetworkChangeForgetsWhatWasMeasuredAndStartsANewRound() throws {
+        var ranking = AddressRanking(ports: [RankPort(host: "www.example.com", port: 443)])
+        let given = Self.answer(v4: ["192.0.2.1", "192.0.2.2"])
+        let (_, first) = Self.rank(&ranking, given, at: Self.start)
+        try Self.finish(&ranking, first, "192.0.2.2", afterMs: 5)
+        let stale = try #require(first.first { $0.address.description == "192.0.2.1" })
+        #expect(Self.rank(&ranking, given, at: Self.start.advanced(bySeconds: 1)).0.ipv4 == ["192.0.2.2", "192.0.2.1"])
+        ranking.networkChanged()
+        let (reply, second) = Self.rank(&ranking, given, at: Self.start.advanced(bySeconds: 2))
+        #expect(reply == given, "nothing measured on this network yet")
+        #expect(second.count == 2, "a new round at once, not after the TTL")
+        // The probe of the old network ends: its slot is free, its measurement is not kept.
+        ranking.probeFinished(stale.id, connected: true, now: Self.start.advanced(bySeconds: 3))
+        #expect(ranking.runningProbes(of: 1000) == 2)
+        let roundStart = Self.start.advanced(bySeconds: 2)
+        for (address, milliseconds) in [("192.0.2.1", 9), ("192.0.2.2", 20)] {
+            let probe = try #require(second.first { $0.address.description == address })
+            ranking.probeFinished(probe.id, connected: true, now: roundStart.advanced(byMilliseconds: milliseconds))
+        }
+        #expect(Self.rank(&ranking, given, at: Self.start.advanced(bySeconds: 4)).0.ipv4 == ["192.0.2.1", "192.0.2.2"])
+        #expect(ranking.runningProbes == 0)
+    }
+
     @Test func aReloadForgetsWhatAnotherPortMeasured() throws {
         var ranking = AddressRanking(ports: [
             RankPort(host: "www.example.com", port: 443), RankPort(host: "api.example.com", port: 443),

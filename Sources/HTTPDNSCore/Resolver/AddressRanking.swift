@@ -97,6 +97,8 @@ public struct AddressRanking {
     struct RunningProbe {
         var key: Key
         var address: String
+        /// The network it measures (`networkGeneration` when it started).
+        var generation: UInt64
         var port: UInt16
         var uid: UInt32
         var startedAt: MonotonicInstant
@@ -110,6 +112,8 @@ public struct AddressRanking {
     /// Probes running per uid (absent: none).
     var runningByUser: [UInt32: Int] = [:]
     private var lastID: UInt64 = 0
+    /// Moves on at each network change: a probe of an earlier network measures nothing.
+    private var networkGeneration: UInt64 = 0
 
     /// Ranking for the hosts of `ports`.
     public init(ports: [RankPort], limits: RankingLimits = RankingLimits()) {
@@ -182,7 +186,8 @@ public struct AddressRanking {
         if !probed.isEmpty { runningByUser[uid] = running + probed.count }
         for (text, address) in probed {
             lastID += 1
-            probes[lastID] = RunningProbe(key: key, address: text, port: port, uid: uid, startedAt: now)
+            probes[lastID] = RunningProbe(
+                key: key, address: text, generation: networkGeneration, port: port, uid: uid, startedAt: now)
             requests.append(
                 ConnectProbeRequest(id: lastID, address: address, port: port, timeoutMs: limits.probeTimeoutMs))
         }
@@ -195,11 +200,20 @@ public struct AddressRanking {
         guard let probe = probes.removeValue(forKey: id) else { return }
         let left = (runningByUser[probe.uid] ?? 1) - 1
         runningByUser[probe.uid] = left > 0 ? left : nil
-        guard var ranking = rankings[probe.key], ranking.port == probe.port else { return }
+        guard probe.generation == networkGeneration, var ranking = rankings[probe.key], ranking.port == probe.port
+        else { return }
         ranking.running = max(0, ranking.running - 1)
         ranking.measured[probe.address] =
             connected ? .connected(milliseconds: now.nanoseconds(since: probe.startedAt) / 1_000_000) : .unreachable
         rankings[probe.key] = ranking
+    }
+
+    /// The machine's addresses or routes changed (`OnNetworkChange=refresh` or `flush`): what was
+    /// measured went over paths that may be gone, so every host forgets it, its next answer starts
+    /// a new round, and probes still running measure nothing (their uids' slots free as they end).
+    public mutating func networkChanged() {
+        networkGeneration &+= 1
+        rankings.removeAll()
     }
 
     /// A reloaded `RankPorts=`: a host no longer listed, or listed with another port, forgets
