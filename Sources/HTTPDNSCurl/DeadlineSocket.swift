@@ -78,7 +78,10 @@ struct DeadlineSocket {
     }
 
     /// Reads what has arrived into `buffer`, waiting for something first; 0 at the end of the stream.
+    /// Past the deadline it fails even when bytes are waiting: a peer that never lets a read block
+    /// (a response padded without end) must not keep the caller past it.
     func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Deadline) throws(SocketFailure) -> Int {
+        guard deadline.pollTimeout != nil else { throw .timedOut }
         while true {
             let result: IOResult<Int>
             do { result = try fd.read(into: buffer) } catch { throw .failed(error) }

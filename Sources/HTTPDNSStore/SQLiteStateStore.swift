@@ -142,6 +142,9 @@ public final class SQLiteStateStore {
         close()
         try Self.moveAside(path, after: error, log: log)
         database = try Self.openChecked(path, synchronousFull: synchronousFull)
+        // A fresh file and log: nothing of the old one's checkpoints carries over.
+        checkpointDueAtFrames = Self.checkpointFrames
+        checkpointFailing = false
     }
 
     private static func moveAside(_ path: String, after error: StoreError, log: (String) -> Void) throws(StoreError) {

@@ -256,7 +256,8 @@ struct CacheAddressOwnerTests {
         #expect(AddressOwnerMemory.capacities(forCacheSize: 100) == (4_096, 32_768))
         #expect(AddressOwnerMemory.capacities(forCacheSize: 4_096) == (4_096, 32_768))
         #expect(AddressOwnerMemory.capacities(forCacheSize: 40_000) == (40_000, 80_000))
-        #expect(AddressOwnerMemory.capacities(forCacheSize: .max) == (.max, .max))
+        #expect(AddressOwnerMemory.capacities(forCacheSize: 1_000_000) == (65_536, 131_072))
+        #expect(AddressOwnerMemory.capacities(forCacheSize: .max) == (65_536, 131_072))
         let memory = AddressOwnerMemory(forCacheSize: 40_000)
         #expect(memory.capacityPerUser == 40_000 && memory.capacity == 80_000)
     }

@@ -435,6 +435,29 @@ struct CacheTests {
 }
 
 struct CachePersistenceTests {
+    /// The snapshot is restored after the daemon starts serving: an answer stored since (a
+    /// prefetch, a resolve) is newer knowledge and stays, even with an earlier expiry than the
+    /// saved one.
+    @Test func anAnswerStoredSinceTheStartWinsOverTheSnapshot() {
+        let clock = CacheManualClock()
+        let before = DNSCache(limits: DNSCacheLimits())
+        before.insert(
+            host: "api.example", family: .ipv4, addresses: ["192.0.2.1"], ttl: 3_000, upstream: "old", now: clock.now)
+        let snapshot = before.snapshot(now: clock.now, wallNow: clock.wallNow)
+        let after = DNSCache(limits: DNSCacheLimits())
+        after.insert(
+            host: "api.example", family: .ipv4, addresses: ["192.0.2.99"], ttl: 60, upstream: "new", now: clock.now)
+        #expect(after.restore(snapshot, now: clock.now, wallNow: clock.wallNow) == 0)
+        guard
+            case .fresh(let entry, let ttl) = after.lookup(
+                host: "api.example", family: .ipv4, now: clock.now, allowStale: false)
+        else {
+            Issue.record("the fresh answer should still be cached")
+            return
+        }
+        #expect(entry.addresses == ["192.0.2.99"] && ttl == 60)
+    }
+
     @Test func snapshotAndRestoreAcrossARestart() throws {
         let clock = CacheManualClock()
         let before = DNSCache(limits: DNSCacheLimits(negativeTTL: 30, maxStale: 3_600))

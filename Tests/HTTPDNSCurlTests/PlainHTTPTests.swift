@@ -154,6 +154,45 @@ struct PlainHTTPTests {
         #expect(elapsed < .seconds(5))
     }
 
+    /// Real time is what is tested: an origin that pads a chunked body without end, faster than it
+    /// is read (one body byte per kilobyte of chunk extension), never lets a read block; the
+    /// deadline still ends the request. The upper bound leaves a busy machine seconds of slack.
+    @Test func aResponseThatNeverLetsAReadBlockStillTimesOut() throws {
+        let (listener, port) = try TCPSocket.listenLoopback()
+        defer { listener.close() }
+        final class Stop: Sendable { let requested = Atomic<Bool>(false) }
+        let stop = Stop()
+        let padding = Array(("1;" + String(repeating: "x", count: 1_000) + "\r\nA\r\n").utf8)
+        let head = Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
+        let listenerFD = listener.rawValue
+        let writer = spawnThread(joinable: true) {
+            let fd = accept(listenerFD, nil, nil)
+            guard fd >= 0 else { return }
+            defer { close(fd) }
+            var request = [UInt8](repeating: 0, count: 4_096)
+            _ = recv(fd, &request, request.count, 0)
+            _ = head.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let block = Array(repeating: padding, count: 64).flatMap { $0 }
+            while !stop.requested.load(ordering: .relaxed) {
+                if block.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) < 0 { return }
+            }
+        }
+        defer {
+            stop.requested.store(true, ordering: .relaxed)
+            pthread_join(writer, nil)
+        }
+        let start = ContinuousClock.now
+        let result = HTTPClient().perform(
+            HTTPRequest(url: "http://127.0.0.1:\(port)/", timeoutMs: 300))
+        let elapsed = ContinuousClock.now - start
+        guard case .failure(let error) = result else {
+            Issue.record("an endless response must time out")
+            return
+        }
+        #expect(error.code == .timeout, "\(error)")
+        #expect(elapsed < .seconds(5))
+    }
+
     @Test func aChunkedBodyOverTheCapIsRefused() throws {
         let chunk = String(repeating: "x", count: 800)
         let server = try FakeHTTPServer { _ in

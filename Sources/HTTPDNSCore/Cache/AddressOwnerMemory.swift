@@ -15,8 +15,8 @@
 public final class AddressOwnerMemory {
     /// Most addresses remembered for one uid. Default 4096: the DNS cache's default size.
     public private(set) var capacityPerUser: Int
-    /// Most addresses remembered in total. Default 32768 (eight uids at their cap; about 8 MB at
-    /// most).
+    /// Most addresses remembered in total. Default 32768 (eight uids at their cap; about 6 MB with
+    /// one name per address, each of the 8 names an address may keep adding its own).
     public private(set) var capacity: Int
     /// Seconds an attribution is kept after the answer's TTL ran out. Default 1 day.
     public let retention: Int
@@ -63,10 +63,15 @@ public final class AddressOwnerMemory {
     /// can still be cached (a smaller memory made a uid that resolves more names than it holds
     /// lose the attributions its IP URLs' cookies are normalized by, and made every cache hit
     /// evict one); in total, eight uids at the default size or two at a larger one.
+    /// Never above `ceilingPerUser` and twice that in all, whatever `CacheSize=` says: attributions
+    /// outlive the cache's answers by `retention`, so the memory is bounded on its own.
     public static func capacities(forCacheSize cacheSize: Int) -> (perUser: Int, total: Int) {
-        let perUser = max(4_096, cacheSize)
-        return (perUser, max(32_768, perUser > Int.max / 2 ? .max : perUser * 2))
+        let perUser = min(max(4_096, cacheSize), ceilingPerUser)
+        return (perUser, max(32_768, perUser * 2))
     }
+
+    /// The most addresses one uid may be given room for (`capacities(forCacheSize:)`).
+    public static let ceilingPerUser = 65_536
 
     /// Sized for a DNS cache of `cacheSize` entries (`capacities(forCacheSize:)`).
     public convenience init(forCacheSize cacheSize: Int) {
@@ -83,9 +88,20 @@ public final class AddressOwnerMemory {
         for uid in Array(users.keys) {
             while let own = users[uid]?.list.count, own > capacityPerUser { evictOldest(of: uid) }
         }
-        while count > capacity {
-            guard let largest = users.max(by: { $0.value.list.count < $1.value.list.count })?.key else { break }
-            evictOldest(of: largest)
+        guard count > capacity else { return }
+        // Those who remember the most give back down to one level (the highest that fits), as
+        // evicting from the largest one address at a time would leave them, without looking for
+        // the largest again after each eviction.
+        let counts = users.values.map(\.list.count)
+        func kept(atLevel level: Int) -> Int { counts.reduce(0) { $0 + min($1, level) } }
+        var low = 0
+        var high = counts.max() ?? 0
+        while low < high {
+            let level = (low + high + 1) / 2
+            if kept(atLevel: level) <= capacity { low = level } else { high = level - 1 }
+        }
+        for uid in Array(users.keys) {
+            while let own = users[uid]?.list.count, own > low { evictOldest(of: uid) }
         }
     }
 

@@ -361,7 +361,8 @@ public final class DNSCache {
     /// clock through `wallNow`; the remaining TTL is clamped to today's limits (the wall clock or
     /// the configuration may have changed). Entries that can no longer be served are dropped, as
     /// are those with an address `isValidAddress` rejects (the store is not trusted more than an
-    /// upstream). An entry already cached with a later expiry wins. Counters are not touched.
+    /// upstream). An entry already cached wins whatever its expiry: it was stored since the start
+    /// (a prefetch, a resolve), newer knowledge than the snapshot. Counters are not touched.
     ///
     /// - Returns: the number of entries restored.
     @discardableResult
@@ -384,9 +385,7 @@ public final class DNSCache {
                 item.addresses.allSatisfy({ isValidAddress($0, item.family) }),
                 now < entry.expiresAt || isServableStale(entry, now: now)
             else { continue }
-            if let existing = entries[item.host]?[item.family], existing.expiresAt >= entry.expiresAt {
-                continue
-            }
+            if entries[item.host]?[item.family] != nil { continue }
             restored += storeTogether([entry], now: now, use: .nobody)
         }
         return restored
