@@ -34,32 +34,25 @@ enum SocketFailure: Error {
 struct DeadlineSocket {
     let fd: FileDescriptor
 
-    /// Connects to the first of `addresses` (4 or 16 bytes each) that accepts, in order; the last
-    /// address's failure when none does.
-    static func connect(to addresses: [[UInt8]], port: UInt16, deadline: Deadline) throws(SocketFailure)
-        -> DeadlineSocket
-    {
-        var lastFailure: SocketFailure?
-        for address in addresses {
-            let start: TCPConnect.Start
-            do { start = try TCPConnect.start(address: address, port: port) } catch { throw .failed(error) }
-            switch start {
-            case .connected(let fd):
-                return DeadlineSocket(fd: fd)
-            case .failed(let code):
-                lastFailure = .failed(SystemError(errno: code, call: "connect"))
-            case .inProgress(let fd):
-                let socket = DeadlineSocket(fd: fd)
-                do { try socket.wait(for: .writable, deadline: deadline) } catch {
-                    fd.close()
-                    throw error
-                }
-                guard let code = TCPConnect.outcome(fd) else { return socket }
+    /// Connects to `address` (4 or 16 bytes).
+    static func connect(to address: [UInt8], port: UInt16, deadline: Deadline) throws(SocketFailure) -> DeadlineSocket {
+        let start: TCPConnect.Start
+        do { start = try TCPConnect.start(address: address, port: port) } catch { throw .failed(error) }
+        switch start {
+        case .connected(let fd):
+            return DeadlineSocket(fd: fd)
+        case .failed(let code):
+            throw .failed(SystemError(errno: code, call: "connect"))
+        case .inProgress(let fd):
+            let socket = DeadlineSocket(fd: fd)
+            do { try socket.wait(for: .writable, deadline: deadline) } catch {
                 fd.close()
-                lastFailure = .failed(SystemError(errno: code, call: "connect"))
+                throw error
             }
+            guard let code = TCPConnect.outcome(fd) else { return socket }
+            fd.close()
+            throw .failed(SystemError(errno: code, call: "connect"))
         }
-        throw lastFailure ?? .failed(SystemError(errno: .invalidArgument, call: "connect to no address"))
     }
 
     /// Sends all of `bytes`.

@@ -55,7 +55,7 @@ final class PlainHTTPClient {
     private func connect(to target: PlainHTTPTarget, deadline: Deadline) -> Result<DeadlineSocket, HTTPError> {
         do {
             return .success(
-                try DeadlineSocket.connect(to: [target.addressBytes], port: target.port, deadline: deadline))
+                try DeadlineSocket.connect(to: target.addressBytes, port: target.port, deadline: deadline))
         } catch {
             switch error {
             case .timedOut:

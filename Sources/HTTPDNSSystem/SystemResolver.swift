@@ -26,28 +26,8 @@ public enum SystemResolver {
     /// Looks up A and/or AAAA addresses of `host`; addresses come back in resolver order,
     /// without duplicates.
     public static func lookup(_ host: String, ipv4: Bool, ipv6: Bool) -> Result<Addresses, Failure> {
-        resolve(host, family: ipv4 && ipv6 ? AF_UNSPEC : (ipv6 ? AF_INET6 : AF_INET)).flatMap { found in
-            var result = Addresses(ipv4: [], ipv6: [])
-            for address in found {
-                if address.count == 4, ipv4, let text = format(family: AF_INET, address, length: Int(INET_ADDRSTRLEN)),
-                    !result.ipv4.contains(text)
-                {
-                    result.ipv4.append(text)
-                } else if address.count == 16, ipv6,
-                    let text = format(family: AF_INET6, address, length: Int(INET6_ADDRSTRLEN)),
-                    !result.ipv6.contains(text)
-                {
-                    result.ipv6.append(text)
-                }
-            }
-            return result.ipv4.isEmpty && result.ipv6.isEmpty ? .failure(.noSuchHost) : .success(result)
-        }
-    }
-
-    /// getaddrinfo's addresses for stream sockets, as 4 or 16 network-order bytes; never empty.
-    private static func resolve(_ host: String, family: Int32) -> Result<[[UInt8]], Failure> {
         var hints = addrinfo()
-        hints.ai_family = family
+        hints.ai_family = ipv4 && ipv6 ? AF_UNSPEC : (ipv6 ? AF_INET6 : AF_INET)
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var list: UnsafeMutablePointer<addrinfo>?
         let rc = getaddrinfo(host, nil, &hints, &list)
@@ -59,25 +39,32 @@ public enum SystemResolver {
             }
         }
         defer { freeaddrinfo(list) }
-        var found: [[UInt8]] = []
+        var result = Addresses(ipv4: [], ipv6: [])
         var node = list
         while let current = node {
             defer { node = current.pointee.ai_next }
             guard let address = current.pointee.ai_addr else { continue }
             if address.pointee.sa_family == sa_family_t(AF_INET) {
-                address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { sin in
-                    withUnsafeBytes(of: sin.pointee.sin_addr) { found.append(Array($0)) }
+                let text = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { sin in
+                    withUnsafePointer(to: sin.pointee.sin_addr) {
+                        format(family: AF_INET, $0, length: Int(INET_ADDRSTRLEN))
+                    }
                 }
+                if ipv4, let text, !result.ipv4.contains(text) { result.ipv4.append(text) }
             } else if address.pointee.sa_family == sa_family_t(AF_INET6) {
-                address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { sin6 in
-                    withUnsafeBytes(of: sin6.pointee.sin6_addr) { found.append(Array($0)) }
+                let text = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { sin6 in
+                    withUnsafePointer(to: sin6.pointee.sin6_addr) {
+                        format(family: AF_INET6, $0, length: Int(INET6_ADDRSTRLEN))
+                    }
                 }
+                if ipv6, let text, !result.ipv6.contains(text) { result.ipv6.append(text) }
             }
         }
-        return found.isEmpty ? .failure(.noSuchHost) : .success(found)
+        if result.ipv4.isEmpty && result.ipv6.isEmpty { return .failure(.noSuchHost) }
+        return .success(result)
     }
 
-    private static func format(family: Int32, _ address: [UInt8], length: Int) -> String? {
+    private static func format(family: Int32, _ address: UnsafeRawPointer, length: Int) -> String? {
         var buffer = [CChar](repeating: 0, count: length)
         guard inet_ntop(family, address, &buffer, socklen_t(length)) != nil else { return nil }
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
