@@ -347,10 +347,13 @@ struct DocumentedExamplesTests {
             let unitText = try String(
                 contentsOfFile: BuiltProducts.packageRoot + "/packaging/httpdnsd.service", encoding: .utf8)
             let unit = directory.file("httpdnsd.service")
-            try unitText.write(toFile: unit, atomically: true, encoding: .utf8)
+            // Modes set exactly: systemd warns of a world-writable unit, and the umask is the
+            // process's, which an in-process server's bind widens for a moment (`writeFile`).
+            writeFile(unitText, to: unit, mode: 0o644)
             try FileManager.default.createDirectory(
                 atPath: directory.file("httpdnsd.service.d"), withIntermediateDirectories: true)
-            try text.write(toFile: directory.file("httpdnsd.service.d/example.conf"), atomically: true, encoding: .utf8)
+            chmod(directory.file("httpdnsd.service.d"), 0o755)
+            writeFile(text, to: directory.file("httpdnsd.service.d/example.conf"), mode: 0o644)
             var section = ""
             for line in text.split(separator: "\n") where !line.hasPrefix("#") && !line.isEmpty {
                 if line.hasPrefix("[") {
