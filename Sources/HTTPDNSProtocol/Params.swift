@@ -17,6 +17,17 @@ public struct Params {
 
     init(raw: RawObject) { storage = .raw(raw) }
 
+    /// How many members the object has, a repeated name counted each time.
+    public var memberCount: Int {
+        switch storage {
+        case .tree(let object): return object.count
+        case .raw(let object): return object.members.count
+        }
+    }
+
+    /// Whether a member is named `field` (whatever its value).
+    public func has(_ field: StaticString) -> Bool { value(field) != nil }
+
     /// The last member named `field` (duplicates: the last wins, as `JSONObject` lookups do).
     /// Field names are literals: the fast lane compares them to the request's bytes in place.
     func value(_ field: StaticString) -> ParamValue? {

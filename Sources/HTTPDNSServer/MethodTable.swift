@@ -153,7 +153,7 @@ struct Responder {
     func reply<Result: MethodResult>(_ outcome: consuming Swift.Result<Result, RPCError>) {
         // Switched on outside the encoding closure: inside it, the result was copied out of the
         // captured outcome (a retain of each of its strings and arrays, and their releases).
-        switch outcome {
+        switch consume outcome {
         case .success(let result):
             if let method { connection.server.requestCounts.succeeded(method) }
             connection.complete(self) { RPCEncoder.writeResult(result, id: id ?? .null, to: &$0) }

@@ -124,20 +124,20 @@ final class ResolverService {
         // Borrowed: the closure reaches the reply where it is (a copy was a retain and a release
         // of its request's id on every cache hit).
         guard let observation, observation.monitors.isWatching(uid: uid) else {
-            let caller = machine.resolve(params, uid: uid, now: now) { outcome in
-                var outcome = outcome
+            let caller = machine.resolve(params, uid: uid, now: now) {
+                (outcome: consuming Result<ResolveResult, RPCError>) in
                 self.ranking.rank(&outcome, uid: uid)
-                done(outcome)
+                done(consume outcome)
             }
             if let caller { waiting[caller] = .rpc(copy done, uid: uid) }
             if machine.hasActions { performActions() }
             return
         }
-        let caller = machine.resolve(params, uid: uid, now: now) { outcome in
-            var outcome = outcome
+        let caller = machine.resolve(params, uid: uid, now: now) {
+            (outcome: consuming Result<ResolveResult, RPCError>) in
             self.ranking.rank(&outcome, uid: uid)
             observation.resolved(uid: uid, host: params.host, family: params.family, outcome)
-            done(outcome)
+            done(consume outcome)
         }
         if let caller {
             waiting[caller] = .rpc(copy done, uid: uid)

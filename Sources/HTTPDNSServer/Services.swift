@@ -25,8 +25,10 @@ final class Services {
     private var slices: SlicedWork?
     /// The counters and the monitors.
     let observation: Observation
-    /// The server, for its connection and memory figures (`metrics`).
-    private weak var server: RPCServer?
+    /// The server, for its connection and memory figures (`metrics`). Not `weak`: a weak
+    /// reference gives the server a side table, and every retain of it on the request path
+    /// then takes the runtime's slow path. The server outlives the methods it runs.
+    private unowned var server: RPCServer?
 
     /// Builds the services over `stored` (read at startup); their writes go to `storeThread`.
     init(

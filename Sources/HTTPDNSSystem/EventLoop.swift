@@ -111,9 +111,21 @@ public final class EventLoop {
     }
 
     public func cancel(_ timer: TimerID) {
-        timerCallbacks[timer] = nil
+        guard timerCallbacks.removeValue(forKey: timer) != nil else { return }
         if timer == liveFirstTimer { liveFirstTimer = 0 }
+        // Cancelled timers stay in the heap until they come first; once they outnumber the
+        // live ones they all go at once (amortized O(1) a cancel), so a timer re-armed again
+        // and again holds no more memory than one.
+        if timers.count > 2 * timerCallbacks.count + Self.cancelledTimersKept {
+            timers.removeAll { timerCallbacks[$0.id] == nil }
+        }
     }
+
+    /// Cancelled timers the heap may hold beyond as many as are live.
+    static let cancelledTimersKept = 64
+
+    /// Entries in the timer heap, cancelled ones not yet dropped included.
+    public var timerHeapCount: Int { timers.count }
 
     /// Runs `body` once every event and timer of the current turn is handled, before the loop
     /// waits again (to batch work that many events of one turn produced).

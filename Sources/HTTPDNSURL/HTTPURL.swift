@@ -226,15 +226,16 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
         URLParser.parsePlain(bytes)
     }
 
-    /// A plain URL's parts (`plain(utf8:)`), without building the URL or its fragment: for a
-    /// caller that keeps only some of them on a hot path.
+    /// A plain URL's parts (`plain(utf8:)`), without building the URL, its query or its
+    /// fragment: for a caller that keeps only some of them on a hot path.
     public struct Plain: Sendable {
         public var scheme: Scheme
         public var host: Host
         /// nil when absent or the scheme's default.
         public var port: UInt16?
         public var path: String
-        public var query: String?
+        /// Where the query (after `?`, before any `#`) is in the input, if there is one.
+        public var query: Range<Int>?
         /// Where the fragment (after `#`) is in the input, if there is one.
         public var fragment: Range<Int>?
     }

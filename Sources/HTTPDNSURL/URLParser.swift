@@ -35,11 +35,12 @@ enum URLParser {
     static func parsePlain(_ b: UnsafeBufferPointer<UInt8>) -> HTTPURL? {
         guard let plain = parsePlainParts(b) else { return nil }
         return HTTPURL(
-            scheme: plain.scheme, host: plain.host, port: plain.port, path: plain.path, query: plain.query,
+            scheme: plain.scheme, host: plain.host, port: plain.port, path: plain.path,
+            query: plain.query.map { String(decoding: UnsafeBufferPointer(rebasing: b[$0]), as: UTF8.self) },
             fragment: plain.fragment.map { String(decoding: UnsafeBufferPointer(rebasing: b[$0]), as: UTF8.self) })
     }
 
-    /// `parsePlain`'s parts, the fragment left as a range of `b`.
+    /// `parsePlain`'s parts, the query and fragment left as ranges of `b`.
     static func parsePlainParts(_ b: UnsafeBufferPointer<UInt8>) -> HTTPURL.Plain? {
         let n = b.count
         var i = 0
@@ -120,7 +121,7 @@ enum URLParser {
         } else if index < n && b[index] != UInt8(ascii: "?") && b[index] != UInt8(ascii: "#") {
             return nil
         }
-        var query: String?
+        var query: Range<Int>?
         if index < n && b[index] == UInt8(ascii: "?") {
             let queryStart = index + 1
             index += 1
@@ -128,7 +129,7 @@ enum URLParser {
                 guard isPlainQueryByte(b[index]) else { return nil }
                 index += 1
             }
-            query = String(decoding: UnsafeBufferPointer(rebasing: b[queryStart..<index]), as: UTF8.self)
+            query = queryStart..<index
         }
         var fragment: Range<Int>?
         if index < n {

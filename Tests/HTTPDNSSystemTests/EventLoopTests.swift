@@ -54,6 +54,28 @@ struct EventLoopTests {
         #expect(waitedMilliseconds >= 250, "the turn waited \(waitedMilliseconds) ms, not for the live timer")
     }
 
+    /// A timer re-armed on every request (a caller's deadline, a prefetch moved on) leaves its
+    /// cancelled entry behind; the heap drops them once they outnumber the live timers, and the
+    /// live ones still fire in order.
+    @Test func cancelledTimersDoNotPileUpInTheHeap() throws {
+        let clock = ManualClock()
+        let loop = try EventLoop(clock: clock)
+        var fired: [Int] = []
+        var live: EventLoop.TimerID?
+        for round in 0..<10_000 {
+            if let live { loop.cancel(live) }
+            live = loop.schedule(afterMilliseconds: Int64(60_000 + round)) { fired.append(round) }
+            #expect(loop.timerHeapCount <= 2 * 1 + 64 + 1, "round \(round): \(loop.timerHeapCount) entries")
+        }
+        var kept: [Int] = []
+        for k in 0..<100 { loop.schedule(afterMilliseconds: Int64(1000 + k)) { kept.append(k) } }
+        clock.advance(milliseconds: 200_000)
+        loop.runTurn(maxWaitMilliseconds: 0)
+        #expect(kept == Array(0..<100))
+        #expect(fired == [9_999])
+        #expect(loop.timerHeapCount == 0)
+    }
+
     @Test func aReadableDescriptorIsHandledAndNowIsTheTurnsTime() throws {
         let clock = ManualClock()
         let loop = try EventLoop(clock: clock)

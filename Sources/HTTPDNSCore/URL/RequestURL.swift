@@ -17,10 +17,9 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
     public let isIPLiteral: Bool
     /// The explicit port, if the URL has one (nil for the scheme's default).
     public let port: UInt16?
-    /// The serialized path (always starts with `/`).
+    /// The serialized path (always starts with `/`). The query and fragment play no part in
+    /// cookies and are not kept.
     public let path: String
-    /// The query without its `?`, if present.
-    public let query: String?
 
     /// Why a text is not a `RequestURL`.
     public enum Refusal: Error, Sendable, Equatable {
@@ -60,15 +59,14 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
     public static func parse(utf8 bytes: UnsafeBufferPointer<UInt8>, toASCII: DomainToASCII?) -> Result<
         RequestURL, Refusal
     > {
+        // Nearly every URL is plain, and a plain URL is read alike by every reader (and holds
+        // no space or control).
+        if let plain = HTTPURL.plainParts(utf8: bytes) {
+            return .success(RequestURL(scheme: plain.scheme, host: plain.host, port: plain.port, path: plain.path))
+        }
         // Spaces and controls are refused anywhere, as curl does, rather than trimmed, removed or
         // encoded as the URL Standard would: no client sends them in a URL it requested.
         guard !containsSpaceOrControl(bytes) else { return .failure(.notAURL) }
-        // Nearly every URL is plain, and a plain URL is read alike by every reader.
-        if let plain = HTTPURL.plainParts(utf8: bytes) {
-            return .success(
-                RequestURL(
-                    scheme: plain.scheme, host: plain.host, port: plain.port, path: plain.path, query: plain.query))
-        }
         guard let url = HTTPURL(utf8: bytes, toASCII: toASCII) else { return .failure(.notAURL) }
         guard url.agreesWithRFC3986(utf8: bytes) else { return .failure(.ambiguous) }
         return .success(RequestURL(url))
@@ -90,14 +88,13 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
     /// The jar's view of a parsed URL: its fragment and userinfo play no part in cookies. Only
     /// what the jar reads is kept, so that passing a request around copies little.
     public init(_ url: HTTPURL) {
-        self.init(scheme: url.scheme, host: url.host, port: url.port, path: url.path, query: url.query)
+        self.init(scheme: url.scheme, host: url.host, port: url.port, path: url.path)
     }
 
-    private init(scheme: HTTPURL.Scheme, host: HTTPURL.Host, port: UInt16?, path: String, query: String?) {
+    private init(scheme: HTTPURL.Scheme, host: HTTPURL.Host, port: UInt16?, path: String) {
         schemeKind = scheme
         self.port = port
         self.path = path
-        self.query = query
         switch host {
         case .domain(let name):
             self.host = name
@@ -115,7 +112,6 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
         schemeKind = other.schemeKind
         port = other.port
         path = other.path
-        query = other.query
         self.host = host
         isIPLiteral = IPLiteral.address(host) != nil
     }
@@ -129,7 +125,6 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         let hostPart = host.contains(":") ? "[\(host)]" : host
         let portPart = port.map { ":\($0)" } ?? ""
-        let queryPart = query.map { "?\($0)" } ?? ""
-        return "\(scheme)://\(hostPart)\(portPart)\(path)\(queryPart)"
+        return "\(scheme)://\(hostPart)\(portPart)\(path)"
     }
 }
