@@ -1,5 +1,6 @@
 import Glibc
 import HTTPDNSCurl
+import HTTPDNSSystem
 import HTTPDNSTestSupport
 import Synchronization
 import Testing
@@ -194,25 +195,25 @@ struct HTTPClientTests {
 
     /// A hung request on one client does not hold up another client on another thread: the fast
     /// request completes while the hung one is still outstanding (an ordering, not a timing, check).
-    @Test func clientsOnSeparateThreadsDoNotBlockEachOther() async throws {
+    /// Both clients run on POSIX threads of their own: on the concurrency pool (two threads here),
+    /// other suites' blocking tests could hold every thread, and the slow client never started.
+    @Test func clientsOnSeparateThreadsDoNotBlockEachOther() throws {
         let server = try FakeHTTPServer { request in request.path == "/slow" ? .hang : .text("fast") }
         let base = server.baseURL
         let slowFinished = Mutex(false)
-        let slow = Task.detached {
-            let result = HTTPClient().perform(HTTPRequest(url: base + "/slow", timeoutMs: 20_000))
+        let slow = spawnThread(named: "slow client", joinable: true) {
+            _ = HTTPClient().perform(HTTPRequest(url: base + "/slow", timeoutMs: 20_000))
             slowFinished.withLock { $0 = true }
-            return result
         }
-        // Polled, not awaited in a blocking call: the pool's threads also run the clients.
-        let asked = ContinuousClock.now + .seconds(30)
-        while server.requestCount == 0 && ContinuousClock.now < asked { try await Task.sleep(for: .milliseconds(5)) }
-        try #require(server.requestCount > 0)
-        let fast = try await Task.detached { HTTPClient().perform(HTTPRequest(url: base + "/fast")).map(\.status) }
-            .value.get()
+        defer {
+            // Stopping the server ends the hung request.
+            server.stop()
+            pthread_join(slow, nil)
+        }
+        try #require(eventually { server.requestCount > 0 })
+        let fast = try HTTPClient().perform(HTTPRequest(url: base + "/fast")).map(\.status).get()
         #expect(fast == 200)
         #expect(slowFinished.withLock { $0 } == false)
-        server.stop()
-        _ = await slow.value
     }
 }
 
