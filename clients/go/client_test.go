@@ -288,6 +288,17 @@ func TestStatusExampleHasTypedServiceAddressesAndNetwork(t *testing.T) {
 	if status.Upstreams[1].ServiceAddresses != nil {
 		t.Fatalf("an upstream without serviceAddresses has %+v", status.Upstreams[1].ServiceAddresses)
 	}
+	for i, want := range []int64{25, 0} {
+		if up := status.Upstreams[i]; up.Answered == nil || *up.Answered != want || up.Domains != nil {
+			t.Fatalf("upstream %d: answered %v, domains %v", i, up.Answered, up.Domains)
+		}
+	}
+	var routed UpstreamStatus
+	if err := json.Unmarshal([]byte(`{"name":"u","kind":"doh","healthy":true,"lastError":null,"latencyMs":null,`+
+		`"answered":3,"domains":["corp.example","."]}`), &routed); err != nil ||
+		*routed.Answered != 3 || !reflect.DeepEqual(routed.Domains, []string{"corp.example", "."}) {
+		t.Fatalf("routed upstream %+v %v", routed, err)
+	}
 	lastChange := int64(1767228900)
 	if !reflect.DeepEqual(status.Network, &NetworkStatus{Watching: true, Changes: 1, LastChange: &lastChange}) {
 		t.Fatalf("network %+v", status.Network)
@@ -467,6 +478,10 @@ func TestTypedCalls(t *testing.T) {
 	status, err := c.Status(ctx)
 	if err != nil || status.Version == "" || status.Upstreams[0].Kind != "alibaba" || status.Cookies.Count != 1 {
 		t.Fatalf("status %+v %v", status, err)
+	}
+	// The upstream answered login.example.test at least; without Route= lines there are no domains.
+	if up := status.Upstreams[0]; up.Answered == nil || *up.Answered < 1 || up.Domains != nil {
+		t.Fatalf("status upstream answered %v, domains %v", up.Answered, up.Domains)
 	}
 	// One service address: no serviceAddresses; the network member is always there.
 	var raw struct {

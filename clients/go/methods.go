@@ -76,13 +76,17 @@ type Cookie struct {
 }
 
 // UpstreamStatus is one configured upstream in a status answer. ServiceAddresses is nil for an
-// upstream with one service address.
+// upstream with one service address. Answered counts the queries it answered since the daemon
+// started. Domains (with Route= lines only, else nil) lists the routed domains it is asked for,
+// "." standing for the names outside every route.
 type UpstreamStatus struct {
 	Name             string            `json:"name"`
 	Kind             string            `json:"kind"`
 	Healthy          bool              `json:"healthy"`
 	LastError        *string           `json:"lastError"`
 	LatencyMs        *float64          `json:"latencyMs"`
+	Answered         *int64            `json:"answered,omitempty"`
+	Domains          []string          `json:"domains,omitempty"`
 	ServiceAddresses *ServiceAddresses `json:"serviceAddresses,omitempty"`
 }
 

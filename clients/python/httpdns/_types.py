@@ -168,7 +168,9 @@ class ServiceAddresses:
 @dataclass(frozen=True)
 class UpstreamStatus:
     """One configured upstream in ``status``. ``service_addresses`` is None for an upstream with
-    one service address."""
+    one service address; ``answered`` counts the queries it answered since the daemon started;
+    ``domains`` (with ``Route=`` lines only, else None) lists the routed domains it is asked for,
+    ``"."`` standing for the names outside every route."""
 
     name: str
     kind: str
@@ -176,14 +178,20 @@ class UpstreamStatus:
     last_error: str | None
     latency_ms: float | None
     service_addresses: ServiceAddresses | None = None
+    answered: int | None = None
+    domains: list[str] | None = None
 
     @classmethod
     def from_json(cls, u: Any) -> UpstreamStatus:
         m = "status"
         service = _optional(u, "serviceAddresses", dict, m)
+        domains = _optional(u, "domains", list, m)
+        if domains is not None and not all(isinstance(d, str) for d in domains):
+            raise ProtocolError(f"{m}: 'domains' holds a value that is not a string")
         return cls(_get(u, "name", str, m), _get(u, "kind", str, m), _get(u, "healthy", bool, m),
                    u.get("lastError"), u.get("latencyMs"),
-                   ServiceAddresses.from_json(service) if service is not None else None)
+                   ServiceAddresses.from_json(service) if service is not None else None,
+                   _optional(u, "answered", int, m), domains)
 
 
 @dataclass(frozen=True)

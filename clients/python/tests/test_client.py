@@ -241,7 +241,18 @@ def test_status_example_has_typed_service_addresses_and_network():
         addresses=[httpdns.ServiceAddress("203.0.113.1", 0, True), httpdns.ServiceAddress("203.0.113.2", 0, False)],
         scheduler_error=None, next_refresh=20100.0)
     assert system.service_addresses is None and system.latency_ms is None
+    assert (scheduled.answered, system.answered) == (25, 0)
+    assert scheduled.domains is None and system.domains is None  # no Route= lines
     assert status.network == httpdns.NetworkStatus(watching=True, changes=1, last_change=1767228900)
+
+
+def test_upstream_status_reads_routed_domains_and_refuses_mistyped_ones():
+    base = {"name": "u", "kind": "doh", "healthy": True, "lastError": None, "latencyMs": None}
+    routed = httpdns.UpstreamStatus.from_json(dict(base, answered=3, domains=["corp.example", "."]))
+    assert (routed.answered, routed.domains) == (3, ["corp.example", "."])
+    for bad in ({"domains": ["a", 1]}, {"domains": "corp.example"}, {"answered": True}, {"answered": "3"}):
+        with pytest.raises(httpdns.ProtocolError):
+            httpdns.UpstreamStatus.from_json(dict(base, **bad))
 
 
 def test_resolve_examples_have_typed_ttls_with_family_both_only():
@@ -305,6 +316,9 @@ def test_typed_calls(world, daemon):
     assert status.raw["cache"]["entries"] >= 1
     # One service address: no serviceAddresses; the network member is always there.
     assert status.upstreams[0].service_addresses is None
+    # The world's upstream answered login.example.test at least; no Route= lines, so no domains.
+    assert status.upstreams[0].answered == status.raw["upstreams"][0]["answered"] >= 1
+    assert status.upstreams[0].domains is None
     assert status.network == httpdns.NetworkStatus(
         status.raw["network"]["watching"], status.raw["network"]["changes"], status.raw["network"]["lastChange"])
     assert isinstance(status.network.watching, bool) and status.network.changes >= 0
