@@ -579,6 +579,44 @@ struct CachePersistenceTests {
         #expect(snapshot.map(\.host) == ["stale.example"])
         #expect(snapshot.first?.expiresAtUnix == clock.wallNow - 20)
     }
+
+    /// Over many names of both families, fresh, stale and negative: the snapshot holds exactly the
+    /// entries worth keeping, earliest expiry first, each with its own Unix expiry.
+    @Test func snapshotHoldsEveryKeptEntryEarliestExpiryFirst() {
+        var clock = CacheManualClock()
+        var random = SeededGenerator(state: 28)
+        let cache = DNSCache(limits: DNSCacheLimits(negativeTTL: 50, maxStale: 10, capacity: 1_000))
+        // Per entry: its TTL, and whether it is negative.
+        var inserted: [String: (ttl: Int, negative: Bool)] = [:]
+        for index in 0..<300 {
+            let host = "h\(index).example"
+            for family in IPFamily.allCases {
+                if Int.random(in: 0..<4, using: &random) == 0 {
+                    cache.insertNegative(host: host, family: family, now: clock.now)
+                    inserted["\(host) \(family)"] = (50, true)
+                } else {
+                    let ttl = Int.random(in: 1...100, using: &random)
+                    let address = family == .ipv4 ? "192.0.2.\(index % 250 + 1)" : "2001:db8::\(index + 1)"
+                    cache.insert(
+                        host: host, family: family, addresses: [address], ttl: ttl, upstream: nil, now: clock.now)
+                    inserted["\(host) \(family)"] = (ttl, false)
+                }
+            }
+        }
+        clock.advance(seconds: 40)
+        let snapshot = cache.snapshot(now: clock.now, wallNow: clock.wallNow)
+        // Fresh (expiring after 40 s), or positive and within maxStale (10 s) of its expiry.
+        let kept = inserted.filter { $0.value.ttl > 40 || (!$0.value.negative && $0.value.ttl + 10 > 40) }
+        #expect(kept.count > 100 && kept.count < inserted.count, "the run covers kept and dropped entries")
+        #expect(Set(snapshot.map { "\($0.host) \($0.family)" }) == Set(kept.keys))
+        #expect(snapshot.count == kept.count)
+        #expect(zip(snapshot, snapshot.dropFirst()).allSatisfy { $0.expiresAtUnix <= $1.expiresAtUnix })
+        for entry in snapshot {
+            let made = inserted["\(entry.host) \(entry.family)"]
+            #expect(entry.expiresAtUnix == clock.wallNow - 40 + Int64(made?.ttl ?? -1))
+            #expect(entry.negative == made?.negative)
+        }
+    }
 }
 
 struct CacheMonotonicInstantTests {

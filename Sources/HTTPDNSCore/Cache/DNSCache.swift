@@ -72,6 +72,11 @@ public final class DNSCache {
                 negative: negative, noSuchName: noSuchName)
         }
 
+        /// `isServableStale` or fresh, without building the entry.
+        func isFreshOrServableStale(now: MonotonicInstant, maxStale: Int) -> Bool {
+            now < expiresAt || (!negative && now < expiresAt.advanced(bySeconds: maxStale))
+        }
+
         /// Whether the entry is known to `uid` already (nothing to note).
         func isUsed(by uid: UInt32) -> Bool { users == 2 || (users == 1 && user == uid) }
 
@@ -341,20 +346,30 @@ public final class DNSCache {
 
     /// Every entry still worth keeping, with its expiry converted to Unix seconds (rounded up),
     /// earliest expiry first.
+    ///
+    /// Taken on the loop thread once a minute: one pass into one array and one sort (a chain of
+    /// flatMap, compactMap, filter, sort and map over whole entries held the loop for about 20 ms
+    /// with 20,000 entries).
     public func snapshot(now: MonotonicInstant, wallNow: Int64) -> [PersistedDNSEntry] {
-        entries.flatMap { host, families in
-            IPFamily.allCases.compactMap { family in families[family]?.entry(Key(host: host, family: family)) }
+        var kept: [(expiresAt: MonotonicInstant, entry: PersistedDNSEntry)] = []
+        kept.reserveCapacity(storedCount)
+        for (host, families) in entries {
+            for family in IPFamily.allCases {
+                guard let stored = families[family], stored.isFreshOrServableStale(now: now, maxStale: limits.maxStale)
+                else { continue }
+                kept.append(
+                    (
+                        stored.expiresAt,
+                        PersistedDNSEntry(
+                            host: host, family: family, addresses: stored.addresses, upstream: stored.upstream,
+                            expiresAtUnix: wallNow.addingSaturating(
+                                Self.secondsCeiling(stored.expiresAt.nanoseconds(since: now))),
+                            negative: stored.negative, noSuchName: stored.noSuchName)
+                    ))
+            }
         }
-        .filter { now < $0.expiresAt || isServableStale($0, now: now) }
-        .sorted { $0.expiresAt < $1.expiresAt }
-        .map { entry in
-            PersistedDNSEntry(
-                host: entry.host, family: entry.family, addresses: entry.addresses,
-                upstream: entry.upstream,
-                expiresAtUnix: wallNow.addingSaturating(
-                    Self.secondsCeiling(entry.expiresAt.nanoseconds(since: now))),
-                negative: entry.negative, noSuchName: entry.noSuchName)
-        }
+        kept.sort { $0.expiresAt < $1.expiresAt }
+        return kept.map(\.entry)
     }
 
     /// Loads persisted entries after a restart. Each expiry is converted back to the monotonic
