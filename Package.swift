@@ -96,10 +96,13 @@ let package = Package(
         // swiftc, which always adds libswiftCore.so (NEEDED) and the toolchain's RUNPATH. So it has
         // no product here; packaging/build-nss links it with cc (SONAME, version script, libc only).
         .target(name: "nss_httpdns", exclude: ["nss_httpdns.map"], cSettings: [.define("_GNU_SOURCE")]),
+        // Test processes name who sent a signal that ends them (SwiftPM says nothing then).
+        .target(name: "CHTTPDNSTestSignals"),
         .target(
             name: "HTTPDNSTestSupport",
             dependencies: [
-                "CHTTPDNSShims", "HTTPDNSProtocol", "HTTPDNSCore", "HTTPDNSSystem", "HTTPDNSClient", "HTTPDNSRedis",
+                "CHTTPDNSShims", "CHTTPDNSTestSignals", "HTTPDNSProtocol", "HTTPDNSCore", "HTTPDNSSystem",
+                "HTTPDNSClient", "HTTPDNSRedis",
             ],
             swiftSettings: strictSettings
         ),
