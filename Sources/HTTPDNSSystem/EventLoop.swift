@@ -124,8 +124,8 @@ public final class EventLoop {
     /// Cancelled timers the heap may hold beyond as many as are live.
     static let cancelledTimersKept = 64
 
-    /// Entries in the timer heap, cancelled ones not yet dropped included.
-    public var timerHeapCount: Int { timers.count }
+    /// Entries in the timer heap, cancelled ones not yet dropped included (for tests).
+    public var testsOnly_timerHeapCount: Int { timers.count }
 
     /// Runs `body` once every event and timer of the current turn is handled, before the loop
     /// waits again (to batch work that many events of one turn produced).

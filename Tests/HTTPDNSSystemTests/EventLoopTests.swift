@@ -65,7 +65,9 @@ struct EventLoopTests {
         for round in 0..<10_000 {
             if let live { loop.cancel(live) }
             live = loop.schedule(afterMilliseconds: Int64(60_000 + round)) { fired.append(round) }
-            #expect(loop.timerHeapCount <= 2 * 1 + 64 + 1, "round \(round): \(loop.timerHeapCount) entries")
+            #expect(
+                loop.testsOnly_timerHeapCount <= 2 * 1 + 64 + 1,
+                "round \(round): \(loop.testsOnly_timerHeapCount) entries")
         }
         var kept: [Int] = []
         for k in 0..<100 { loop.schedule(afterMilliseconds: Int64(1000 + k)) { kept.append(k) } }
@@ -73,7 +75,7 @@ struct EventLoopTests {
         loop.runTurn(maxWaitMilliseconds: 0)
         #expect(kept == Array(0..<100))
         #expect(fired == [9_999])
-        #expect(loop.timerHeapCount == 0)
+        #expect(loop.testsOnly_timerHeapCount == 0)
     }
 
     @Test func aReadableDescriptorIsHandledAndNowIsTheTurnsTime() throws {
