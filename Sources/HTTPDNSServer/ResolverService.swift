@@ -151,8 +151,8 @@ final class ResolverService {
         _ params: ResolveParams, uid: UInt32, completion: @escaping (Result<ResolveResult, RPCError>) -> Void
     ) {
         restoreSavedDNS()
-        let caller = machine.resolve(params, uid: uid, now: now) { outcome in
-            var outcome = outcome
+        let caller = machine.resolve(params, uid: uid, now: now) {
+            (outcome: consuming Result<ResolveResult, RPCError>) in
             self.ranking.rank(&outcome, uid: uid)
             completion(outcome)
         }

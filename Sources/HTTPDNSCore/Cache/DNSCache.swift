@@ -72,11 +72,6 @@ public final class DNSCache {
                 negative: negative, noSuchName: noSuchName)
         }
 
-        /// `isServableStale` or fresh, without building the entry.
-        func isFreshOrServableStale(now: MonotonicInstant, maxStale: Int) -> Bool {
-            now < expiresAt || (!negative && now < expiresAt.advanced(bySeconds: maxStale))
-        }
-
         /// Whether the entry is known to `uid` already (nothing to note).
         func isUsed(by uid: UInt32) -> Bool { users == 2 || (users == 1 && user == uid) }
 
@@ -208,7 +203,7 @@ public final class DNSCache {
         if now < entry.expiresAt {
             return .fresh(entry, ttlLeft: Int(now.secondsRoundedUp(until: entry.expiresAt)))
         }
-        guard isServableStale(entry, now: now) else {
+        guard isServableStale(expiresAt: entry.expiresAt, negative: entry.negative, now: now) else {
             remove(key)  // dead: expired and outside any stale window
             return .miss
         }
@@ -340,7 +335,7 @@ public final class DNSCache {
     public func entries(now: MonotonicInstant, include: (String) -> Bool = { _ in true }) -> [DNSCacheEntry] {
         entries.keys.filter(include).sorted().flatMap { host in
             IPFamily.allCases.compactMap { family in entries[host]?[family]?.entry(Key(host: host, family: family)) }
-                .filter { now < $0.expiresAt || isServableStale($0, now: now) }
+                .filter { isFreshOrServableStale(expiresAt: $0.expiresAt, negative: $0.negative, now: now) }
         }
     }
 
@@ -355,7 +350,8 @@ public final class DNSCache {
         kept.reserveCapacity(storedCount)
         for (host, families) in entries {
             for family in IPFamily.allCases {
-                guard let stored = families[family], stored.isFreshOrServableStale(now: now, maxStale: limits.maxStale)
+                guard let stored = families[family],
+                    isFreshOrServableStale(expiresAt: stored.expiresAt, negative: stored.negative, now: now)
                 else { continue }
                 kept.append(
                     (
@@ -398,7 +394,7 @@ public final class DNSCache {
                 expiresAt: now + ttl, negative: item.negative, noSuchName: item.negative && item.noSuchName)
             guard item.negative == item.addresses.isEmpty,
                 item.addresses.allSatisfy({ isValidAddress($0, item.family) }),
-                now < entry.expiresAt || isServableStale(entry, now: now)
+                isFreshOrServableStale(expiresAt: entry.expiresAt, negative: entry.negative, now: now)
             else { continue }
             if entries[item.host]?[item.family] != nil { continue }
             restored += storeTogether([entry], now: now, use: .nobody)
@@ -408,12 +404,14 @@ public final class DNSCache {
 
     // MARK: - Internals
 
-    private func isServableStale(_ entry: DNSCacheEntry, now: MonotonicInstant) -> Bool {
-        !entry.negative && now < staleDeadline(of: entry)
+    /// Expired, but positive and within `maxStale` of its expiry (RFC 8767).
+    private func isServableStale(expiresAt: MonotonicInstant, negative: Bool, now: MonotonicInstant) -> Bool {
+        !negative && now < expiresAt.advanced(bySeconds: limits.maxStale)
     }
 
-    private func staleDeadline(of entry: DNSCacheEntry) -> MonotonicInstant {
-        entry.expiresAt.advanced(bySeconds: limits.maxStale)
+    /// Worth keeping: fresh, or servable stale.
+    private func isFreshOrServableStale(expiresAt: MonotonicInstant, negative: Bool, now: MonotonicInstant) -> Bool {
+        now < expiresAt || isServableStale(expiresAt: expiresAt, negative: negative, now: now)
     }
 
     /// Puts `parts` (one answer) in place of any older entries, first making room for all of
