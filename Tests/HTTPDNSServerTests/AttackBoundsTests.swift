@@ -26,13 +26,15 @@ struct AttackBoundsTests {
 
         init(_ daemon: DaemonHarness, _ arguments: [String]) throws {
             let directory = daemon.directory
+            // uid 65534 runs a copy beside the daemon's socket: the checkout may be private.
+            let script = try directory.shareWithAllUsers([AttackBoundsTests.script])[0]
             output = directory.file("attack-\(arguments[0]).out")
             errors = directory.file("attack-\(arguments[0]).err")
             child = try ChildProcess(
                 OtherUser.setpriv,
                 [
                     "--reuid=\(OtherUser.uid)", "--regid=\(OtherUser.uid)", "--clear-groups", "/usr/bin/python3",
-                    AttackBoundsTests.script, daemon.socketPath,
+                    script, daemon.socketPath,
                 ] + arguments, stdout: output, stderr: errors)
         }
 

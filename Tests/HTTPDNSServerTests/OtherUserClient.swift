@@ -7,7 +7,7 @@ import HTTPDNSTestSupport
 extension OtherUser {
     /// Lets uid 65534 reach the daemon's socket.
     static func admit(_ daemon: DaemonHarness) throws {
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: daemon.directory.path)
+        _ = try daemon.directory.shareWithAllUsers()
         try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: daemon.socketPath)
     }
 

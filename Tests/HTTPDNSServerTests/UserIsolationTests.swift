@@ -24,8 +24,7 @@ struct UserIsolationTests {
     /// A daemon whose socket uid 65534 may connect to.
     static func start() throws -> RPCSession {
         let rpc = try RPCSession()
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: rpc.daemon.directory.path)
-        try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: rpc.daemon.socketPath)
+        try OtherUser.admit(rpc.daemon)
         return rpc
     }
 

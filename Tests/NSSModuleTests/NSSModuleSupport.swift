@@ -72,6 +72,9 @@ struct ResolverNamespace {
     let artifacts: NSSArtifacts
     /// The directory bound at /run/httpdnsd (nil: /run/httpdnsd is empty, no daemon).
     let daemonDirectory: String?
+    /// Where the programs load the module from: a copy in `directory`, as tests also run them as
+    /// uid 65534, which may not reach into a private checkout's build directory.
+    let moduleDirectory: String
 
     static let setupScript = """
         set -e
@@ -89,6 +92,8 @@ struct ResolverNamespace {
         directory = TemporaryDirectory(prefix: "nssns")
         self.artifacts = artifacts
         self.daemonDirectory = daemonDirectory
+        _ = try directory.shareWithAllUsers([artifacts.module])
+        moduleDirectory = directory.path
         try "hosts: \(nsswitchHosts)\n".write(
             toFile: directory.file("nsswitch.conf"), atomically: true, encoding: .utf8)
         try hosts.write(toFile: directory.file("hosts"), atomically: true, encoding: .utf8)
@@ -107,7 +112,7 @@ struct ResolverNamespace {
     func run(_ program: String, _ arguments: [String], environment: [String: String] = [:], timeout: Double = 60)
         throws -> CommandResult
     {
-        var variables = ["PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": artifacts.moduleDirectory, "LC_ALL": "C.UTF-8"]
+        var variables = ["PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": moduleDirectory, "LC_ALL": "C.UTF-8"]
         variables.merge(environment) { $1 }
         return try runCommand(
             launcher[0], Array(launcher.dropFirst()) + [program] + arguments, environment: variables, timeout: timeout)

@@ -119,7 +119,7 @@ struct NSSProgramsTests {
     @Test func reverseLookupsArePerUser() throws {
         let setup = try Setup()
         // Let nobody through to the socket (as an installed daemon's 0666 socket would).
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: setup.daemon.directory.path)
+        _ = try setup.daemon.directory.shareWithAllUsers()
         try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: setup.daemon.socketPath)
         let space = try setup.namespace(Self.recommendedLine)
         func asNobody(_ arguments: [String]) throws -> CommandResult {
