@@ -39,6 +39,47 @@ import Testing
         #expect(harness.service.isQuiescent)
     }
 
+    /// A cache hit answers as the upstream did, less the time gone: both families, each
+    /// family's TTL, and the upstream's name; a name that does not exist is answered from the
+    /// cache too, with its reason.
+    @Test func aCacheHitAnswersWhatTheUpstreamSaid() throws {
+        let harness = try ResolverHarness(Self.one)
+        harness.resolve("a.example.com")
+        try #require(harness.transport.pending("a.example.com")).answer(
+            v4: ["203.0.113.10", "203.0.113.11"], v6: ["2001:db8::10"], ttl: 120)
+        harness.resolve("gone.example.com")
+        try #require(harness.transport.pending("gone.example.com")).answer(nameExists: false)
+        harness.advance(seconds: 5)
+
+        let hit = try #require(harness.resolve("a.example.com").result)
+        #expect(hit.source == .cache && hit.upstream == "alibaba" && !hit.stale)
+        #expect(hit.ipv4 == ["203.0.113.10", "203.0.113.11"] && hit.ipv6 == ["2001:db8::10"])
+        #expect(hit.ttl == 115 && hit.ttls == ResolveResult.FamilyTTLs(ipv4: 115, ipv6: 115))
+        let v6 = try #require(harness.resolve("a.example.com", family: .ipv6).result)
+        #expect(v6.ipv4.isEmpty && v6.ipv6 == ["2001:db8::10"] && v6.ttls == nil && v6.upstream == "alibaba")
+
+        let gone = harness.resolve("gone.example.com")
+        #expect(
+            gone.error?.code == .hostNotFound && gone.reason == "no-such-name", "\(String(describing: gone.outcome))")
+        #expect(harness.transport.exchanges.count == 2)
+        #expect(harness.cache.hits == 3)
+    }
+
+    /// A hit by another uid makes the entry that uid's too: the uid that inserted it cannot
+    /// evict it with its own names once it is shared.
+    @Test func aCacheHitSharesTheEntry() throws {
+        let harness = try ResolverHarness(Self.one + "CacheSize=2\n")
+        harness.resolve("shared.example.com", family: .ipv4, uid: 1000)
+        try #require(harness.transport.pending("shared.example.com")).answer(v4: ["203.0.113.30"])
+        #expect(harness.resolve("shared.example.com", family: .ipv4, uid: 1001).result?.source == .cache)
+        for index in 0..<4 {
+            harness.advance(seconds: 1)
+            harness.resolve("own\(index).example.com", family: .ipv4, uid: 1000)
+            try #require(harness.transport.pending("own\(index).example.com")).answer(v4: ["203.0.113.4\(index)"])
+        }
+        #expect(harness.resolve("shared.example.com", family: .ipv4, uid: 1001).result?.source == .cache)
+    }
+
     /// A caller's own `timeoutMs` ends its wait at that instant with -32002; the exchange ends
     /// at that deadline too and says nothing about the upstream.
     @Test func aCallersTimeoutEndsItsWaitAndLeavesTheUpstreamHealthy() throws {

@@ -257,6 +257,49 @@ public final class DNSCache {
         return .fresh(found, ttlLeft: ttlLeft)
     }
 
+    /// The reply parts of a request every family of which is cached and fresh, read where they
+    /// are stored (copying each entry out, as `answer` does, and into the reply again was a tenth
+    /// of a cache hit), with the upstream that answered, and counted as `answer` counts a hit.
+    /// Nil, with nothing counted or changed, otherwise: `answer` then says what there is.
+    func freshReplyParts(host: String, families: AddressFamily, now: MonotonicInstant, user: UInt32)
+        -> (parts: ReplyParts, upstream: String?)?
+    {
+        guard let index = entries.index(forKey: host) else { return nil }
+        var parts = ReplyParts()
+        var upstream: String?
+        for family in families.families {
+            let part = Self.freshPart(
+                family == .ipv4 ? entries.values[index].ipv4 : entries.values[index].ipv6, now: now)
+            guard let part else { return nil }
+            if let answeredBy = part.upstream { upstream = answeredBy }
+            parts[family] = part.answer
+        }
+        hits += 1
+        for family in families.families {
+            if family == .ipv4 {
+                if entries.values[index].ipv4?.isUsed(by: user) == false {
+                    entries.values[index].ipv4?.noteUse(by: user)
+                }
+            } else if entries.values[index].ipv6?.isUsed(by: user) == false {
+                entries.values[index].ipv6?.noteUse(by: user)
+            }
+        }
+        return (parts, upstream)
+    }
+
+    private static func freshPart(_ stored: Stored?, now: MonotonicInstant)
+        -> (answer: FamilyAnswer, upstream: String?)?
+    {
+        guard let stored, now < stored.expiresAt else { return nil }
+        return (
+            FamilyAnswer(
+                addresses: stored.negative ? [] : stored.addresses,
+                ttl: Int(now.secondsRoundedUp(until: stored.expiresAt)),
+                noSuchName: stored.noSuchName),
+            stored.negative ? nil : stored.upstream
+        )
+    }
+
     /// The entry for a key, fresh or not, without touching the counters (for prefetch timing
     /// and `status`).
     public func peek(host: String, family: IPFamily) -> DNSCacheEntry? {

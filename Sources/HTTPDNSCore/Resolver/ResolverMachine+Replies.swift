@@ -26,6 +26,8 @@ struct ReplyParts {
     var ipv4: FamilyAnswer?
     var ipv6: FamilyAnswer?
 
+    init() {}
+
     subscript(family: IPFamily) -> FamilyAnswer? {
         get { family == .ipv4 ? ipv4 : ipv6 }
         set {
@@ -53,10 +55,10 @@ extension ResolverMachine {
         _ host: String, _ parts: ReplyParts, requested: AddressFamily, stale: Bool, source: ResolveResult.Source,
         upstream: String? = nil
     ) -> Result<ResolveResult, RPCError> {
+        // The families one at a time: looping over an array of the two copied each into it.
         var ttl = Int.max
-        for part in [parts.ipv4, parts.ipv6] {
-            if let part, !part.addresses.isEmpty { ttl = min(ttl, part.ttl) }
-        }
+        if let v4 = parts.ipv4, !v4.addresses.isEmpty { ttl = v4.ttl }
+        if let v6 = parts.ipv6, !v6.addresses.isEmpty { ttl = min(ttl, v6.ttl) }
         var result = ResolveResult(
             host: host, ipv4: parts.ipv4?.addresses ?? [], ipv6: parts.ipv6?.addresses ?? [], ttl: ttl, stale: stale,
             source: source, upstream: upstream)

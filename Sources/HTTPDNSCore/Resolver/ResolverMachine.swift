@@ -124,6 +124,11 @@ public struct ResolverMachine {
             answer(.success(result))
             return nil
         }
+        if let (parts, upstream) = cache.freshReplyParts(host: host, families: params.family, now: now, user: uid) {
+            answerFresh(
+                host, parts, upstream: upstream, requested: params.family, uid: uid, now: now, answer: answer)
+            return nil
+        }
         let allowStale = params.allowStale && settings.serveStale
         var cached: [DNSCacheEntry] = []
         var asked = params.family
@@ -131,10 +136,13 @@ public struct ResolverMachine {
             host: host, families: params.family.families, now: now, allowStale: allowStale, user: uid)
         {
         case .fresh(let entries, _):
-            let result = Self.reply(host, cached: entries, requested: params.family, now: now, stale: false)
-            if case .success(let answered) = result { remember(answered, uid: uid, now: now) }
-            answer(result)
-            refreshIfNetworkChanged(host, family: params.family, uid: uid, now: now)
+            // Only if an entry came to life between the two looks, which cannot happen on one
+            // thread; answered the same way all the same.
+            var upstream: String?
+            for entry in entries where !entry.negative && entry.upstream != nil { upstream = entry.upstream }
+            answerFresh(
+                host, ReplyParts(entries, now: now), upstream: upstream, requested: params.family, uid: uid, now: now,
+                answer: answer)
             return nil
         case .stale(let entries):
             // A stale answer always holds a positive entry: negative ones are never served stale.
@@ -175,6 +183,22 @@ public struct ResolverMachine {
             }
             return caller
         }
+    }
+
+    /// A cache hit's reply, remembered for `uid`; a background refresh follows if the network
+    /// changed since the answer came.
+    private mutating func answerFresh(
+        _ host: String, _ parts: consuming ReplyParts, upstream: String?, requested: AddressFamily, uid: UInt32,
+        now: MonotonicInstant, answer: (consuming Result<ResolveResult, RPCError>) -> Void
+    ) {
+        switch Self.reply(host, parts, requested: requested, stale: false, source: .cache, upstream: upstream) {
+        case .success(let answered):
+            remember(answered, uid: uid, now: now)
+            answer(.success(answered))
+        case .failure(let error):
+            answer(.failure(error))
+        }
+        refreshIfNetworkChanged(host, family: requested, uid: uid, now: now)
     }
 
     // MARK: timers
