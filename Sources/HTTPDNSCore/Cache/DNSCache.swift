@@ -262,7 +262,7 @@ public final class DNSCache {
     /// of a cache hit), with the upstream that answered, and counted as `answer` counts a hit.
     /// Nil, with nothing counted or changed, otherwise: `answer` then says what there is.
     func freshReplyParts(host: String, families: AddressFamily, now: MonotonicInstant, user: UInt32)
-        -> (parts: ReplyParts, upstream: String?)?
+        -> (host: String, parts: ReplyParts, upstream: String?)?
     {
         guard let index = entries.index(forKey: host) else { return nil }
         var parts = ReplyParts()
@@ -284,7 +284,9 @@ public final class DNSCache {
                 entries.values[index].ipv6?.noteUse(by: user)
             }
         }
-        return (parts, upstream)
+        // The stored name: the same string the address memory holds for it, which compares equal
+        // without reading its bytes.
+        return (entries.keys[index], parts, upstream)
     }
 
     private static func freshPart(_ stored: Stored?, now: MonotonicInstant)

@@ -144,4 +144,11 @@ extension ResolverMachine {
         owners.record(
             uid: uid, host: result.host, addresses: result.ipv6, ttl: result.ttls?.ipv6 ?? result.ttl, now: now)
     }
+
+    /// The same from a reply's parts, before the reply is made: a family without addresses
+    /// records nothing, so it matters not whether the reply is a success.
+    func remember(_ host: String, _ parts: borrowing ReplyParts, uid: UInt32, now: MonotonicInstant) {
+        if let v4 = parts.ipv4 { owners.record(uid: uid, host: host, addresses: v4.addresses, ttl: v4.ttl, now: now) }
+        if let v6 = parts.ipv6 { owners.record(uid: uid, host: host, addresses: v6.addresses, ttl: v6.ttl, now: now) }
+    }
 }

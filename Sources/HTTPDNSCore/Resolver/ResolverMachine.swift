@@ -124,9 +124,11 @@ public struct ResolverMachine {
             answer(.success(result))
             return nil
         }
-        if let (parts, upstream) = cache.freshReplyParts(host: host, families: params.family, now: now, user: uid) {
+        if let (stored, parts, upstream) = cache.freshReplyParts(
+            host: host, families: params.family, now: now, user: uid)
+        {
             answerFresh(
-                host, parts, upstream: upstream, requested: params.family, uid: uid, now: now, answer: answer)
+                stored, parts, upstream: upstream, requested: params.family, uid: uid, now: now, answer: answer)
             return nil
         }
         let allowStale = params.allowStale && settings.serveStale
@@ -191,13 +193,10 @@ public struct ResolverMachine {
         _ host: String, _ parts: consuming ReplyParts, upstream: String?, requested: AddressFamily, uid: UInt32,
         now: MonotonicInstant, answer: (consuming Result<ResolveResult, RPCError>) -> Void
     ) {
-        switch Self.reply(host, parts, requested: requested, stale: false, source: .cache, upstream: upstream) {
-        case .success(let answered):
-            remember(answered, uid: uid, now: now)
-            answer(.success(answered))
-        case .failure(let error):
-            answer(.failure(error))
-        }
+        // Remembered from the parts, each family for its own TTL as in the reply: binding the
+        // reply to remember it copied it.
+        remember(host, parts, uid: uid, now: now)
+        answer(Self.reply(host, parts, requested: requested, stale: false, source: .cache, upstream: upstream))
         refreshIfNetworkChanged(host, family: requested, uid: uid, now: now)
     }
 
