@@ -16,6 +16,11 @@ public final class SQLiteStatement {
     private let handle: OpaquePointer
     /// The SQL text, for errors.
     public let sql: String
+    /// The texts of the last `bind(_:)`, copied in one after another and bound in place
+    /// (SQLITE_STATIC), so that sqlite neither allocates nor copies each value (it did with
+    /// SQLITE_TRANSIENT: a seventh of a cookie upsert). Replaced only after clearing the bindings,
+    /// so no binding ever points at freed memory; freed after the statement.
+    private var scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 1)
 
     init(database: SQLiteDatabase, handle: OpaquePointer, sql: String) {
         self.database = database
@@ -23,14 +28,57 @@ public final class SQLiteStatement {
         self.sql = sql
     }
 
-    deinit { sqlite3_finalize(handle) }
+    deinit {
+        sqlite3_finalize(handle)
+        scratch.deallocate()
+    }
 
     /// Binds `values` to parameters 1...n, after resetting the statement and clearing old bindings.
     public func bind(_ values: [SQLiteValue]) throws(SQLiteError) {
         sqlite3_reset(handle)
-        // Only parameters left out keep an old value: clearing all is work when all are bound.
-        if values.count < Int(sqlite3_bind_parameter_count(handle)) { sqlite3_clear_bindings(handle) }
-        for (offset, value) in values.enumerated() { try bind(value, at: Int32(offset + 1)) }
+        var bytes = 0
+        for value in values {
+            if case .text(let string) = value { bytes += string.utf8.count }
+        }
+        if bytes > scratch.count {
+            sqlite3_clear_bindings(handle)
+            scratch.deallocate()
+            scratch = .allocate(byteCount: max(bytes, scratch.count * 2), alignment: 1)
+        } else if values.count < Int(sqlite3_bind_parameter_count(handle)) {
+            // Only parameters left out keep an old value: clearing all is work when all are bound.
+            sqlite3_clear_bindings(handle)
+        }
+        var used = 0
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            switch value {
+            case .text(let string):
+                let place = copyIntoScratch(at: used, string)
+                used += place.count
+                try check(
+                    sqlite3_bind_text64(
+                        handle, index, place.baseAddress!.assumingMemoryBound(to: CChar.self),
+                        sqlite3_uint64(place.count), csqlite_static(), UInt8(SQLITE_UTF8)))
+            default:
+                try bind(value, at: index)
+            }
+        }
+    }
+
+    /// Copies a text's UTF-8 into the scratch at `offset`: the place it now has there.
+    private func copyIntoScratch(at offset: Int, _ string: String) -> UnsafeMutableRawBufferPointer {
+        func copy(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeMutableRawBufferPointer {
+            let place = UnsafeMutableRawBufferPointer(rebasing: scratch[offset..<(offset + bytes.count)])
+            place.copyBytes(from: bytes)
+            return place
+        }
+        if let place = string.utf8.withContiguousStorageIfAvailable(copy) { return place }
+        var contiguous = string
+        return contiguous.withUTF8(copy)
+    }
+
+    private func check(_ rc: Int32) throws(SQLiteError) {
+        guard rc == SQLITE_OK else { throw database.error(sql: sql) }
     }
 
     /// Binds one value to the 1-based parameter `index`.

@@ -25,6 +25,34 @@ struct SQLiteDatabaseTests {
         #expect(rows == 1)
     }
 
+    /// One statement run again and again, as the store runs its upserts: each run's texts are
+    /// its own whatever the runs before bound (longer ones, more of them), an empty text stays
+    /// text rather than NULL, and a parameter left out is NULL.
+    @Test func reusedStatementsBindEachRunsOwnTexts() throws {
+        let directory = TemporaryDirectory()
+        let database = try SQLiteDatabase(path: "\(directory.path)/t.sqlite3")
+        try database.execute("CREATE TABLE t (k INTEGER, a TEXT, b TEXT)")
+        let insert = try database.prepare("INSERT INTO t VALUES (?, ?, ?)")
+        let long = String(repeating: "x", count: 5000)
+        let rows: [(Int64, [SQLiteValue])] = [
+            (1, [.text("short"), .text("")]),
+            (2, [.text(long), .text("caf\u{E9} \u{1F36A}")]),
+            (3, [.text("a"), .text("b")]),
+            (4, [.text(long + "y")]),
+            (5, [.null, .text("z")]),
+        ]
+        for (key, texts) in rows { try insert.run([.integer(key)] + texts) }
+        var found: [Int64: [String?]] = [:]
+        try database.prepare("SELECT k, a, b, typeof(b) FROM t").query { row in
+            found[row.int64(0)] = [row.optionalString(1), row.optionalString(2), row.string(3)]
+        }
+        #expect(found[1] == ["short", "", "text"])
+        #expect(found[2] == [long, "caf\u{E9} \u{1F36A}", "text"])
+        #expect(found[3] == ["a", "b", "text"])
+        #expect(found[4] == [long + "y", nil, "null"])
+        #expect(found[5] == [nil, "z", "text"])
+    }
+
     @Test func errorCarriesCodesAndSQLButNotBoundValues() throws {
         let directory = TemporaryDirectory()
         let database = try SQLiteDatabase(path: "\(directory.path)/t.sqlite3")

@@ -65,6 +65,30 @@ import Testing
         #expect(harness.cache.hits == 3)
     }
 
+    /// A name with A records and no AAAA: a hit's `ttl` is the A records', `ttls` has each
+    /// family's; once the negative AAAA entry is dead, the next request counts one miss, drops
+    /// that entry and asks only for AAAA, answering with the A records it still has.
+    @Test func aHitWithOneFamilyNegativeThenPartiallyGone() throws {
+        let harness = try ResolverHarness(Self.one)
+        harness.resolve("v4only.example.com")
+        try #require(harness.transport.pending("v4only.example.com")).answer(v4: ["203.0.113.50"], ttl: 300)
+        harness.advance(seconds: 5)
+        let hit = try #require(harness.resolve("v4only.example.com").result)
+        #expect(hit.ttl == 295 && hit.ttls == ResolveResult.FamilyTTLs(ipv4: 295, ipv6: 25) && hit.ipv6.isEmpty)
+        #expect(harness.cache.entries == 2 && harness.cache.hits == 1)
+
+        harness.advance(seconds: 26)
+        let misses = harness.cache.misses
+        let partial = harness.resolve("v4only.example.com")
+        #expect(harness.cache.misses == misses + 1 && harness.cache.hits == 1)
+        #expect(harness.cache.entries == 1, "the dead AAAA entry went")
+        let asked = try #require(harness.transport.pending("v4only.example.com"))
+        #expect(asked.request.family == .ipv6)
+        asked.answer(v6: ["2001:db8::50"], ttl: 60)
+        #expect(partial.result?.ipv4 == ["203.0.113.50"] && partial.result?.ipv6 == ["2001:db8::50"])
+        #expect(partial.result?.ttls == ResolveResult.FamilyTTLs(ipv4: 269, ipv6: 60))
+    }
+
     /// A hit by another uid makes the entry that uid's too: the uid that inserted it cannot
     /// evict it with its own names once it is shared.
     @Test func aCacheHitSharesTheEntry() throws {

@@ -19,7 +19,8 @@ public final class DNSCache {
     /// keep their expiry.
     public var limits: DNSCacheLimits
 
-    /// Requests `answer` found fresh in every family they asked for (positive or negative).
+    /// Requests found fresh in every family they asked for (positive or negative), by `answer`
+    /// or `freshReplyParts`.
     public private(set) var hits = 0
     /// Requests `answer` did not find fresh, including those answered with a stale entry.
     public private(set) var misses = 0

@@ -138,8 +138,8 @@ public struct ResolverMachine {
             host: host, families: params.family.families, now: now, allowStale: allowStale, user: uid)
         {
         case .fresh(let entries, _):
-            // Only if an entry came to life between the two looks, which cannot happen on one
-            // thread; answered the same way all the same.
+            // Unreachable: `freshReplyParts` found every family fresh under the same test, and
+            // nothing changes the cache between the two looks. Answered the same way all the same.
             var upstream: String?
             for entry in entries where !entry.negative && entry.upstream != nil { upstream = entry.upstream }
             answerFresh(
