@@ -124,8 +124,16 @@ extension SQLiteStateStore: JarStore {
             var uid: UInt32
             var key: CookieKey
         }
+        let total = batches.reduce(0) { $0 + ($1.jar?.changes.count ?? 0) }
         var changes: [(uid: UInt32, change: CookieChange)] = []
+        changes.reserveCapacity(total)
+        if total == 1, let jar = batches.lazy.compactMap(\.jar).first(where: { !$0.changes.isEmpty }) {
+            changes.append((jar.uid, jar.changes[0]))
+            return changes
+        }
+        // Sized once: growing from empty rehashed every key at each doubling.
         var positions: [Identity: Int] = [:]
+        positions.reserveCapacity(total)
         // One hash per change: the defaulted subscript, in place, inserts a missing key (-1).
         func take(_ position: inout Int) -> Int? {
             if position >= 0 { return position }
