@@ -108,6 +108,25 @@ struct NetworkChangeTests {
         #expect(harness.transport.exchanges(for: "b.example.com").count == 2, "the late answer is asked again")
     }
 
+    /// A prefetch batch asked on the old network brings its answers marked too: when the names'
+    /// own flights on the new network fail, the batch's answers are served, and their next use
+    /// asks again.
+    @Test func aBatchInFlightBringsMarkedAnswers() throws {
+        let (harness, network) = try Self.cached("Prefetch=b1.example.com b2.example.com\n")
+        harness.service.startPrefetch()
+        let batch = try #require(harness.transport.batches.first)
+        Self.change(network, harness, [Self.newAddress])
+        let address = UpstreamAnswer(ipv4: [IPAddress("203.0.113.60")!], ttl: 100)
+        batch.completion(.success(["b1.example.com": address, "b2.example.com": address]))
+        for host in ["b1.example.com", "b2.example.com"] { harness.transport.pending(host)?.fail(.httpStatus(500)) }
+        harness.advance(seconds: 2)
+        let asked = harness.transport.exchanges(for: "b1.example.com").count
+        let served = harness.resolve("b1.example.com")
+        #expect(served.result?.source == .cache && served.result?.ipv4 == ["203.0.113.60"])
+        #expect(
+            harness.transport.exchanges(for: "b1.example.com").count == asked + 1, "the marked answer is asked again")
+    }
+
     /// A burst of the kernel's messages is logged once, and the next change no sooner than 5 s later.
     @Test func aBurstIsLoggedOnce() throws {
         let (harness, network) = try Self.cached("")

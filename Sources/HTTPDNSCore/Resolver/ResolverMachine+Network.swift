@@ -16,8 +16,9 @@ extension ResolverMachine {
         case .flush: touched = cache.flush(host: nil)
         }
         // Replaced, not added to: a flight of an earlier change still running is among these, and
-        // one dropped from the queue since (never finished) is forgotten.
-        flightsBeforeNetworkChange = Set(flights.keys)
+        // one dropped from the queue since (never finished) is forgotten. Prefetch batches are
+        // flights too, of several names.
+        flightsBeforeNetworkChange = Set(flights.keys).union(batches.keys)
         for raw in settings.prefetch {
             guard let host = try? canonicalName(raw) else { continue }
             _ = join(

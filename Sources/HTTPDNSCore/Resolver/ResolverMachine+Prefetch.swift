@@ -65,6 +65,7 @@ extension ResolverMachine {
     ) {
         guard let batch = batches.removeValue(forKey: id) else { return }
         queue.finish(id)
+        let askedBeforeNetworkChange = flightsBeforeNetworkChange.remove(id) != nil
         let endpoint = endpoint(batch.upstream)
         var missing = batch.hosts
         switch result {
@@ -77,6 +78,7 @@ extension ResolverMachine {
                 cache.insert(
                     host: host, parts: IPFamily.allCases.map { CachePart(answer, family: $0) }, upstream: endpoint.name,
                     now: now)
+                if askedBeforeNetworkChange { cache.markForRefresh(host: host) }
             }
             missing = batch.hosts.filter { answers[$0] == nil }
         case .failure(let error):
