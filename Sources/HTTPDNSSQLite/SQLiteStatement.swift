@@ -110,7 +110,7 @@ public final class SQLiteStatement {
                 sqlite3_bind_blob64(handle, index, raw.baseAddress, sqlite3_uint64(raw.count), csqlite_transient())
             }
         }
-        guard rc == SQLITE_OK else { throw database.error(sql: sql) }
+        try check(rc)
     }
 
     /// Advances to the next row: true when a row is available, false when the statement is done.

@@ -77,11 +77,14 @@ extension ResolverMachine {
     static func reply(
         _ host: String, cached entries: [DNSCacheEntry], requested: AddressFamily, now: MonotonicInstant, stale: Bool
     ) -> Result<ResolveResult, RPCError> {
-        var upstream: String?
-        for entry in entries where !entry.negative && entry.upstream != nil { upstream = entry.upstream }
-        return reply(
+        reply(
             host, ReplyParts(entries, now: now, stale: stale), requested: requested, stale: stale, source: .cache,
-            upstream: upstream)
+            upstream: upstreamOf(entries))
+    }
+
+    /// The upstream that answered cached entries: the last positive one's, where known.
+    static func upstreamOf(_ entries: [DNSCacheEntry]) -> String? {
+        entries.last { !$0.negative && $0.upstream != nil }?.upstream
     }
 
     /// One caller's reply from its flight's outcome, with the families the cache had fresh for

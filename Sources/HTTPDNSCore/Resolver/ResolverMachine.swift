@@ -140,10 +140,9 @@ public struct ResolverMachine {
         case .fresh(let entries, _):
             // Unreachable: `freshReplyParts` found every family fresh under the same test, and
             // nothing changes the cache between the two looks. Answered the same way all the same.
-            var upstream: String?
-            for entry in entries where !entry.negative && entry.upstream != nil { upstream = entry.upstream }
             answerFresh(
-                host, ReplyParts(entries, now: now), upstream: upstream, requested: params.family, uid: uid, now: now,
+                host, ReplyParts(entries, now: now), upstream: Self.upstreamOf(entries), requested: params.family,
+                uid: uid, now: now,
                 answer: answer)
             return nil
         case .stale(let entries):
