@@ -14,6 +14,10 @@
  *   --once              every template line is sent exactly once (spread over the connections);
  *                       the run ends when all are answered. Used to fill a server with state.
  *
+ * With --writes METHOD[,METHOD...], the lines calling those methods are writes and the others
+ * reads: the report gives the latency of each kind apart as well (a mix's reads are not held to
+ * the time its writes wait for their commit).
+ *
  * A response counts as ok when its top-level object has "result", has no "error", and contains
  * the --expect substring if one is given. Everything else is an error; the first one is shown on
  * stderr. One thread, one epoll set: the generator costs one core at most, which the report's
@@ -50,12 +54,13 @@
 struct request_template {
 	char *before_id, *after_id;
 	size_t before_len, after_len;
+	bool write; /* its method is one of --writes */
 };
 
 struct slot {
 	uint64_t serial;  /* which request of this connection occupies the slot */
 	uint64_t sent_ns;
-	bool busy;
+	bool busy, write;
 };
 
 struct connection {
@@ -73,16 +78,20 @@ struct connection {
 };
 
 struct options {
-	const char *socket_path, *template_path, *expect;
+	const char *socket_path, *template_path, *expect, *writes;
 	int connections, depth;
 	double seconds, warmup, timeout;
 	bool once, json;
 };
 
+struct latencies {
+	uint64_t *ns;
+	size_t count, cap;
+};
+
 struct tally {
 	uint64_t responses, ok, error_member, no_result, expect_missing, unmatched, timeouts, closed;
-	uint64_t *latencies_ns;
-	size_t latency_count, latency_cap;
+	struct latencies all, reads, writes;
 	bool reported_first_error;
 };
 
@@ -116,6 +125,27 @@ static void *checked_alloc(size_t size)
 
 /* ---- templates ---------------------------------------------------------------------------- */
 
+/* Whether the line's top-level "method" is one of the comma-separated names in --writes. */
+static bool calls_a_write(const char *line, size_t len)
+{
+	if (!opt.writes) return false;
+	struct top_level_walk walk = top_level_walk(line, line + len);
+	struct top_level_member member;
+	while (next_top_level_member(&walk, &member)) {
+		if (!top_level_member_is(&member, "method") || *member.value != '"') continue;
+		const char *name = member.value + 1, *end = line + len, *close = name;
+		while (close < end && *close != '"') close++;
+		size_t name_len = (size_t)(close - name);
+		for (const char *w = opt.writes; *w;) {
+			size_t n = strcspn(w, ",");
+			if (n == name_len && memcmp(w, name, n) == 0) return true;
+			w += n + (w[n] == ',');
+		}
+		return false;
+	}
+	return false;
+}
+
 static void add_template(const char *line, size_t len)
 {
 	const char *token = memmem(line, len, "{{id}}", 6);
@@ -130,6 +160,7 @@ static void add_template(const char *line, size_t len)
 	t->after_len = len - t->before_len - 6;
 	t->before_id = strndup(line, t->before_len);
 	t->after_id = strndup(token + 6, t->after_len);
+	t->write = calls_a_write(line, len);
 	if (!t->before_id || !t->after_id) die("out of memory");
 	/* 20 digits of id and the newline */
 	size_t full = t->before_len + t->after_len + 21;
@@ -198,14 +229,14 @@ static void show_first_error(const char *why, const char *line, size_t len)
 	        len > 400 ? "..." : "");
 }
 
-static void record_latency(uint64_t ns)
+static void record_latency(struct latencies *l, uint64_t ns)
 {
-	if (tally.latency_count == tally.latency_cap) {
-		tally.latency_cap = tally.latency_cap ? tally.latency_cap * 2 : 65536;
-		tally.latencies_ns = realloc(tally.latencies_ns, tally.latency_cap * sizeof *tally.latencies_ns);
-		if (!tally.latencies_ns) die("out of memory");
+	if (l->count == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 65536;
+		l->ns = realloc(l->ns, l->cap * sizeof *l->ns);
+		if (!l->ns) die("out of memory");
 	}
-	tally.latencies_ns[tally.latency_count++] = ns;
+	l->ns[l->count++] = ns;
 }
 
 static bool in_measured_window(uint64_t now)
@@ -235,7 +266,8 @@ static void handle_response(struct connection *c, const char *line, size_t len, 
 	if (!in_measured_window(now)) return;
 
 	tally.responses++;
-	record_latency(now - slot->sent_ns);
+	record_latency(&tally.all, now - slot->sent_ns);
+	record_latency(slot->write ? &tally.writes : &tally.reads, now - slot->sent_ns);
 	if (shape.has_error) {
 		tally.error_member++;
 		show_first_error("error member", line, len);
@@ -329,7 +361,7 @@ static void send_requests(struct connection *c, uint64_t now)
 		p += t->after_len;
 		*p++ = '\n';
 		c->out_len = (size_t)(p - c->out);
-		c->slots[index] = (struct slot){ .serial = serial, .sent_ns = now, .busy = true };
+		c->slots[index] = (struct slot){ .serial = serial, .sent_ns = now, .busy = true, .write = t->write };
 	}
 	flush_output(c);
 }
@@ -411,14 +443,38 @@ static int compare_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Nearest-rank percentile, in microseconds. */
-static double percentile_us(double p)
+/* Nearest-rank percentile of sorted latencies, in microseconds. */
+static double percentile_us(const struct latencies *l, double p)
 {
-	if (tally.latency_count == 0) return 0;
-	size_t rank = (size_t)((p / 100.0) * (double)tally.latency_count + 0.999999);
+	if (l->count == 0) return 0;
+	size_t rank = (size_t)((p / 100.0) * (double)l->count + 0.999999);
 	if (rank < 1) rank = 1;
-	if (rank > tally.latency_count) rank = tally.latency_count;
-	return (double)tally.latencies_ns[rank - 1] / 1000.0;
+	if (rank > l->count) rank = l->count;
+	return (double)l->ns[rank - 1] / 1000.0;
+}
+
+static void sort_latencies(struct latencies *l)
+{
+	qsort(l->ns, l->count, sizeof *l->ns, compare_u64);
+}
+
+static double max_us(const struct latencies *l)
+{
+	return l->count ? (double)l->ns[l->count - 1] / 1000.0 : 0;
+}
+
+static void print_latencies_json(const char *name, const struct latencies *l)
+{
+	printf("\"%s\":{\"count\":%zu,\"p50\":%.1f,\"p90\":%.1f,\"p99\":%.1f,\"p999\":%.1f,\"max\":%.1f}", name,
+	       l->count, percentile_us(l, 50), percentile_us(l, 90), percentile_us(l, 99), percentile_us(l, 99.9),
+	       max_us(l));
+}
+
+static void print_latencies_text(const char *name, const struct latencies *l)
+{
+	printf("  %-10s  p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f (%zu responses)\n", name,
+	       percentile_us(l, 50), percentile_us(l, 90), percentile_us(l, 99), percentile_us(l, 99.9), max_us(l),
+	       l->count);
 }
 
 static double cpu_seconds(void)
@@ -439,6 +495,7 @@ static void usage(void)
 	        "  -w, --warmup S        unmeasured seconds before them (default 0.5)\n"
 	        "      --once            send every template line once, wait for every answer, stop\n"
 	        "  -e, --expect TEXT     a response without TEXT counts as an error\n"
+	        "      --writes M[,M]    lines calling these methods are writes: latency of reads and writes apart\n"
 	        "      --timeout S       give up when nothing was answered for S seconds (default 5)\n"
 	        "      --json            one JSON object on stdout instead of text\n",
 	        MAX_DEPTH);
@@ -453,6 +510,7 @@ static void parse_options(int argc, char **argv)
 		{ "seconds", required_argument, 0, 't' }, { "warmup", required_argument, 0, 'w' },
 		{ "once", no_argument, 0, 'o' },          { "expect", required_argument, 0, 'e' },
 		{ "timeout", required_argument, 0, 'T' }, { "json", no_argument, 0, 'j' },
+		{ "writes", required_argument, 0, 'W' },
 		{ "help", no_argument, 0, 'h' },          { 0, 0, 0, 0 },
 	};
 	int o;
@@ -468,6 +526,7 @@ static void parse_options(int argc, char **argv)
 		case 'e': opt.expect = optarg; break;
 		case 'T': opt.timeout = atof(optarg); break;
 		case 'j': opt.json = true; break;
+		case 'W': opt.writes = optarg; break;
 		default: usage();
 		}
 	}
@@ -537,31 +596,40 @@ int main(int argc, char **argv)
 
 	uint64_t window_end = opt.once ? stop : (stop < measure_until_ns ? stop : measure_until_ns);
 	double window = window_end > measure_from_ns ? (double)(window_end - measure_from_ns) / 1e9 : 1e-9;
-	qsort(tally.latencies_ns, tally.latency_count, sizeof *tally.latencies_ns, compare_u64);
+	sort_latencies(&tally.all);
+	sort_latencies(&tally.reads);
+	sort_latencies(&tally.writes);
 	uint64_t errors = tally.error_member + tally.no_result + tally.expect_missing + tally.unmatched;
 	double rps = (double)tally.responses / window;
 	double cpu_percent = 100.0 * (cpu_at_stop - cpu_at_measure) / window;
-	double max_us = tally.latency_count ? (double)tally.latencies_ns[tally.latency_count - 1] / 1000.0 : 0;
 
 	if (opt.json) {
 		printf("{\"connections\":%d,\"depth\":%d,\"mode\":\"%s\",\"seconds\":%.3f,\"responses\":%llu,"
 		       "\"ok\":%llu,\"errors\":%llu,\"error_member\":%llu,\"no_result\":%llu,\"expect_missing\":%llu,"
 		       "\"unmatched\":%llu,\"timeouts\":%llu,\"closed\":%llu,\"rps\":%.1f,"
 		       "\"latency_us\":{\"p50\":%.1f,\"p90\":%.1f,\"p99\":%.1f,\"p999\":%.1f,\"max\":%.1f},"
-		       "\"cpu_percent\":%.1f}\n",
+		       "\"cpu_percent\":%.1f,",
 		       opt.connections, opt.depth, opt.once ? "once" : "duration", window,
 		       (unsigned long long)tally.responses, (unsigned long long)tally.ok, (unsigned long long)errors,
 		       (unsigned long long)tally.error_member, (unsigned long long)tally.no_result,
 		       (unsigned long long)tally.expect_missing, (unsigned long long)tally.unmatched,
-		       (unsigned long long)tally.timeouts, (unsigned long long)tally.closed, rps, percentile_us(50),
-		       percentile_us(90), percentile_us(99), percentile_us(99.9), max_us, cpu_percent);
+		       (unsigned long long)tally.timeouts, (unsigned long long)tally.closed, rps,
+		       percentile_us(&tally.all, 50), percentile_us(&tally.all, 90), percentile_us(&tally.all, 99),
+		       percentile_us(&tally.all, 99.9), max_us(&tally.all), cpu_percent);
+		print_latencies_json("reads_latency_us", &tally.reads);
+		printf(",");
+		print_latencies_json("writes_latency_us", &tally.writes);
+		printf("}\n");
 	} else {
 		printf("rpcload %s: %d connection(s) x %d in flight, %.2f s measured\n", opt.socket_path,
 		       opt.connections, opt.depth, window);
 		printf("  throughput  %.0f responses/s (%llu responses, %llu ok)\n", rps,
 		       (unsigned long long)tally.responses, (unsigned long long)tally.ok);
-		printf("  latency us  p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n", percentile_us(50),
-		       percentile_us(90), percentile_us(99), percentile_us(99.9), max_us);
+		print_latencies_text("latency us", &tally.all);
+		if (opt.writes) {
+			print_latencies_text("reads", &tally.reads);
+			print_latencies_text("writes", &tally.writes);
+		}
 		printf("  problems    %llu error(s), %llu unmatched, %llu timeout(s), %llu closed connection(s)\n",
 		       (unsigned long long)errors, (unsigned long long)tally.unmatched, (unsigned long long)tally.timeouts,
 		       (unsigned long long)tally.closed);
