@@ -97,6 +97,9 @@ struct PendingAnswers {
     /// connection).
     var isEmpty: Bool { current == nil && head == items.count }
 
+    /// Whether a source is being written from or parked (what they hold changes as they go).
+    var hasSources: Bool { current != nil || !parked.isEmpty }
+
     /// Memory the sources hold.
     var heldBytes: Int {
         queuedHeldBytes + (current?.heldBytes ?? 0) + parked.reduce(0) { $0 + $1.heldBytes }

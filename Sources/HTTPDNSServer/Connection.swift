@@ -632,8 +632,11 @@ final class Connection: EventHandler {
         let unsent = state.isClosed ? 0 : unsentByteCount
         var memory = 0
         if !state.isClosed {
+            // Without a source, what the queued ones held is read in place: asking the sources
+            // made Swift copy `answers` out first (a retain and a release of each of its arrays).
+            let held = answers.hasSources ? answers.heldBytes : answers.queuedHeldBytes
             memory =
-                Self.fixedMemory + inputCapacity + output.capacity + answers.queuedBytes + answers.heldBytes
+                Self.fixedMemory + inputCapacity + output.capacity + answers.queuedBytes + held
                 + batchHeldBytes + (batch?.heldBytes ?? 0) + inFlight * Self.memoryPerRequest
         }
         guard memory != chargedMemory || unsent != chargedUnsentOutput else { return }
