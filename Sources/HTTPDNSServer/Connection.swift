@@ -51,6 +51,9 @@ final class Connection: EventHandler {
     // unowned(unsafe): the server owns its connections and outlives them; a checked unowned
     // reference costs a retain and a release at every use on the request path.
     unowned(unsafe) let server: RPCServer
+    /// The same server for the request path's calls, borrowed without a retain: a call through
+    /// `server` still retains and releases it around the call (seven times a request).
+    private let borrowedServer: Unmanaged<RPCServer>
 
     private var state = ConnectionState()
     var queued: TurnQueues = []
@@ -86,11 +89,16 @@ final class Connection: EventHandler {
         self.context = CallContext(peer: peer, connectionID: id)
         self.user = user
         self.server = server
+        self.borrowedServer = Unmanaged.passUnretained(server)
         self.framer = LineFramer(maxLineLength: server.limits.maxLineLength)
         lastActivity = server.loop.now
     }
 
-    private var limits: ServerLimits { server.limits }
+    private var limits: ServerLimits { onServer { $0.limits } }
+
+    /// `body` on the server, borrowed (see `borrowedServer`).
+    @inline(__always)
+    private func onServer<R>(_ body: (RPCServer) -> R) -> R { borrowedServer._withUnsafeGuaranteedRef(body) }
 
     /// Answer bytes not yet taken by the socket, queued ones included.
     var unsentByteCount: Int { output.count - outputOffset + answers.queuedBytes }
@@ -110,7 +118,7 @@ final class Connection: EventHandler {
             runLines()
         }
         if events & (EpollEvents.hangUp | EpollEvents.error) != 0 { peerLeft() }
-        server.needsFlush(self)
+        onServer { $0.needsFlush(self) }
     }
 
     /// Goes on after a wait (the next turn, drained output, released memory), or with answers
@@ -135,7 +143,7 @@ final class Connection: EventHandler {
             read()
             runLines()
         }
-        server.needsFlush(self)
+        onServer { $0.needsFlush(self) }
     }
 
     /// One `recv` of whatever is there (up to the shared buffer), unless the uid's memory or
@@ -208,7 +216,7 @@ final class Connection: EventHandler {
     private func reasonToWait() -> ConnectionState.Wait? {
         if outputOverCap { return .unsentOutput }
         if overMemory && !mayFinishItsLine { return .memory }
-        let turn = server.turn
+        let turn = onServer { $0.turn }
         if !credit.isAvailable(turn: turn, perTurn: limits.workPerTurn)
             || !user.credit.isAvailable(turn: turn, perTurn: limits.workPerTurnPerUser)
         {
@@ -245,7 +253,7 @@ final class Connection: EventHandler {
 
     /// Whether its uid must release memory first. An abandoned connection reads only what the
     /// kernel still holds and answers nobody: it is never held back for memory.
-    private var overMemory: Bool { state.isServing && server.isOverMemory(user) }
+    private var overMemory: Bool { state.isServing && onServer { $0.isOverMemory(user) } }
 
     /// Whether this connection may go on past its uid's memory bound to finish the line it
     /// holds (taking `UserLoad.finishingLine` if no other connection of its uid has it): the
@@ -267,13 +275,13 @@ final class Connection: EventHandler {
     }
 
     private func charge(_ units: Int) {
-        let turn = server.turn
+        let turn = onServer { $0.turn }
         credit.charge(units, turn: turn, perTurn: limits.workPerTurn)
         user.credit.charge(units, turn: turn, perTurn: limits.workPerTurnPerUser)
     }
 
     private func hasCredit() -> Bool {
-        let turn = server.turn
+        let turn = onServer { $0.turn }
         return credit.isAvailable(turn: turn, perTurn: limits.workPerTurn)
             && user.credit.isAvailable(turn: turn, perTurn: limits.workPerTurnPerUser)
     }
@@ -292,7 +300,7 @@ final class Connection: EventHandler {
     /// Handles one line: a request, an error, or a batch whose elements then run in turn.
     private func handleLine(_ line: UnsafeBufferPointer<UInt8>) {
         charge(WorkCost.line(bytes: line.count))
-        if let request = server.scanner.scan(line) {
+        if let request = onServer({ $0.scanner.scan(line) }) {
             run(request.method, request.params, id: request.id, batch: nil, slot: 0)
             return
         }
@@ -394,8 +402,8 @@ final class Connection: EventHandler {
             responder.fail(refusal)
             return
         }
-        charge(server.workUnits(of: method, context: context))
-        server.dispatch(method, params, context: context, to: responder)
+        charge(onServer { $0.workUnits(of: method, context: context) })
+        onServer { $0.dispatch(method, params, context: context, to: responder) }
     }
 
     /// A request's outcome: counts it out of flight and writes its response where it goes.
@@ -413,7 +421,7 @@ final class Connection: EventHandler {
             appendLine(encode)
         }
         recharge()
-        server.needsFlush(self)
+        onServer { $0.needsFlush(self) }
     }
 
     /// A request's outcome that is written as the client reads it. A notification's, or one
@@ -431,7 +439,7 @@ final class Connection: EventHandler {
             deliver(nil, to: batch, slot: responder.slot)
         }
         recharge()
-        server.needsFlush(self)
+        onServer { $0.needsFlush(self) }
     }
 
     /// A request answered by a source that writes its own lines from now on (a subscription).
@@ -454,7 +462,7 @@ final class Connection: EventHandler {
             }
         }
         recharge()
-        server.needsFlush(self)
+        onServer { $0.needsFlush(self) }
     }
 
     /// Counts a request out of flight; false when the connection is closed (nothing to write).
@@ -494,7 +502,7 @@ final class Connection: EventHandler {
             line.append(0x0A)
             answers.append(.bytes(line.bytes))
         }
-        server.needsFlush(self)
+        onServer { $0.needsFlush(self) }
     }
 
     private func enqueue(_ item: PendingAnswers.Item) {
@@ -640,7 +648,7 @@ final class Connection: EventHandler {
                 + batchHeldBytes + (batch?.heldBytes ?? 0) + inFlight * Self.memoryPerRequest
         }
         guard memory != chargedMemory || unsent != chargedUnsentOutput else { return }
-        server.charge(user, memory: memory - chargedMemory, unsentOutput: unsent - chargedUnsentOutput)
+        onServer { $0.charge(user, memory: memory - chargedMemory, unsentOutput: unsent - chargedUnsentOutput) }
         chargedMemory = memory
         chargedUnsentOutput = unsent
     }
