@@ -18,6 +18,11 @@ public struct URLParams<Members: DescribedParams, URLValue> {
         url = try params.withRequiredString("url", readURL)
         members = try Members(params, afterFirst: ())
     }
+
+    /// The URL and the other members, moved out: the request path takes them without a copy
+    /// (a retain and a release of each of their strings).
+    @inlinable
+    public consuming func parts() -> (url: URLValue, members: Members) { (url, members) }
 }
 
 // MARK: getCookieHeader

@@ -90,29 +90,31 @@ final class CookieService {
 
     // MARK: methods
 
-    func cookieHeader(_ params: CookieHeaderQuery, uid: UInt32) throws(RPCError) -> CookieHeaderResult {
-        let url = try Self.requestURL(params.url, field: "url")
-        let site = try params.members.siteForCookies.map { (s) throws(RPCError) in
+    func cookieHeader(_ params: consuming CookieHeaderQuery, uid: UInt32) throws(RPCError) -> CookieHeaderResult {
+        let (parsed, members) = params.parts()
+        let url = try Self.requestURL(parsed, field: "url")
+        let site = try members.siteForCookies.map { (s) throws(RPCError) in
             try Self.parseURL(s, field: "siteForCookies")
         }
-        let request = try normalized(url, host: params.members.host, uid: uid)
+        let request = try normalized(url, host: members.host, uid: uid)
         let header = jar(for: uid).cookieHeader(
-            for: request, forScript: params.members.forScript, siteForCookies: site,
-            topLevelNavigation: params.members.topLevelNavigation, now: clock.wallSeconds())
+            for: request, forScript: members.forScript, siteForCookies: site,
+            topLevelNavigation: members.topLevelNavigation, now: clock.wallSeconds())
         observation?.cookieHeaderBuilt()
         return CookieHeaderResult(header)
     }
 
     func handleSetCookie(
-        _ params: SetCookieQuery, uid: UInt32, done: Reply<SetCookieResult>
+        _ params: consuming SetCookieQuery, uid: UInt32, done: Reply<SetCookieResult>
     ) throws(RPCError) {
-        guard params.members.setCookie.count <= Self.maxCookiesPerRequest else {
+        let (parsed, members) = params.parts()
+        guard members.setCookie.count <= Self.maxCookiesPerRequest else {
             throw .limitExceeded("cookies in one request", limit: Self.maxCookiesPerRequest)
         }
-        let url = try Self.requestURL(params.url, field: "url")
-        let request = try normalized(url, host: params.members.host, uid: uid)
+        let url = try Self.requestURL(parsed, field: "url")
+        let request = try normalized(url, host: members.host, uid: uid)
         let jar = jar(for: uid)
-        let outcome = jar.setCookies(params.members.setCookie, for: request, now: clock.wallSeconds())
+        let outcome = jar.setCookies(members.setCookie, for: request, now: clock.wallSeconds())
         if !outcome.rejected.isEmpty {
             observation?.cookiesRejected(
                 uid: uid, host: outcome.host, reasons: outcome.rejected.map(\.reason.rawValue))
@@ -226,9 +228,9 @@ final class CookieService {
 
     /// The request after domain normalization, with this uid's own address memory.
     @inline(__always)
-    private func normalized(_ url: RequestURL, host: String?, uid: UInt32) throws(RPCError) -> CookieRequest {
+    private func normalized(_ url: consuming RequestURL, host: String?, uid: UInt32) throws(RPCError) -> CookieRequest {
         do {
-            return try CookieRequest.normalizing(url, host: host, rules: rules) { hostNames($0, uid) }
+            return try CookieRequest.normalizing(consume url, host: host, rules: rules) { hostNames($0, uid) }
         } catch {
             switch error {
             case .emptyHost: throw .invalidParams(field: "host", "must not be empty")
@@ -243,10 +245,10 @@ final class CookieService {
         try requestURL(RequestURL.parse(text, toASCII: IDNA.urlDomainToASCII), field: field)
     }
 
-    private static func requestURL(_ parsed: Result<RequestURL, RequestURL.Refusal>, field: String) throws(RPCError)
-        -> RequestURL
-    {
-        switch parsed {
+    private static func requestURL(
+        _ parsed: consuming Result<RequestURL, RequestURL.Refusal>, field: String
+    ) throws(RPCError) -> RequestURL {
+        switch consume parsed {
         case .success(let url): return url
         case .failure(.notAURL): throw .invalidParams(field: field, "not an absolute http(s) or ws(s) URL with a host")
         case .failure(.ambiguous): throw .ambiguousURL(field: field)

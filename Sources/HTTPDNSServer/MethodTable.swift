@@ -47,9 +47,10 @@ protocol MethodTable: AnyObject {
         throws(RPCError)
     func reverse(_ params: ReverseParams, context: CallContext, reply: Reply<ReverseResult>)
         throws(RPCError)
-    func getCookieHeader(_ params: CookieHeaderQuery, context: CallContext, reply: Reply<CookieHeaderResult>)
-        throws(RPCError)
-    func handleSetCookie(_ params: SetCookieQuery, context: CallContext, reply: Reply<SetCookieResult>)
+    func getCookieHeader(
+        _ params: consuming CookieHeaderQuery, context: CallContext, reply: Reply<CookieHeaderResult>
+    ) throws(RPCError)
+    func handleSetCookie(_ params: consuming SetCookieQuery, context: CallContext, reply: Reply<SetCookieResult>)
         throws(RPCError)
     func deleteCookies(
         _ params: DeleteCookiesParams, context: CallContext, reply: Reply<DeleteCookiesResult>

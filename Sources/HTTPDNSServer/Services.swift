@@ -239,16 +239,16 @@ extension Services: MethodTable {
         reply(.success(try resolver.reverse(params, uid: context.peer.uid)))
     }
 
-    func getCookieHeader(_ params: CookieHeaderQuery, context: CallContext, reply: Reply<CookieHeaderResult>)
-        throws(RPCError)
-    {
-        reply(.success(try cookies.cookieHeader(params, uid: context.peer.uid)))
+    func getCookieHeader(
+        _ params: consuming CookieHeaderQuery, context: CallContext, reply: Reply<CookieHeaderResult>
+    ) throws(RPCError) {
+        reply(.success(try cookies.cookieHeader(consume params, uid: context.peer.uid)))
     }
 
-    func handleSetCookie(_ params: SetCookieQuery, context: CallContext, reply: Reply<SetCookieResult>)
+    func handleSetCookie(_ params: consuming SetCookieQuery, context: CallContext, reply: Reply<SetCookieResult>)
         throws(RPCError)
     {
-        try cookies.handleSetCookie(params, uid: context.peer.uid, done: reply)
+        try cookies.handleSetCookie(consume params, uid: context.peer.uid, done: reply)
     }
 
     func deleteCookies(

@@ -136,13 +136,13 @@ private final class CookieMethods: MethodTable {
 
     init(_ service: CookieService) { self.service = service }
 
-    func getCookieHeader(_ params: CookieHeaderQuery, context: CallContext, reply: Reply<CookieHeaderResult>)
+    func getCookieHeader(_ params: consuming CookieHeaderQuery, context: CallContext, reply: Reply<CookieHeaderResult>)
         throws(RPCError)
     {
         reply(.success(try service.cookieHeader(params, uid: context.peer.uid)))
     }
 
-    func handleSetCookie(_ params: SetCookieQuery, context: CallContext, reply: Reply<SetCookieResult>)
+    func handleSetCookie(_ params: consuming SetCookieQuery, context: CallContext, reply: Reply<SetCookieResult>)
         throws(RPCError)
     {
         try service.handleSetCookie(params, uid: context.peer.uid, done: reply)

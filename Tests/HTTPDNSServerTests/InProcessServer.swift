@@ -230,14 +230,14 @@ final class FakeMethods: MethodTable {
         reply(.success(ReverseResult(address: params.address, hosts: ["a.example"], ttl: 1)))
     }
 
-    func getCookieHeader(_ params: CookieHeaderQuery, context: CallContext, reply: Reply<CookieHeaderResult>)
+    func getCookieHeader(_ params: consuming CookieHeaderQuery, context: CallContext, reply: Reply<CookieHeaderResult>)
         throws(RPCError)
     {
         calls.append(.getCookieHeader)
         reply(.success(CookieHeaderResult(header: "uid=\(context.peer.uid)", count: 1)))
     }
 
-    func handleSetCookie(_ params: SetCookieQuery, context: CallContext, reply: Reply<SetCookieResult>)
+    func handleSetCookie(_ params: consuming SetCookieQuery, context: CallContext, reply: Reply<SetCookieResult>)
         throws(RPCError)
     {
         calls.append(.handleSetCookie)

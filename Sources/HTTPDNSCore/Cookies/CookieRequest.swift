@@ -34,7 +34,8 @@ public struct CookieRequest: Sendable {
     ///   - rememberedNames: the names the caller's address memory holds for an IP literal (asked
     ///     only for an IP URL without `host`).
     public static func normalizing(
-        _ url: RequestURL, host: String?, rules: any DomainRules, rememberedNames: (String) -> [String] = { _ in [] }
+        _ url: consuming RequestURL, host: String?, rules: any DomainRules,
+        rememberedNames: (String) -> [String] = { _ in [] }
     ) throws(CookieRequestError) -> CookieRequest {
         guard url.isIPLiteral else {
             guard let canonical = rules.canonicalHost(url.host) else {
@@ -42,20 +43,21 @@ public struct CookieRequest: Sendable {
             }
             return CookieRequest(url: url.replacingHost(canonical), ipLiteral: nil)
         }
+        let address = url.host
         let name: String
         if let host {
             guard !host.isEmpty else { throw .emptyHost }
             name = host
         } else {
-            let candidates = rememberedNames(url.host)
-            guard candidates.count <= 1 else { throw .ambiguousAddress(url.host, candidates: candidates) }
-            guard let only = candidates.first else { return CookieRequest(url: url, ipLiteral: url.host) }
+            let candidates = rememberedNames(address)
+            guard candidates.count <= 1 else { throw .ambiguousAddress(address, candidates: candidates) }
+            guard let only = candidates.first else { return CookieRequest(url: url, ipLiteral: address) }
             name = only
         }
         guard let canonical = rules.canonicalHost(name) else {
             throw .invalidHost(CookieHostError(field: "host", host: name))
         }
-        return CookieRequest(url: url.replacingHost(canonical), ipLiteral: url.host)
+        return CookieRequest(url: url.replacingHost(canonical), ipLiteral: address)
     }
 
     /// Whether a `Domain` attribute names the IP the request was sent to: the cookie then belongs

@@ -117,7 +117,7 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The same URL with another host (used to substitute a host name for an IP literal).
-    public func replacingHost(_ newHost: String) -> RequestURL {
+    public consuming func replacingHost(_ newHost: String) -> RequestURL {
         if CookieMatching.same(newHost, host) { return self }
         return RequestURL(self, host: newHost)
     }
