@@ -220,12 +220,21 @@ struct CookieHeaderMemory {
     /// remembered header by its key too, so that two keys of one hash never share a header.
     struct Probe {
         let key: Key
-        let hash: Int
+        let hash: KeyHash
 
         init(_ key: Key) {
             self.key = key
-            hash = key.hashValue
+            hash = KeyHash(value: key.hashValue)
         }
+    }
+
+    /// A key's hash as the tables' key. It is already a seeded hash, so the tables take it as it
+    /// is: hashed again, each of the four table operations of a varied lookup cost a SipHash run.
+    struct KeyHash: Hashable {
+        let value: Int
+
+        func hash(into hasher: inout Hasher) { hasher.combine(value) }
+        func _rawHashValue(seed: Int) -> Int { value ^ seed }
     }
 
     private struct Remembered {
@@ -235,9 +244,9 @@ struct CookieHeaderMemory {
 
     static let limit = 256
     private static let maxHeaderBytes = 4096
-    private var remembered: [Int: Remembered] = [:]
+    private var remembered: [KeyHash: Remembered] = [:]
     /// The hashes of shapes that missed once and are not kept.
-    private var seenOnce: Set<Int> = []
+    private var seenOnce: Set<KeyHash> = []
 
     /// The header remembered for the probe's key, if it is still right at `version` and `now`.
     func entry(for probe: Probe, version: UInt64, now: Int64) -> Entry? {

@@ -52,24 +52,28 @@ extension ResolverMachine {
     /// `no-such-name` when the name does not exist, `no-data` when it only has no address of
     /// these families.
     static func reply(
-        _ host: String, _ parts: ReplyParts, requested: AddressFamily, stale: Bool, source: ResolveResult.Source,
-        upstream: String? = nil
+        _ host: String, _ parts: consuming ReplyParts, requested: AddressFamily, stale: Bool,
+        source: ResolveResult.Source, upstream: String? = nil
     ) -> Result<ResolveResult, RPCError> {
         // The families one at a time: looping over an array of the two copied each into it.
         var ttl = Int.max
         if let v4 = parts.ipv4, !v4.addresses.isEmpty { ttl = v4.ttl }
         if let v6 = parts.ipv6, !v6.addresses.isEmpty { ttl = min(ttl, v6.ttl) }
-        var result = ResolveResult(
-            host: host, ipv4: parts.ipv4?.addresses ?? [], ipv6: parts.ipv6?.addresses ?? [], ttl: ttl, stale: stale,
-            source: source, upstream: upstream)
-        guard !(result.ipv4.isEmpty && result.ipv6.isEmpty) else {
-            let noSuchName = parts.ipv4?.noSuchName == true || parts.ipv6?.noSuchName == true
+        var ttls: ResolveResult.FamilyTTLs?
+        if requested == .both, let v4 = parts.ipv4, let v6 = parts.ipv6 {
+            ttls = ResolveResult.FamilyTTLs(ipv4: v4.ttl, ipv6: v6.ttl)
+        }
+        let noSuchName = parts.ipv4?.noSuchName == true || parts.ipv6?.noSuchName == true
+        // The address lists moved out of the parts, not copied (a retain and a release each).
+        let ipv4 = parts.ipv4.take()?.addresses ?? []
+        let ipv6 = parts.ipv6.take()?.addresses ?? []
+        guard !(ipv4.isEmpty && ipv6.isEmpty) else {
             return .failure(.hostNotFound(host, reason: noSuchName ? .noSuchName : .noData))
         }
-        if requested == .both, let v4 = parts.ipv4, let v6 = parts.ipv6 {
-            result.ttls = ResolveResult.FamilyTTLs(ipv4: v4.ttl, ipv6: v6.ttl)
-        }
-        return .success(result)
+        return .success(
+            ResolveResult(
+                host: host, ipv4: ipv4, ipv6: ipv6, ttl: ttl, ttls: ttls, stale: stale, source: source,
+                upstream: upstream))
     }
 
     /// A reply from cached entries (fresh, or stale with ttl 0), naming the upstream that
