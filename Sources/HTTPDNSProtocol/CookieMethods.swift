@@ -48,13 +48,20 @@ public struct GetCookieHeaderParams: DescribedParams {
     /// The table's reading of the members after `url`, written out for the request path;
     /// MethodShapeTests holds it equal to `described(_:afterFirst:)`, errors included.
     public init(_ params: Params, afterFirst: Void) throws(RPCError) {
-        self.init(url: "")
         // Nearly every lookup sends its URL alone: then there is nothing more to read.
-        if params.memberCount == 1 && params.has("url") { return }
-        host = try params.optionalString("host")
-        forScript = try params.optionalBool("forScript") ?? false
-        siteForCookies = try params.optionalString("siteForCookies")
-        topLevelNavigation = try params.optionalBool("topLevelNavigation") ?? false
+        if params.memberCount == 1 && params.has("url") {
+            self.init(url: "")
+            return
+        }
+        // Read into locals and initialized once: assigned member by member after a throwing
+        // call, the value was copied and destroyed twice (a retain and release of each string).
+        let host = try params.optionalString("host")
+        let forScript = try params.optionalBool("forScript") ?? false
+        let siteForCookies = try params.optionalString("siteForCookies")
+        let topLevelNavigation = try params.optionalBool("topLevelNavigation") ?? false
+        self.init(
+            url: "", host: host, forScript: forScript, siteForCookies: siteForCookies,
+            topLevelNavigation: topLevelNavigation)
     }
 
     public static let blank = GetCookieHeaderParams(url: "")
