@@ -56,6 +56,12 @@ public struct GetCookieHeaderParams: DescribedParams {
         // Read into locals and initialized once: assigned member by member after a throwing
         // call, the value was copied and destroyed twice (a retain and release of each string).
         let host = try params.optionalString("host")
+        // An IP URL with its host name and nothing else (the other lookup): the rest keep their
+        // defaults, unread.
+        if params.memberCount == 2 && host != nil && params.has("url") {
+            self.init(url: "", host: host)
+            return
+        }
         let forScript = try params.optionalBool("forScript") ?? false
         let siteForCookies = try params.optionalString("siteForCookies")
         let topLevelNavigation = try params.optionalBool("topLevelNavigation") ?? false
