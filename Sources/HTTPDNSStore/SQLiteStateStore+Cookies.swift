@@ -21,14 +21,21 @@ extension SQLiteStateStore: JarStore {
                     try database.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('boot_id', ?)")
                         .run([.text(bootID)])
                 }
-                try database.prepare("DELETE FROM cookies WHERE expires IS NOT NULL AND expires <= ?")
-                    .run([.integer(now)])
                 var jars: [UInt32: [Cookie]] = [:]
+                var expired: [SQLiteValue] = []
                 try database.prepare(
-                    "SELECT \(Self.cookieColumns) FROM cookies ORDER BY uid, last_access, creation_index"
+                    "SELECT \(Self.cookieColumns), rowid FROM cookies ORDER BY uid, last_access, creation_index"
                 ).query { row in
-                    if let (uid, cookie) = Self.cookie(row) { jars[uid, default: []].append(cookie) }
+                    guard let (uid, cookie) = Self.cookie(row) else { return }
+                    if let expires = cookie.expires, expires <= now {
+                        expired.append(.integer(row.int64(14)))
+                    } else {
+                        jars[uid, default: []].append(cookie)
+                    }
                 }
+                // The purge rides the load's scan: the table has no index on expiry (migration 0005).
+                let deleteRow = try database.prepare("DELETE FROM cookies WHERE rowid = ?")
+                for rowid in expired { try deleteRow.run([rowid]) }
                 return jars
             }
         }
