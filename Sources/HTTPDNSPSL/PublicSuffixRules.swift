@@ -47,6 +47,8 @@ public final class PublicSuffixRules: DomainRules, @unchecked Sendable {
 
     /// `canonicalHost` without its fast lane: IP literals, then ASCII syntax, else IDNA first.
     static func checkedCanonicalHost(_ host: String) -> String? {
+        // No name longer can be valid: refused before any pass over its bytes.
+        guard host.utf8.count <= IDNA.maxInputBytes else { return nil }
         if let ip = IPLiteral.canonical(host) { return ip }
         if HostNameSyntax.isASCII(host) { return HostNameSyntax.canonicalASCII(host) }
         guard !host.utf8.contains(0), let aLabels = Self.toASCII(host) else { return nil }

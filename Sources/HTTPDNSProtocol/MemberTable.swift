@@ -179,7 +179,7 @@ extension ParamField {
                     return
                 }
                 guard let value = Value(rawValue: raw) else {
-                    throw .invalidParams(field: name.description, unknown ?? "unknown value \"\(raw)\"")
+                    throw .invalidParams(field: name.description, unknown ?? "unknown value \(RPCError.quoted(raw))")
                 }
                 root[keyPath: path] = value
             },

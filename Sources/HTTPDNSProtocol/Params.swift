@@ -108,7 +108,7 @@ public struct Params {
     {
         guard let raw = try optionalString(field) else { return nil }
         guard let value = E(rawValue: raw) else {
-            throw .invalidParams(field: field.description, "unknown value \"\(raw)\"")
+            throw .invalidParams(field: field.description, "unknown value \(RPCError.quoted(raw))")
         }
         return value
     }

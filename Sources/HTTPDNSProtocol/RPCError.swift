@@ -87,6 +87,14 @@ extension RPCError {
             details: ["field": .string(field)])
     }
 
+    /// A caller's value as an error message shows it: quoted, and cut after its first 64
+    /// characters (a megabyte of an invalid value came back whole, a megabyte to encode).
+    public static func quoted(_ value: String) -> String {
+        let shown = value.unicodeScalars.prefix(64)
+        let cut = shown.endIndex < value.unicodeScalars.endIndex
+        return "\"" + String(String.UnicodeScalarView(shown)) + (cut ? "…" : "") + "\""
+    }
+
     public static func internalError(_ detail: String) -> RPCError {
         RPCError(code: .internalError, name: "InternalError", message: "Internal error: \(detail)")
     }

@@ -39,6 +39,13 @@ protocol ResultStream: AnyObject {
     func writeNext(to out: inout JSONOutput, budget: Int) -> Bool
     /// Bytes of memory the snapshot behind it holds.
     var heldBytes: Int { get }
+    /// Work units making it cost beyond what its method is charged before it runs (`workUnits`),
+    /// known only once it is made.
+    var preparationUnits: Int { get }
+}
+
+extension ResultStream {
+    var preparationUnits: Int { 0 }
 }
 
 /// One response whose result streams: `{"jsonrpc":"2.0","id":…,"result":`, the result's

@@ -32,8 +32,8 @@ struct TurnQueues: OptionSet {
 /// - an idle connection, or one holding an unfinished line, is closed after its timeout.
 /// Once the client half-closes (socat does after stdin's EOF), every request already read is
 /// still answered before the close. A peer that is gone entirely (EPOLLHUP, which epoll reports
-/// whatever the interest) is dropped from epoll at once: its requests run, their answers go
-/// nowhere, and the loop never spins on it.
+/// whatever the interest) is dropped from epoll at once: of its requests only those with effects
+/// run (`Method.hasEffects`), their answers go nowhere, and the loop never spins on it.
 final class Connection: EventHandler {
     /// Write pieces of streamed answers while less than this is unsent.
     static let lowWater = 32 << 10
@@ -387,6 +387,13 @@ final class Connection: EventHandler {
     /// Runs one request within the in-flight caps; beyond them a request gets -32003 and a
     /// notification is dropped (it cannot be answered). A notification costs what a request does.
     private func run(_ method: Method, _ params: Params, id: RPCID?, batch: BatchResponse?, slot: Int) {
+        // A client that is gone reads no answer: what it left queued runs only for its effects
+        // (its lines are charged all the same), so that a client cannot queue costly reads and
+        // leave the loop to work for nobody.
+        if !state.isServing && !method.hasEffects {
+            if let batch { deliver(nil, to: batch, slot: slot) }
+            return
+        }
         let responder = Responder(connection: self, id: id, batch: batch, slot: slot, method: method)
         var refusal: RPCError?
         if inFlight >= limits.maxRequestsInFlight {
@@ -425,6 +432,7 @@ final class Connection: EventHandler {
     /// A request's outcome that is written as the client reads it. A notification's, or one
     /// for a client that is gone, is dropped at once (with the snapshot it holds).
     func complete(_ responder: Responder, streaming result: some ResultStream) {
+        charge(result.preparationUnits)
         guard answered() else { return }
         if let id = responder.id, state.isServing {
             let response = StreamedResponse(id: id, result: result, endsLine: responder.batch == nil)
@@ -736,3 +744,17 @@ final class PendingBatch {
 
 @available(*, unavailable)
 extension PendingBatch: Sendable {}
+
+extension Method {
+    /// Whether running it changes something besides its answer: the jar, the cache, the
+    /// counters, an upstream query (a resolve also feeds the address memory normalization reads).
+    /// A method without effects is skipped when nobody will read its answer.
+    var hasEffects: Bool {
+        switch self {
+        case .resolve, .handleSetCookie, .deleteCookies, .importCookies, .flushCache, .resetStatistics: return true
+        case .reverse, .getCookieHeader, .listCookies, .exportCookies, .status, .showCache, .statistics, .metrics,
+            .monitor, .discover:
+            return false
+        }
+    }
+}

@@ -264,7 +264,7 @@ final class CookieService {
     }
 
     private static func invalidHost(_ error: CookieHostError) -> RPCError {
-        .invalidParams(field: error.field, "\"\(error.host)\" is not a valid host name")
+        .invalidParams(field: error.field, "\(RPCError.quoted(error.host)) is not a valid host name")
     }
 }
 

@@ -70,6 +70,9 @@ final class NetscapeExportStream: ResultStream {
     private var next = 0
     private var started = false
     let heldBytes: Int
+    /// Finding the cookies the format cannot hold read every byte once (memchr's pace: 16 KiB
+    /// a unit); the jar's count alone charged a jar of 4 KiB values a tenth of it.
+    var preparationUnits: Int { heldBytes / 16384 }
 
     init(_ cookies: [Cookie]) {
         self.cookies = cookies

@@ -42,6 +42,26 @@ struct CookieNetscapeTests {
         #expect(fields(try copy.jar.list(now: Self.now)) == fields(try h.jar.list(now: Self.now)))
     }
 
+    /// The TAB check reads eight bytes a step: a TAB at any offset of a longer value is found,
+    /// and a value of any length without one is written.
+    @Test func aTabAtAnyOffsetOfAValueIsFound() {
+        func cookie(_ value: String) -> Cookie {
+            Cookie(
+                name: "n", value: value, domain: "example.com", hostOnly: true, path: "/", expires: nil, secure: false,
+                httpOnly: false, sameSite: .default, partitioned: false, created: 0, creationIndex: 0, lastAccess: 0)
+        }
+        for length in 0...40 {
+            let plain = String(repeating: "v", count: length)
+            #expect(CookieJar.netscapeCanHold(cookie(plain)), "\(length)")
+            for offset in 0..<length {
+                var bytes = Array(plain.utf8)
+                bytes[offset] = 0x09
+                #expect(
+                    !CookieJar.netscapeCanHold(cookie(String(decoding: bytes, as: UTF8.self))), "\(length) \(offset)")
+            }
+        }
+    }
+
     /// A TAB is allowed inside a value (RFC 6265bis 5.6: only CTLs other than HTAB refuse a cookie,
     /// and only leading and trailing ones are trimmed), and the jar keeps it; but curl and Python
     /// split a cookies.txt line at every TAB, so export leaves such cookies out, names them, and

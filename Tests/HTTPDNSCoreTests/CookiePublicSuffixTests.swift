@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSIDNA
 import HTTPDNSPSL
 import HTTPDNSProtocol
 import Testing
@@ -38,6 +39,20 @@ struct CookiePublicSuffixTests {
         #expect(rules.canonicalHost("exa mple.com") == nil)
         #expect(rules.canonicalHost("") == nil)
         #expect(rules.canonicalHost("bü\u{0}cher.example") == nil)
+    }
+
+    /// A name is refused past the most UTF-8 a name whose A-labels fit DNS can take, before
+    /// libidn2 maps its code points; within it, code points UTS #46 ignores (U+00AD) still go.
+    @Test func aNameLongerThanAnyValidOneIsRefusedBeforeIDNA() {
+        let shy = "\u{AD}"  // two octets of UTF-8, mapped to nothing
+        let within = "bü" + String(repeating: shy, count: 400) + "cher.example"
+        #expect(within.utf8.count <= IDNA.maxInputBytes)
+        #expect(rules.canonicalHost(within) == "xn--bcher-kva.example")
+        let past = "bü" + String(repeating: shy, count: 600) + "cher.example"
+        #expect(past.utf8.count > IDNA.maxInputBytes)
+        #expect(IDNA.domainToASCII(past) == nil)
+        #expect(rules.canonicalHost(past) == nil)
+        #expect(rules.canonicalHost(String(repeating: "a.", count: 600) + "example") == nil)
     }
 
     @Test func domainOnAPublicSuffixIsRejected() throws {

@@ -65,6 +65,19 @@ struct IPAddressTests {
         #expect(IPAddress(text) == nil)
     }
 
+    /// The longest text form parses; anything longer is refused before it is split, however
+    /// its groups look.
+    @Test func anIPv6TextLongerThanTheLongestFormIsRefused() {
+        let longest = "ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255"
+        #expect(longest.utf8.count == 45)
+        #expect(IPAddress(longest)?.description == "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff")
+        #expect(IPAddress(ipv6: longest) != nil)
+        for text in ["0" + longest, String(repeating: "0:", count: 50_000) + ":"] {
+            #expect(IPAddress(text) == nil)
+            #expect(IPAddress(ipv6: text) == nil)
+        }
+    }
+
     @Test func buildsFromWireBytes() throws {
         let v4 = try #require(IPAddress(bytes: [93, 184, 216, 34]))
         #expect(v4.family == .ipv4)

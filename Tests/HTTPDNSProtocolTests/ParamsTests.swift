@@ -148,6 +148,18 @@ struct MethodParamsTests {
         expectInvalidParams(rejection(#"{"host":"h","timeoutMs":60001}"#, ResolveParams.init), field: "timeoutMs")
     }
 
+    /// An error shows the caller's value quoted, cut after 64 characters: a megabyte of an
+    /// unknown value does not come back whole.
+    @Test func anErrorShowsALongValueCut() throws {
+        let long = String(repeating: "ä", count: 100_000)
+        let rejected = rejection(#"{"host":"h","family":"\#(long)"}"#, ResolveParams.init)
+        let error = try #require(rejected)
+        expectInvalidParams(error, field: "family", mentioning: ["\"" + String(repeating: "ä", count: 64) + "…\""])
+        #expect(error.message.utf8.count < 200, "\(error.message.utf8.count) bytes")
+        #expect(RPCError.quoted("ipv5") == "\"ipv5\"")
+        #expect(RPCError.quoted(String(repeating: "x", count: 64)) == "\"" + String(repeating: "x", count: 64) + "\"")
+    }
+
     @Test func resolveRoundTripsThroughItsJSON() throws {
         for p in [
             ResolveParams(host: "a"), ResolveParams(host: "b", family: .ipv6, allowStale: false, timeoutMs: 60_000),

@@ -48,6 +48,57 @@ struct ConnectionBudgetTests {
         #expect(harness.methods.calls.filter { $0 == .exportCookies }.count == 10)
     }
 
+    /// A client that queued requests and left entirely: once the server sees it gone, what it
+    /// left runs only for its effects. Its costly reads stop (three exports spend the turn it is
+    /// seen gone in; every method without effects is skipped after), in a batch too, and its
+    /// writes still run.
+    @Test func aGoneClientsQueuedRequestsRunOnlyForTheirEffects() throws {
+        let harness = try InProcessServer(limits: Self.limits { $0.workPerTurn = 64 })
+        harness.methods.costs[.exportCookies] = 30
+        var peer: Peer? = try harness.connect()
+        let set =
+            #"{"jsonrpc":"2.0","id":2,"method":"handleSetCookie","params":{"url":"https://a.example/","setCookie":["a=1"]}}"#
+        let export = #"{"jsonrpc":"2.0","id":1,"method":"exportCookies"}"#
+        try peer?.send(String(repeating: export + "\n", count: 10))
+        try peer?.send(set + "\n")
+        let reads =
+            [
+                #""method":"reverse","params":{"address":"192.0.2.1"}"#,
+                #""method":"getCookieHeader","params":{"url":"https://a.example/"}"#,
+            ]
+            + ["listCookies", "status", "showCache", "statistics", "metrics", "monitor", "rpc.discover"].map {
+                #""method":"\#($0)""#
+            }
+        try peer?.send(reads.map { #"{"jsonrpc":"2.0","id":3,"# + $0 + "}\n" }.joined())
+        try peer?.send("[" + export + "," + set + "]\n")
+        peer = nil  // closes the socket before the server's first turn: it sees the lines and the hang-up together
+        for _ in 0..<20 { harness.loop.runTurn(maxWaitMilliseconds: 5) }
+        #expect(
+            harness.methods.calls == [
+                .exportCookies, .exportCookies, .exportCookies, .handleSetCookie, .handleSetCookie,
+            ])
+    }
+
+    /// Taking an export's snapshot reads every byte of the jar (looking for TABs), which the
+    /// jar's count does not tell: what it read is charged once it is known, so one uid's
+    /// exports of a jar of 4 KB values run a few a turn, however many connections ask.
+    @Test func anExportIsChargedForTheBytesItsSnapshotReads() throws {
+        let harness = try InProcessServer(
+            limits: Self.limits {
+                $0.workPerTurn = 64
+                $0.workPerTurnPerUser = 512
+            })
+        harness.methods.exportedCookies = (0..<500).map { FakeMethods.cookie(bytes: 4_000, index: $0) }
+        let peers = try (0..<8).map { _ in try harness.connect() }
+        for peer in peers {
+            try peer.send(String(repeating: #"{"jsonrpc":"2.0","method":"exportCookies"}"# + "\n", count: 4))
+        }
+        harness.loop.runTurn(maxWaitMilliseconds: 1_000)
+        let first = harness.methods.calls.count
+        #expect((1...5).contains(first), "\(first) exports of 2 MB in one turn")
+        #expect(harness.run(turns: 2_000) { harness.methods.calls.count == 32 })
+    }
+
     /// The connections of one uid share one budget per turn: twenty units (its reads and lines)
     /// run in a turn however many connections hold them, and another user's request runs in
     /// that same turn.

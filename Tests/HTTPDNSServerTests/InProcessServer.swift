@@ -195,6 +195,8 @@ final class FakeMethods: MethodTable {
     var listed: [Cookie] = []
     /// The text `exportCookies` answers with, all at once (not streamed).
     var exported = ""
+    /// When set, `exportCookies` streams these as the daemon does instead.
+    var exportedCookies: [Cookie]?
     /// Extra work units of each method (`MethodTable.workUnits`).
     var costs: [Method: Int] = [:]
     /// When set, `rpc.discover` opens it (a subscription) instead of answering.
@@ -302,6 +304,7 @@ final class FakeMethods: MethodTable {
         throws(RPCError)
     {
         calls.append(.exportCookies)
+        if let exportedCookies { return reply.stream(NetscapeExportStream(exportedCookies)) }
         reply(.success(ExportCookiesResult(data: exported)))
     }
 

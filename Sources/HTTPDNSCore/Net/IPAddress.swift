@@ -30,8 +30,13 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
         self = parsed
     }
 
+    /// The longest IPv6 text form, `ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255`: anything
+    /// longer is refused before it is split (a megabyte of "0:" was 45 ms of groups).
+    static let maxIPv6TextLength = 45
+
     private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> IPAddress? {
         if bytes.contains(UInt8(ascii: ":")) {
+            guard bytes.count <= maxIPv6TextLength else { return nil }
             return parseIPv6(Array(bytes)).flatMap { IPAddress(bytes: $0) }
         }
         return parseIPv4(bytes).flatMap { IPAddress(bytes: $0) }
@@ -46,7 +51,8 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
 
     /// RFC 4291 section 2.2 text forms, including `::` and a trailing embedded IPv4; zone ids are rejected.
     public init?(ipv6 text: String) {
-        guard let parsed = IPAddress.parseIPv6(Array(text.utf8)) else { return nil }
+        guard text.utf8.count <= IPAddress.maxIPv6TextLength, let parsed = IPAddress.parseIPv6(Array(text.utf8))
+        else { return nil }
         self.family = .ipv6
         self.bytes = parsed
     }

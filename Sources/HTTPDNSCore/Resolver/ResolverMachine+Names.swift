@@ -9,11 +9,11 @@ extension ResolverMachine {
         if HostNameSyntax.isCanonical(raw) { return raw }
         guard !raw.isEmpty else { throw .invalidParams(field: "host", "must not be empty") }
         guard let ascii = rules.canonicalHost(raw) else {
-            throw .invalidParams(field: "host", "\"\(raw)\" is not a valid host name")
+            throw .invalidParams(field: "host", "\(RPCError.quoted(raw)) is not a valid host name")
         }
         switch HostName.validate(ascii) {
         case .success(let name): return name
-        case .failure(let error): throw .invalidParams(field: "host", "\"\(raw)\": \(error)")
+        case .failure(let error): throw .invalidParams(field: "host", "\(RPCError.quoted(raw)): \(error)")
         }
     }
 
@@ -53,7 +53,7 @@ extension ResolverMachine {
         -> ReverseResult
     {
         guard let address = IPAddress(params.address) else {
-            throw .invalidParams(field: "address", "\"\(params.address)\" is not an IPv4 or IPv6 literal")
+            throw .invalidParams(field: "address", "\(RPCError.quoted(params.address)) is not an IPv4 or IPv6 literal")
         }
         let attributions = owners.attributions(uid: uid, of: address, now: now)
         guard let latest = attributions.first else { throw .addressNotFound(address.description) }
