@@ -225,7 +225,7 @@ struct DiskFullSocketTests {
 
         // Fill the file system to the last byte.
         let filler = state + "/filler"
-        let fd = open(filler, O_WRONLY | O_CREAT, 0o600)
+        let fd = open(filler, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         let block = [UInt8](repeating: 7, count: 4096)
         while block.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
         close(fd)

@@ -71,8 +71,10 @@ struct DiskFullTests {
             committed += 1
         }
         // Everything else of the file system taken: the checkpoint cannot grow the database file.
+        // Close-on-exec: a process another test spawns meanwhile must not keep the filler's
+        // blocks taken after the unlink below.
         let filler = "\(mountPoint)/filler"
-        let fd = open(filler, O_WRONLY | O_CREAT, 0o600)
+        let fd = open(filler, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         let block = [UInt8](repeating: 1, count: 64 * 1024)
         while block.withUnsafeBytes({ Glibc.write(fd, $0.baseAddress, $0.count) }) > 0 {}
         close(fd)

@@ -92,7 +92,7 @@ final class CapturedLog: Sendable {
 enum RawFile {
     static func write(_ path: String, _ bytes: [UInt8], at offset: Int64? = nil) {
         let flags = offset == nil ? O_WRONLY | O_CREAT | O_TRUNC : O_WRONLY
-        let fd = open(path, flags, 0o600)
+        let fd = open(path, flags | O_CLOEXEC, 0o600)
         precondition(fd >= 0, "open \(path)")
         defer { close(fd) }
         let written = bytes.withUnsafeBytes { raw in
@@ -103,7 +103,7 @@ enum RawFile {
     }
 
     static func read(_ path: String) -> [UInt8] {
-        let fd = open(path, O_RDONLY)
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return [] }
         defer { close(fd) }
         var contents: [UInt8] = []
