@@ -95,9 +95,13 @@ private func serialize(_ cookie: ParsedSetCookie) -> String {
     var text = cookie.name + "=" + cookie.value
     if let expires = cookie.expires { text += "; Expires=" + imfFixdate(expires) }
     if let maxAge = cookie.maxAge { text += "; Max-Age=\(maxAge)" }
-    // Parsing trims the value, then drops one leading dot: written after a dot, a domain that
-    // starts with a dot or a space (`Domain=. x` is " x") comes back as it was.
-    if let domain = cookie.domain { text += "; Domain=." + domain }
+    // Parsing trims the value, then drops one leading dot: a domain that is empty or starts with
+    // a dot or a space (`Domain=. x` is " x") comes back as it was when written after a dot;
+    // any other without one, so that a domain of the most octets a value may hold (1024) fits.
+    if let domain = cookie.domain {
+        let needsDot = domain.utf8.first.map { [UInt8(ascii: "."), 0x20, 0x09].contains($0) } ?? true
+        text += "; Domain=" + (needsDot ? "." : "") + domain
+    }
     if let path = cookie.path { text += "; Path=" + path }
     if cookie.secure { text += "; Secure" }
     if cookie.httpOnly { text += "; HttpOnly" }
