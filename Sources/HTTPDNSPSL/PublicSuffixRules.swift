@@ -51,7 +51,8 @@ public final class PublicSuffixRules: DomainRules, @unchecked Sendable {
         guard host.utf8.count <= IDNA.maxInputBytes else { return nil }
         if let ip = IPLiteral.canonical(host) { return ip }
         if HostNameSyntax.isASCII(host) { return HostNameSyntax.canonicalASCII(host) }
-        guard !host.utf8.contains(0), let aLabels = Self.toASCII(host) else { return nil }
+        // IDNA refuses a NUL (libidn2 reads C strings) and a name past its bound.
+        guard let aLabels = Self.toASCII(host) else { return nil }
         return HostNameSyntax.canonicalASCII(aLabels)
     }
 

@@ -26,10 +26,11 @@ extension SQLiteStateStore: JarStore {
                 try database.prepare(
                     "SELECT \(Self.cookieColumns), rowid FROM cookies ORDER BY uid, last_access, creation_index"
                 ).query { row in
-                    guard let (uid, cookie) = Self.cookie(row) else { return }
-                    if let expires = cookie.expires, expires <= now {
+                    // Expiry first, as the purge's DELETE read it: an expired row goes whatever its
+                    // uid, and is not decoded. Column 6 is `expires`; the rowid follows the cookie's 14.
+                    if let expires = row.optionalInt64(6), expires <= now {
                         expired.append(.integer(row.int64(14)))
-                    } else {
+                    } else if let (uid, cookie) = Self.cookie(row) {
                         jars[uid, default: []].append(cookie)
                     }
                 }

@@ -88,6 +88,28 @@ struct SQLiteStateStoreTests {
         #expect(try store.count("SELECT count(*) FROM cookies") == 1)
     }
 
+    /// The purge reads a row's expiry before the rest: an expired row goes even when its uid is
+    /// out of range (the file is not trusted), and a live one of such a uid is left unread.
+    @Test func expiredRowsGoWhateverTheirUID() throws {
+        let directory = TemporaryDirectory()
+        try F.open(directory).close()
+        do {
+            let database = try SQLiteDatabase(path: directory.databasePath)
+            try database.execute(
+                """
+                INSERT INTO cookies VALUES (\(1 << 40), 'old', 'v', 'example.com', 1, '/', \(F.now - 1), 0, 0, 'lax', 0,
+                    0, 1, 0);
+                INSERT INTO cookies VALUES (\(1 << 40), 'live', 'v', 'example.com', 1, '/', \(F.now + 100), 0, 0, 'lax', 0,
+                    0, 2, 0);
+                """)
+        }
+        let store = try F.open(directory)
+        defer { store.close() }
+        #expect(try store.loadJars(bootID: F.bootA, now: F.now).isEmpty)
+        #expect(try store.count("SELECT count(*) FROM cookies WHERE name = 'old'") == 0)
+        #expect(try store.count("SELECT count(*) FROM cookies WHERE name = 'live'") == 1)
+    }
+
     @Test func databaseAndItsCompanionFilesAreMode0600() throws {
         let directory = TemporaryDirectory()
         let store = try F.open(directory)
