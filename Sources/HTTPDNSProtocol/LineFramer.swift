@@ -98,6 +98,13 @@ public struct LineFramer {
     /// `body` said so: more complete lines may be waiting for the next call.
     @discardableResult
     public mutating func drainLines(while body: (Event) -> Bool) -> Bool {
+        drainLines(while: { event, _ in body(event) })
+    }
+
+    /// `drainLines(while:)`, also telling `body` whether the line is the last byte received
+    /// (nothing, not even part of a line, follows it): a server may answer it at once.
+    @discardableResult
+    public mutating func drainLines(while body: (_ event: Event, _ endsInput: Bool) -> Bool) -> Bool {
         guard !overflowed else { return true }
         while true {
             let end = buffer.count
@@ -114,7 +121,7 @@ public struct LineFramer {
                 let pending = end - start - (end > start && buffer[end - 1] == 0x0D ? 1 : 0)
                 if pending > maxLineLength {
                     overflowed = true
-                    _ = body(.tooLong)
+                    _ = body(.tooLong, true)
                 } else if start == end {
                     releaseIfDrained()
                 } else {
@@ -129,7 +136,7 @@ public struct LineFramer {
             scanned = start
             if contentEnd - lineStart > maxLineLength {
                 overflowed = true
-                _ = body(.tooLong)
+                _ = body(.tooLong, true)
                 return true
             }
             // Only the bytes not looked at before (a CR already seen is blank either way).
@@ -141,7 +148,7 @@ public struct LineFramer {
             lineHasContent = false
             if !blank {
                 let proceed = buffer.withUnsafeBufferPointer { all in
-                    body(.line(UnsafeBufferPointer(rebasing: all[lineStart..<contentEnd])))
+                    body(.line(UnsafeBufferPointer(rebasing: all[lineStart..<contentEnd])), lineEnd + 1 == end)
                 }
                 if !proceed { return false }
             }

@@ -61,6 +61,11 @@ final class Connection: EventHandler {
     /// during one are charged while the framer is being changed, and must not read it).
     private var inputCapacity = 0
     private var inputPending = 0
+    /// The line being run is the last byte received and nothing else was ready this turn: its
+    /// answer is sent as soon as it is written, so what the request does after answering (and
+    /// the rest of the turn) runs while the client reads it. Under load, answers go out together
+    /// at the end of the turn (one send per connection, and fewer wake-ups of the clients).
+    private var answersAtOnce = false
     /// A batch whose elements did not all run yet.
     private var batch: PendingBatch?
     /// Answers collected by batches still waiting for elements (they leave with the batch).
@@ -193,10 +198,12 @@ final class Connection: EventHandler {
         if let wait = reasonToWait() { return stop(wait) }
         if batch != nil && !runBatch() { return }
         var wait: ConnectionState.Wait?
-        framer.drainLines(while: { event in
+        framer.drainLines(while: { event, endsInput in
             switch event {
             case .line(let line):
+                answersAtOnce = endsInput && onServer { $0.loop.readyThisTurn } <= 1
                 handleLine(line)
+                answersAtOnce = false
             case .tooLong:
                 appendLine { RPCEncoder.writeError(.lineTooLong(limit: limits.maxLineLength), id: .null, to: &$0) }
                 state.inputEnded()
@@ -424,6 +431,7 @@ final class Connection: EventHandler {
             deliver(part, to: batch, slot: responder.slot)
         } else if responder.id != nil {
             appendLine(encode)
+            if answersAtOnce && answers.isEmpty { send() }
         }
         recharge()
         onServer { $0.needsFlush(self) }
@@ -495,8 +503,8 @@ final class Connection: EventHandler {
 
     // MARK: output
 
-    /// Appends one response line, to be sent at the end of the turn (after the answers queued
-    /// before it).
+    /// Appends one response line, to be sent at the end of the turn or at once (`answersAtOnce`),
+    /// after the answers queued before it.
     private func appendLine(_ encode: (inout JSONOutput) -> Void) {
         guard state.isServing else { return }
         if answers.isEmpty {

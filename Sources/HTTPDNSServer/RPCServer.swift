@@ -105,7 +105,9 @@ final class UserLoad {
 /// Accepts connections on the listening socket and routes their requests to the method table.
 ///
 /// Output is batched per loop turn: responses produced during a turn are appended to their
-/// connection's output and sent at the end of the turn, one `send` per connection.
+/// connection's output and sent at the end of the turn, one `send` per connection. When a turn
+/// finds one connection ready and its last line received is answered, that answer leaves at
+/// once, before the rest of the request's work and the turn's (`Connection.answersAtOnce`).
 ///
 /// Every connection charges its uid's account (`UserLoad`): the work it does in a turn, the
 /// memory it holds and the answers its client has not read; past the bounds it waits, and past

@@ -34,6 +34,9 @@ public final class EventLoop {
     public let clock: any DaemonClock
     /// The time at the start of the current turn (one clock read per turn, for per-event stamps).
     public private(set) var now: Int64
+    /// Descriptors that were ready at the start of the current turn: with one, nothing else
+    /// waits, and a handler may answer at once instead of with the turn's other answers.
+    public private(set) var readyThisTurn = 0
 
     private let epoll: FileDescriptor
     /// Indexed by descriptor (the kernel hands out the lowest free one, so this stays as long as
@@ -193,6 +196,7 @@ public final class EventLoop {
             return
         }
         now = clock.nowNanoseconds()
+        readyThisTurn = Int(count)
         for i in 0..<Int(count) {
             let event = events[i]
             // A handler may close other descriptors during this batch: look each one up afresh.

@@ -178,6 +178,41 @@ struct LineFramerTests {
         #expect(events == lines.map(FramedEvent.text))
     }
 
+    /// Only a line whose newline is the last byte received ends the input: one followed by
+    /// another line, by part of one, or by blank lines does not (the server sends its answer at
+    /// once only for such a line).
+    @Test(arguments: [
+        ("a\n", [true]),
+        ("a\nb\n", [false, true]),
+        ("a\r\n", [true]),
+        ("a\nb", [false]),
+        ("a\n\n", [false]),
+        ("a\n  \r\nb\n", [false, true]),
+    ])
+    func aLineEndsTheInputOnlyWhenNothingFollowsIt(input: String, expected: [Bool]) {
+        var framer = LineFramer(maxLineLength: 128)
+        framer.append(Array(input.utf8))
+        var endsInput: [Bool] = []
+        framer.drainLines(while: { event, ends in
+            if case .line = event { endsInput.append(ends) }
+            return true
+        })
+        #expect(endsInput == expected)
+    }
+
+    @Test func theRestOfALineArrivingEndsTheInputAgain() {
+        var framer = LineFramer(maxLineLength: 128)
+        var endsInput: [Bool] = []
+        for chunk in ["a\nb", "c\n"] {
+            framer.append(Array(chunk.utf8))
+            framer.drainLines(while: { event, ends in
+                if case .line = event { endsInput.append(ends) }
+                return true
+            })
+        }
+        #expect(endsInput == [false, true])
+    }
+
     /// More than 64 KiB through the framer in odd-sized reads, so its buffer compacts with a partial line pending.
     @Test func longStreamInOddChunks() {
         let lines = (0..<300).map { i in

@@ -162,6 +162,15 @@ final class Peer {
         }
     }
 
+    /// Answer lines the socket holds for this client now, left unread.
+    func linesWaiting() -> Int {
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        let n = buffer.withUnsafeMutableBytes {
+            Glibc.recv(fd.rawValue, $0.baseAddress, $0.count, Int32(MSG_PEEK | MSG_DONTWAIT))
+        }
+        return n > 0 ? buffer[0..<n].filter { $0 == 0x0A }.count : 0
+    }
+
     /// Turns until `count` lines in all arrived (false if they did not).
     func awaitLines(_ count: Int, turns: Int = 200) -> Bool {
         server.run(turns: turns) {
@@ -202,6 +211,9 @@ final class FakeMethods: MethodTable {
     /// When set, `rpc.discover` opens it (a subscription) instead of answering.
     var subscription: (any AnswerSource)?
 
+    /// Runs after a resolve answered, within its call (what a request does after its answer).
+    var afterResolveAnswered: ((ResolveParams) -> Void)?
+
     var heldCount: Int { held.count }
 
     /// Answers every held resolve.
@@ -225,6 +237,7 @@ final class FakeMethods: MethodTable {
         reply(
             .success(
                 ResolveResult(host: params.host, ipv4: ["192.0.2.1"], ipv6: [], ttl: 60, stale: false, source: .cache)))
+        afterResolveAnswered?(params)
     }
 
     func reverse(_ params: ReverseParams, context: CallContext, reply: Reply<ReverseResult>) throws(RPCError) {

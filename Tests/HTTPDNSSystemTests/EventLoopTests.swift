@@ -100,6 +100,35 @@ struct EventLoopTests {
         #expect(recorder.events.count == 1, "an unregistered descriptor is not reported")
     }
 
+    /// A handler learns how many descriptors the turn found ready (a connection answers at once
+    /// only when it is the only one).
+    @Test func aTurnCountsTheDescriptorsFoundReady() throws {
+        let loop = try EventLoop(clock: ManualClock())
+        let pairs = try (0..<3).map { _ in try socketPair() }
+        defer {
+            for (a, b) in pairs {
+                a.close()
+                b.close()
+            }
+        }
+        var seen: [Int] = []
+        let recorder = Recorder()
+        recorder.onEvent = { _ in seen.append(loop.readyThisTurn) }
+        for (_, b) in pairs { try loop.register(b, events: EpollEvents.readable, handler: recorder) }
+        try pairs[0].0.writeAll([1])
+        loop.runTurn(maxWaitMilliseconds: 1_000)
+        #expect(seen == [1])
+        try pairs[1].0.writeAll([1])
+        try pairs[2].0.writeAll([1])
+        seen.removeAll()
+        loop.runTurn(maxWaitMilliseconds: 1_000)
+        // The first descriptor still holds its byte: it is ready again.
+        #expect(seen == [3, 3, 3])
+        for (_, b) in pairs { loop.unregister(b) }
+        loop.runTurn(maxWaitMilliseconds: 0)
+        #expect(loop.readyThisTurn == 0)
+    }
+
     /// The order within a turn: events, due timers, work deferred to this turn, the
     /// before-wait bodies (also those they add), then the turn-end handlers.
     @Test func aTurnRunsItsPhasesInOrder() throws {

@@ -121,13 +121,27 @@ private func checkFramer(_ bytes: UnsafeBufferPointer<UInt8>) {
     var whole = LineFramer(maxLineLength: cap)
     whole.append(UnsafeRawBufferPointer(bytes))
     var wholeEvents: [[UInt8]?] = []
-    whole.drain { event in
+    var endingLines: [Int] = []
+    whole.drainLines(while: { event, endsInput in
         switch event {
-        case .line(let line): wholeEvents.append(Array(line))
+        case .line(let line):
+            if endsInput { endingLines.append(wholeEvents.count) }
+            wholeEvents.append(Array(line))
         case .tooLong: wholeEvents.append(nil)
         }
-    }
+        return true
+    })
     require(wholeEvents == events, "split reads changed the framing")
+    // A line ends the input exactly when its newline is the input's last byte.
+    let lastLine = wholeEvents.lastIndex { $0 != nil }
+    let input = Array(bytes)
+    let endsWithLastLine = lastLine.map { index -> Bool in
+        let line = wholeEvents[index]!
+        return input.count > line.count && input.suffix(line.count + 1) == ArraySlice(line + [0x0A])
+            || input.count > line.count + 1 && input.suffix(line.count + 2) == ArraySlice(line + [0x0D, 0x0A])
+    }
+    let expected = endsWithLastLine == true && wholeEvents.last != .some(nil) ? [lastLine!] : []
+    require(endingLines == expected, "a line said to end the input does not, or one that does was not")
 }
 
 /// The daemon's fast lane reads what the tree reads: a line the scanner accepts is the same request to

@@ -192,10 +192,11 @@ public struct ResolverMachine {
         _ host: String, _ parts: consuming ReplyParts, upstream: String?, requested: AddressFamily, uid: UInt32,
         now: MonotonicInstant, answer: (consuming Result<ResolveResult, RPCError>) -> Void
     ) {
-        // Remembered from the parts, each family for its own TTL as in the reply: binding the
-        // reply to remember it copied it.
-        remember(host, parts, uid: uid, now: now)
+        // Remembered after answering, so that a server can send the answer first (nothing reads
+        // the memory in between), and from the parts, each family for its own TTL as in the reply.
+        let kept = copy parts
         answer(Self.reply(host, parts, requested: requested, stale: false, source: .cache, upstream: upstream))
+        remember(host, kept, uid: uid, now: now)
         refreshIfNetworkChanged(host, family: requested, uid: uid, now: now)
     }
 
