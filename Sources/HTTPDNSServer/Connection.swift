@@ -66,6 +66,8 @@ final class Connection: EventHandler {
     /// the rest of the turn) runs while the client reads it. Under load, answers go out together
     /// at the end of the turn (one send per connection, and fewer wake-ups of the clients).
     private var answersAtOnce = false
+    /// The last send left output behind (the client is not reading as fast as it asks).
+    private var socketWasFull = false
     /// A batch whose elements did not all run yet.
     private var batch: PendingBatch?
     /// Answers collected by batches still waiting for elements (they leave with the batch).
@@ -431,7 +433,8 @@ final class Connection: EventHandler {
             deliver(part, to: batch, slot: responder.slot)
         } else if responder.id != nil {
             appendLine(encode)
-            if answersAtOnce && answers.isEmpty { send() }
+            // A socket found full is tried again at the turn's end, not at each answer.
+            if answersAtOnce && answers.isEmpty && !socketWasFull { send() }
         }
         recharge()
         onServer { $0.needsFlush(self) }
@@ -598,6 +601,7 @@ final class Connection: EventHandler {
             return false
         }
         let tookAll = outputOffset == output.count
+        socketWasFull = !tookAll
         if tookAll {
             output.removeAll(keepingCapacity: output.capacity <= 64 * 1024)
             outputOffset = 0

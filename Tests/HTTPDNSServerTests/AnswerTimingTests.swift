@@ -43,6 +43,21 @@ import Testing
         #expect(waitingAfterAnswer == [0])
     }
 
+    /// A socket found full is retried at the turn's end only; once the client has read it all,
+    /// a lone request is answered at once again.
+    @Test func afterTheSocketWasFullALoneRequestIsAnsweredAtOnceAgain() throws {
+        let harness = try InProcessServer()
+        let client = try harness.connect(sendBuffer: 4096)
+        let many = (1...2_000).map { client.request("resolve", id: .int($0), ["host": "a.example"]) }
+        #expect(client.push(many.map { $0.encodedString + "\n" }.joined()))
+        #expect(client.awaitLines(2_000, turns: 2_000))
+        var waitingAfterAnswer: [Int] = []
+        harness.methods.afterResolveAnswered = { _ in waitingAfterAnswer.append(client.linesWaiting()) }
+        try client.send(client.request("resolve", id: 0, ["host": "a.example"]))
+        #expect(client.awaitLines(2_001))
+        #expect(waitingAfterAnswer == [1])
+    }
+
     /// With more than one connection ready in a turn, every answer leaves at the turn's end.
     @Test func requestsOfSeveralReadyConnectionsAreAnsweredAtTheEndOfTheTurn() throws {
         let harness = try InProcessServer()
