@@ -105,6 +105,35 @@ import Testing
         #expect(harness.transport.pending("e.example.com")?.upstream == "doh-json")
     }
 
+    /// A uid whose own name was answered last, and which then makes its zone hang, cannot have
+    /// the probe ask that name: the probe asks the newest name answered for someone else. With
+    /// only its own names answered recently, the probe asks its own.
+    @Test func theProbeAsksANameSomebodyElseAsked() throws {
+        let harness = try ResolverHarness(Self.two)
+        try Self.warmUp(harness)
+        harness.advance(seconds: 1)
+        harness.resolve("mine.evil.example", family: .ipv4, uid: Self.nobody)
+        try #require(harness.transport.pending("mine.evil.example")).answer(v4: ["198.51.100.1"])
+        harness.advance(seconds: 1)
+        harness.resolve("hang.evil.example", family: .ipv4, uid: Self.nobody)
+        harness.advance(milliseconds: 1_000)
+        try #require(harness.transport.pending("hang.evil.example")).fail(.timeout)
+        #expect(harness.transport.pending("mine.evil.example") == nil)
+        try #require(harness.transport.pending("known.example.com")).answer(v4: ["203.0.113.1"])
+        #expect(harness.upstreams["doh-json"]?.healthy == true)
+
+        // Ten minutes on, root's name is too old to vouch; 65534's own, answered since, is not.
+        harness.advance(seconds: 601)
+        harness.resolve("mine2.evil.example", family: .ipv4, uid: Self.nobody)
+        try #require(harness.transport.pending("mine2.evil.example")).answer(v4: ["198.51.100.2"])
+        harness.advance(seconds: 1)
+        harness.resolve("hang2.evil.example", family: .ipv4, uid: Self.nobody)
+        harness.advance(milliseconds: 1_000)
+        try #require(harness.transport.pending("hang2.evil.example")).fail(.timeout)
+        #expect(harness.transport.pending("known.example.com") == nil)
+        #expect(harness.transport.pending("mine2.evil.example") != nil)
+    }
+
     /// Without a name the upstream answered recently there is nothing to probe with: a time-out
     /// is no verdict at all.
     @Test func withoutARecentAnswerATimeOutIsNoVerdict() throws {

@@ -29,18 +29,48 @@ struct Waiter {
     let cached: [DNSCacheEntry]
 }
 
-/// The last name an upstream answered: what a probe asks it when a time-out makes its health
-/// doubtful.
+/// A name an upstream answered, and for whom: what a probe asks it when a time-out makes its
+/// health doubtful.
 struct RecentAnswer {
     var host: String
     var family: AddressFamily
+    var owner: FlightOwner
     var at: MonotonicInstant
+}
+
+/// The last name an upstream answered, and the last it answered for anyone else.
+///
+/// A probe checks a time-out with a name somebody other than the timed-out owner asked, when
+/// there is one: a name of the owner's own zone, made to hang after it was answered, would let a
+/// user confirm its own time-out.
+struct RecentAnswers {
+    private(set) var latest: RecentAnswer
+    /// The newest answer whose owner is not `latest`'s.
+    private(set) var another: RecentAnswer?
+
+    init(_ answer: RecentAnswer) {
+        latest = answer
+    }
+
+    mutating func record(_ answer: RecentAnswer) {
+        if answer.owner != latest.owner { another = latest }
+        latest = answer
+    }
+
+    /// The name to probe a failure of `owner`'s with, answered within `seconds` of `now`: one of
+    /// another owner's if there is one, else the owner's own.
+    func vouching(for owner: FlightOwner, withinSeconds seconds: Int, now: MonotonicInstant) -> RecentAnswer? {
+        let candidates = [latest, another].compactMap { $0 }.filter { $0.at.advanced(bySeconds: seconds) >= now }
+        return candidates.first { $0.owner != owner } ?? candidates.first
+    }
 }
 
 /// A query of a name an upstream answered recently, to tell whether a time-out was the name's
 /// or the upstream's.
 struct Probe {
     let id: UInt64
+    /// What it asks.
+    let name: RecentAnswer
     /// Owners of the flights whose time-outs it would confirm: each counts once if it fails.
     var blamed: Set<FlightOwner>
     var startedAt = MonotonicInstant(nanoseconds: 0)
@@ -300,7 +330,8 @@ extension ResolverMachine {
         case .success(let answer):
             if index >= 0 {
                 healths[index].recordSuccess(latencyMs: latencyMs, now: now)
-                lastAnswered[index] = RecentAnswer(host: flight.key.host, family: flight.key.family, at: now)
+                rememberAnswered(
+                    index, RecentAnswer(host: flight.key.host, family: flight.key.family, owner: flight.owner, at: now))
                 serviceAnswered(index, address: attempt.address, now: now)
             }
             cache.insert(
@@ -347,7 +378,7 @@ extension ResolverMachine {
     static let probeRecencySeconds = 600
 
     /// After a time-out of `upstream` in a flight of `owner`'s: unless the upstream answered
-    /// something since the attempt began (it works), a probe asks it again for the last name it
+    /// something since the attempt began (it works), a probe asks it again for a name it
     /// answered recently; if that fails too, the time-out was the upstream's and counts (once
     /// per owner). Without a recent name there is no verdict. One probe per upstream at a time.
     mutating func probeIfDoubtful(
@@ -359,26 +390,35 @@ extension ResolverMachine {
             probes[index] = probe
             return
         }
-        guard let recent = lastAnswered[index], recent.at < startedAt,
-            recent.at.advanced(bySeconds: Self.probeRecencySeconds) >= now
+        guard let recent = lastAnswered[index], recent.latest.at < startedAt,
+            let name = recent.vouching(for: owner, withinSeconds: Self.probeRecencySeconds, now: now)
         else { return }
         let id = makeID()
         _ = queue.admit(id, owner: .daemon)
-        probes[index] = Probe(id: id, blamed: [owner], address: address)
+        probes[index] = Probe(id: id, name: name, blamed: [owner], address: address)
         probeUpstreams[id] = index
         pump(now: now)
     }
 
     /// Gives a probe its worker: the recent name, within the whole `Timeout=`.
     private mutating func launchProbe(_ id: UInt64, upstream index: Int, now: MonotonicInstant) {
-        guard let recent = lastAnswered[index], var probe = probes[index] else { return }
+        guard var probe = probes[index] else { return }
         probe.startedAt = now
         probes[index] = probe
         emit(
             .query(
                 UpstreamAttemptRequest(
-                    id: id, host: recent.host, family: recent.family, endpoint: endpoint(index, at: probe.address),
-                    timeoutMs: settings.timeoutMs)))
+                    id: id, host: probe.name.host, family: probe.name.family,
+                    endpoint: endpoint(index, at: probe.address), timeoutMs: settings.timeoutMs)))
+    }
+
+    /// Upstream `index` answered `answer`.
+    mutating func rememberAnswered(_ index: Int, _ answer: RecentAnswer) {
+        if lastAnswered[index] == nil {
+            lastAnswered[index] = RecentAnswers(answer)
+        } else {
+            lastAnswered[index]?.record(answer)
+        }
     }
 
     /// A probe ended: an answer clears the doubt (and counts as a success); a failure that is not
@@ -399,10 +439,9 @@ extension ResolverMachine {
             let latencyMs = Int(now.nanoseconds(since: probe.startedAt) / 1_000_000)
             healths[index].recordSuccess(latencyMs: latencyMs, now: now)
             serviceAnswered(index, address: probe.address, now: now)
-            if var recent = lastAnswered[index] {
-                recent.at = now
-                lastAnswered[index] = recent
-            }
+            var answered = probe.name
+            answered.at = now
+            rememberAnswered(index, answered)
         case .failure(let error) where error.isNameLevel:
             break
         case .failure(let error):

@@ -37,7 +37,9 @@ extension ResolverMachine {
     /// one whose queries a move could disturb, so the time-out counts against the address.
     mutating func serviceTimedOut(_ index: Int, address: String?, now: MonotonicInstant) {
         guard index >= 0, address != nil else { return }
-        if let recent = lastAnswered[index], recent.at.advanced(bySeconds: Self.probeRecencySeconds) >= now { return }
+        if let recent = lastAnswered[index]?.latest, recent.at.advanced(bySeconds: Self.probeRecencySeconds) >= now {
+            return
+        }
         serviceAddresses.failed(
             settings.upstreams[index], address: address, error: UpstreamError(.timeout).description, now: now)
     }

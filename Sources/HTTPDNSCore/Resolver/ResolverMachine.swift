@@ -46,8 +46,8 @@ public struct ResolverMachine {
     var queue: FlightQueue<UInt64>
     /// Each uid's rate of new upstream queries.
     var rate: UpstreamQueryRate
-    /// Per upstream index: the last name it answered, which a probe asks again.
-    var lastAnswered: [Int: RecentAnswer] = [:]
+    /// Per upstream index: the names it answered last, which a probe asks again.
+    var lastAnswered: [Int: RecentAnswers] = [:]
     /// Per upstream index: the probe queued or running (at most one each).
     var probes: [Int: Probe] = [:]
     /// Probes by id (their queue and attempt id): the upstream each asks.
