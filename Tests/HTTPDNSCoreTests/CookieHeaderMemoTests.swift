@@ -72,7 +72,7 @@ struct CookieHeaderMemoTests {
     /// never kept; shapes asked for in turn are all kept (no two displace each other).
     @Test func aHeaderIsKeptAtItsSecondMissAndServedAtItsVersion() {
         func probe(_ path: String) -> CookieHeaderMemory.Probe {
-            CookieHeaderMemory.Probe(.init(host: "a.example", path: path, isSecure: true, forScript: false))
+            CookieHeaderMemory.Probe(.init(host: "a.example", path: path, isSecure: true, forScript: false))!
         }
         var memory = CookieHeaderMemory()
         let page = probe("/page")
@@ -96,6 +96,13 @@ struct CookieHeaderMemoTests {
         let header = String(repeating: "x", count: 4097)
         for _ in 0..<3 { memory.remember(header, selected: [], for: long, version: 1) }
         #expect(memory.entry(for: long, version: 1, now: 0) == nil)
+        // A path too long to keep has no probe: its key would hold the whole path.
+        let longest = "/" + String(repeating: "p", count: CookieHeaderMemory.maxPathBytes - 1)
+        #expect(
+            CookieHeaderMemory.Probe(.init(host: "a.example", path: longest, isSecure: true, forScript: false)) != nil)
+        #expect(
+            CookieHeaderMemory.Probe(.init(host: "a.example", path: longest + "p", isSecure: true, forScript: false))
+                == nil)
     }
 
     /// Each way a remembered header goes out of date, one at a time.

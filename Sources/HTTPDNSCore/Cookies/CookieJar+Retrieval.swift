@@ -198,8 +198,8 @@ extension CookieJar {
 /// version (its cookies' places in the buckets hold while it does), and until the first of its
 /// cookies expires. A header is kept at its shape's second miss: with many distinct URLs most are
 /// asked for once, and keeping each of those cost a tenth of a lookup for nothing. Bounded: at most
-/// `limit` headers of at most `maxHeaderBytes`, and `limit * 4` shapes seen once, each set emptied
-/// (keeping its storage) when full.
+/// `limit` headers of at most `maxHeaderBytes` for paths of at most `maxPathBytes`, and `limit * 4`
+/// shapes seen once, each set emptied (keeping its storage) when full.
 struct CookieHeaderMemory {
     struct Key: Hashable {
         var host: String
@@ -222,7 +222,9 @@ struct CookieHeaderMemory {
         let key: Key
         let hash: KeyHash
 
-        init(_ key: Key) {
+        /// Nil for a path longer than `maxPathBytes`: such a shape is neither hashed nor kept.
+        init?(_ key: Key) {
+            guard key.path.utf8.count <= CookieHeaderMemory.maxPathBytes else { return nil }
             self.key = key
             hash = KeyHash(value: key.hashValue)
         }
@@ -244,6 +246,9 @@ struct CookieHeaderMemory {
 
     static let limit = 256
     private static let maxHeaderBytes = 4096
+    /// The longest path a kept shape has: a key holds its path, and URLs run to a request line's
+    /// length (1 MiB), so without it one user's 256 kept shapes could hold hundreds of MiB.
+    static let maxPathBytes = 1024
     private var remembered: [KeyHash: Remembered] = [:]
     /// The hashes of shapes that missed once and are not kept.
     private var seenOnce: Set<KeyHash> = []
