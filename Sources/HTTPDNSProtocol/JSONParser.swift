@@ -248,7 +248,8 @@ struct JSONCursor {
             case 0x00..<0x20:
                 throw error("control character in string")
             case 0x80...:
-                index += try validateUTF8Sequence()
+                // A run of non-ASCII text (CJK is three bytes a character) in one loop.
+                repeat { index += try validateUTF8Sequence() } while index < bytes.count && bytes[index] >= 0x80
             default:
                 index += 1
             }

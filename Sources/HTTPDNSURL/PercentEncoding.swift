@@ -33,16 +33,31 @@ enum PercentEncoding {
 
     private static let hexDigits: StaticString = "0123456789ABCDEF"
 
+    /// Sized first and written through a pointer: a byte at a time through `append`, a long
+    /// non-ASCII path cost four times its parsing.
     static func append(_ bytes: UnsafeBufferPointer<UInt8>, _ set: EncodeSet, to output: inout [UInt8]) {
-        for byte in bytes {
-            guard set.contains(byte) else {
-                output.append(byte)
-                continue
-            }
+        var encoded = 0
+        for byte in bytes where set.contains(byte) { encoded += 1 }
+        guard encoded > 0 else {
+            output.append(contentsOf: bytes)
+            return
+        }
+        let start = output.count
+        output.append(contentsOf: repeatElement(0, count: bytes.count + 2 * encoded))
+        output.withUnsafeMutableBufferPointer { out in
             hexDigits.withUTF8Buffer { hex in
-                output.append(UInt8(ascii: "%"))
-                output.append(hex[Int(byte >> 4)])
-                output.append(hex[Int(byte & 0xF)])
+                var at = start
+                for byte in bytes {
+                    if set.contains(byte) {
+                        out[at] = UInt8(ascii: "%")
+                        out[at + 1] = hex[Int(byte >> 4)]
+                        out[at + 2] = hex[Int(byte & 0xF)]
+                        at += 3
+                    } else {
+                        out[at] = byte
+                        at += 1
+                    }
+                }
             }
         }
     }
