@@ -51,6 +51,15 @@ struct CookieBuckets {
     private(set) var version: UInt64 = 0
     /// Cookies in all buckets.
     private(set) var count = 0
+    /// No stored cookie expires before it (nil: none was stored with an expiry since the last
+    /// `settleEarliestExpiry`). A lower bound: removals and replacements leave it where it was.
+    private(set) var earliestExpiry: Int64?
+    /// The jar's least recently used cookies at the last scan, oldest first, and the first one
+    /// not yet found gone (`leastRecentlyUsed`).
+    private var oldest: [(order: UInt64, bucket: String, key: CookieKey)] = []
+    private var oldestNext = 0
+    /// How many cookies a scan for `oldest` keeps: evictions in a row scan the jar once per this many.
+    static let oldestBatch = 64
 
     init(rules: any DomainRules) {
         self.rules = rules
@@ -158,6 +167,7 @@ struct CookieBuckets {
 
     /// Adds a cookie (whose key the bucket does not hold) as the most recently used.
     mutating func insert(_ cookie: consuming Cookie, inBucket bucket: String) {
+        noteExpiry(cookie.expires)
         accessClock += 1
         version &+= 1
         if table[bucket] == nil { candidateCache.removeAll() }
@@ -171,6 +181,7 @@ struct CookieBuckets {
     /// (`Cookie.retrievesAs`), so the version stays.
     @inline(__always)
     mutating func replace(at location: Location, with cookie: consuming Cookie, retrievesAsBefore: Bool) {
+        noteExpiry(cookie.expires)
         accessClock += 1
         if !retrievesAsBefore { version &+= 1 }
         table.values[location.slot][location.index] = StoredCookie(cookie: cookie, accessOrder: accessClock)
@@ -225,5 +236,72 @@ struct CookieBuckets {
         }
         count -= removed.count
         return removed
+    }
+
+    // MARK: - Expiry and eviction, without a scan per cookie
+
+    @inline(__always)
+    private mutating func noteExpiry(_ expires: Int64?) {
+        guard let expires else { return }
+        if earliestExpiry.map({ expires < $0 }) ?? true { earliestExpiry = expires }
+    }
+
+    /// Whether a cookie may have expired by `now` (false: none has).
+    func mayHoldExpired(at now: Int64) -> Bool { earliestExpiry.map { $0 <= now } ?? false }
+
+    /// Makes `earliestExpiry` exact: a scan, done after a purge.
+    mutating func settleEarliestExpiry() {
+        var earliest: Int64?
+        for cookies in table.values {
+            for stored in cookies {
+                if let expires = stored.cookie.expires, earliest.map({ expires < $0 }) ?? true { earliest = expires }
+            }
+        }
+        earliestExpiry = earliest
+    }
+
+    /// The least recently used cookie of the whole jar other than `excluding`, and its bucket.
+    ///
+    /// Exact without a scan per call. A scan keeps the `oldestBatch` oldest cookies with their
+    /// orders; an order only grows (every set and send takes the clock's next value, and a new
+    /// cookie a newer one), so every cookie not kept, or kept but changed since, is newer than
+    /// every kept one still unchanged: the first of those is the oldest in the jar.
+    mutating func leastRecentlyUsed(excluding: CookieKey?) -> (key: CookieKey, bucket: String)? {
+        for scanned in [false, true] {
+            if scanned { scanOldest(excluding: excluding) }
+            var index = oldestNext
+            while index < oldest.count {
+                let candidate = oldest[index]
+                if let location = location(of: candidate.key, inBucket: candidate.bucket),
+                    table.values[location.slot][location.index].accessOrder == candidate.order
+                {
+                    if candidate.key != excluding { return (candidate.key, candidate.bucket) }
+                } else if index == oldestNext {
+                    oldestNext += 1
+                }
+                index += 1
+            }
+        }
+        return nil
+    }
+
+    /// Keeps the `oldestBatch` oldest cookies other than `excluding`, oldest first.
+    private mutating func scanOldest(excluding: CookieKey?) {
+        var orders: [UInt64] = []
+        orders.reserveCapacity(count)
+        for cookies in table.values {
+            for stored in cookies { orders.append(stored.accessOrder) }
+        }
+        orders.sort()
+        // One more than the batch: `excluding` may be among them.
+        let threshold = orders.isEmpty ? 0 : orders[min(Self.oldestBatch, orders.count - 1)]
+        oldest.removeAll(keepingCapacity: true)
+        oldestNext = 0
+        for (bucket, cookies) in table {
+            for stored in cookies where stored.accessOrder <= threshold && stored.cookie.key != excluding {
+                oldest.append((stored.accessOrder, bucket, stored.cookie.key))
+            }
+        }
+        oldest.sort { $0.order < $1.order }
     }
 }

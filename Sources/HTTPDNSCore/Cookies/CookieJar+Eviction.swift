@@ -20,7 +20,9 @@ extension CookieJar {
     /// Returns false when that is impossible without evicting `keeping`.
     func enforceLimits(bucket: String, keeping: CookieKey?, now: Int64) -> Bool {
         if buckets.count(inBucket: bucket) > limits.maxPerDomain {
-            removeAll(inBucket: bucket, purgingExpired: true) { $0.isExpired(at: now) }
+            if buckets.mayHoldExpired(at: now) {
+                removeAll(inBucket: bucket, purgingExpired: true) { $0.isExpired(at: now) }
+            }
             while buckets.count(inBucket: bucket) > limits.maxPerDomain {
                 // Priority: non-secure cookies of the over-full domain, then any of them;
                 // the least recently accessed first.
@@ -31,7 +33,7 @@ extension CookieJar {
         if buckets.count > limits.maxTotal {
             purgeExpired(now: now)
             while buckets.count > limits.maxTotal {
-                guard let (victim, victimBucket) = leastRecentlyUsedInJar(excluding: keeping) else { return false }
+                guard let (victim, victimBucket) = buckets.leastRecentlyUsed(excluding: keeping) else { return false }
                 evict(victim, bucket: victimBucket)
             }
         }
@@ -60,26 +62,17 @@ extension CookieJar {
         return best?.cookie.key
     }
 
-    /// The jar's victim: the least recently used cookie.
-    private func leastRecentlyUsedInJar(excluding: CookieKey?) -> (CookieKey, String)? {
-        var best: (order: UInt64, key: CookieKey, bucket: String)?
-        for (bucket, cookies) in buckets.byBucket {
-            for stored in cookies where stored.cookie.key != excluding {
-                if best == nil || stored.accessOrder < best!.order {
-                    best = (stored.accessOrder, stored.cookie.key, bucket)
-                }
-            }
-        }
-        return best.map { ($0.key, $0.bucket) }
-    }
-
-    /// Removes every expired cookie; returns how many.
+    /// Removes every expired cookie; returns how many. Looks only when one may have expired
+    /// (`CookieBuckets.earliestExpiry`): a full jar purges before each eviction, and a scan each
+    /// time made storing into it cost the jar's size per cookie.
     @discardableResult
     public func purgeExpired(now: Int64) -> Int {
+        guard buckets.mayHoldExpired(at: now) else { return 0 }
         var removed = 0
         for bucket in Array(buckets.byBucket.keys) {
             removed += removeAll(inBucket: bucket, purgingExpired: true) { $0.isExpired(at: now) }
         }
+        buckets.settleEarliestExpiry()
         return removed
     }
 }
