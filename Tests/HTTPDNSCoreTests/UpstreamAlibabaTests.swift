@@ -234,14 +234,33 @@ struct AlibabaForeignAnswerTests {
             ).get().isEmpty) == true)
     }
 
-    /// Which failures are the name's and which the upstream's.
+    /// A service error code is shown only when it is a code: one echoing the signed query would
+    /// put the signature in every user's `status`.
+    @Test func aServiceCodeThatIsNoCodeIsNotShown() {
+        #expect(UpstreamError(.serviceError(code: "InvalidAccount")).description == "service error InvalidAccount")
+        for code in ["/100/d?host=a.com&t=1800000000&s=0123abcd", "", String(repeating: "A", count: 65), "a b"] {
+            #expect(UpstreamError(.serviceError(code: code)).description == "service error (not a code)", "\(code)")
+        }
+        let echoed = AlibabaV1.parseResolve(
+            status: 403, body: Self.bytes(#"{"code":"/100/d?host=a.com&t=1&s=feed"}"#), family: .ipv4)
+        guard case .failure(let error) = echoed else {
+            Issue.record("an error code must fail the answer")
+            return
+        }
+        #expect(error.description == "service error (not a code)")
+    }
+
+    /// Which failures are the name's (a zone's owner can cause them) and which the upstream's.
     @Test func nameLevelFailures() {
-        #expect(UpstreamError(.dnsStatus(2)).isNameLevel)
-        #expect(UpstreamError(.dnsStatus(5)).isNameLevel)
-        #expect(UpstreamError(.serviceError(code: "InvalidHost")).isNameLevel)
+        for code: UpstreamError.Code in [
+            .dnsStatus(2), .dnsStatus(5), .serviceError(code: "InvalidHost"), .truncated, .responseTooLarge,
+            .unusableChain("CNAME loop"),
+        ] {
+            #expect(UpstreamError(code).isNameLevel, "\(code)")
+        }
         for code: UpstreamError.Code in [
             .dnsStatus(1), .dnsStatus(4), .serviceError(code: "InvalidAccount"), .httpStatus(500), .malformed("x"),
-            .truncated, .transport("reset"), .timeout, .responseTooLarge,
+            .transport("reset"), .timeout,
         ] {
             #expect(!UpstreamError(code).isNameLevel, "\(code)")
         }

@@ -50,6 +50,27 @@ import Testing
         #expect(!harness.log.lines.contains { $0.contains("evil.example") }, "no warning per flooded name")
     }
 
+    /// A zone's owner can also make its names' answers loop (CNAME), run too long, or grow past
+    /// what is read: each is that name's failure, never the upstream's.
+    @Test(arguments: [UpstreamError.Code.unusableChain("CNAME loop"), .truncated, .responseTooLarge])
+    func answersAZoneShapesAreItsNamesFailures(_ code: UpstreamError.Code) throws {
+        let harness = try ResolverHarness(Self.two)
+        try Self.warmUp(harness)
+        for index in 0..<10 {
+            let call = harness.resolve("z\(index).evil.example", family: .ipv4, uid: Self.nobody)
+            try #require(harness.transport.pending("z\(index).evil.example")).fail(code)
+            let next = try #require(harness.transport.pending("z\(index).evil.example"), "per-name degradation")
+            #expect(next.upstream == "tencent")
+            next.fail(code)
+            #expect(call.error?.code == .resolutionUnavailable)
+        }
+        #expect(harness.upstreams["doh-json"]?.healthy == true)
+        #expect(harness.upstreams["doh-json"]?.lastError == nil)
+        let rootCall = harness.resolve("bank.example.com", uid: Self.root)
+        try #require(harness.transport.pending("bank.example.com")).answer(v4: ["203.0.113.50"])
+        #expect(rootCall.result?.upstream == "doh-json")
+    }
+
     /// uid 65534's names hang for the primary's whole share: each time-out has a probe ask the
     /// primary a name it answered recently; it answers, so the time-out was the name's and the
     /// primary stays healthy. One probe at a time, however many names hang.

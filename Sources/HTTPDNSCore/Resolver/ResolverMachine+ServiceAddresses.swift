@@ -54,7 +54,7 @@ extension UpstreamError {
         switch code {
         case .transport, .timeout, .malformed, .truncated, .responseTooLarge: return true
         case .httpStatus(let status): return status >= 500
-        case .serviceError, .dnsStatus: return false
+        case .serviceError, .dnsStatus, .unusableChain: return false
         }
     }
 }

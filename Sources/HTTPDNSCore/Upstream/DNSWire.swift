@@ -76,8 +76,10 @@ public enum DNSWire {
         while let alias = answers.first(where: { $0.type == typeCNAME && $0.rrClass == classIN && $0.owner == current })
         {
             guard let target = reader.readName(inRData: alias) else { return malformed("CNAME target unreadable") }
-            guard !seen.contains(target) else { return malformed("CNAME loop") }
-            guard seen.count <= maxChainLength else { return malformed("CNAME chain longer than \(maxChainLength)") }
+            guard !seen.contains(target) else { return .failure(UpstreamError(.unusableChain("CNAME loop"))) }
+            guard seen.count <= maxChainLength else {
+                return .failure(UpstreamError(.unusableChain("CNAME chain longer than \(maxChainLength)")))
+            }
             seen.append(target)
             chainTTL = min(chainTTL ?? alias.ttl, alias.ttl)
             current = target

@@ -9,6 +9,8 @@ public struct UpstreamError: Error, Sendable, Equatable, CustomStringConvertible
         case httpStatus(Int)
         /// The body did not have the documented shape.
         case malformed(String)
+        /// The name's CNAME chain loops or is too long to follow: its zone's doing.
+        case unusableChain(String)
         /// An Alibaba-style error code from the body (`InvalidAccount`, `SignatureExpired`, ...).
         case serviceError(code: String)
         /// A DNS RCODE other than NOERROR and NXDOMAIN (2 = SERVFAIL, 5 = REFUSED, ...).
@@ -29,14 +31,17 @@ public struct UpstreamError: Error, Sendable, Equatable, CustomStringConvertible
     }
 
     /// Whether the failure belongs to the name asked, not to the upstream: the name's own zone
-    /// failing or refused (SERVFAIL, REFUSED, which anyone who owns a zone can cause), or the
-    /// service refusing that one name (Alibaba's `InvalidHost`). Such a failure never moves the
-    /// upstream's health; the name alone may be asked of the next upstream.
+    /// failing or refused (SERVFAIL, REFUSED), its records too many for the answer (truncated, or
+    /// over the size read) or its CNAME chain looping or too long, all of which anyone who owns a
+    /// zone can cause; or the service refusing that one name (Alibaba's `InvalidHost`). Such a
+    /// failure never moves the upstream's health nor its service address; the name alone may be
+    /// asked of the next upstream.
     public var isNameLevel: Bool {
         switch code {
         case .dnsStatus(let rcode): return rcode == 2 || rcode == 5
         case .serviceError(let code): return code == "InvalidHost"
-        case .httpStatus, .malformed, .truncated, .transport, .timeout, .responseTooLarge: return false
+        case .truncated, .responseTooLarge, .unusableChain: return true
+        case .httpStatus, .malformed, .transport, .timeout: return false
         }
     }
 
@@ -44,13 +49,32 @@ public struct UpstreamError: Error, Sendable, Equatable, CustomStringConvertible
         switch code {
         case .httpStatus(let status): return "HTTP status \(status)"
         case .malformed(let detail): return "malformed answer: \(UpstreamError.sanitize(detail))"
-        case .serviceError(let code): return "service error \(UpstreamError.sanitize(code))"
+        case .unusableChain(let detail): return UpstreamError.sanitize(detail)
+        case .serviceError(let code): return "service error \(UpstreamError.codeToken(code))"
         case .dnsStatus(let rcode): return "DNS error \(UpstreamError.rcodeName(rcode))"
         case .truncated: return "DNS answer truncated"
         case .transport(let detail): return "transport error: \(UpstreamError.sanitize(detail))"
         case .timeout: return "timed out"
         case .responseTooLarge: return "response too large"
         }
+    }
+
+    /// A service's error code as shown: a code is a short word (`InvalidAccount`), and anything
+    /// else is not shown at all, since an upstream that echoes the request in it would put the
+    /// signed query (whose signature stands for the secret key for a while) in every user's
+    /// `status`.
+    static func codeToken(_ code: String) -> String {
+        let isToken =
+            (1...64).contains(code.utf8.count)
+            && code.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                    return true
+                default: return false
+                }
+            }
+        return isToken ? code : "(not a code)"
     }
 
     /// Printable ASCII only, at most 160 characters: upstream text ends up in logs and JSON.
