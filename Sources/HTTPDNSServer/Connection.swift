@@ -428,6 +428,7 @@ final class Connection: EventHandler {
             if responder.id != nil && state.isServing {
                 var encoded = JSONOutput()
                 encode(&encoded)
+                charge(WorkCost.answer(bytes: encoded.count))
                 part = .bytes(encoded.bytes)
             }
             deliver(part, to: batch, slot: responder.slot)
@@ -510,16 +511,26 @@ final class Connection: EventHandler {
     /// after the answers queued before it.
     private func appendLine(_ encode: (inout JSONOutput) -> Void) {
         guard state.isServing else { return }
+        let written: Int
         if answers.isEmpty {
+            let before = output.count
             encode(&output)
             output.append(0x0A)
+            written = output.count - before
         } else {
             var line = JSONOutput()
             encode(&line)
             line.append(0x0A)
+            written = line.count
             answers.append(.bytes(line.bytes))
         }
+        charge(WorkCost.answer(bytes: written))
         onServer { $0.needsFlush(self) }
+    }
+
+    /// Work a method found it did beyond what its line and `workUnits` were charged.
+    func chargeWork(_ units: Int) {
+        charge(units)
     }
 
     private func enqueue(_ item: PendingAnswers.Item) {

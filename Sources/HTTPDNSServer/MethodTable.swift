@@ -20,6 +20,11 @@ struct Reply<Result: MethodResult> {
         responder.reply(outcome)
     }
 
+    /// Charges the caller's uid for work the request turned out to need.
+    func charge(_ units: Int) {
+        responder.connection.chargeWork(units)
+    }
+
     /// Whether anyone reads the answer: false for a notification, whose answer is dropped (a
     /// method without side effects may skip its work; its cost is charged all the same).
     var isRead: Bool { responder.id != nil }

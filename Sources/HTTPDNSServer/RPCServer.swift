@@ -54,6 +54,13 @@ enum WorkCost {
     static func read(bytes: Int) -> Int { 1 + bytes / 8192 }
     /// A piece of a streamed answer: escaping and copying about 8 KiB costs a request.
     static func written(bytes: Int) -> Int { 1 + bytes / 8192 }
+    /// An answer written whole, beyond the request it answers: building and escaping a large
+    /// one (a header of 180 cookies of 4 KiB: 720 KB, about a millisecond) costs a request per
+    /// 2 KiB.
+    static func answer(bytes: Int) -> Int { bytes / 2048 }
+    /// Cookies stored by one `handleSetCookie`, beyond its first: each is parsed, stored,
+    /// recorded for the commit and answered for (about two small requests).
+    static func cookiesStored(_ count: Int) -> Int { 2 * max(count - 1, 0) }
 }
 
 /// A share of work per loop turn; a costly step may overdraw it, and the debt is paid off in

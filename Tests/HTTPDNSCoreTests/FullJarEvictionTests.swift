@@ -79,7 +79,9 @@ struct FullJarEvictionTests {
         #expect(jar.buckets.earliestExpiry == now + 60)
         #expect(!jar.buckets.mayHoldExpired(at: now + 59) && jar.buckets.mayHoldExpired(at: now + 60))
         // The first evictions went in order: k0, then k1.
-        #expect(jar.buckets.location(of: CookieKey(domain: "a.example", path: "/", name: "k0"), inBucket: "a.example") == nil)
+        #expect(
+            jar.buckets.location(of: CookieKey(domain: "a.example", path: "/", name: "k0"), inBucket: "a.example")
+                == nil)
         _ = jar.setCookies((100..<150).map { "k\($0)=v" }, for: request, now: now)
         let left = Set(jar.buckets.storedCookies(inBucket: "a.example").map(\.cookie.name))
         #expect(left == Set((51..<150).map { "k\($0)" }).union(["late"]))
@@ -87,6 +89,36 @@ struct FullJarEvictionTests {
         _ = jar.setCookies(["after=v"], for: request, now: now + 60)
         #expect(jar.buckets.count == 100)
         #expect(jar.buckets.earliestExpiry == nil)
-        #expect(jar.buckets.location(of: CookieKey(domain: "a.example", path: "/", name: "k51"), inBucket: "a.example") != nil)
+        #expect(
+            jar.buckets.location(of: CookieKey(domain: "a.example", path: "/", name: "k51"), inBucket: "a.example")
+                != nil)
+    }
+
+    /// The buckets related to a domain, found by the domain's suffixes (or a scan of the keys by
+    /// bytes for a domain with no registrable domain), are those the definition names: keys that
+    /// domain-match the domain or that it domain-matches.
+    @Test func relatedBucketsAreThoseTheDefinitionNames() {
+        var buckets = CookieBuckets(rules: BasicDomainRules())
+        let domains = [
+            "a.example.com", "example.com", "b.a.example.com", "other.org", "x.co.uk", "co.uk", "uk", "localhost",
+            "a.localhost", "github.io", "me.github.io", "192.0.2.1", "2001:db8::1", "1.2.3.4", "com",
+        ]
+        for domain in domains {
+            let cookie = Cookie(
+                name: "n", value: "v", domain: domain, hostOnly: true, path: "/", expires: nil, secure: false,
+                httpOnly: false, sameSite: .lax, partitioned: false, created: 0)
+            buckets.insert(cookie, inBucket: buckets.bucketKey(domain))
+        }
+        let keys = Array(buckets.byBucket.keys)
+        for domain in domains + ["z.b.a.example.com", "nowhere.net", "example", "q.me.github.io", "2.3.4"] {
+            let expected = Set(
+                keys.filter { key in
+                    IPLiteral.isIPLiteral(domain)
+                        ? key == domain
+                        : CookieMatching.domainMatches(key, domain: domain)
+                            || CookieMatching.domainMatches(domain, domain: key)
+                })
+            #expect(Set(buckets.bucketKeys(relatedTo: domain)) == expected, "\(domain)")
+        }
     }
 }
