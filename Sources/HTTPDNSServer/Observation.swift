@@ -206,9 +206,19 @@ final class MonitorHub {
     /// Events dropped by subscriptions that are gone (theirs count until then).
     private var droppedByGone = 0
 
+    /// Subscriptions one uid may hold: each event is offered to every subscription that sees
+    /// it, on the loop, so a uid with a thousand of them made each of its own writes cost a
+    /// thousand copies.
+    static let maxPerUser = 16
+
     /// Subscriptions still open.
     var count: Int {
         subscriptions.reduce(0) { $0 + ($1.subscription == nil ? 0 : 1) }
+    }
+
+    /// Subscriptions `uid` holds open.
+    func count(uid: UInt32) -> Int {
+        subscriptions.reduce(0) { $0 + ($1.subscription?.uid == uid ? 1 : 0) }
     }
 
     /// Events dropped for slow readers since start.

@@ -350,6 +350,9 @@ extension Services: MethodTable {
     /// the connection closes.
     func monitor(_ params: MonitorParams, context: CallContext, reply: Reply<MonitorResult>) throws(RPCError) {
         let uid = context.peer.uid
+        guard observation.monitors.count(uid: uid) < MonitorHub.maxPerUser else {
+            throw .limitExceeded("monitor subscriptions of one user", limit: MonitorHub.maxPerUser)
+        }
         let seesAll = ResolverService.isPrivileged(uid)
         let result = MonitorResult(scope: seesAll ? "all" : "own", queueLimit: MonitorSubscription.queueLimit)
         guard let id = reply.responder.id else { return reply(.success(result)) }

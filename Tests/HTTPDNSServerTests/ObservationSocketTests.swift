@@ -232,4 +232,28 @@ struct ObservationSocketTests {
         #expect(samples["httpdnsd_monitor_dropped_events_total"] == Double(dropped))
         #expect(samples["httpdnsd_monitors"] == 1)
     }
+
+    /// A uid holds at most 16 subscriptions (each event is copied to each): the 17th is -32003
+    /// naming the limit, another uid still subscribes, and a closed one makes room.
+    @Test func aUserHoldsAtMostSixteenMonitors() throws {
+        let daemon = try Self.start(config: "[Resolver]\nStatic=a.example 192.0.2.3\n")
+        var monitors: [LineClient] = []
+        for index in 0..<16 {
+            let monitor = try daemon.connect()
+            #expect(try Self.result(monitor.call("monitor", id: index))["scope"] == "all")
+            monitors.append(monitor)
+        }
+        let refusal = try #require(try daemon.connect().call("monitor", id: 99)?["error"])
+        #expect(refusal["code"] == -32003)
+        #expect(refusal["data"]?["limit"] == 16)
+        #expect(refusal["data"]?["what"] == "monitor subscriptions of one user")
+        #expect(try Self.result(OtherUser.call(daemon, "monitor"))["scope"] == "own")
+        monitors.removeFirst()  // closed as it goes
+        var accepted = false
+        for attempt in 0..<300 where !accepted {
+            accepted = try daemon.connect().call("monitor", id: attempt)?["result"] != nil
+            if !accepted { Thread.sleep(forTimeInterval: 0.01) }
+        }
+        #expect(accepted, "a closed subscription makes room")
+    }
 }
