@@ -132,25 +132,24 @@ import Testing
     @Test func theProbeAsksANameSomebodyElseAsked() throws {
         let harness = try ResolverHarness(Self.two)
         try Self.warmUp(harness)
+        /// uid 65534 gets `own` answered, then `hanging` times out at the primary.
+        func ownNameThenAHang(_ own: String, _ hanging: String) throws {
+            harness.resolve(own, family: .ipv4, uid: Self.nobody)
+            try #require(harness.transport.pending(own)).answer(v4: ["198.51.100.1"])
+            harness.advance(seconds: 1)
+            harness.resolve(hanging, family: .ipv4, uid: Self.nobody)
+            harness.advance(milliseconds: 1_000)
+            try #require(harness.transport.pending(hanging)).fail(.timeout)
+        }
         harness.advance(seconds: 1)
-        harness.resolve("mine.evil.example", family: .ipv4, uid: Self.nobody)
-        try #require(harness.transport.pending("mine.evil.example")).answer(v4: ["198.51.100.1"])
-        harness.advance(seconds: 1)
-        harness.resolve("hang.evil.example", family: .ipv4, uid: Self.nobody)
-        harness.advance(milliseconds: 1_000)
-        try #require(harness.transport.pending("hang.evil.example")).fail(.timeout)
+        try ownNameThenAHang("mine.evil.example", "hang.evil.example")
         #expect(harness.transport.pending("mine.evil.example") == nil)
         try #require(harness.transport.pending("known.example.com")).answer(v4: ["203.0.113.1"])
         #expect(harness.upstreams["doh-json"]?.healthy == true)
 
         // Ten minutes on, root's name is too old to vouch; 65534's own, answered since, is not.
         harness.advance(seconds: 601)
-        harness.resolve("mine2.evil.example", family: .ipv4, uid: Self.nobody)
-        try #require(harness.transport.pending("mine2.evil.example")).answer(v4: ["198.51.100.2"])
-        harness.advance(seconds: 1)
-        harness.resolve("hang2.evil.example", family: .ipv4, uid: Self.nobody)
-        harness.advance(milliseconds: 1_000)
-        try #require(harness.transport.pending("hang2.evil.example")).fail(.timeout)
+        try ownNameThenAHang("mine2.evil.example", "hang2.evil.example")
         #expect(harness.transport.pending("known.example.com") == nil)
         #expect(harness.transport.pending("mine2.evil.example") != nil)
     }
