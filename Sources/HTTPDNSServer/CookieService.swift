@@ -111,7 +111,6 @@ final class CookieService {
         guard members.setCookie.count <= Self.maxCookiesPerRequest else {
             throw .limitExceeded("cookies in one request", limit: Self.maxCookiesPerRequest)
         }
-        done.charge(WorkCost.cookiesStored(members.setCookie.count))
         let url = try Self.requestURL(parsed, field: "url")
         let request = try normalized(url, host: members.host, uid: uid)
         let jar = jar(for: uid)

@@ -114,10 +114,10 @@ extension MethodTable {
                     context: context,
                     reply: Reply(responder: responder))
             case .handleSetCookie:
-                try handleSetCookie(
-                    SetCookieQuery(params) { RequestURL.parse(utf8: $0, toASCII: IDNA.urlDomainToASCII) },
-                    context: context,
-                    reply: Reply(responder: responder))
+                let query = try SetCookieQuery(params) { RequestURL.parse(utf8: $0, toASCII: IDNA.urlDomainToASCII) }
+                let reply = Reply<SetCookieResult>(responder: responder)
+                reply.charge(WorkCost.cookiesStored(query.members.setCookie.count))
+                try handleSetCookie(query, context: context, reply: reply)
             case .deleteCookies:
                 try deleteCookies(DeleteCookiesParams(params), context: context, reply: Reply(responder: responder))
             case .listCookies:

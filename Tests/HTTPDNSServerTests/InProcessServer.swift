@@ -208,6 +208,8 @@ final class FakeMethods: MethodTable {
     var exportedCookies: [Cookie]?
     /// Extra work units of each method (`MethodTable.workUnits`).
     var costs: [Method: Int] = [:]
+    /// What `metrics` answers: a large text makes a large answer written whole.
+    var metricsText = ""
     /// When set, `rpc.discover` opens it (a subscription) instead of answering.
     var subscription: (any AnswerSource)?
 
@@ -291,7 +293,7 @@ final class FakeMethods: MethodTable {
 
     func metrics(_ params: MetricsParams, context: CallContext, reply: Reply<MetricsResult>) throws(RPCError) {
         calls.append(.metrics)
-        reply(.success(MetricsResult(text: "")))
+        reply(.success(MetricsResult(text: metricsText)))
     }
 
     func monitor(_ params: MonitorParams, context: CallContext, reply: Reply<MonitorResult>) throws(RPCError) {
