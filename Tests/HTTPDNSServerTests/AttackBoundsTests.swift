@@ -93,6 +93,19 @@ struct AttackBoundsTests {
         #expect(victim.count >= 50)
     }
 
+    /// Twenty connections of uid 65534 each store 256 cookies at once into its full jar, three
+    /// times over: each cookie evicts one, found without a scan of the jar per cookie, and each
+    /// set is charged for its cookies, so other users are served in between (6.9 s for one round
+    /// before, on a debug build).
+    @Test func storingIntoAFullJarCannotFreezeTheLoop() throws {
+        let daemon = try Self.daemonWithAFullJar()
+        let attack = try Attack(daemon, ["overflow", "20", "256", "3"])
+        #expect(attack.ready(), "\(attack.log)")
+        let victim = try Self.worstRoundTrip(daemon) { attack.child.isRunning }
+        #expect(attack.child.wait(timeout: 300) == 0, "every set was answered: \(attack.log)")
+        #expect(victim.seconds < 3, "another user waited \(victim.seconds) s (\(victim.count) round trips)")
+    }
+
     /// 300 connections of uid 65534 each ask for a listCookies of the full jar (12 MB) and never
     /// read: the answers stream as read, so each holds a piece, and past the uid's memory bound
     /// the rest wait unread. Another user is served; the daemon's peak grows little (1.78 GB

@@ -9,6 +9,10 @@ then holds its connections as the mode says and exits 0.
                            notifications, then a status request; exits once every connection
                            has its status answer (the batch has run)
   amplify CONNECTIONS HOLD each connection sends one listCookies and never reads; held HOLD s
+  overflow CONNECTIONS COOKIES ROUNDS
+                           each round, each connection sends one handleSetCookie of COOKIES
+                           cookies for a site of its own (a full jar evicts one per cookie),
+                           then reads the answers; "ready" after the first round is sent
   blank CONNECTIONS SIZE HOLD
                            one connection after the other sends a blank line of SIZE bytes and
                            one byte of the next line; prints "ready SENT CLOSED" (the bytes that
@@ -78,6 +82,23 @@ def amplify(path, connections, hold):
     time.sleep(hold)
 
 
+def overflow(path, connections, cookies, rounds):
+    sockets = [connect(path) for _ in range(connections)]
+    for turn in range(rounds):
+        for index, s in enumerate(sockets):
+            params = {
+                "url": "http://s%d-%d.example/" % (turn, index),
+                "setCookie": ["k%d=v; Max-Age=600" % i for i in range(cookies)],
+            }
+            s.sendall(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "handleSetCookie", "params": params}).encode() + b"\n")
+        if turn == 0:
+            print("ready", flush=True)
+        for s in sockets:
+            reply = json.loads(read_line(s))
+            if reply.get("result", {}).get("stored") != cookies:
+                raise SystemExit("a set failed: %s" % str(reply)[:300])
+
+
 def blank(path, connections, size, hold):
     payload = b" " * size + b"\nx"
     sockets = []
@@ -98,7 +119,7 @@ def main():
     path, mode, args = sys.argv[1], sys.argv[2], [int(a) for a in sys.argv[3:]]
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))
-    {"fill": fill, "freeze": freeze, "amplify": amplify, "blank": blank}[mode](path, *args)
+    {"fill": fill, "freeze": freeze, "amplify": amplify, "overflow": overflow, "blank": blank}[mode](path, *args)
 
 
 main()
