@@ -48,33 +48,35 @@ struct ConnectionBudgetTests {
         #expect(harness.methods.calls.filter { $0 == .exportCookies }.count == 10)
     }
 
-    /// An answer written whole costs with its size (a request per 2 KiB): answers of 60 KiB spend
-    /// a turn's budget of 64 in two or three (with the read), the rest run in later turns.
-    @Test func largeAnswersSpendTheBudgetAsTheyCost() throws {
+    /// Ten requests of `method` on one connection, each costing about 30 units: a turn's budget
+    /// of 64 runs two or three of them (with the read), the rest run in later turns.
+    static func tenCostlyRequestsSpendTheirTurns(
+        _ method: String, _ params: JSON? = nil, setUp: (FakeMethods) -> Void = { _ in }
+    )
+        throws
+    {
         let harness = try InProcessServer(limits: Self.limits { $0.workPerTurn = 64 })
-        harness.methods.metricsText = String(repeating: "x", count: 60 << 10)
+        setUp(harness.methods)
         let peer = try harness.connect()
-        for id in 1...10 { try peer.send(peer.request("metrics", id: .int(id))) }
+        for id in 1...10 { try peer.send(peer.request(method, id: .int(id), params)) }
         harness.loop.runTurn(maxWaitMilliseconds: 1_000)
         #expect((2...3).contains(harness.methods.calls.count), "ran \(harness.methods.calls.count) in the first turn")
         #expect(peer.awaitLines(10))
         #expect(harness.methods.calls.count == 10)
     }
 
-    /// A handleSetCookie costs with its cookies (two requests each past the first): three sets of
-    /// 11 cookies spend a turn's budget of 64 (with the read, two or three run).
-    @Test func setsOfManyCookiesSpendTheBudgetAsTheyCost() throws {
-        let harness = try InProcessServer(limits: Self.limits { $0.workPerTurn = 64 })
-        let peer = try harness.connect()
-        let cookies = JSON.array((0..<11).map { .string("c\($0)=v") })
-        for id in 1...10 {
-            try peer.send(
-                peer.request("handleSetCookie", id: .int(id), ["url": "https://a.example/", "setCookie": cookies]))
+    /// An answer written whole costs with its size (a request per 2 KiB): 60 KiB, 30 units.
+    @Test func largeAnswersSpendTheBudgetAsTheyCost() throws {
+        try Self.tenCostlyRequestsSpendTheirTurns("metrics") {
+            $0.metricsText = String(repeating: "x", count: 60 << 10)
         }
-        harness.loop.runTurn(maxWaitMilliseconds: 1_000)
-        #expect((2...3).contains(harness.methods.calls.count), "ran \(harness.methods.calls.count) in the first turn")
-        #expect(peer.awaitLines(10))
-        #expect(harness.methods.calls.count == 10)
+    }
+
+    /// A handleSetCookie costs with its cookies (two requests each past the first): 16, 30 units.
+    @Test func setsOfManyCookiesSpendTheBudgetAsTheyCost() throws {
+        let cookies = JSON.array((0..<16).map { .string("c\($0)=v") })
+        try Self.tenCostlyRequestsSpendTheirTurns(
+            "handleSetCookie", ["url": "https://a.example/", "setCookie": cookies])
     }
 
     /// A client that queued requests and left entirely: once the server sees it gone, what it
