@@ -281,7 +281,9 @@ final class Connection: EventHandler {
         server.memoryMayBeAvailable()
     }
 
-    private func charge(_ units: Int) {
+    /// Charges work to this connection's and its uid's shares of the turn (a method charges what
+    /// it found it needed through `Reply.charge`).
+    func charge(_ units: Int) {
         let turn = onServer { $0.turn }
         credit.charge(units, turn: turn, perTurn: limits.workPerTurn)
         user.credit.charge(units, turn: turn, perTurn: limits.workPerTurnPerUser)
@@ -526,11 +528,6 @@ final class Connection: EventHandler {
         }
         charge(WorkCost.answer(bytes: written))
         onServer { $0.needsFlush(self) }
-    }
-
-    /// Work a method found it did beyond what its line and `workUnits` were charged.
-    func chargeWork(_ units: Int) {
-        charge(units)
     }
 
     private func enqueue(_ item: PendingAnswers.Item) {

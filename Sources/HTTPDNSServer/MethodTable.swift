@@ -22,7 +22,7 @@ struct Reply<Result: MethodResult> {
 
     /// Charges the caller's uid for work the request turned out to need.
     func charge(_ units: Int) {
-        responder.connection.chargeWork(units)
+        responder.connection.charge(units)
     }
 
     /// Whether anyone reads the answer: false for a notification, whose answer is dropped (a

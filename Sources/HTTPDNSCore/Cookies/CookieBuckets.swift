@@ -177,16 +177,7 @@ struct CookieBuckets {
                         && (key.utf8.count == domain.utf8.count || !IPLiteral.isIPLiteral(key)))
             }
         }
-        var keys: [String] = []
-        var suffix = Substring(domain)
-        while true {
-            let key = String(suffix)
-            if table[key] != nil { keys.append(key) }
-            guard let dot = suffix.firstIndex(of: ".") else { break }
-            suffix = suffix[suffix.index(after: dot)...]
-            if suffix.isEmpty { break }
-        }
-        return keys
+        return findCandidateSlots(forHost: domain).map { table.keys[$0] }
     }
 
     // MARK: - Writes
