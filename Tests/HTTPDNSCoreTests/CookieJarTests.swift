@@ -123,6 +123,28 @@ struct CookieStorageTests {
         #expect(try h.jar.list(domain: "example.com", now: JarHarness.now).filter { $0.path == "/" }.count == 2)
     }
 
+    /// A Path= attribute over 1024 octets is ignored (5.6 step 6), and a default-path over that
+    /// refuses the cookie: a request path of a megabyte is not held by each cookie of the response.
+    @Test func aDefaultPathOver1024OctetsIsTooLarge() throws {
+        let h = JarHarness()
+        let longest = "/" + String(repeating: "d", count: 1023)
+        let outcome = try h.set(
+            "kept=1", "long=2", "attribute=3; Path=/", "ignored=4; Path=/\(String(repeating: "a", count: 1024))",
+            url: "http://example.com\(longest)/page")
+        #expect(outcome.stored == 4)
+        let tooLong = try h.set(
+            "a=1", "b=2; Path=/", "c=3; Path=/\(String(repeating: "a", count: 1024))",
+            url: "http://example.com\(longest)x/page")
+        #expect(tooLong.stored == 1)
+        #expect(
+            tooLong.rejected == [
+                RejectedCookie(index: 0, reason: .tooLarge), RejectedCookie(index: 2, reason: .tooLarge),
+            ])
+        let paths = try h.jar.list(now: JarHarness.now).map(\.path)
+        #expect(paths.map(\.utf8.count).sorted() == [1, 1, 1024, 1024, 1024])
+        #expect(paths.filter { $0 != "/" }.allSatisfy { $0 == longest })
+    }
+
     @Test func pathMatching() throws {
         let h = JarHarness()
         try h.set("slash=1; Path=/a/", "plain=2; Path=/a", url: "http://example.com/")

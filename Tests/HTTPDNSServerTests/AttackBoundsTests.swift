@@ -155,6 +155,34 @@ struct AttackBoundsTests {
         #expect(attack.child.wait(timeout: 60) == 0, "\(attack.log)")
     }
 
+    /// A response to a URL whose path is a megabyte long sets 180 cookies without Path=, four
+    /// times over different sites: each cookie would take the request's directory as its path
+    /// (RFC 6265bis 5.1.4), so the jar held 180 copies of it per request (741 MB resident and a
+    /// 1.7 GB state file after four). A default-path over 1024 octets is refused as too-large.
+    @Test func aMegabyteDefaultPathIsNotStored() throws {
+        let daemon = try DaemonHarness()
+        let client = try daemon.connectReady()
+        let pid = daemon.process.pid
+        let before = ProcessProbe.residentBytes(pid)
+        let directory = "/" + String(repeating: "p", count: 1_000_000)
+        let values = (0..<180).map { JSON.string("c\($0)=1") }
+        for site in 0..<4 {
+            let reply = try #require(
+                try client.call(
+                    "handleSetCookie",
+                    ["url": .string("http://s\(site).example\(directory)/page"), "setCookie": .array(values)],
+                    id: site))
+            #expect(reply["result"]?["stored"] == 0, "\(reply.encodedString.prefix(300))")
+            let reasons = Set(reply["result"]?["rejected"]?.arrayValue?.compactMap { $0["reason"]?.stringValue } ?? [])
+            #expect(reasons == ["too-large"])
+        }
+        #expect(try client.call("status", id: 9)?["result"]?["cookies"]?["count"] == 0)
+        if ProcessProbe.residentMemoryIsMeaningful {
+            let grown = ProcessProbe.residentBytes(pid) - before
+            #expect(grown < 64 << 20, "the daemon grew by \(grown >> 20) MiB")
+        }
+    }
+
     /// `httpdnsctl cookie export` of a full jar (3000 cookies of 4 KB, a 12 MB answer) arrives
     /// whole: answers over 8 MiB were cut even for a client reading at full speed.
     @Test func aFullJarExportsWhole() throws {

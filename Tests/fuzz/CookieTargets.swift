@@ -141,7 +141,7 @@ private func checkJar(_ jar: CookieJar, now: Int64) {
 /// Accepted dates exist, lie between 1601 and 9999 (the algorithm's bounds), and parse back to the same
 /// second when written as IMF-fixdate, asctime, and (for 1970 to 2069) RFC 850 with its two-digit year.
 private func checkCookieDate(_ bytes: UnsafeBufferPointer<UInt8>) {
-    guard let seconds = CookieDate.parse(bytes: Array(bytes)) else { return }
+    guard let seconds = CookieDate.parse(bytes: bytes) else { return }
     require((firstCookieSecond...lastCookieSecond).contains(seconds), "date \(seconds) outside 1601...9999")
     let date = CalendarDate(unixSeconds: seconds)
     var forms = [imfFixdate(seconds), date.asctime]

@@ -4,16 +4,25 @@ public enum CookieDate {
     /// Parses a cookie-date into Unix seconds (UTC), or returns nil where the algorithm says
     /// "fail to parse". Accepts RFC 1123, RFC 850 and asctime forms and their many variants.
     public static func parse(_ text: String) -> Int64? {
-        parse(bytes: Array(text.utf8))
+        var text = text
+        return text.withUTF8 { parse(bytes: $0) }
     }
 
-    static func parse(bytes: [UInt8]) -> Int64? {
+    /// One pass over the bytes that allocates nothing: a Set-Cookie line may carry a megabyte of
+    /// Expires= attributes, each parsed on the loop thread.
+    static func parse(bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
         var time: (hour: Int, minute: Int, second: Int)?
         var dayOfMonth: Int?
         var month: Int?
         var year: Int?
 
-        for token in bytes.split(whereSeparator: isDelimiter) {
+        var index = 0
+        while index < bytes.count {
+            while index < bytes.count, isDelimiter(bytes[index]) { index += 1 }
+            let start = index
+            while index < bytes.count, !isDelimiter(bytes[index]) { index += 1 }
+            guard start < index else { break }
+            let token = UnsafeBufferPointer(rebasing: bytes[start..<index])
             if time == nil, let parsed = parseTime(token) {
                 time = parsed
             } else if dayOfMonth == nil, let parsed = parseDigits(token, minimum: 1, maximum: 2) {
@@ -48,52 +57,54 @@ public enum CookieDate {
 
     /// `minimum`...`maximum` DIGITs, then either the end or a non-digit and anything.
     /// (day-of-month = 1*2DIGIT ( non-digit *OCTET ); year = 2*4DIGIT ( non-digit *OCTET ))
-    static func parseDigits(_ token: ArraySlice<UInt8>, minimum: Int, maximum: Int) -> Int? {
+    static func parseDigits(_ token: UnsafeBufferPointer<UInt8>, minimum: Int, maximum: Int) -> Int? {
+        var index = 0
+        return digits(token, from: &index, minimum: minimum, maximum: maximum)
+    }
+
+    /// `minimum`...`maximum` DIGITs at `index`, which is left after them; nil when fewer or more.
+    private static func digits(_ token: UnsafeBufferPointer<UInt8>, from index: inout Int, minimum: Int, maximum: Int)
+        -> Int?
+    {
         var value = 0
         var count = 0
-        for byte in token {
-            guard isDigit(byte) else { break }
+        while index < token.count, isDigit(token[index]) {
             count += 1
             guard count <= maximum else { return nil }
-            value = value * 10 + Int(byte - 0x30)
+            value = value * 10 + Int(token[index] - 0x30)
+            index += 1
         }
         return count >= minimum ? value : nil
     }
 
     /// hms-time ( non-digit *OCTET ), where hms-time = time-field ":" time-field ":" time-field
     /// and time-field = 1*2DIGIT.
-    static func parseTime(_ token: ArraySlice<UInt8>) -> (hour: Int, minute: Int, second: Int)? {
-        var fields: [Int] = []
-        var index = token.startIndex
-        while fields.count < 3 {
-            var value = 0
-            var count = 0
-            while index < token.endIndex, isDigit(token[index]) {
-                count += 1
-                guard count <= 2 else { return nil }
-                value = value * 10 + Int(token[index] - 0x30)
-                index += 1
-            }
-            guard count >= 1 else { return nil }
-            fields.append(value)
-            if fields.count < 3 {
-                guard index < token.endIndex, token[index] == UInt8(ascii: ":") else { return nil }
-                index += 1
-            }
+    static func parseTime(_ token: UnsafeBufferPointer<UInt8>) -> (hour: Int, minute: Int, second: Int)? {
+        var index = 0
+        func colon() -> Bool {
+            guard index < token.count, token[index] == UInt8(ascii: ":") else { return false }
+            index += 1
+            return true
         }
+        guard let hour = digits(token, from: &index, minimum: 1, maximum: 2), colon(),
+            let minute = digits(token, from: &index, minimum: 1, maximum: 2), colon(),
+            let second = digits(token, from: &index, minimum: 1, maximum: 2)
+        else { return nil }
         // Whatever follows must start with a non-digit; the digit loop above guarantees it.
-        return (fields[0], fields[1], fields[2])
+        return (hour, minute, second)
     }
 
-    private static let monthNames: [[UInt8]] = [
+    /// The months' first three letters, lowercase, as one number each.
+    private static let monthKeys: [UInt32] = [
         "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
-    ].map { Array($0.utf8) }
+    ]
+    .map { name in name.utf8.reduce(0) { $0 << 8 | UInt32($1) } }
 
     /// month = ( "jan" / "feb" / ... / "dec" ) *OCTET, case-insensitively.
-    static func parseMonth(_ token: ArraySlice<UInt8>) -> Int? {
+    static func parseMonth(_ token: UnsafeBufferPointer<UInt8>) -> Int? {
         guard token.count >= 3 else { return nil }
-        let prefix = token.prefix(3).map(asciiLowercased)
-        guard let index = monthNames.firstIndex(of: prefix) else { return nil }
+        let key = (0..<3).reduce(UInt32(0)) { $0 << 8 | UInt32(asciiLowercased(token[$1])) }
+        guard let index = monthKeys.firstIndex(of: key) else { return nil }
         return index + 1
     }
 

@@ -36,8 +36,9 @@ public final class CookieJar {
     /// the header name) received for `request`.
     public func setCookies(_ setCookieHeaders: [String], for request: CookieRequest, now: Int64) -> SetCookiesOutcome {
         var outcome = SetCookiesOutcome(host: request.host)
+        var defaultPath = ResponseDefaultPath(requestPath: request.url.path)
         for (index, header) in setCookieHeaders.enumerated() {
-            switch receive(header, request: request, now: now) {
+            switch receive(header, request: request, defaultPath: &defaultPath, now: now) {
             case .stored: outcome.stored += 1
             case .deletedExisting: outcome.deleted += 1
             case .expiredOnArrival: break
@@ -56,13 +57,15 @@ public final class CookieJar {
         case rejected(CookieRejection)
     }
 
-    func receive(_ header: String, request: CookieRequest, now: Int64) -> ReceiveResult {
+    func receive(_ header: String, request: CookieRequest, defaultPath: inout ResponseDefaultPath, now: Int64)
+        -> ReceiveResult
+    {
         let parsed: ParsedSetCookie
         switch SetCookieParser.parse(header) {
         case .success(let value): parsed = value
         case .failure(let reason): return .rejected(reason)
         }
-        switch buildCookie(parsed, request: request, now: now) {
+        switch buildCookie(parsed, request: request, defaultPath: &defaultPath, now: now) {
         case .failure(let reason): return .rejected(reason)
         case .success(let cookie): return store(cookie, now: now)
         }
@@ -71,7 +74,7 @@ public final class CookieJar {
     /// Steps 2-21 of the storage model: everything that decides whether and how the cookie
     /// is stored, without touching the store except to look for Secure cookies (step 16).
     func buildCookie(
-        _ parsed: ParsedSetCookie, request: CookieRequest, now: Int64
+        _ parsed: ParsedSetCookie, request: CookieRequest, defaultPath: inout ResponseDefaultPath, now: Int64
     ) -> Result<Cookie, CookieRejection> {
         // Step 2: a cookie needs a name or a value.
         if parsed.name.isEmpty && parsed.value.isEmpty { return .failure(.syntax) }
@@ -116,12 +119,15 @@ public final class CookieJar {
             }
         }
 
-        // Step 11: Path, else the default-path.
+        // Step 11: Path, else the default-path. A Path= attribute is at most 1024 octets (longer
+        // ones are ignored); a default-path over that is refused, as Firefox does, or a request
+        // path of a megabyte would be held by every cookie of the response.
         let path: String
         if let attribute = parsed.path, attribute.utf8.first == UInt8(ascii: "/") {
             path = attribute
         } else {
-            path = CookieMatching.defaultPath(request.url.path)
+            guard let fromRequest = defaultPath.value() else { return .failure(.tooLarge) }
+            path = fromRequest
         }
 
         // Steps 12-13: Secure only from secure URLs.
@@ -336,6 +342,7 @@ public final class CookieJar {
             && !cookie.value.utf8.contains(where: SetCookieParser.isForbiddenControl)
             && !cookie.path.utf8.contains(where: SetCookieParser.isForbiddenControl)
             && cookie.name.utf8.count + cookie.value.utf8.count <= SetCookieParser.maxNameValueOctets
+            && cookie.path.utf8.count <= SetCookieParser.maxAttributeValueOctets
             && !(cookie.name.isEmpty && cookie.value.isEmpty)
     }
 
@@ -345,6 +352,23 @@ public final class CookieJar {
         var cookie = incoming
         cookie.creationIndex = 0
         return store(cookie, now: now) == .stored
+    }
+}
+
+/// RFC 6265bis 5.1.4's default-path of one response's request, worked out at most once for all
+/// its cookies (the request path may be a megabyte long); nil when over 1024 octets
+/// (`SetCookieParser.maxAttributeValueOctets`, the longest Path= attribute kept).
+struct ResponseDefaultPath {
+    let requestPath: String
+    private var found: String??
+
+    init(requestPath: String) { self.requestPath = requestPath }
+
+    mutating func value() -> String? {
+        if let found { return found }
+        let path = CookieMatching.defaultPath(requestPath, maxOctets: SetCookieParser.maxAttributeValueOctets)
+        found = .some(path)
+        return path
     }
 }
 

@@ -30,10 +30,17 @@ public enum CookieMatching {
 
     /// 5.1.4: the default-path of a request path.
     public static func defaultPath(_ uriPath: String) -> String {
-        let bytes = Array(uriPath.utf8)
-        guard bytes.first == UInt8(ascii: "/"), let lastSlash = bytes.lastIndex(of: UInt8(ascii: "/")), lastSlash > 0
+        defaultPath(uriPath, maxOctets: .max) ?? "/"
+    }
+
+    /// 5.1.4's default-path, or nil when it is longer than `maxOctets`; only that much is copied.
+    static func defaultPath(_ uriPath: String, maxOctets: Int) -> String? {
+        let utf8 = uriPath.utf8
+        guard utf8.first == UInt8(ascii: "/"), let lastSlash = utf8.lastIndex(of: UInt8(ascii: "/")),
+            lastSlash != utf8.startIndex
         else { return "/" }
-        return String(decoding: bytes[..<lastSlash], as: UTF8.self)
+        guard utf8.distance(from: utf8.startIndex, to: lastSlash) <= maxOctets else { return nil }
+        return String(decoding: utf8[..<lastSlash], as: UTF8.self)
     }
 
     /// 5.1.4: `requestPath` path-matches `cookiePath`.

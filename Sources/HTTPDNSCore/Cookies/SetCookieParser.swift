@@ -127,7 +127,7 @@ public enum SetCookieParser {
             cookie.secure = true
         case 7 where nameIs("expires"):
             // 5.6.1: an unparsable date leaves the attribute out.
-            if let date = CookieDate.parse(bytes: Array(UnsafeBufferPointer(rebasing: bytes[value]))) {
+            if let date = CookieDate.parse(bytes: UnsafeBufferPointer(rebasing: bytes[value])) {
                 cookie.expires = date
             }
         case 7 where nameIs("max-age"):
