@@ -213,8 +213,8 @@ public final class FleetClient {
         }
     }
 
-    func rejected(_ reason: String) {
-        if let line = health.entryRejected(reason) { log(line) }
+    func rejected(_ reason: String, count: Int = 1) {
+        if let line = health.entryRejected(reason, count: count) { log(line) }
     }
 
     func noteLag(milliseconds: Int64) { health.noteLag(milliseconds: milliseconds) }

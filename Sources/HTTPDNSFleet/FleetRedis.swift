@@ -21,6 +21,12 @@ public final class FleetRedis {
     public static let maxValueBytes = 64 << 10
     /// What one reply may take in all (a stream read of 500 changes is about 5 MB at most).
     public static let maxReplyBytes = 8 << 20
+    /// The most entries and bytes one snapshot read takes in (each of its steps counts as an
+    /// entry at least). The snapshot holds the shared jars' cookies, a few thousand per jar and
+    /// under a kilobyte each once sealed: past these, Redis does not hold what the fleet writes,
+    /// and the read fails rather than grow without end.
+    public static let maxSnapshotEntries = 1 << 17
+    public static let maxSnapshotBytes = 64 << 20
 
     public let connection: RedisConnection
     public let keyspace: FleetKeyspace
@@ -180,6 +186,8 @@ public final class FleetRedis {
     public struct Snapshot: Sendable, Equatable {
         public var changes: [FleetCookieChange] = []
         public var rejected: [String] = []
+        /// Entries over `maxValueBytes`, counted and never read.
+        public var oversized = 0
         public var resumeAfter: FleetStreamID = .zero
     }
 
@@ -187,7 +195,7 @@ public final class FleetRedis {
         var snapshot = Snapshot()
         snapshot.resumeAfter = try observe(remembering: [], creatingEpoch: false).lastGeneratedID ?? .zero
         try scanSnapshot(batch: batch) { pairs, skipped in
-            for _ in 0..<skipped { snapshot.rejected.append("a snapshot entry over \(Self.maxValueBytes) bytes") }
+            snapshot.oversized += skipped
             for pair in pairs {
                 let field = String(decoding: pair.field, as: UTF8.self)
                 switch openSnapshotValue(pair.value, field: field) {
@@ -221,17 +229,22 @@ public final class FleetRedis {
     }
 
     /// Walks the snapshot a step at a time; `body` gets each step's pairs that fit
-    /// `maxValueBytes` and how many did not (those are never read).
+    /// `maxValueBytes` and how many did not (those are never read). Fails past
+    /// `maxSnapshotEntries` or `maxSnapshotBytes`: a Redis whose cursor never ends, or that claims
+    /// more skipped entries than exist, is bounded like any other peer.
     private func scanSnapshot(
         batch: Int, _ body: ([RedisFieldValue], Int) throws(RedisError) -> Void
     ) throws(RedisError) {
         var cursor = "0"
+        var entries = 0
+        var bytes = 0
         repeat {
             let reply = try connection.evaluate(
                 FleetScripts.scanSnapshot, keys: [RedisArgument(keyspace.snapshotKey)],
                 arguments: [RedisArgument(cursor), RedisArgument(batch), RedisArgument(Self.maxValueBytes)])
             guard let parts = reply.array, parts.count == 3, let next = parts[0].text, let flat = parts[1].array,
-                flat.count % 2 == 0, let skipped = parts[2].integer
+                flat.count % 2 == 0, let skipped = parts[2].integer, skipped >= 0,
+                skipped <= Int64(Self.maxSnapshotEntries)
             else {
                 throw RedisError(
                     .unexpectedReply, "\(connection.options.endpoint): unexpected reply to the scan script")
@@ -239,7 +252,15 @@ public final class FleetRedis {
             var pairs: [RedisFieldValue] = []
             for index in stride(from: 0, to: flat.count, by: 2) {
                 guard let field = flat[index].bytes, let value = flat[index + 1].bytes else { continue }
+                bytes += field.count + value.count
                 pairs.append(RedisFieldValue(field: field, value: value))
+            }
+            entries += max(1, flat.count / 2 + Int(skipped))
+            guard entries <= Self.maxSnapshotEntries, bytes <= Self.maxSnapshotBytes else {
+                throw RedisError(
+                    .unexpectedReply,
+                    "\(connection.options.endpoint): the snapshot goes past \(Self.maxSnapshotEntries) entries "
+                        + "or \(Self.maxSnapshotBytes >> 20) MiB")
             }
             try body(pairs, Int(skipped))
             cursor = next

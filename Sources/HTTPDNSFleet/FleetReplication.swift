@@ -60,6 +60,9 @@ extension FleetClient {
                 self.observe(observation, message.startedAtMs, message.endedAtMs)
             }
             for reason in message.rejected { self.rejected(reason) }
+            if message.oversized > 0 {
+                self.rejected("a snapshot entry over \(FleetRedis.maxValueBytes) bytes", count: message.oversized)
+            }
             if let lag = message.lagMilliseconds { self.noteLag(milliseconds: lag) }
             if let event = message.event { handler(event) }
             self.armReplication(mailbox, handler: handler)
@@ -75,6 +78,8 @@ struct ReplicationMessage: Sendable {
     var startedAtMs: Int64?
     var endedAtMs: Int64?
     var rejected: [String] = []
+    /// Snapshot entries over `FleetRedis.maxValueBytes`, rejected unread.
+    var oversized = 0
     var lagMilliseconds: Int64?
     var event: FleetReplicationEvent?
 }
@@ -163,7 +168,8 @@ final class FleetReplicationThread: Sendable {
                     let caughtUp = FleetCursor(epoch: observed.epoch, lastID: snapshot.resumeAfter)
                     cursor = caughtUp
                     let message = ReplicationMessage(
-                        rejected: snapshot.rejected, event: .snapshot(snapshot.changes, cursor: caughtUp))
+                        rejected: snapshot.rejected, oversized: snapshot.oversized,
+                        event: .snapshot(snapshot.changes, cursor: caughtUp))
                     guard send(message) else { return }
                 }
                 var position = cursor ?? FleetCursor(epoch: observed.epoch, lastID: .zero)

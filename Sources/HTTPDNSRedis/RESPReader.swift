@@ -133,6 +133,8 @@ public struct RESPReader: Sendable {
                 return .malformed("a bulk length that is not one")
             }
             if length == -1 {
+                // Charged like any element: a reply of millions of nulls holds their places.
+                guard charge(afterLine - position) else { return .tooLarge(bulk: false) }
                 position = afterLine
                 return .value(.null)
             }
@@ -156,10 +158,11 @@ public struct RESPReader: Sendable {
             }
             let headerBytes = afterLine - position
             position = afterLine
+            // Charged before anything else, a null or empty array too, as any element is.
+            guard charge(headerBytes) else { return .tooLarge(bulk: false) }
             if count == -1 { return .value(.null) }
             if count == 0 { return .value(.array([])) }
             guard open.count < limits.maxDepth else { return .malformed("arrays nested too deep") }
-            guard charge(headerBytes) else { return .tooLarge(bulk: false) }
             open.append((count, []))
             return .openedArray
         default:

@@ -70,6 +70,21 @@ struct RESPReaderTests {
         #expect((partial.array?.count ?? 0) < 40 && partial.array?.last == RESPReader.truncated)
     }
 
+    /// Nulls and empty arrays are elements too: an array of millions of them, four bytes each, was
+    /// held until the command's deadline (charged nothing, the limit never tripped).
+    @Test func nullsAndEmptyArraysCountAgainstTheTotal() {
+        let limits = RESPReader.Limits(maxBulkBytes: 1 << 20, maxReplyBytes: 1_000)
+        for element in ["*0\r\n", "*-1\r\n", "$-1\r\n"] {
+            let text = "*2000000000\r\n" + String(repeating: element, count: 1_000)
+            guard case .tooLarge(let partial, let bulkTooLong)? = Self.read(text, limits: limits).last else {
+                Issue.record("\(element.debugDescription) x 1000 was not cut")
+                continue
+            }
+            #expect(!bulkTooLong)
+            #expect((partial.array?.count ?? 0) < 40 && partial.array?.last == RESPReader.truncated)
+        }
+    }
+
     /// A bulk string is charged when its header is read and taken back while its bytes are still
     /// coming, so one arriving a byte at a time costs what it costs when it arrives at once (the
     /// fuzzer found the byte-by-byte reading cut a reply the whole reading kept).

@@ -116,8 +116,8 @@ public struct FleetHealth: Sendable {
 
     /// Counts an entry that failed to open (another fleet key, tampering) or to validate; the
     /// first one is logged, later ones only counted.
-    public mutating func entryRejected(_ reason: String) -> FleetLogLine? {
-        rejected += 1
+    public mutating func entryRejected(_ reason: String, count: Int = 1) -> FleetLogLine? {
+        rejected += count
         guard !rejectionLogged else { return nil }
         rejectionLogged = true
         return FleetLogLine(
