@@ -32,6 +32,7 @@ struct FleetSnapshotBoundsTests {
     func anImpossibleSkippedCountFailsTheRead(_ skipped: String) throws {
         let directory = TemporaryDirectory(prefix: "fsnap")
         let redis = try ScriptedRedis(in: directory) { _ in "*3\r\n$1\r\n0\r\n*0\r\n:\(skipped)\r\n" }
+        defer { redis.stop() }
         #expect(Self.scanFails(redis))
     }
 
@@ -43,6 +44,7 @@ struct FleetSnapshotBoundsTests {
         let step =
             "*3\r\n$1\r\n1\r\n*\(pairs * 2)\r\n" + String(repeating: "$1\r\nf\r\n$1\r\nv\r\n", count: pairs) + ":0\r\n"
         let redis = try ScriptedRedis(in: directory) { _ in step }
+        defer { redis.stop() }
         #expect(Self.scanFails(redis))
         #expect(redis.evaluationCount <= FleetRedis.maxSnapshotEntries / pairs + 1)
     }

@@ -6,7 +6,7 @@ import Synchronization
 
 /// A Redis stand-in for replies no real Redis sends: `SCRIPT LOAD` gets a digest, each
 /// `EVALSHA` the text `scriptReply` gives for its number (from 0), anything else `+OK`. One
-/// connection at a time, on its own thread, until the test ends.
+/// connection at a time, on its own thread, until `stop()`.
 final class ScriptedRedis: Sendable {
     let socketPath: String
     private let listener: FileDescriptor
@@ -21,7 +21,9 @@ final class ScriptedRedis: Sendable {
         _ = spawnThread { [self] in serve() }
     }
 
-    deinit { stopping.store(true, ordering: .relaxed) }
+    /// Ends the serving thread once its client has gone, and with it the listening socket (the
+    /// thread holds this object, so no deinit could).
+    func stop() { stopping.store(true, ordering: .relaxed) }
 
     /// How many `EVALSHA` were answered.
     var evaluationCount: Int { evaluations.load(ordering: .relaxed) }
@@ -33,6 +35,7 @@ final class ScriptedRedis: Sendable {
             answer(client)
             client.close()
         }
+        listener.close()
     }
 
     private func answer(_ client: FileDescriptor) {

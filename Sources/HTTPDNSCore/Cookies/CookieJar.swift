@@ -359,7 +359,7 @@ public final class CookieJar {
 /// its cookies (the request path may be a megabyte long); nil when over 1024 octets
 /// (`SetCookieParser.maxAttributeValueOctets`, the longest Path= attribute kept).
 struct ResponseDefaultPath {
-    let requestPath: String
+    private let requestPath: String
     private var found: String??
 
     init(requestPath: String) { self.requestPath = requestPath }

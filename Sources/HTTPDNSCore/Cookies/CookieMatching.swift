@@ -28,12 +28,8 @@ public enum CookieMatching {
         return true
     }
 
-    /// 5.1.4: the default-path of a request path.
-    public static func defaultPath(_ uriPath: String) -> String {
-        defaultPath(uriPath, maxOctets: .max) ?? "/"
-    }
-
-    /// 5.1.4's default-path, or nil when it is longer than `maxOctets`; only that much is copied.
+    /// 5.1.4: the default-path of a request path, or nil when it is longer than `maxOctets`; only
+    /// that much is copied.
     static func defaultPath(_ uriPath: String, maxOctets: Int) -> String? {
         let utf8 = uriPath.utf8
         guard utf8.first == UInt8(ascii: "/"), let lastSlash = utf8.lastIndex(of: UInt8(ascii: "/")),
