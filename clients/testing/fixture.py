@@ -10,8 +10,9 @@ library only, plus ``openssl`` for a throwaway CA.
 
 - **Upstream**: Alibaba HTTPDNS v1 (``GET /100000/d?host=NAME&query=4,6``) on 127.0.0.1. Its
   answers are read from DIR/answers.json at every query (``{"NAME": ["ADDRESS", ...]}``, TTL
-  300), so a test changes where a host lives by rewriting that file (`set_answers`) and then
-  flushing the daemon's cache. A name it does not list has no address.
+  300, or ``{"NAME": {"ips": ["ADDRESS", ...], "ttl": SECONDS}}`` for another TTL), so a test
+  changes where a host lives by rewriting that file (`set_answers`) and then flushing the
+  daemon's cache, or by letting a short TTL run out. A name it does not list has no address.
 - **Origins**: every address in ORIGINS serves HTTP and HTTPS, on the same two ports on every
   address, with one certificate for every name in NAMES_IN_CERTIFICATE (and no IP address), so
   a host that moves keeps its URL and a client that checked the certificate against the IP
@@ -100,7 +101,8 @@ def read_answers(path):
 
 
 def set_answers(directory, changes):
-    """Rewrites DIR/answers.json atomically with ``changes`` ({name: [addresses] or None})."""
+    """Rewrites DIR/answers.json atomically with ``changes`` ({name: [addresses], {"ips": [addresses],
+    "ttl": seconds} or None})."""
     path = os.path.join(directory, "answers.json")
     with LOCK:
         answers = read_answers(path)
@@ -132,12 +134,13 @@ def upstream_handler(answers_path):
             query = urllib.parse.parse_qs(url.query)
             host = query.get("host", [""])[0].lower()
             families = query.get("query", ["4"])[0].split(",")
-            addresses = read_answers(answers_path).get(host, [])
+            answer = read_answers(answers_path).get(host, [])
+            addresses, ttl = (answer["ips"], answer["ttl"]) if isinstance(answer, dict) else (answer, 300)
             body = json.dumps({
                 "host": host,
                 "ips": [a for a in addresses if ":" not in a] if "4" in families else [],
                 "ipsv6": [a for a in addresses if ":" in a] if "6" in families else [],
-                "ttl": 300, "origin_ttl": 300,
+                "ttl": ttl, "origin_ttl": ttl,
             }).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
@@ -328,7 +331,8 @@ def proxy_handler(answers_path, log_path):
             else:
                 url = urllib.parse.urlsplit(target)
                 host, port = url.hostname, url.port or 80
-            addresses = read_answers(answers_path).get(host.lower(), [host])
+            answer = read_answers(answers_path).get(host.lower(), [host])
+            addresses = answer["ips"] if isinstance(answer, dict) else answer
             try:
                 upstream = socket.create_connection((addresses[-1], int(port)), timeout=30)
             except OSError:
