@@ -32,6 +32,8 @@ public struct ServerLimits: Sendable, Equatable {
     public var maxPendingOutputPerUser = 4 << 20
     /// Memory one uid may hold (see `memoryBoundPerUser`).
     public var memoryPerUser = 64 << 20
+    /// Connections accepted in one loop turn; the rest wait in the listen backlog for the next.
+    public var acceptsPerTurn = 32
 
     public init() {}
 
@@ -48,6 +50,8 @@ public struct ServerLimits: Sendable, Equatable {
 /// units: estimates of loop-thread time in multiples of one small request (about 12,000
 /// instructions).
 enum WorkCost {
+    /// Accepting a connection: reading its credentials, registering it, and later its close.
+    static let admission = 2
     /// A line: parsing it costs with its length.
     static func line(bytes: Int) -> Int { 1 + bytes / 1024 }
     /// A read: copying and scanning for line ends (blank lines included, which no line charges).
@@ -208,8 +212,12 @@ final class RPCServer: EventHandler {
         .tooManyOpenFiles, .tooManyOpenFilesInSystem, .noBufferSpace, .noMemory,
     ]
 
+    /// Accepts at most `acceptsPerTurn` connections, then lets the turn go on: the listener is
+    /// level-triggered, so the next turn takes the rest, and a peer that refills the backlog as
+    /// fast as it is drained (connect and close in a loop) cannot keep the loop here.
     func handleEvents(_ events: UInt32) {
-        while listening {
+        for _ in 0..<limits.acceptsPerTurn {
+            guard listening else { return }
             let accepted: IOResult<FileDescriptor>
             do {
                 accepted = try accept(listener)
@@ -251,6 +259,9 @@ final class RPCServer: EventHandler {
             return
         }
         let user = users[peer.uid] ?? UserLoad(uid: peer.uid)
+        // Admitting (or refusing) is work the peer's uid caused: it spends that uid's share of
+        // the turn, so its own connections run less while it storms.
+        user.credit.charge(WorkCost.admission, turn: turn, perTurn: limits.workPerTurnPerUser)
         if connections.count >= limits.maxConnections {
             refuse(fd, .limitExceeded("connections", limit: limits.maxConnections))
             return

@@ -164,12 +164,18 @@ public final class EventLoop {
         return token
     }
 
+    /// Completions run in one turn; the rest wait for the next, so threads that finish faster
+    /// than the loop runs their completions cannot keep it from its descriptors and timers.
+    public static let completionsPerTurn = 64
+
     fileprivate func drainInbox() {
         var counter: UInt64 = 0
         _ = Glibc.read(wakeFD.rawValue, &counter, 8)
-        for (token, value) in inbox.take() {
+        let (taken, more) = inbox.take(atMost: Self.completionsPerTurn)
+        for (token, value) in taken {
             pendingCompletions.removeValue(forKey: token)?(value)
         }
+        if more { inbox.wake() }
     }
 
     // MARK: running
@@ -264,18 +270,27 @@ final class Inbox: Sendable {
             items.append((token, value))
             return items.count == 1
         }
-        if wasEmpty {
-            var one: UInt64 = 1
-            _ = Glibc.write(wakeFD.rawValue, &one, 8)
+        if wasEmpty { wake() }
+    }
+
+    /// The oldest `limit` items, and whether more are left.
+    func take(atMost limit: Int) -> (items: [(UInt64, any Sendable)], more: Bool) {
+        items.withLock { items in
+            guard items.count > limit else {
+                let taken = items
+                items.removeAll(keepingCapacity: true)
+                return (taken, false)
+            }
+            let taken = Array(items.prefix(limit))
+            items.removeFirst(limit)
+            return (taken, true)
         }
     }
 
-    func take() -> [(UInt64, any Sendable)] {
-        items.withLock { items in
-            let taken = items
-            items.removeAll(keepingCapacity: true)
-            return taken
-        }
+    /// Makes the loop look again (items were left for its next turn).
+    func wake() {
+        var one: UInt64 = 1
+        _ = Glibc.write(wakeFD.rawValue, &one, 8)
     }
 }
 

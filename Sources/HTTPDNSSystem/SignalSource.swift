@@ -18,8 +18,11 @@ public final class SignalSource: EventHandler {
         try loop.register(fd, events: EpollEvents.readable, handler: self)
     }
 
+    /// Signals handled in one turn; level-triggered epoll brings the rest next turn.
+    static let signalsPerTurn = 16
+
     public func handleEvents(_ events: UInt32) {
-        while true {
+        for _ in 0..<Self.signalsPerTurn {
             let signal = chttpdns_signalfd_read(fd.rawValue)
             if signal <= 0 { return }
             onSignal(signal)

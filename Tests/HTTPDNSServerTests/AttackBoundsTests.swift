@@ -204,4 +204,62 @@ struct AttackBoundsTests {
         #expect(lines.filter { $0.hasPrefix("d") }.count == 3_000)
         #expect(lines.last?.hasSuffix(String(repeating: "v", count: 4_000)) == true)
     }
+
+    /// Connect-and-close storms of uid 65534 from 1, 2 and 4 processes (twice the vCPUs), 8 s
+    /// each, under a watchdog of 2 s: the loop accepts a bounded number a turn, so another
+    /// user's open connection is answered throughout, a fresh connection gets in, and no gap
+    /// between WATCHDOG=1 pings exceeds half the interval plus 1 s. Before, the loop stayed in
+    /// accept(2) for the whole storm (8 s victim waits; 34.7 s without a ping, past
+    /// WatchdogSec=30s). The test's bound leaves room for a busy machine; README's security
+    /// section has the release figures.
+    @Test(arguments: [1, 2, 4]) func aConnectAndCloseStormCannotHoldTheLoop(workers: Int) throws {
+        let daemon = try DaemonHarness(environment: ["WATCHDOG_USEC": "2000000"])
+        _ = try daemon.connectReady()
+        try OtherUser.admit(daemon)
+        let attack = try Attack(daemon, ["storm", "\(workers)", "8"])
+        #expect(attack.ready(), "\(attack.log)")
+        let pings = WatchdogGaps(daemon.notify)
+        var fresh: Double = 0
+        let victim = try Self.worstRoundTrip(daemon, minimum: 6) {
+            pings.sample()
+            if fresh == 0 {
+                let started = MonotonicClock.nowNanoseconds()
+                if (try? daemon.connect().call("status")?["result"]) != nil {
+                    fresh = Double(MonotonicClock.nowNanoseconds() - started) / 1e9
+                }
+            }
+            return attack.child.isRunning
+        }
+        #expect(attack.child.wait(timeout: 60) == 0, "\(attack.log)")
+        #expect(attack.log.contains("done "), "the storm ran: \(attack.log)")
+        #expect(victim.seconds < 1, "an open connection waited \(victim.seconds) s (\(victim.count) round trips)")
+        #expect(fresh > 0 && fresh < 3, "a fresh connection took \(fresh) s")
+        #expect(pings.count >= 4, "\(pings.count) pings")
+        #expect(pings.longest < 2.0, "the longest gap between watchdog pings was \(pings.longest) s")
+    }
+
+    /// The longest time between WATCHDOG=1 messages, sampled as they are received.
+    final class WatchdogGaps {
+        let notify: NotifyListener
+        private var seen = 0
+        private var last = MonotonicClock.nowNanoseconds()
+        private(set) var longest: Double = 0
+        private(set) var count = 0
+
+        init(_ notify: NotifyListener) {
+            self.notify = notify
+            seen = notify.received.filter { $0.contains("WATCHDOG=1") }.count
+        }
+
+        func sample() {
+            let now = MonotonicClock.nowNanoseconds()
+            let pings = notify.received.filter { $0.contains("WATCHDOG=1") }.count
+            longest = max(longest, Double(now - last) / 1e9)
+            if pings > seen {
+                count += pings - seen
+                seen = pings
+                last = now
+            }
+        }
+    }
 }

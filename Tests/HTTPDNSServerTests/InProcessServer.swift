@@ -24,6 +24,12 @@ final class InProcessServer {
         var uids: [Int32: UInt32] = [:]
         /// Errors the next accepts fail with, in order (EMFILE, ...).
         var acceptFailures: [Errno] = []
+        /// A backlog refilled as fast as it is drained: every accept gets a new connection whose
+        /// peer has already closed it (connect and close in a loop), credited to this uid, until
+        /// 4096 were accepted (so that a loop that accepts until EAGAIN ends, and its test fails).
+        var stormUID: UInt32?
+        /// Accepts that returned a connection.
+        var accepted = 0
     }
 
     /// The server's log lines.
@@ -46,7 +52,17 @@ final class InProcessServer {
                 if !seams.acceptFailures.isEmpty {
                     throw SystemError(errno: seams.acceptFailures.removeFirst(), call: "accept4")
                 }
-                return try UnixSocket.accept(fd)
+                if let uid = seams.stormUID, seams.accepted < 4096 {
+                    let (closed, served) = try socketPair()
+                    closed.close()
+                    try served.setNonBlocking()
+                    seams.uids[served.rawValue] = uid
+                    seams.accepted += 1
+                    return .done(served)
+                }
+                let result = try UnixSocket.accept(fd)
+                if case .done = result { seams.accepted += 1 }
+                return result
             },
             peerCredentials: { fd throws(SystemError) in
                 let real = try UnixSocket.peerCredentials(fd)

@@ -347,6 +347,51 @@ struct InProcessServerTests {
         #expect(holders.allSatisfy { $0.awaitEOF(turns: 5) })
     }
 
+    /// A peer that refills the backlog as fast as it is drained (connect and close in a loop)
+    /// gets `acceptsPerTurn` accepts a turn, each charged to its uid; in between, the other
+    /// users' requests and the loop's timers run (the loop stayed in accept for 8 s before).
+    @Test func aConnectAndCloseStormGetsABoundedNumberOfAcceptsPerTurn() throws {
+        let limits = Self.limits()
+        let harness = try InProcessServer(limits: limits)
+        let victim = try harness.connect(uid: 2000)
+        var timerFired = false
+        harness.loop.schedule(afterMilliseconds: 0) { timerFired = true }
+        harness.seams.stormUID = 3000
+        // One real connection makes the listener readable; the seam never runs dry after it.
+        let trigger = try UnixSocket.connect(path: harness.directory.file("s.sock"))
+        defer { trigger.close() }
+        try victim.send(victim.request("status", id: 1))
+        var acceptsPerTurn: [Int] = []
+        for _ in 0..<20 {
+            let before = harness.seams.accepted
+            harness.loop.runTurn(maxWaitMilliseconds: 100)
+            acceptsPerTurn.append(harness.seams.accepted - before)
+            victim.receive()
+            if victim.response(id: 1) != nil && timerFired && acceptsPerTurn.count >= 3 { break }
+        }
+        #expect(victim.response(id: 1)?["result"] != nil, "the victim was answered during the storm")
+        #expect(timerFired, "timers fired during the storm")
+        #expect(acceptsPerTurn.max() ?? 0 <= limits.acceptsPerTurn, "\(acceptsPerTurn)")
+        #expect(acceptsPerTurn.contains(limits.acceptsPerTurn), "the storm was served: \(acceptsPerTurn)")
+        harness.seams.stormUID = nil
+    }
+
+    /// Each admission spends its uid's share of the turn, so a storming uid's own connections
+    /// run less in the turns it storms, and another uid's do not.
+    @Test func admissionsAreChargedToTheUidThatConnects() throws {
+        let limits = Self.limits { $0.acceptsPerTurn = 512; $0.workPerTurnPerUser = 64 }
+        let harness = try InProcessServer(limits: limits)
+        harness.seams.stormUID = 3000
+        let trigger = try UnixSocket.connect(path: harness.directory.file("s.sock"))
+        defer { trigger.close() }
+        harness.loop.runTurn(maxWaitMilliseconds: 100)
+        harness.seams.stormUID = nil
+        var credit = try #require(harness.server.load(of: 3000)).credit
+        let hasCredit = credit.isAvailable(turn: harness.server.turn, perTurn: limits.workPerTurnPerUser)
+        #expect(!hasCredit, "512 admissions overdrew the storming uid's share of the next turn")
+        #expect(harness.server.load(of: 2000) == nil)
+    }
+
     /// EMFILE on accept pauses accepting instead of spinning on a ready listener; accepting
     /// resumes after the pause, on the loop's clock.
     @Test func acceptPausesOnEMFILE() throws {

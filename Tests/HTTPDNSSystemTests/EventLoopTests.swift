@@ -174,4 +174,22 @@ struct EventLoopTests {
         pthread_join(thread, nil)
         #expect(received == [42])
     }
+
+    /// Completions posted faster than the loop runs them run a bounded number per turn, oldest
+    /// first, and the rest in the next turns without a new post: a turn never runs unbounded.
+    @Test func completionsRunABoundedNumberPerTurn() throws {
+        let loop = try EventLoop(clock: ManualClock())
+        let count = 3 * EventLoop.completionsPerTurn + 5
+        var received: [Int] = []
+        let tokens = (0..<count).map { _ in loop.expectCompletion(Int.self) { received.append($0) } }
+        for (index, token) in tokens.enumerated() { loop.poster.post(token: token, value: index) }
+        var perTurn: [Int] = []
+        for _ in 0..<10 where received.count < count {
+            let before = received.count
+            loop.runTurn(maxWaitMilliseconds: 100)
+            perTurn.append(received.count - before)
+        }
+        #expect(received == Array(0..<count))
+        #expect(perTurn == [64, 64, 64, 5])
+    }
 }

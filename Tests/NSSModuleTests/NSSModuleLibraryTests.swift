@@ -83,6 +83,39 @@ struct NSSModuleLibraryTests {
         #expect(family["status"] == "UNAVAIL" && family["errno"] == "EAFNOSUPPORT" && family["h_errno"] == "NO_DATA")
     }
 
+    /// Lookups through the module while uid 65534 connects and closes in a loop from two
+    /// processes (`Tests/attack/attacker.py storm`): each answers in time and from the daemon (a
+    /// lookup hit the module's 2.5 s deadline while the loop stayed in accept(2)).
+    @Test(.enabled(if: getuid() == 0, "needs root to act as uid 65534"))
+    func lookupsAreAnsweredDuringAConnectAndCloseStorm() throws {
+        let artifacts = try NSSArtifacts.get()
+        let daemon = try DaemonHarness(config: Self.daemonConfig)
+        _ = try daemon.connectReady()
+        let script = try daemon.directory.shareWithAllUsers([BuiltProducts.packageRoot + "/Tests/attack/attacker.py"])[0]
+        try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: daemon.socketPath)
+        let output = daemon.directory.file("storm.out")
+        let attack = try ChildProcess(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", script, daemon.socketPath,
+                "storm", "2", "6",
+            ], stdout: output, stderr: output)
+        _ = eventually(30) { ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").hasPrefix("ready") }
+        var worst: Double = 0
+        var lookups = 0
+        while attack.isRunning {
+            let started = MonotonicClock.nowNanoseconds()
+            let answer = try artifacts.lookup(["name4", "web.nss.test"], socket: daemon.socketPath)
+            worst = max(worst, Double(MonotonicClock.nowNanoseconds() - started) / 1e9)
+            #expect(answer["status"] == "SUCCESS" && answer["addresses"] == "127.0.0.2", "\(answer)")
+            lookups += 1
+        }
+        let printed = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        #expect(attack.wait(timeout: 30) == 0 && printed.contains("done "), "the storm ran: \(printed)")
+        #expect(lookups >= 10, "\(lookups) lookups")
+        #expect(worst < 1, "the slowest lookup took \(worst) s")
+    }
+
     @Test func reverseLookupsReadTheCallersMemory() throws {
         let artifacts = try NSSArtifacts.get()
         let daemon = try DaemonHarness(config: Self.daemonConfig)

@@ -18,8 +18,12 @@ then holds its connections as the mode says and exits 0.
                            one byte of the next line; prints "ready SENT CLOSED" (the bytes that
                            went in, and how many connections the daemon closed), then holds all
                            of them HOLD s
+  storm WORKERS SECONDS    WORKERS processes each connect and close at once, as fast as they can,
+                           for SECONDS (the loop must not be held accepting them); prints
+                           "ready" at the start and "done CONNECTS" at the end
 """
 import json
+import os
 import resource
 import socket
 import sys
@@ -115,11 +119,40 @@ def blank(path, connections, size, hold):
     time.sleep(hold)
 
 
+def storm(path, workers, seconds):
+    print("ready", flush=True)
+    deadline = time.monotonic() + seconds
+    children = []
+    for _ in range(workers):
+        reader, writer = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(reader)
+            connects = 0
+            while time.monotonic() < deadline:
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                try:
+                    s.connect(path)
+                    connects += 1
+                except OSError:
+                    pass
+                s.close()
+            os.write(writer, b"%d" % connects)
+            os._exit(0)
+        os.close(writer)
+        children.append((pid, reader))
+    total = 0
+    for pid, reader in children:
+        total += int(os.read(reader, 64) or b"0")
+        os.waitpid(pid, 0)
+    print("done %d" % total, flush=True)
+
+
 def main():
     path, mode, args = sys.argv[1], sys.argv[2], [int(a) for a in sys.argv[3:]]
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))
-    {"fill": fill, "freeze": freeze, "amplify": amplify, "overflow": overflow, "blank": blank}[mode](path, *args)
+    {"fill": fill, "freeze": freeze, "amplify": amplify, "overflow": overflow, "blank": blank, "storm": storm}[mode](path, *args)
 
 
 main()
