@@ -92,7 +92,7 @@ final class Connection: EventHandler {
     init(id: UInt64, fd: FileDescriptor, peer: PeerCredentials, user: UserLoad, server: RPCServer) {
         self.id = id
         self.fd = fd
-        self.context = CallContext(peer: peer, connectionID: id)
+        self.context = CallContext(peer: peer, connectionID: id, account: user.uid)
         self.user = user
         self.borrowedServer = Unmanaged.passUnretained(server)
         self.framer = LineFramer(maxLineLength: server.limits.maxLineLength)

@@ -161,6 +161,8 @@ public final class Daemon {
             fleetSetup: fleetSetup, loop: loop, logger: logger, stateDirectory: paths.stateDirectory)
         server = RPCServer(loop: loop, listener: listener.fd, limits: configuration.serverLimits, logger: logger)
         services.registerMethods(on: server)
+        let subordinateIDs = SubordinateIDFile { [unowned loop] in loop.now }
+        server.accountOf = { subordinateIDs.account(of: $0) }
         server.onConnectionCountChange = { [unowned self] count in self.connectionCountChanged(count) }
         reloadRequest.reload = { [unowned self] in self.reload() }
     }
@@ -359,8 +361,14 @@ private struct ListeningSocket: CustomStringConvertible {
 
     static func open(path: String) throws -> ListeningSocket {
         if let passed = try SocketActivation.listeningSocket() { return ListeningSocket(fd: passed, boundPath: nil) }
-        try RuntimePaths.createParentDirectory(of: path)
-        return ListeningSocket(fd: try UnixSocket.listen(path: path), boundPath: path)
+        try RuntimePaths.prepareSocketPath(path)
+        let bound = Result { () throws(SystemError) in try UnixSocket.listen(path: path) }
+        if case .failure(let error) = bound, error.errno == .addressInUse {
+            throw StartupError(
+                "Refusing the socket path: \(path) is in use: another process listens on it (a daemon already "
+                    + "running?); stop it, or pass --socket another path")
+        }
+        return ListeningSocket(fd: try bound.get(), boundPath: path)
     }
 
     /// A socket we bound ourselves is ours to remove; systemd's is systemd's.

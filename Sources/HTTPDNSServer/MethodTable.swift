@@ -7,6 +7,15 @@ import HTTPDNSSystem
 public struct CallContext: Sendable {
     public let peer: PeerCredentials
     public let connectionID: UInt64
+    /// The uid the caller's bounds are charged to: the owner of a subordinate uid, else the
+    /// peer's own (`SubordinateIDs`). Jars and address memory stay the peer uid's.
+    public let account: UInt32
+
+    public init(peer: PeerCredentials, connectionID: UInt64, account: UInt32? = nil) {
+        self.peer = peer
+        self.connectionID = connectionID
+        self.account = account ?? peer.uid
+    }
 }
 
 /// Delivers a method's outcome; called exactly once, now or later, on the loop thread.

@@ -216,9 +216,9 @@ final class MonitorHub {
         subscriptions.reduce(0) { $0 + ($1.subscription == nil ? 0 : 1) }
     }
 
-    /// Subscriptions `uid` holds open.
-    func count(uid: UInt32) -> Int {
-        subscriptions.reduce(0) { $0 + ($1.subscription?.uid == uid ? 1 : 0) }
+    /// Subscriptions the uids of `account` hold open.
+    func count(account: UInt32) -> Int {
+        subscriptions.reduce(0) { $0 + ($1.subscription?.account == account ? 1 : 0) }
     }
 
     /// Events dropped for slow readers since start.
@@ -282,6 +282,8 @@ final class MonitorSubscription: AnswerSource {
     }
 
     let uid: UInt32
+    /// Whose bound of subscriptions it counts against (`CallContext.account`).
+    let account: UInt32
     /// Root (or the daemon's user) sees every uid's events; others their own.
     let seesAll: Bool
     private var opening: [UInt8]?
@@ -296,8 +298,9 @@ final class MonitorSubscription: AnswerSource {
     private weak var hub: MonitorHub?
 
     /// `answer`: the response line to the `monitor` call, written first.
-    init(uid: UInt32, seesAll: Bool, answer: [UInt8], clock: any DaemonClock, hub: MonitorHub) {
+    init(uid: UInt32, account: UInt32? = nil, seesAll: Bool, answer: [UInt8], clock: any DaemonClock, hub: MonitorHub) {
         self.uid = uid
+        self.account = account ?? uid
         self.seesAll = seesAll
         opening = answer
         self.clock = clock

@@ -92,7 +92,8 @@ struct WorkCredit {
     }
 }
 
-/// What one uid holds across its connections, for the per-user caps.
+/// What one uid holds across its connections, for the per-user caps: the uid of an account,
+/// whose subordinate uids' connections count as its own (`RPCServer.accountOf`).
 final class UserLoad {
     let uid: UInt32
     var connections = 0
@@ -161,6 +162,8 @@ final class RPCServer: EventHandler {
     private var memoryReleased = false
     private var sweepTimer: EventLoop.TimerID?
 
+    /// The uid a peer uid's bounds are charged to (the owner of a subordinate uid).
+    var accountOf: (UInt32) -> UInt32 = { $0 }
     /// Called whenever the last connection closes or the first one opens (idle tracking).
     var onConnectionCountChange: ((Int) -> Void)?
     /// Called once, at the end of the first turn that sent output: work that would compete with
@@ -258,7 +261,8 @@ final class RPCServer: EventHandler {
             fd.close()
             return
         }
-        let user = users[peer.uid] ?? UserLoad(uid: peer.uid)
+        let account = accountOf(peer.uid)
+        let user = users[account] ?? UserLoad(uid: account)
         // Admitting (or refusing) is work the peer's uid caused: it spends that uid's share of
         // the turn, so its own connections run less while it storms.
         user.credit.charge(WorkCost.admission, turn: turn, perTurn: limits.workPerTurnPerUser)
@@ -281,7 +285,7 @@ final class RPCServer: EventHandler {
             return
         }
         connections[id] = connection
-        users[peer.uid] = user
+        users[account] = user
         user.connections += 1
         scheduleSweep()
         onConnectionCountChange?(connections.count)

@@ -47,7 +47,8 @@ final class ResolverService {
         let family: AddressFamily
     }
 
-    /// Where a waiting caller's reply goes, and whose resolve it is (ranking charges its probes).
+    /// Where a waiting caller's reply goes, and whose account its resolve is (ranking charges its
+    /// probes).
     private enum PendingReply {
         case rpc(Reply<ResolveResult>, uid: UInt32)
         case closure((Result<ResolveResult, RPCError>) -> Void, uid: UInt32)
@@ -118,29 +119,31 @@ final class ResolverService {
 
     // MARK: requests
 
-    /// `resolve` for `uid`: answered now or once its flight ends (see `ResolverMachine`).
-    func resolve(_ params: ResolveParams, uid: UInt32, done: borrowing Reply<ResolveResult>) {
+    /// `resolve` for `uid`: answered now or once its flight ends (see `ResolverMachine`); its
+    /// bounds and probes are `account`'s (the owner of a subordinate uid, else `uid`).
+    func resolve(_ params: ResolveParams, uid: UInt32, account: UInt32? = nil, done: borrowing Reply<ResolveResult>) {
         restoreSavedDNS()
+        let account = account ?? uid
         // Borrowed: the closure reaches the reply where it is (a copy was a retain and a release
         // of its request's id on every cache hit).
         guard let observation, observation.monitors.isWatching(uid: uid) else {
-            let caller = machine.resolve(params, uid: uid, now: now) {
+            let caller = machine.resolve(params, uid: uid, account: account, now: now) {
                 (outcome: consuming Result<ResolveResult, RPCError>) in
-                self.ranking.rank(&outcome, uid: uid)
+                self.ranking.rank(&outcome, uid: account)
                 done(consume outcome)
             }
-            if let caller { waiting[caller] = .rpc(copy done, uid: uid) }
+            if let caller { waiting[caller] = .rpc(copy done, uid: account) }
             if machine.hasActions { performActions() }
             return
         }
-        let caller = machine.resolve(params, uid: uid, now: now) {
+        let caller = machine.resolve(params, uid: uid, account: account, now: now) {
             (outcome: consuming Result<ResolveResult, RPCError>) in
-            self.ranking.rank(&outcome, uid: uid)
+            self.ranking.rank(&outcome, uid: account)
             observation.resolved(uid: uid, host: params.host, family: params.family, outcome)
             done(consume outcome)
         }
         if let caller {
-            waiting[caller] = .rpc(copy done, uid: uid)
+            waiting[caller] = .rpc(copy done, uid: account)
             watched[caller] = WatchedResolve(uid: uid, host: params.host, family: params.family)
         }
         if machine.hasActions { performActions() }
@@ -148,15 +151,17 @@ final class ResolverService {
 
     /// `resolve` with a completion instead of a reply (in-process callers and tests).
     func resolve(
-        _ params: ResolveParams, uid: UInt32, completion: @escaping (Result<ResolveResult, RPCError>) -> Void
+        _ params: ResolveParams, uid: UInt32, account: UInt32? = nil,
+        completion: @escaping (Result<ResolveResult, RPCError>) -> Void
     ) {
         restoreSavedDNS()
-        let caller = machine.resolve(params, uid: uid, now: now) {
+        let account = account ?? uid
+        let caller = machine.resolve(params, uid: uid, account: account, now: now) {
             (outcome: consuming Result<ResolveResult, RPCError>) in
-            self.ranking.rank(&outcome, uid: uid)
+            self.ranking.rank(&outcome, uid: account)
             completion(outcome)
         }
-        if let caller { waiting[caller] = .closure(completion, uid: uid) }
+        if let caller { waiting[caller] = .closure(completion, uid: account) }
         performActions()
     }
 

@@ -16,7 +16,7 @@ struct RuntimePaths: Sendable {
         let socket =
             options.socketPath ?? configuration.socketPath
             ?? (isRoot || runtimeDirectory == nil ? systemSocket : runtimeDirectory! + "/httpdnsd/httpdnsd.sock")
-        let state: String
+        var state: String
         if let explicit = options.stateDirectory {
             state = explicit
         } else if let fromSystemd = ProcessEnvironment.value("STATE_DIRECTORY") {
@@ -32,9 +32,12 @@ struct RuntimePaths: Sendable {
             throw StartupError("no state directory: pass --state-dir, or set STATE_DIRECTORY or XDG_STATE_HOME")
         }
         do {
-            try Files.createDirectory(state, mode: 0o700)
+            state = try TrustedPaths.preparePrivateDirectory(
+                state,
+                fix: "the daemon keeps login cookies there, so it must be the daemon's user's alone: remove it, "
+                    + "or pass --state-dir a directory of your own (mode 0700)")
         } catch {
-            throw StartupError("Failed to create the state directory: \(error)")
+            throw StartupError("Refusing the state directory: \(error)")
         }
         return RuntimePaths(socket: socket, stateDirectory: state)
     }
@@ -60,11 +63,23 @@ struct RuntimePaths: Sendable {
         return lock
     }
 
-    static func createParentDirectory(of socket: String) throws {
+    /// Creates the socket's directory when missing, and checks that nobody else can replace
+    /// what the daemon binds there nor has put something at its path.
+    static func prepareSocketPath(_ socket: String) throws {
+        let directory = Files.parentDirectory(of: socket)
         do {
-            try Files.createDirectory(Files.parentDirectory(of: socket), mode: 0o755)
+            try Files.createDirectory(directory, mode: 0o755)
         } catch {
             throw StartupError("Failed to create the socket directory: \(error)")
+        }
+        let elsewhere = "pass --socket a path in a directory that only root or the daemon's user can write"
+        do {
+            try TrustedPaths.checkSocketDirectory(
+                directory, fix: "clients would be talking to whoever replaces the socket: " + elsewhere)
+            try TrustedPaths.checkSocketPath(
+                socket, fix: "the daemon never takes over another user's socket: " + elsewhere)
+        } catch {
+            throw StartupError("Refusing the socket path: \(error)")
         }
     }
 }

@@ -230,7 +230,7 @@ extension Services: MethodTable {
     func resolve(_ params: ResolveParams, context: CallContext, reply: Reply<ResolveResult>)
         throws(RPCError)
     {
-        resolver.resolve(params, uid: context.peer.uid, done: reply)
+        resolver.resolve(params, uid: context.peer.uid, account: context.account, done: reply)
     }
 
     func reverse(_ params: ReverseParams, context: CallContext, reply: Reply<ReverseResult>)
@@ -274,7 +274,7 @@ extension Services: MethodTable {
         let uid = context.peer.uid
         guard let slices else { return cookies.importCookies(params, uid: uid) { reply($0) } }
         let run = ImportSlices(text: params.data) { reply($0) }
-        slices.run(for: uid) { [unowned self] in
+        slices.run(for: context.account) { [unowned self] in
             run.next { chunk, done in
                 let held = self.cookies.count(uid: uid)
                 self.cookies.importCookies(ImportCookiesParams(data: chunk), uid: uid, done: done)
@@ -350,7 +350,7 @@ extension Services: MethodTable {
     /// the connection closes.
     func monitor(_ params: MonitorParams, context: CallContext, reply: Reply<MonitorResult>) throws(RPCError) {
         let uid = context.peer.uid
-        guard observation.monitors.count(uid: uid) < MonitorHub.maxPerUser else {
+        guard observation.monitors.count(account: context.account) < MonitorHub.maxPerUser else {
             throw .limitExceeded("monitor subscriptions of one user", limit: MonitorHub.maxPerUser)
         }
         let seesAll = ResolverService.isPrivileged(uid)
@@ -360,7 +360,8 @@ extension Services: MethodTable {
         RPCEncoder.writeResult(result, id: id, to: &answer)
         answer.append(0x0A)
         let subscription = MonitorSubscription(
-            uid: uid, seesAll: seesAll, answer: answer.bytes, clock: clock, hub: observation.monitors)
+            uid: uid, account: context.account, seesAll: seesAll, answer: answer.bytes, clock: clock,
+            hub: observation.monitors)
         observation.monitors.add(subscription)
         reply.open(subscription)
     }

@@ -29,7 +29,8 @@ final class SlicedWork {
         self.perTurn = perTurn
     }
 
-    /// Runs `slice` once per turn, from the next one, until it says it is done.
+    /// Runs `slice` once per turn, from the next one, until it says it is done; its work is
+    /// charged to the account `uid` (`CallContext.account`).
     func run(for uid: UInt32, _ slice: @escaping () -> Outcome) {
         jobs.append(Job(uid: uid, slice: slice))
         schedule()

@@ -50,11 +50,17 @@ public enum Files {
         }
     }
 
-    /// Creates `path` if missing and makes it mode 0600 (never following a symlink).
+    /// Creates `path` if missing and makes it mode 0600 (never following a symlink); a file that
+    /// is not a regular one of the effective uid is refused (EPERM), never taken over.
     public static func createPrivateFile(_ path: String) throws(SystemError) {
         let fd = FileDescriptor(
             rawValue: try syscall("open \(path)") { open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600) })
         defer { fd.close() }
+        var status = stat()
+        _ = try syscall("fstat \(path)") { fstat(fd.rawValue, &status) }
+        guard (status.st_mode & S_IFMT) == S_IFREG, status.st_uid == geteuid() else {
+            throw SystemError(errno: .permissionDenied, call: "open \(path) (owned by uid \(status.st_uid))")
+        }
         _ = try syscall("fchmod \(path)") { fchmod(fd.rawValue, 0o600) }
     }
 

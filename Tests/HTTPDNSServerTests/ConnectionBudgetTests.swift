@@ -141,6 +141,8 @@ struct ConnectionBudgetTests {
             })
         let many = try (0..<5).map { _ in try harness.connect(uid: 1000) }
         let other = try harness.connect(uid: 1001)
+        // Admitting the five spent 10 units of uid 1000's turn: two turns pay that off.
+        for _ in 0..<2 { harness.loop.runTurn(maxWaitMilliseconds: 0) }
         for peer in many {
             try peer.send(String(repeating: #"{"jsonrpc":"2.0","id":1,"method":"status"}"# + "\n", count: 10))
         }

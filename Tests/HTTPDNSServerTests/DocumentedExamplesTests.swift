@@ -31,8 +31,8 @@ import Testing
 /// The only substitutions: the host names `example.com` and `example.org` become `example.test`
 /// and `example-org.test` (answered by the daemon's `Static=` with documentation addresses, so
 /// nothing leaves the machine); the socket paths are the test daemon's through the mount namespace,
-/// except `/tmp/h.sock` and `/tmp/h-state` of a test instance (replaced by the test daemon's socket,
-/// or by the test's own paths where the block starts that instance); in the blocks run against
+/// except a test instance's directory (`dir=$(mktemp -d)`, and its socket `"$dir/h.sock"`), replaced
+/// by the test daemon's socket, or by the test's own directory where the block starts that instance; in the blocks run against
 /// HTTPS origins, the address the README gives curl's IP-direct pattern (`203.0.113.10`) becomes
 /// the loopback address of the app origin, the one such block talks to; in configuration
 /// blocks, the directories of files the daemon reads (`/etc/httpdnsd/`,
@@ -440,8 +440,8 @@ final class ExampleWorld {
     func substituted(_ text: String) -> String {
         let named = text.replacing("example.com", with: "example.test")
             .replacing("example.org", with: "example-org.test")
-            .replacing("/tmp/h.sock", with: harness?.socketPath ?? directory.file("h.sock"))
-            .replacing("/tmp/h-state", with: directory.file("h-state"))
+            .replacing("\"$dir/h.sock\"", with: harness?.socketPath ?? directory.file("h.sock"))
+            .replacing("dir=$(mktemp -d)", with: "dir=\(directory.path)")
         return addresses.reduce(named) { text, address in text.replacing(address.key, with: address.value) }
     }
 

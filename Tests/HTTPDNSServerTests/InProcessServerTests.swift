@@ -379,7 +379,9 @@ struct InProcessServerTests {
     /// Each admission spends its uid's share of the turn, so a storming uid's own connections
     /// run less in the turns it storms, and another uid's do not.
     @Test func admissionsAreChargedToTheUidThatConnects() throws {
-        let limits = Self.limits { $0.acceptsPerTurn = 512; $0.workPerTurnPerUser = 64 }
+        let limits = Self.limits {
+            $0.acceptsPerTurn = 512; $0.workPerTurnPerUser = 64
+        }
         let harness = try InProcessServer(limits: limits)
         harness.seams.stormUID = 3000
         let trigger = try UnixSocket.connect(path: harness.directory.file("s.sock"))
@@ -390,6 +392,25 @@ struct InProcessServerTests {
         let hasCredit = credit.isAvailable(turn: harness.server.turn, perTurn: limits.workPerTurnPerUser)
         #expect(!hasCredit, "512 admissions overdrew the storming uid's share of the next turn")
         #expect(harness.server.load(of: 2000) == nil)
+    }
+
+    /// Connections of subordinate uids count against their owner's per-user cap (and its work
+    /// and memory: one account): a fifth uid of the same person is refused like a fifth
+    /// connection of one uid, another person is not.
+    @Test func subordinateUidsAreChargedToTheirOwner() throws {
+        let harness = try InProcessServer(limits: Self.limits { $0.maxConnectionsPerUser = 4 })
+        harness.server.accountOf = { $0 >= 100_000 && $0 < 165_536 ? 1000 : $0 }
+        let admitted = try (0..<4).map { try harness.connect(uid: 100_000 + UInt32($0)) }
+        #expect(harness.server.load(of: 1000)?.connections == 4)
+        let fifth = try harness.connect(uid: 100_004)
+        #expect(fifth.awaitEOF())
+        #expect(fifth.lines.first?.contains("connections of one user") == true, "\(fifth.lines)")
+        let other = try harness.connect(uid: 2000)
+        try other.send(other.request("status", id: 1))
+        #expect(other.awaitLines(1) && other.response(id: 1)?["result"] != nil)
+        try admitted[0].send(admitted[0].request("getCookieHeader", id: 2, ["url": "https://a.example/"]))
+        #expect(admitted[0].awaitLines(1))
+        #expect(admitted[0].response(id: 2)?["result"]?["header"] == "uid=100000", "the jar is the uid's own")
     }
 
     /// EMFILE on accept pauses accepting instead of spinning on a ready listener; accepting

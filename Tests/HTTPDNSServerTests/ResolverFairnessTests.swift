@@ -206,6 +206,25 @@ import Testing
         #expect(harness.transport.exchanges(for: "n3.example.com").count == 1)
     }
 
+    /// Subordinate uids of one user share that user's rate (the account of `CallContext`), and
+    /// each keeps its own address memory: a hundred uids of one person get one person's queries.
+    @Test func subordinateUidsShareTheirOwnersRate() throws {
+        let harness = try ResolverHarness(Self.two + "UpstreamQueryRatePerUser=2\nUpstreamQueryBurstPerUser=3\n")
+        for index in 0..<3 { harness.resolve("s\(index).example.com", uid: 100_000 + UInt32(index), account: 1000) }
+        let refused = harness.resolve("s3.example.com", uid: 100_003, account: 1000)
+        #expect(refused.error?.code == .limitExceeded, "the fourth subordinate uid is past its owner's burst")
+        #expect(!harness.resolve("s4.example.com", uid: 2000).isAnswered, "another user has its own rate")
+        harness.transport.pending("s0.example.com")?.answer(v4: ["203.0.113.20"])
+        #expect(harness.resolve("s0.example.com", uid: 100_000, account: 1000).result?.source == .cache)
+        #expect(throws: RPCError.self, "another subordinate uid's memory does not hold the answer") {
+            try harness.service.reverse(ReverseParams(address: "203.0.113.20"), uid: 100_001)
+        }
+        #expect(
+            try harness.service.reverse(ReverseParams(address: "203.0.113.20"), uid: 100_000).hosts == [
+                "s0.example.com"
+            ])
+    }
+
     /// uid 65534 resolves distinct names as fast as it can: it gets -32003 past its rate, and
     /// the names it does resolve evict only its own entries: root's hot name stays cached.
     @Test func aDistinctNameFloodLeavesAnotherUsersHotNameCached() throws {

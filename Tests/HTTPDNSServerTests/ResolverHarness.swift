@@ -30,12 +30,13 @@ final class ResolverHarness {
     /// Starts a resolve as `uid`; its reply lands in the call.
     @discardableResult
     func resolve(
-        _ host: String, family: AddressFamily = .both, uid: UInt32 = 0, timeoutMs: Int? = nil,
-        allowStale: Bool = true
+        _ host: String, family: AddressFamily = .both, uid: UInt32 = 0, account: UInt32? = nil,
+        timeoutMs: Int? = nil, allowStale: Bool = true
     ) -> ResolveCall {
         let call = ResolveCall()
         service.resolve(
-            ResolveParams(host: host, family: family, allowStale: allowStale, timeoutMs: timeoutMs), uid: uid
+            ResolveParams(host: host, family: family, allowStale: allowStale, timeoutMs: timeoutMs), uid: uid,
+            account: account
         ) { call.outcome = $0 }
         return call
     }

@@ -19,7 +19,10 @@ enum FlightOutcome {
 /// One caller waiting for a flight, until its own deadline.
 struct Waiter {
     let caller: UInt64
+    /// Whose address memory learns the answer.
     let uid: UInt32
+    /// Whose bounds and cache share it counts against (`ResolverMachine.resolve`).
+    let account: UInt32
     let deadline: MonotonicInstant
     let timeoutMs: Int
     let allowStale: Bool
@@ -161,7 +164,7 @@ extension ResolverMachine {
         if let id = flightByKey[key], var flight = flights[id], !isEnding(flight, now: now) {
             if let waiter {
                 flight.waiters.append(waiter)
-                flight.use = flight.use.adding(waiter.uid)
+                flight.use = flight.use.adding(waiter.account)
             }
             if background { flight.background = true }
             if prefetch { flight.prefetch = true }
@@ -195,7 +198,7 @@ extension ResolverMachine {
         flight.localOnly = localOnly
         if let waiter {
             flight.waiters.append(waiter)
-            flight.use = flight.use.adding(waiter.uid)
+            flight.use = flight.use.adding(waiter.account)
         }
         flights[id] = flight
         flightByKey[key] = id

@@ -98,14 +98,16 @@ public struct ResolverMachine {
     /// at once, through `answer` before this returns (nil), or made to wait for the flight of
     /// its name, for at most its own `timeoutMs`: then its caller id is returned and its reply
     /// comes as one `ResolverAction.answer`. Every address handed out is remembered for `uid`
-    /// only. Of two families, only the one the cache lacks is asked.
+    /// only. Of two families, only the one the cache lacks is asked. The bounds (query caps, rate,
+    /// the cache's fair share) are `account`'s: the owner of a subordinate uid, else `uid`.
     ///
     /// The reply is handed to `answer` rather than returned: returned in an enum, it was copied
     /// out of it (a retain and a release of each of its strings and arrays) on every cache hit.
     public mutating func resolve(
-        _ params: ResolveParams, uid: UInt32, now: MonotonicInstant,
+        _ params: ResolveParams, uid: UInt32, account: UInt32? = nil, now: MonotonicInstant,
         answer: (consuming Result<ResolveResult, RPCError>) -> Void
     ) -> UInt64? {
+        let account = account ?? uid
         if let literal = IPLiteral.address(params.host) {
             answer(.success(literalResult(params.host, literal, family: params.family)))
             return nil
@@ -125,24 +127,25 @@ public struct ResolverMachine {
             return nil
         }
         if let (stored, parts, upstream) = cache.freshReplyParts(
-            host: host, families: params.family, now: now, user: uid)
+            host: host, families: params.family, now: now, user: account)
         {
             answerFresh(
-                stored, parts, upstream: upstream, requested: params.family, uid: uid, now: now, answer: answer)
+                stored, parts, upstream: upstream, requested: params.family, uid: uid, account: account, now: now,
+                answer: answer)
             return nil
         }
         let allowStale = params.allowStale && settings.serveStale
         var cached: [DNSCacheEntry] = []
         var asked = params.family
         switch cache.answer(
-            host: host, families: params.family.families, now: now, allowStale: allowStale, user: uid)
+            host: host, families: params.family.families, now: now, allowStale: allowStale, user: account)
         {
         case .fresh(let entries, _):
             // Unreachable: `freshReplyParts` found every family fresh under the same test, and
             // nothing changes the cache between the two looks. Answered the same way all the same.
             answerFresh(
                 host, ReplyParts(entries, now: now), upstream: Self.upstreamOf(entries), requested: params.family,
-                uid: uid, now: now,
+                uid: uid, account: account, now: now,
                 answer: answer)
             return nil
         case .stale(let entries):
@@ -155,7 +158,7 @@ public struct ResolverMachine {
             answer(result)
             // The refresh counts against the uid whose request found the answer stale; when that
             // uid is at its cap or rate, the next request refreshes instead.
-            _ = join(FlightKey(host: host, family: params.family), owner: .user(uid), background: true, now: now)
+            _ = join(FlightKey(host: host, family: params.family), owner: .user(account), background: true, now: now)
             return nil
         case .partial(let entries, let missing):
             cached = entries
@@ -166,12 +169,13 @@ public struct ResolverMachine {
         let timeoutMs = params.timeoutMs ?? settings.timeoutMs
         let caller = makeID()
         let waiter = Waiter(
-            caller: caller, uid: uid, deadline: now.advanced(byMilliseconds: timeoutMs), timeoutMs: timeoutMs,
+            caller: caller, uid: uid, account: account, deadline: now.advanced(byMilliseconds: timeoutMs),
+            timeoutMs: timeoutMs,
             allowStale: allowStale, requested: params.family, cached: cached)
         // Marked waiting before joining: a flight that ended within the join took it out.
         callers[caller] = 0
         switch join(
-            FlightKey(host: host, family: asked), owner: .user(uid), background: false, waiter: waiter, now: now)
+            FlightKey(host: host, family: asked), owner: .user(account), background: false, waiter: waiter, now: now)
         {
         case .failure(let refusal):
             callers[caller] = nil
@@ -190,14 +194,14 @@ public struct ResolverMachine {
     /// changed since the answer came.
     private mutating func answerFresh(
         _ host: String, _ parts: consuming ReplyParts, upstream: String?, requested: AddressFamily, uid: UInt32,
-        now: MonotonicInstant, answer: (consuming Result<ResolveResult, RPCError>) -> Void
+        account: UInt32, now: MonotonicInstant, answer: (consuming Result<ResolveResult, RPCError>) -> Void
     ) {
         // Remembered after answering, so that a server can send the answer first (nothing reads
         // the memory in between), and from the parts, each family for its own TTL as in the reply.
         let kept = copy parts
         answer(Self.reply(host, parts, requested: requested, stale: false, source: .cache, upstream: upstream))
         remember(host, kept, uid: uid, now: now)
-        refreshIfNetworkChanged(host, family: requested, uid: uid, now: now)
+        refreshIfNetworkChanged(host, family: requested, uid: account, now: now)
     }
 
     // MARK: timers
