@@ -10,6 +10,9 @@ public struct ServerLimits: Sendable, Equatable {
     public var maxConnections = 4096
     /// One user cannot take every connection (sd-varlink: 1024 per uid).
     public var maxConnectionsPerUser = 1024
+    /// Connections each account may open past `maxConnections`: however many others hold the
+    /// total, a user that connects still gets these (and so the NSS module its lookups).
+    public var reservedConnectionsPerUser = 16
     /// Unanswered requests (notifications included) on one connection; -32003 beyond.
     public var maxRequestsInFlight = 1024
     /// Unanswered requests of one uid across its connections; -32003 beyond.
@@ -266,7 +269,9 @@ final class RPCServer: EventHandler {
         // Admitting (or refusing) is work the peer's uid caused: it spends that uid's share of
         // the turn, so its own connections run less while it storms.
         user.credit.charge(WorkCost.admission, turn: turn, perTurn: limits.workPerTurnPerUser)
-        if connections.count >= limits.maxConnections {
+        if connections.count >= limits.maxConnections
+            && user.connections >= min(limits.reservedConnectionsPerUser, limits.maxConnectionsPerUser)
+        {
             refuse(fd, .limitExceeded("connections", limit: limits.maxConnections))
             return
         }

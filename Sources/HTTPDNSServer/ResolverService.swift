@@ -72,7 +72,8 @@ final class ResolverService {
         self.transport =
             transport
             ?? WorkerUpstreamTransport(
-                threads: Self.workerThreads, settings: UpstreamSettings(configuration.resolver), loop: loop)
+                threads: machine.settings.flightLimits.threads, settings: UpstreamSettings(configuration.resolver),
+                loop: loop)
     }
 
     private var now: MonotonicInstant { MonotonicInstant(nanoseconds: loop.clock.nowNanoseconds()) }

@@ -20,13 +20,17 @@ struct UpstreamFlightQueueTests {
         #expect(queue.admit(3, owner: Self.hostile) == .perUser(limit: 3))
         #expect(queue.admit(4, owner: Self.root) == nil)
         #expect(queue.admit(5, owner: .user(1000)) == nil)
-        #expect(queue.admit(6, owner: .user(1001)) == .total(limit: 5))
+        // Past the total, a uid still has its reserve (one flight here), and no more.
+        #expect(queue.admit(6, owner: .user(1001)) == nil)
+        #expect(queue.admit(10, owner: .user(1001)) == .total(limit: 5))
+        #expect(queue.admit(11, owner: .user(1000)) == .total(limit: 5))
         // The daemon's own flights (prefetch) are bounded by the configuration, not refused.
         #expect(queue.admit(7, owner: .daemon) == nil)
-        #expect(queue.count == 6 && queue.count(uid: 65_534) == 3)
+        #expect(queue.count == 7 && queue.count(uid: 65_534) == 3)
         // A flight ending frees its place under its starter's cap.
-        #expect(Self.drain(&queue).count == 6)
+        #expect(Self.drain(&queue).count == 7)
         queue.finish(0)
+        queue.finish(6)
         #expect(queue.admit(8, owner: Self.hostile) == nil)
         #expect(queue.admit(9, owner: Self.hostile) == .perUser(limit: 3))
     }
@@ -95,5 +99,44 @@ struct UpstreamFlightQueueTests {
         #expect(Self.drain(&queue) == [2])
         queue.finish(2)
         #expect(queue.count == 0 && queue.running == 0)
+    }
+
+    /// Sixteen uids each holding 64 flights fill the total: a seventeenth still starts its
+    /// reserve of 8, so another user's cache misses are never all refused (9 of 10 were).
+    @Test func manyUidsAtTheirCapLeaveAnotherItsReserve() {
+        var queue = FlightQueue<Int>(limits: FlightLimits())
+        var id = 0
+        for uid in 0..<16 {
+            for _ in 0..<64 {
+                #expect(queue.admit(id, owner: .user(3_000 + UInt32(uid))) == nil)
+                id += 1
+            }
+        }
+        let admitted = (0..<10).filter { queue.admit(100_000 + $0, owner: .user(2_000)) == nil }
+        #expect(admitted.count == 8)
+        #expect(queue.admit(200_000, owner: .user(2_000)) == .total(limit: 1_024), "no more than the reserve")
+    }
+
+    /// Four uids whose names hang hold every regular worker (4 each); a fifth owner's flight
+    /// starts on a reserve worker at once, and each owner with nothing running gets one, while
+    /// the colluders get none of the reserve.
+    @Test func reserveWorkersGoToOwnersWithNothingRunning() {
+        var queue = FlightQueue<Int>(limits: FlightLimits())
+        var id = 0
+        for uid in 0..<4 {
+            for _ in 0..<8 {
+                #expect(queue.admit(id, owner: .user(3_000 + UInt32(uid))) == nil)
+                id += 1
+            }
+        }
+        #expect(Self.drain(&queue).count == 16)
+        #expect(queue.running == 16)
+        #expect(queue.admit(1_000, owner: .user(2_000)) == nil)
+        #expect(queue.admit(1_001, owner: .user(2_000)) == nil)
+        #expect(queue.admit(1_002, owner: .user(2_001)) == nil)
+        #expect(Self.drain(&queue) == [1_000, 1_002], "one reserve worker per owner with none running")
+        queue.finish(1_000)
+        #expect(Self.drain(&queue) == [1_001])
+        #expect(queue.running == 18)
     }
 }

@@ -394,6 +394,30 @@ struct InProcessServerTests {
         #expect(harness.server.load(of: 2000) == nil)
     }
 
+    /// Two users holding every connection of the total leave a third its reserve: it connects
+    /// (and is served) up to `reservedConnectionsPerUser`, then is refused like the others.
+    @Test func aFullTotalLeavesEachOtherUserItsReserve() throws {
+        let harness = try InProcessServer(
+            limits: Self.limits {
+                $0.maxConnections = 8
+                $0.maxConnectionsPerUser = 4
+                $0.reservedConnectionsPerUser = 2
+            })
+        let held = try (0..<8).map { try harness.connect(uid: 3000 + UInt32($0 / 4)) }
+        #expect(harness.server.connectionCount == 8)
+        let refused = try harness.connect(uid: 3000)
+        #expect(refused.awaitEOF() && refused.lines.first?.contains("Limit exceeded: connections") == true)
+        let reserve = try (0..<2).map { _ in try harness.connect(uid: 2000) }
+        for (index, peer) in reserve.enumerated() {
+            try peer.send(peer.request("status", id: .int(index)))
+            #expect(peer.awaitLines(1) && peer.response(id: .int(index))?["result"] != nil)
+        }
+        let third = try harness.connect(uid: 2000)
+        #expect(third.awaitEOF())
+        #expect(third.lines.first?.contains("Limit exceeded: connections") == true, "\(third.lines)")
+        _ = held
+    }
+
     /// Connections of subordinate uids count against their owner's per-user cap (and its work
     /// and memory: one account): a fifth uid of the same person is refused like a fifth
     /// connection of one uid, another person is not.

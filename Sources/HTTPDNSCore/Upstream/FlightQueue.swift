@@ -16,18 +16,36 @@ public struct FlightLimits: Sendable, Equatable {
     /// Workers one owner's flights may hold at once: a uid whose names hang keeps the rest free
     /// for everyone else's cache misses.
     public var workersPerOwner: Int
+    /// Flights each uid may start past `maxTotal`: however many others hold the total, a uid
+    /// that asks still gets these (at most `maxTotal` plus this many per uid in all; an eighth
+    /// of `maxPerUser` at most).
+    public var reservedPerUser: Int
+    /// Workers beyond `workers`, each for an owner with no flight running: when the others hold
+    /// every regular worker with names that hang, a new owner's flight still starts at once.
+    public var reserveWorkers: Int
 
-    public init(maxTotal: Int = 1_024, maxPerUser: Int = 64, workers: Int = 16, workersPerOwner: Int = 4) {
+    public init(
+        maxTotal: Int = 1_024, maxPerUser: Int = 64, workers: Int = 16, workersPerOwner: Int = 4,
+        reservedPerUser: Int = 8, reserveWorkers: Int = 8
+    ) {
         precondition(maxTotal > 0 && maxPerUser > 0 && workers > 0 && workersPerOwner > 0, "limits must be positive")
         self.maxTotal = maxTotal
         self.maxPerUser = maxPerUser
         self.workers = workers
         self.workersPerOwner = min(workersPerOwner, workers)
+        // An eighth of the per-uid cap at most, so the total still bounds what few uids hold.
+        self.reservedPerUser = max(0, min(reservedPerUser, max(1, maxPerUser / 8)))
+        self.reserveWorkers = max(0, reserveWorkers)
     }
+
+    /// Threads the queue may keep busy at once.
+    public var threads: Int { workers + reserveWorkers }
 }
 
-/// Flights waiting for a worker thread or running on one: capped per uid and in total, and
-/// started in turn, one owner after another, with at most `workersPerOwner` running per owner.
+/// Flights waiting for a worker thread or running on one: capped per uid and in total (past the
+/// total, each uid still has `reservedPerUser`), and started in turn, one owner after another,
+/// with at most `workersPerOwner` running per owner; once every regular worker is busy, the
+/// reserve ones start only the flights of owners with none running.
 ///
 /// A flight counts against the uid that started it until it ends. Another owner waiting for the
 /// same answer "sponsors" it: the flight also waits in that owner's queue (without counting
@@ -86,7 +104,9 @@ public struct FlightQueue<ID: Hashable> {
         precondition(entries[id] == nil, "a flight is admitted once")
         if case .user(let uid) = owner {
             if count(uid: uid) >= limits.maxPerUser { return .perUser(limit: limits.maxPerUser) }
-            if startedByUsers >= limits.maxTotal { return .total(limit: limits.maxTotal) }
+            if startedByUsers >= limits.maxTotal && count(uid: uid) >= limits.reservedPerUser {
+                return .total(limit: limits.maxTotal)
+            }
             startedBy[uid, default: 0] += 1
             startedByUsers += 1
         }
@@ -114,12 +134,14 @@ public struct FlightQueue<ID: Hashable> {
     /// The flight to start on a free worker now, if any: the first queued flight of the next owner
     /// in turn that is under its worker share.
     public mutating func next() -> ID? {
-        guard running < limits.workers else { return nil }
+        guard running < limits.threads else { return nil }
+        let onReserve = running >= limits.workers
         var looked = 0
         while looked < ring.count {
             if turn >= ring.count { turn = 0 }
             let owner = ring[turn]
-            if runningBy[owner, default: 0] < limits.workersPerOwner, let id = queues[owner]?.first,
+            let busy = runningBy[owner, default: 0]
+            if busy < (onReserve ? 1 : limits.workersPerOwner), let id = queues[owner]?.first,
                 var entry = entries[id]
             {
                 turn += 1
