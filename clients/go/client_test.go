@@ -381,21 +381,52 @@ func (w *world) requestsWith(t *testing.T, token string) []map[string]any {
 }
 
 func (w *world) move(t *testing.T, c *Client, host string, addresses []string) {
-	data, _ := os.ReadFile(w.Answers)
-	var answers map[string][]string
-	json.Unmarshal(data, &answers)
-	answers[host] = addresses
-	data, _ = json.Marshal(answers)
-	os.WriteFile(w.Answers+".tmp", data, 0o644)
-	if err := os.Rename(w.Answers+".tmp", w.Answers); err != nil {
-		t.Fatal(err)
-	}
+	w.setAnswer(t, host, addresses)
 	if _, err := c.FlushCache(context.Background(), host); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func setup(t *testing.T) (*world, *Client, *http.Client, *http.Transport) {
+// setAnswer rewrites answers.json atomically as fixture.set_answers does; answer is a list of
+// addresses or {"ips": [...], "ttl": seconds}.
+func (w *world) setAnswer(t *testing.T, host string, answer any) {
+	data, err := os.ReadFile(w.Answers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answers map[string]any
+	if err := json.Unmarshal(data, &answers); err != nil {
+		t.Fatal(err)
+	}
+	answers[host] = answer
+	data, _ = json.Marshal(answers)
+	if err := os.WriteFile(w.Answers+".tmp", data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(w.Answers+".tmp", w.Answers); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// logs collects what a client tells its Logf.
+type logs struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logs) logf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, fmt.Sprintf(format, args...))
+}
+
+func (l *logs) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
+}
+
+func setup(t *testing.T) (*world, *Client, *http.Client, *Transport) {
 	w := fixture(t)
 	c, err := Dial(w.socket)
 	if err != nil {
@@ -415,7 +446,7 @@ func setup(t *testing.T) (*world, *Client, *http.Client, *http.Transport) {
 	transport.Proxy = c.Proxy(transport, nil) // no proxy from the environment in the tests
 	transport.TLSClientConfig = &tls.Config{RootCAs: pool}
 	t.Cleanup(transport.CloseIdleConnections)
-	return w, c, &http.Client{Jar: c.Jar(), Transport: transport}, transport
+	return w, c, &http.Client{Transport: transport}, transport
 }
 
 func token(t *testing.T) string {

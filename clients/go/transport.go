@@ -2,6 +2,7 @@ package httpdns
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -98,23 +99,214 @@ func (c *Client) DialContext(ctx context.Context, network, addr string) (net.Con
 	return nil, &net.OpError{Op: "dial", Net: network, Err: errors.New("every address failed: " + strings.Join(described, "; "))}
 }
 
-// Transport returns an *http.Transport set up as http.DefaultTransport (proxies from the
-// environment, timeouts, HTTP/2) whose connections go to the daemon's addresses for each URL's
-// host; TLS keeps the URL's host for SNI and the certificate check, and the Host header is
-// the URL's. Connections are reused per host and address: when a host's answer changes, the
-// idle connections are closed. Requests that go through a proxy connect to the proxy as
-// net/http does (no IP-direct connection).
-func (c *Client) Transport() *http.Transport {
+// Transport is the complete path of a net/http request through the daemon: an http.RoundTripper
+// whose connections go to the daemon's addresses for each URL's host (the embedded
+// *http.Transport, http.DefaultTransport's settings, holds every other setting: TLS, timeouts,
+// proxies) and which sends and stores every hop's cookies through the daemon itself, so that
+// it needs no Jar (an http.Client with c.Jar() too would store each response's cookies twice).
+//
+// A request to an IP literal that names its host, with req.Host or a Host header
+// (https://127.0.0.3/login with Host app.example.test), connects to that address with TLS
+// SNI and the certificate check for the host name, sends that Host, and keys its cookies
+// under the host name (the daemon's host param). Without a host name, an address the caller
+// resolved for several names is refused before anything is sent (ErrAmbiguousAddress). A
+// redirect to another host carries that host's own name: net/http keeps req.Host only for a
+// relative Location, and a Host header copied onto a redirect counts only at the same address.
+type Transport struct {
+	*http.Transport
+	client *Client
+	// CookiesOptional sends a request without its cookies when the daemon cannot give them,
+	// and hands its response back when the daemon cannot store its cookies, telling the
+	// failure to the client's Logf. By default RoundTrip returns the error: a request that
+	// needs the session is not sent without it.
+	CookiesOptional bool
+
+	mu     sync.Mutex
+	pinned map[string]*http.Transport
+}
+
+// Transport returns a Transport of this client (see Transport).
+func (c *Client) Transport() *Transport {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.DialContext = c.DialContext
-	transport.Proxy = c.Proxy(transport, transport.Proxy)
-	return transport
+	t := &Transport{Transport: transport, client: c}
+	transport.Proxy = c.Proxy(t, transport.Proxy)
+	return t
+}
+
+// RoundTrip sends one hop: its cookies from the daemon, its Set-Cookie values to the daemon.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL == nil {
+		return nil, errors.New("httpdns: a request without a URL")
+	}
+	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+		return nil, fmt.Errorf("httpdns: %w %q: only http and https go through httpdnsd", ErrUnsupportedScheme, req.URL.Scheme)
+	}
+	host, fromHeader := requestHost(req)
+	cookieURL := withoutUserinfo(req.URL)
+	ctx, cancel := t.client.bounded(req.Context())
+	header, err := t.client.GetCookieHeader(ctx, cookieURL, host, nil)
+	cancel()
+	if err != nil {
+		err = explainCookieFailure(req, err)
+		if !t.CookiesOptional {
+			return nil, err
+		}
+		t.client.logf("httpdns: %s %s sent without its cookies: %v", req.Method, cookieURL, err)
+	}
+	out := req.Clone(req.Context())
+	if fromHeader {
+		out.Host = host
+		out.Header.Del("Host")
+	}
+	if header != "" {
+		out.Header.Set("Cookie", mergeCookies(req.Header.Values("Cookie"), header))
+	}
+	response, err := t.route(out, host).RoundTrip(out)
+	if err != nil {
+		return nil, err
+	}
+	if values := response.Header.Values("Set-Cookie"); len(values) > 0 {
+		if err := t.store(req, cookieURL, host, values); err != nil {
+			if !t.CookiesOptional {
+				response.Body.Close()
+				return nil, err
+			}
+			t.client.logf("httpdns: %v", err)
+		}
+	}
+	return response, nil
+}
+
+// store hands a response's Set-Cookie values to the daemon and tells Logf about each one it
+// refused (by cookie name: values are secrets).
+func (t *Transport) store(req *http.Request, cookieURL, host string, values []string) error {
+	ctx, cancel := t.client.bounded(req.Context())
+	defer cancel()
+	stored, err := t.client.HandleSetCookie(ctx, cookieURL, host, values)
+	if err != nil {
+		return fmt.Errorf("httpdns: the cookies of %s %s were not stored: %w", req.Method, cookieURL, explainCookieFailure(req, err))
+	}
+	t.client.reportRejected(cookieURL, values, stored)
+	return nil
+}
+
+// route is the transport that sends out: the embedded one, or for HTTPS to an IP literal with
+// a host name one whose TLS is for that name (net/http takes SNI from the URL), so that its
+// pooled connections are per address and name. A request that goes through a proxy is the
+// proxy's, as net/http sends it.
+func (t *Transport) route(out *http.Request, host string) http.RoundTripper {
+	if host == "" || out.URL.Scheme != "https" || net.ParseIP(out.URL.Hostname()) == nil {
+		return t.Transport
+	}
+	if t.Transport.Proxy != nil {
+		if proxyURL, err := t.Transport.Proxy(out); err != nil || proxyURL != nil {
+			return t.Transport
+		}
+	}
+	host = strings.ToLower(host)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if pinned := t.pinned[host]; pinned != nil {
+		return pinned
+	}
+	pinned := t.Transport.Clone()
+	pinned.Proxy = nil
+	if pinned.TLSClientConfig == nil {
+		pinned.TLSClientConfig = &tls.Config{}
+	}
+	pinned.TLSClientConfig.ServerName = host
+	if t.pinned == nil {
+		t.pinned = map[string]*http.Transport{}
+	}
+	t.pinned[host] = pinned
+	return pinned
+}
+
+// CloseIdleConnections closes the idle connections of every transport it sends with.
+func (t *Transport) CloseIdleConnections() {
+	t.Transport.CloseIdleConnections()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, pinned := range t.pinned {
+		pinned.CloseIdleConnections()
+	}
+}
+
+// requestHost is the host name a request to an IP literal names, and whether it came from a
+// Host header (which net/http does not send: it sends req.Host). A Host header counts on a
+// redirect only when it stays at the same address, as net/http keeps req.Host only for a
+// relative Location. "" for a URL with a host name: that name is the host.
+func requestHost(req *http.Request) (string, bool) {
+	if net.ParseIP(req.URL.Hostname()) == nil {
+		return "", false
+	}
+	if name := hostName(req.Host); name != "" {
+		return name, false
+	}
+	if req.Response != nil && req.Response.Request != nil && req.Response.Request.URL.Host != req.URL.Host {
+		return "", false
+	}
+	if name := hostName(req.Header.Get("Host")); name != "" {
+		return name, true
+	}
+	return "", false
+}
+
+// hostName is the name of a Host value ("" for none, or for an IP literal).
+func hostName(value string) string {
+	if value == "" {
+		return ""
+	}
+	name := value
+	if host, _, err := net.SplitHostPort(value); err == nil {
+		name = host
+	}
+	if net.ParseIP(strings.Trim(name, "[]")) != nil {
+		return ""
+	}
+	return name
+}
+
+func withoutUserinfo(u *url.URL) string {
+	if u.User == nil {
+		return u.String()
+	}
+	copied := *u
+	copied.User = nil
+	return copied.String()
+}
+
+// mergeCookies adds the daemon's pairs to the request's own Cookie header, each pair once.
+func mergeCookies(own []string, daemon string) string {
+	seen := map[string]bool{}
+	var pairs []string
+	for _, header := range append(own, daemon) {
+		for _, pair := range strings.Split(header, ";") {
+			pair = strings.TrimSpace(pair)
+			if pair != "" && !seen[pair] {
+				seen[pair] = true
+				pairs = append(pairs, pair)
+			}
+		}
+	}
+	return strings.Join(pairs, "; ")
+}
+
+// explainCookieFailure says, for an address the caller resolved for several names, which
+// names and how to pick one.
+func explainCookieFailure(req *http.Request, err error) error {
+	var rpcError *RPCError
+	if errors.As(err, &rpcError) && rpcError.Reason() == "ambiguous-address" {
+		return &AmbiguousAddressError{Address: req.URL.Hostname(), Candidates: rpcError.Candidates(), Err: err}
+	}
+	return err
 }
 
 // Proxy wraps a proxy function (such as http.ProxyURL(u)) for a transport of this client:
 // set transport.Proxy = c.Proxy(transport, f) instead of f, so that the proxy's own name is
 // dialed as net/http does and connections still follow a host whose address changed.
-func (c *Client) Proxy(transport *http.Transport, proxy func(*http.Request) (*url.URL, error)) func(*http.Request) (*url.URL, error) {
+func (c *Client) Proxy(transport interface{ CloseIdleConnections() }, proxy func(*http.Request) (*url.URL, error)) func(*http.Request) (*url.URL, error) {
 	return func(request *http.Request) (*url.URL, error) {
 		if proxy != nil {
 			proxyURL, err := proxy(request)
@@ -132,7 +324,7 @@ func (c *Client) Proxy(transport *http.Transport, proxy func(*http.Request) (*ur
 
 // followMoves closes the transport's idle connections when host's addresses changed since it
 // was last dialed, so that the next request connects to the new ones.
-func (c *Client) followMoves(ctx context.Context, transport *http.Transport, host string) {
+func (c *Client) followMoves(ctx context.Context, transport interface{ CloseIdleConnections() }, host string) {
 	if host == "" || net.ParseIP(host) != nil {
 		return
 	}
