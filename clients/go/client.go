@@ -421,8 +421,11 @@ func (c *Client) Close() error {
 
 // Call calls method with params (a value that encodes to a JSON object, or nil) and decodes
 // the answer's result into result (nil to drop it). An error answer is an *RPCError; an
-// unreachable daemon a *ConnectionError.
+// unreachable daemon a *ConnectionError. Without a deadline in ctx the call has the client's
+// Timeout.
 func (c *Client) Call(ctx context.Context, method string, params any, result any) error {
+	ctx, cancel := c.bounded(ctx)
+	defer cancel()
 	for attempt := 0; ; attempt++ {
 		cn, err := c.connection(ctx)
 		if err != nil {

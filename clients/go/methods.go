@@ -447,6 +447,8 @@ func (m *Monitor) Close() error {
 // Monitor calls monitor on a new connection: events caused after it returns are delivered on
 // the Monitor's Events channel until Close.
 func (c *Client) Monitor(ctx context.Context) (*Monitor, error) {
+	ctx, cancel := c.bounded(ctx) // the subscription itself lasts until Close
+	defer cancel()
 	m := &Monitor{events: make(chan MonitorEvent, 64), stop: make(chan struct{})}
 	cn, err := openConn(ctx, c.socket, func(n Notification) {
 		if n.Method != "monitorEvent" {

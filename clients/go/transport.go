@@ -53,7 +53,8 @@ var dialer = &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 
 // DialContext connects to addr ("host:port") at the addresses the daemon gives for host, in
 // turn (the next one when a connection fails); an IP literal, or a proxy of a Transport, is
-// dialed as it is.
+// dialed as it is. The resolve has ctx's deadline, else the client's Timeout (net/http's dial
+// context has none of its own).
 func (c *Client) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -327,11 +328,6 @@ func (c *Client) Proxy(transport interface{ CloseIdleConnections() }, proxy func
 func (c *Client) followMoves(ctx context.Context, transport interface{ CloseIdleConnections() }, host string) {
 	if host == "" || net.ParseIP(host) != nil {
 		return
-	}
-	if _, hasDeadline := ctx.Deadline(); !hasDeadline {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
-		defer cancel()
 	}
 	answer, err := c.Resolve(ctx, host, nil)
 	if err == nil && c.routes.moved(host, answer.Addresses()) {
