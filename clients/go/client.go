@@ -116,6 +116,8 @@ var (
 	// ErrUnsupportedScheme is what errors.Is finds when the Transport is given a URL that is
 	// neither http nor https.
 	ErrUnsupportedScheme = errors.New("unsupported protocol scheme")
+	// ErrDaemonUnavailable is what errors.Is finds in a *ConnectionError.
+	ErrDaemonUnavailable = errors.New("httpdns: httpdnsd unavailable")
 )
 
 // AmbiguousAddressError is the Transport's refusal, before sending, of a request to an IP
@@ -136,8 +138,10 @@ func (e *AmbiguousAddressError) Unwrap() error { return e.Err }
 // Is makes errors.Is(err, ErrAmbiguousAddress) true.
 func (e *AmbiguousAddressError) Is(target error) bool { return target == ErrAmbiguousAddress }
 
-// ConnectionError says that the daemon could not be reached, or closed the connection before
-// answering.
+// ConnectionError says that the daemon could not be reached, closed the connection before
+// answering, or did not answer within the call's deadline (then errors.Is finds
+// context.DeadlineExceeded, and Timeout is true). errors.Is(err, ErrDaemonUnavailable) finds
+// it too.
 type ConnectionError struct {
 	Socket string
 	Err    error
@@ -152,6 +156,19 @@ func (e *ConnectionError) Error() string {
 }
 
 func (e *ConnectionError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrDaemonUnavailable) true.
+func (e *ConnectionError) Is(target error) bool { return target == ErrDaemonUnavailable }
+
+// Timeout is net.Error's: the daemon did not answer within the deadline (or the connection
+// timed out).
+func (e *ConnectionError) Timeout() bool {
+	var timeout interface{ Timeout() bool }
+	return errors.As(e.Err, &timeout) && timeout.Timeout()
+}
+
+// Temporary is net.Error's (deprecated there): false.
+func (e *ConnectionError) Temporary() bool { return false }
 
 // Notification is a message of the daemon without an id (what a streaming method sends after
 // its answer).
@@ -353,7 +370,10 @@ func (cn *conn) call(ctx context.Context, method string, params any) (message, e
 		return answer.msg, answer.err
 	case <-ctx.Done():
 		cn.forget(id)
-		return message{}, ctx.Err()
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return message{}, &ConnectionError{Socket: cn.socket, Err: fmt.Errorf("no answer to %s: %w", method, ctx.Err())}
+		}
+		return message{}, fmt.Errorf("httpdns: %s: %w", method, ctx.Err())
 	}
 }
 

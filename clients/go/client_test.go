@@ -235,7 +235,7 @@ func TestContextCancellationStopsTheWait(t *testing.T) {
 func TestAnUnreachableDaemonIsAConnectionError(t *testing.T) {
 	_, err := Dial(filepath.Join(t.TempDir(), "nobody.sock"))
 	var connectionError *ConnectionError
-	if !errors.As(err, &connectionError) || !strings.Contains(err.Error(), "nobody.sock") {
+	if !errors.As(err, &connectionError) || !errors.Is(err, ErrDaemonUnavailable) || !strings.Contains(err.Error(), "nobody.sock") {
 		t.Fatalf("%v", err)
 	}
 }

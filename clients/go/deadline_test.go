@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -120,15 +121,28 @@ func TestAStoppedDaemonCostsTheDeadlineOnly(t *testing.T) {
 		_, err := c.Resolve(context.Background(), "go.example.test", nil)
 		return err
 	})
-	if !errors.Is(err, context.DeadlineExceeded) || time.Since(started) < time.Second {
+	var connectionError *ConnectionError
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrDaemonUnavailable) ||
+		!errors.As(err, &connectionError) || !connectionError.Timeout() || time.Since(started) < time.Second {
 		t.Fatalf("resolve without a deadline: %v after %v", err, time.Since(started))
 	}
 	err = within(t, 15*time.Second, func() error {
 		_, err := client.Get(w.url("go.example.test", tok+"/1/echo", "https"))
 		return err
 	})
-	if !errors.Is(err, context.DeadlineExceeded) {
+	var netError net.Error
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrDaemonUnavailable) ||
+		!errors.As(err, &netError) || !netError.Timeout() {
 		t.Fatalf("a request without a deadline: %v", err)
+	}
+	// The dial's resolve: the timeout is net/http's url.Error's too.
+	err = within(t, 15*time.Second, func() error {
+		_, err := transport.DialContext(context.Background(), "tcp", "go.example.test:443")
+		return err
+	})
+	var resolveError *ResolveError
+	if !errors.As(err, &netError) || !netError.Timeout() || !errors.As(err, &resolveError) || resolveError.Host != "go.example.test" {
+		t.Fatalf("a dial: %v", err)
 	}
 	// The request's deadline, not the client's Timeout, bounds the calls made for it.
 	c.Timeout = time.Hour

@@ -72,7 +72,7 @@ func (c *Client) DialContext(ctx context.Context, network, addr string) (net.Con
 	}
 	answer, err := c.Resolve(ctx, host, options)
 	if err != nil {
-		return nil, &net.OpError{Op: "dial", Net: network, Err: fmt.Errorf("httpdnsd could not resolve %s: %w", host, err)}
+		return nil, &net.OpError{Op: "dial", Net: network, Err: &ResolveError{Host: host, Err: err}}
 	}
 	addresses := answer.Addresses()
 	c.routes.moved(host, addresses)
@@ -93,11 +93,51 @@ func (c *Client) DialContext(ctx context.Context, network, addr string) (net.Con
 	if len(failures) == 1 {
 		return nil, failures[0]
 	}
-	described := make([]string, len(failures))
-	for i, failure := range failures {
+	return nil, &net.OpError{Op: "dial", Net: network, Err: addressFailures(failures)}
+}
+
+// ResolveError is a dial's failed resolve (in a *net.OpError): Err is the daemon's *RPCError
+// (HostNotFound, ...) or a *ConnectionError.
+type ResolveError struct {
+	Host string
+	Err  error
+}
+
+func (e *ResolveError) Error() string {
+	return fmt.Sprintf("httpdnsd could not resolve %s: %v", e.Host, e.Err)
+}
+
+func (e *ResolveError) Unwrap() error { return e.Err }
+
+// Timeout makes the *net.OpError (and net/http's *url.Error) around it a timeout when the
+// daemon did not answer in time.
+func (e *ResolveError) Timeout() bool {
+	var timeout interface{ Timeout() bool }
+	return errors.As(e.Err, &timeout) && timeout.Timeout()
+}
+
+// addressFailures is the failure of every address of a host; it unwraps to the last one and
+// is a timeout when every one timed out.
+type addressFailures []error
+
+func (e addressFailures) Error() string {
+	described := make([]string, len(e))
+	for i, failure := range e {
 		described[i] = failure.Error()
 	}
-	return nil, &net.OpError{Op: "dial", Net: network, Err: errors.New("every address failed: " + strings.Join(described, "; "))}
+	return "every address failed: " + strings.Join(described, "; ")
+}
+
+func (e addressFailures) Unwrap() error { return e[len(e)-1] }
+
+func (e addressFailures) Timeout() bool {
+	for _, failure := range e {
+		var timeout interface{ Timeout() bool }
+		if !errors.As(failure, &timeout) || !timeout.Timeout() {
+			return false
+		}
+	}
+	return true
 }
 
 // Transport is the complete path of a net/http request through the daemon: an http.RoundTripper

@@ -150,3 +150,41 @@ func TestTheJarWithAnotherTransport(t *testing.T) {
 		t.Fatalf("logged %q", text)
 	}
 }
+
+// Errors are values errors.Is and errors.As find: an unsupported scheme, an ambiguous address
+// (from a call too), an unknown host, an unreachable daemon.
+func TestErrorsAreWhatErrorsIsAndAsFind(t *testing.T) {
+	w, c, client, _ := setup(t)
+	_, err := client.Get("ftp://go.example.test/file")
+	if !errors.Is(err, ErrUnsupportedScheme) || !strings.Contains(err.Error(), `unsupported protocol scheme "ftp"`) {
+		t.Fatalf("ftp: %v", err)
+	}
+	ctx := context.Background()
+	for _, name := range []string{"go.example.test", "py.example.test"} {
+		if _, err := c.Resolve(ctx, name, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = c.GetCookieHeader(ctx, w.url("127.0.0.4", "/", "https"), "", nil)
+	var rpcError *RPCError
+	if !errors.Is(err, ErrAmbiguousAddress) || !errors.As(err, &rpcError) || len(rpcError.Candidates()) < 2 {
+		t.Fatalf("getCookieHeader of an ambiguous address: %v", err)
+	}
+	if _, err := c.Resolve(ctx, "nowhere.example.test", nil); errors.Is(err, ErrAmbiguousAddress) || errors.Is(err, ErrDaemonUnavailable) {
+		t.Fatalf("an unknown host: %v", err)
+	}
+	_, err = client.Get(w.url("nowhere.example.test", "/echo", "https"))
+	var resolveError *ResolveError
+	if !errors.As(err, &resolveError) || resolveError.Host != "nowhere.example.test" || !errors.As(err, &rpcError) ||
+		rpcError.Name() != "HostNotFound" {
+		t.Fatalf("a request to an unknown host: %v", err)
+	}
+	other, err := Dial(w.socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
+	if _, err := other.Resolve(ctx, "go.example.test", nil); !errors.Is(err, ErrClosed) {
+		t.Fatalf("a closed client: %v", err)
+	}
+}
