@@ -384,6 +384,9 @@ type Client struct {
 	// Timeout bounds every call whose context has no deadline (30 s by default): the Jar's,
 	// the Transport's and those given context.Background().
 	Timeout time.Duration
+	// ConnectTimeout bounds each connection attempt of DialContext to one address (30 s by
+	// default), so that a dead address leaves time for the next one.
+	ConnectTimeout time.Duration
 	// Logf is told what the adapters cannot return as an error: Set-Cookie values the daemon
 	// refused (by cookie name and reason) and failures that the Jar's interface, or the
 	// Transport's CookiesOptional, lets pass. nil means log.Printf.

@@ -49,19 +49,27 @@ func (r *routes) moved(host string, addresses []string) bool {
 	return known && previous != key
 }
 
-var dialer = &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+// dialer is the dialer of one connection attempt.
+func (c *Client) dialer() *net.Dialer {
+	timeout := c.ConnectTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	return &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
+}
 
 // DialContext connects to addr ("host:port") at the addresses the daemon gives for host, in
 // turn (the next one when a connection fails); an IP literal, or a proxy of a Transport, is
-// dialed as it is. The resolve has ctx's deadline, else the client's Timeout (net/http's dial
-// context has none of its own).
+// dialed as it is. When every address of an expired answer (stale: true) fails, the fresh
+// answer is asked for (allowStale false) and its addresses are tried before failing. The
+// resolves have ctx's deadline, else the client's Timeout (net/http's dial context has none).
 func (c *Client) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err
 	}
 	if net.ParseIP(host) != nil || c.routes.isProxy(addr) {
-		return dialer.DialContext(ctx, network, addr)
+		return c.dialer().DialContext(ctx, network, addr)
 	}
 	options := &ResolveOptions{}
 	switch network {
@@ -74,18 +82,21 @@ func (c *Client) DialContext(ctx context.Context, network, addr string) (net.Con
 	if err != nil {
 		return nil, &net.OpError{Op: "dial", Net: network, Err: &ResolveError{Host: host, Err: err}}
 	}
-	addresses := answer.Addresses()
-	c.routes.moved(host, addresses)
-	var failures []error
-	for _, address := range addresses {
-		conn, err := dialer.DialContext(ctx, network, net.JoinHostPort(address, port))
-		if err == nil {
-			return conn, nil
+	conn, failures := c.dialEach(ctx, network, port, answer.Addresses())
+	if conn == nil && answer.Stale && ctx.Err() == nil {
+		// The expired answer's addresses are dead: the fresh answer may live elsewhere.
+		fresh := false
+		options.AllowStale = &fresh
+		if answer, err = c.Resolve(ctx, host, options); err != nil {
+			return nil, &net.OpError{Op: "dial", Net: network, Err: &ResolveError{Host: host, Err: err}}
 		}
-		failures = append(failures, err)
-		if ctx.Err() != nil {
-			break
-		}
+		var more []error
+		conn, more = c.dialEach(ctx, network, port, answer.Addresses())
+		failures = append(failures, more...)
+	}
+	c.routes.moved(host, answer.Addresses())
+	if conn != nil {
+		return conn, nil
 	}
 	if len(failures) == 0 {
 		return nil, &net.OpError{Op: "dial", Net: network, Err: fmt.Errorf("httpdnsd gave no address for %s", host)}
@@ -94,6 +105,23 @@ func (c *Client) DialContext(ctx context.Context, network, addr string) (net.Con
 		return nil, failures[0]
 	}
 	return nil, &net.OpError{Op: "dial", Net: network, Err: addressFailures(failures)}
+}
+
+// dialEach connects to port at each address in turn until one answers; it returns the
+// connection, or nil and every address's failure.
+func (c *Client) dialEach(ctx context.Context, network, port string, addresses []string) (net.Conn, []error) {
+	var failures []error
+	for _, address := range addresses {
+		conn, err := c.dialer().DialContext(ctx, network, net.JoinHostPort(address, port))
+		if err == nil {
+			return conn, nil
+		}
+		failures = append(failures, err)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, failures
 }
 
 // ResolveError is a dial's failed resolve (in a *net.OpError): Err is the daemon's *RPCError

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // hop is what an origin saw of one request.
@@ -186,5 +189,68 @@ func TestErrorsAreWhatErrorsIsAndAsFind(t *testing.T) {
 	other.Close()
 	if _, err := other.Resolve(ctx, "go.example.test", nil); !errors.Is(err, ErrClosed) {
 		t.Fatalf("a closed client: %v", err)
+	}
+}
+
+// An expired answer whose address is dead: the fresh answer is asked for and dialed, and the
+// first request succeeds within the connect timeout of the dead address plus 1 s.
+func TestADeadStaleAddressCostsNoFailedRequest(t *testing.T) {
+	w, c, client, _ := setup(t)
+	c.ConnectTimeout = 2 * time.Second
+	t.Run("refusing", func(t *testing.T) { staleThenMoved(t, w, c, client, "stale-go.example.test") })
+	t.Run("black-holed", func(t *testing.T) {
+		blackHole(t, "127.0.0.9", w.HTTPPort)
+		staleThenMoved(t, w, c, client, "blackholed-go.example.test")
+	})
+}
+
+func staleThenMoved(t *testing.T, w *world, c *Client, client *http.Client, host string) {
+	w.setAnswer(t, host, map[string]any{"ips": []string{"127.0.0.9"}, "ttl": 1})
+	ctx := context.Background()
+	if _, err := c.FlushCache(ctx, host); err != nil {
+		t.Fatal(err)
+	}
+	if answer, err := c.Resolve(ctx, host, nil); err != nil || answer.IPv4[0] != "127.0.0.9" || answer.TTL > 1 {
+		t.Fatalf("resolve %+v %v", answer, err)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	w.setAnswer(t, host, map[string]any{"ips": []string{"127.0.0.4"}, "ttl": 300})
+	tok := token(t)
+	started := time.Now()
+	echo := body(t)(client.Get(w.url(host, tok+"/echo", "http")))
+	elapsed := time.Since(started)
+	t.Logf("the first request took %v", elapsed)
+	if echo["server"] != "127.0.0.4" || elapsed > c.ConnectTimeout+time.Second {
+		t.Fatalf("after %v: %v", elapsed, echo)
+	}
+}
+
+// blackHole makes address:port drop every connection attempt: a listener with a backlog of 0
+// that never accepts, its queue filled.
+func blackHole(t *testing.T, address string, port int) {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	ip := net.ParseIP(address).To4()
+	socketAddress := &syscall.SockaddrInet4{Port: port}
+	copy(socketAddress.Addr[:], ip)
+	if err := syscall.Bind(fd, socketAddress); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Listen(fd, 0); err != nil {
+		t.Fatal(err)
+	}
+	target := net.JoinHostPort(address, fmt.Sprint(port))
+	for i := 0; ; i++ {
+		conn, err := net.DialTimeout("tcp", target, 300*time.Millisecond)
+		if err != nil {
+			break // the queue is full: attempts go unanswered
+		}
+		t.Cleanup(func() { conn.Close() })
+		if i == 10 {
+			t.Fatal("the backlog does not fill")
+		}
 	}
 }
