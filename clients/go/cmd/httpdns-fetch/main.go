@@ -14,7 +14,7 @@ import (
 	"os"
 	"strings"
 
-	"httpdns"
+	httpdns "httpdnsd.example/clients/go"
 )
 
 func main() {
