@@ -299,6 +299,13 @@ func TestStatusExampleHasTypedServiceAddressesAndNetwork(t *testing.T) {
 		*routed.Answered != 3 || !reflect.DeepEqual(routed.Domains, []string{"corp.example", "."}) {
 		t.Fatalf("routed upstream %+v %v", routed, err)
 	}
+	var fleet Status
+	if err := json.Unmarshal([]byte(`{"fleet":{"connected":true,"state":"connected","lastError":null,`+
+		`"lastStateChange":1767228000,"lag":0.25,"outbox":2,"rejected":0}}`), &fleet); err != nil || fleet.Fleet == nil ||
+		!fleet.Fleet.Connected || fleet.Fleet.State != "connected" || fleet.Fleet.LastError != nil || *fleet.Fleet.Lag != 0.25 ||
+		fleet.Fleet.Outbox != 2 || fleet.Fleet.LastStateChange != 1767228000 || status.Fleet != nil {
+		t.Fatalf("fleet %+v %v (without one: %+v)", fleet.Fleet, err, status.Fleet)
+	}
 	lastChange := int64(1767228900)
 	if !reflect.DeepEqual(status.Network, &NetworkStatus{Watching: true, Changes: 1, LastChange: &lastChange}) {
 		t.Fatalf("network %+v", status.Network)
@@ -491,8 +498,12 @@ func TestTypedCalls(t *testing.T) {
 	if err != nil || len(cookies) != 1 || !cookies[0].HostOnly || cookies[0].Expires != nil {
 		t.Fatalf("listCookies %+v %v", cookies, err)
 	}
-	exported, err := c.ExportCookies(ctx)
-	if err != nil || !strings.Contains(exported, "go.example.test\tFALSE\t/\tFALSE\t0\tk\tv") {
+	export, err := c.ExportCookies(ctx)
+	if err != nil || export.LeftOut != nil {
+		t.Fatalf("exportCookies %+v %v", export, err)
+	}
+	exported := export.Data
+	if !strings.Contains(exported, "go.example.test\tFALSE\t/\tFALSE\t0\tk\tv") {
 		t.Fatalf("exportCookies %q %v", exported, err)
 	}
 	if n, err := c.DeleteCookies(ctx, DeleteCookiesParams{URL: "https://go.example.test/", Name: "k"}); err != nil || n != 1 {
