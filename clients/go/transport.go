@@ -181,13 +181,14 @@ func (e addressFailures) Timeout() bool {
 // resolved for several names is refused before anything is sent (ErrAmbiguousAddress). A
 // redirect to another host carries that host's own name: net/http keeps req.Host only for a
 // relative Location, and a Host header copied onto a redirect counts only at the same address.
+// Set the embedded Transport's fields (TLSClientConfig, ...) before the first request.
 type Transport struct {
 	*http.Transport
 	client *Client
-	// CookiesOptional sends a request without its cookies when the daemon cannot give them,
-	// and hands its response back when the daemon cannot store its cookies, telling the
-	// failure to the client's Logf. By default RoundTrip returns the error: a request that
-	// needs the session is not sent without it.
+	// CookiesOptional sends a request without its cookies when the daemon cannot give them
+	// (an ambiguous address still fails), and hands its response back when the daemon cannot
+	// store its cookies, telling the failure to the client's Logf. By default RoundTrip
+	// returns the error: a request that needs the session is not sent without it.
 	CookiesOptional bool
 
 	mu     sync.Mutex
@@ -206,9 +207,11 @@ func (c *Client) Transport() *Transport {
 // RoundTrip sends one hop: its cookies from the daemon, its Set-Cookie values to the daemon.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL == nil {
+		closeBody(req)
 		return nil, errors.New("httpdns: a request without a URL")
 	}
 	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+		closeBody(req)
 		return nil, fmt.Errorf("httpdns: %w %q: only http and https go through httpdnsd", ErrUnsupportedScheme, req.URL.Scheme)
 	}
 	host, fromHeader := requestHost(req)
@@ -218,7 +221,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	cancel()
 	if err != nil {
 		err = explainCookieFailure(req, err)
-		if !t.CookiesOptional {
+		// An ambiguous address is the caller's to settle, never the daemon's failure.
+		if !t.CookiesOptional || errors.Is(err, ErrAmbiguousAddress) {
+			closeBody(req)
 			return nil, err
 		}
 		t.client.logf("httpdns: %s %s sent without its cookies: %v", req.Method, cookieURL, err)
@@ -247,6 +252,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return response, nil
 }
 
+// closeBody closes the body of a request that is not sent, as a RoundTripper must.
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}
+
 // store hands a response's Set-Cookie values to the daemon and tells Logf about each one it
 // refused (by cookie name: values are secrets).
 func (t *Transport) store(req *http.Request, cookieURL, host string, values []string) error {
@@ -262,7 +274,8 @@ func (t *Transport) store(req *http.Request, cookieURL, host string, values []st
 
 // route is the transport that sends out: the embedded one, or for HTTPS to an IP literal with
 // a host name one whose TLS is for that name (net/http takes SNI from the URL), so that its
-// pooled connections are per address and name. A request that goes through a proxy is the
+// pooled connections are per address and name; it is a clone of the embedded one as it is at
+// the name's first such request. A request that goes through a proxy is the
 // proxy's, as net/http sends it.
 func (t *Transport) route(out *http.Request, host string) http.RoundTripper {
 	if host == "" || out.URL.Scheme != "https" || net.ParseIP(out.URL.Hostname()) == nil {

@@ -88,7 +88,7 @@ func TestAHostHeaderNamesTheHostAtThatAddressOnly(t *testing.T) {
 // An address this user resolved for two names, with no host named: refused before sending,
 // the error naming both and how to pick one.
 func TestAnAmbiguousAddressIsRefusedBeforeSending(t *testing.T) {
-	w, c, client, _ := setup(t)
+	w, c, client, transport := setup(t)
 	tok := token(t)
 	ctx := context.Background()
 	for _, name := range []string{"go.example.test", "py.example.test"} {
@@ -103,10 +103,24 @@ func TestAnAmbiguousAddressIsRefusedBeforeSending(t *testing.T) {
 		!strings.Contains(err.Error(), "req.Host") {
 		t.Fatalf("an ambiguous address: %v", err)
 	}
+	// Not a failure of the daemon that CookiesOptional lets pass; the unsent body is closed.
+	transport.CookiesOptional = true
+	form := &closeCounter{Reader: strings.NewReader("user=x")}
+	_, err = client.Post(w.url("127.0.0.4", tok+"/echo", "http"), "application/x-www-form-urlencoded", form)
+	if !errors.Is(err, ErrAmbiguousAddress) || form.closed == 0 {
+		t.Fatalf("with CookiesOptional: %v (body closed %d times)", err, form.closed)
+	}
 	if records := w.requestsWith(t, tok); len(records) != 0 {
 		t.Fatalf("sent anyway: %v", records)
 	}
 }
+
+type closeCounter struct {
+	*strings.Reader
+	closed int
+}
+
+func (c *closeCounter) Close() error { c.closed++; return nil }
 
 // Set-Cookie values the daemon refuses are told to Logf, by name, with the reason.
 func TestRefusedCookiesAreLogged(t *testing.T) {
