@@ -230,7 +230,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	out := req.Clone(req.Context())
 	if fromHeader {
-		out.Host = host
+		out.Host = req.Header.Get("Host") // as written, port included
 		out.Header.Del("Host")
 	}
 	if header != "" {

@@ -70,14 +70,14 @@ func TestAHostHeaderNamesTheHostAtThatAddressOnly(t *testing.T) {
 	away := w.url("login.example.test", tok+"/4/echo", "https")
 	absolute := w.url("127.0.0.3", tok+"/3/redirect?status=302&to="+url.QueryEscape(away), "https")
 	request, _ = http.NewRequest("GET", absolute, nil)
-	request.Header.Set("Host", "app.example.test")
+	request.Header.Set("Host", fmt.Sprintf("app.example.test:%d", w.HTTPSPort))
 	if echo := body(t)(client.Do(request)); echo["cookie"] != nil {
 		t.Fatalf("app's cookie went to another host: %v", echo)
 	}
 	want := []hop{
 		{"127.0.0.3", "app.example.test", "app.example.test", "a=1"},
 		{"127.0.0.3", "app.example.test", "app.example.test", "a=1"},
-		{"127.0.0.3", "app.example.test", "app.example.test", "a=1"},
+		{"127.0.0.3", "app.example.test", fmt.Sprintf("app.example.test:%d", w.HTTPSPort), "a=1"},
 		{"127.0.0.2", "login.example.test", fmt.Sprintf("login.example.test:%d", w.HTTPSPort), "<nil>"},
 	}
 	if got := w.hops(t, tok); fmt.Sprint(got) != fmt.Sprint(want) {
