@@ -2,11 +2,12 @@
 // jar, over its JSON-RPC socket (httpdnsd-rpc(7)). Standard library only.
 //
 //	c, err := httpdns.Dial("") // the socket rules of httpdnsd-rpc(7)
-//	client := &http.Client{Jar: c.Jar(), Transport: c.Transport()}
+//	client := &http.Client{Transport: c.Transport()}
 //
 // is the whole setup for net/http: every connection goes to the addresses the daemon gives for
-// the URL's host (TLS and the Host header keep the host name) and every cookie lives in the
-// daemon's jar, shared with every other process of the user.
+// the URL's host (TLS and the Host header keep the host name; an IP URL with req.Host is that
+// host at that address) and every cookie lives in the daemon's jar, shared with every other
+// process of the user. c.Jar() is an http.CookieJar for other transports.
 package httpdns
 
 import (
@@ -15,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
 	"net"
 	"os"
 	"path/filepath"
@@ -99,11 +101,47 @@ func (e *RPCError) Candidates() []string {
 	return names
 }
 
-// ErrClosed is returned by calls on a closed Client.
-var ErrClosed = errors.New("httpdns: client closed")
+// Is reports an "ambiguous-address" refusal as ErrAmbiguousAddress.
+func (e *RPCError) Is(target error) bool {
+	return target == ErrAmbiguousAddress && e.Reason() == "ambiguous-address"
+}
 
-// ConnectionError says that the daemon could not be reached, or closed the connection before
-// answering.
+var (
+	// ErrClosed is returned by calls on a closed Client.
+	ErrClosed = errors.New("httpdns: client closed")
+	// ErrAmbiguousAddress is what errors.Is finds in a refusal of a cookie call for an IP
+	// literal that the caller resolved for several host names (an *RPCError, and the
+	// Transport's *AmbiguousAddressError).
+	ErrAmbiguousAddress = errors.New("httpdns: ambiguous address")
+	// ErrUnsupportedScheme is what errors.Is finds when the Transport is given a URL that is
+	// neither http nor https.
+	ErrUnsupportedScheme = errors.New("unsupported protocol scheme")
+	// ErrDaemonUnavailable is what errors.Is finds in a *ConnectionError.
+	ErrDaemonUnavailable = errors.New("httpdns: httpdnsd unavailable")
+)
+
+// AmbiguousAddressError is the Transport's refusal, before sending, of a request to an IP
+// literal that names no host when the caller resolved that address for several names.
+type AmbiguousAddressError struct {
+	Address    string
+	Candidates []string
+	Err        error // the daemon's *RPCError
+}
+
+func (e *AmbiguousAddressError) Error() string {
+	return fmt.Sprintf("httpdns: %s is the address of several host names you resolved (%s): "+
+		"name the one meant with req.Host (or a Host header)", e.Address, strings.Join(e.Candidates, ", "))
+}
+
+func (e *AmbiguousAddressError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrAmbiguousAddress) true.
+func (e *AmbiguousAddressError) Is(target error) bool { return target == ErrAmbiguousAddress }
+
+// ConnectionError says that the daemon could not be reached, closed the connection before
+// answering, or did not answer within the call's deadline (then errors.Is finds
+// context.DeadlineExceeded, and Timeout is true). errors.Is(err, ErrDaemonUnavailable) finds
+// it too.
 type ConnectionError struct {
 	Socket string
 	Err    error
@@ -118,6 +156,19 @@ func (e *ConnectionError) Error() string {
 }
 
 func (e *ConnectionError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrDaemonUnavailable) true.
+func (e *ConnectionError) Is(target error) bool { return target == ErrDaemonUnavailable }
+
+// Timeout is net.Error's: the daemon did not answer within the deadline (or the connection
+// timed out).
+func (e *ConnectionError) Timeout() bool {
+	var timeout interface{ Timeout() bool }
+	return errors.As(e.Err, &timeout) && timeout.Timeout()
+}
+
+// Temporary is net.Error's (deprecated there): false.
+func (e *ConnectionError) Temporary() bool { return false }
 
 // Notification is a message of the daemon without an id (what a streaming method sends after
 // its answer).
@@ -319,7 +370,10 @@ func (cn *conn) call(ctx context.Context, method string, params any) (message, e
 		return answer.msg, answer.err
 	case <-ctx.Done():
 		cn.forget(id)
-		return message{}, ctx.Err()
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return message{}, &ConnectionError{Socket: cn.socket, Err: fmt.Errorf("no answer to %s: %w", method, ctx.Err())}
+		}
+		return message{}, fmt.Errorf("httpdns: %s: %w", method, ctx.Err())
 	}
 }
 
@@ -327,9 +381,16 @@ func (cn *conn) call(ctx context.Context, method string, params any) (message, e
 // when the daemon has closed the connection (an idle timeout, a restart).
 type Client struct {
 	socket string
-	// Timeout bounds the calls made without a context: the Jar's and the Transport's Proxy
-	// hook (30 s by default).
+	// Timeout bounds every call whose context has no deadline (30 s by default): the Jar's,
+	// the Transport's and those given context.Background().
 	Timeout time.Duration
+	// ConnectTimeout bounds each connection attempt of DialContext to one address (30 s by
+	// default), so that a dead address leaves time for the next one.
+	ConnectTimeout time.Duration
+	// Logf is told what the adapters cannot return as an error: Set-Cookie values the daemon
+	// refused (by cookie name and reason) and failures that the Jar's interface, or the
+	// Transport's CookiesOptional, lets pass. nil means log.Printf.
+	Logf func(format string, args ...any)
 
 	mu     sync.Mutex
 	cn     *conn
@@ -383,8 +444,11 @@ func (c *Client) Close() error {
 
 // Call calls method with params (a value that encodes to a JSON object, or nil) and decodes
 // the answer's result into result (nil to drop it). An error answer is an *RPCError; an
-// unreachable daemon a *ConnectionError.
+// unreachable daemon a *ConnectionError. Without a deadline in ctx the call has the client's
+// Timeout.
 func (c *Client) Call(ctx context.Context, method string, params any, result any) error {
+	ctx, cancel := c.bounded(ctx)
+	defer cancel()
 	for attempt := 0; ; attempt++ {
 		cn, err := c.connection(ctx)
 		if err != nil {
@@ -427,9 +491,38 @@ func decodeAnswer(method string, msg message, result any) error {
 }
 
 func (c *Client) context() (context.Context, context.CancelFunc) {
+	return c.bounded(context.Background())
+}
+
+// bounded is ctx when it has a deadline, else ctx with the client's Timeout.
+func (c *Client) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, hasDeadline := ctx.Deadline(); hasDeadline {
+		return ctx, func() {}
+	}
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	return context.WithTimeout(context.Background(), timeout)
+	return context.WithTimeout(ctx, timeout)
+}
+
+func (c *Client) logf(format string, args ...any) {
+	if c.Logf != nil {
+		c.Logf(format, args...)
+		return
+	}
+	log.Printf(format, args...)
+}
+
+// reportRejected tells Logf about each Set-Cookie value the daemon refused, by its cookie's
+// name (the values are secrets).
+func (c *Client) reportRejected(rawURL string, values []string, stored *StoredCookies) {
+	for _, rejection := range stored.Rejected {
+		name := "?"
+		if rejection.Index >= 0 && rejection.Index < len(values) {
+			name, _, _ = strings.Cut(values[rejection.Index], "=")
+			name = strings.TrimSpace(name)
+		}
+		c.logf("httpdns: the cookie %q from %s was refused (%s) and not stored", name, rawURL, rejection.Reason)
+	}
 }

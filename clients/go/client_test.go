@@ -235,7 +235,7 @@ func TestContextCancellationStopsTheWait(t *testing.T) {
 func TestAnUnreachableDaemonIsAConnectionError(t *testing.T) {
 	_, err := Dial(filepath.Join(t.TempDir(), "nobody.sock"))
 	var connectionError *ConnectionError
-	if !errors.As(err, &connectionError) || !strings.Contains(err.Error(), "nobody.sock") {
+	if !errors.As(err, &connectionError) || !errors.Is(err, ErrDaemonUnavailable) || !strings.Contains(err.Error(), "nobody.sock") {
 		t.Fatalf("%v", err)
 	}
 }
@@ -298,6 +298,13 @@ func TestStatusExampleHasTypedServiceAddressesAndNetwork(t *testing.T) {
 		`"answered":3,"domains":["corp.example","."]}`), &routed); err != nil ||
 		*routed.Answered != 3 || !reflect.DeepEqual(routed.Domains, []string{"corp.example", "."}) {
 		t.Fatalf("routed upstream %+v %v", routed, err)
+	}
+	var fleet Status
+	if err := json.Unmarshal([]byte(`{"fleet":{"connected":true,"state":"connected","lastError":null,`+
+		`"lastStateChange":1767228000,"lag":0.25,"outbox":2,"rejected":0}}`), &fleet); err != nil || fleet.Fleet == nil ||
+		!fleet.Fleet.Connected || fleet.Fleet.State != "connected" || fleet.Fleet.LastError != nil || *fleet.Fleet.Lag != 0.25 ||
+		fleet.Fleet.Outbox != 2 || fleet.Fleet.LastStateChange != 1767228000 || status.Fleet != nil {
+		t.Fatalf("fleet %+v %v (without one: %+v)", fleet.Fleet, err, status.Fleet)
 	}
 	lastChange := int64(1767228900)
 	if !reflect.DeepEqual(status.Network, &NetworkStatus{Watching: true, Changes: 1, LastChange: &lastChange}) {
@@ -381,21 +388,52 @@ func (w *world) requestsWith(t *testing.T, token string) []map[string]any {
 }
 
 func (w *world) move(t *testing.T, c *Client, host string, addresses []string) {
-	data, _ := os.ReadFile(w.Answers)
-	var answers map[string][]string
-	json.Unmarshal(data, &answers)
-	answers[host] = addresses
-	data, _ = json.Marshal(answers)
-	os.WriteFile(w.Answers+".tmp", data, 0o644)
-	if err := os.Rename(w.Answers+".tmp", w.Answers); err != nil {
-		t.Fatal(err)
-	}
+	w.setAnswer(t, host, addresses)
 	if _, err := c.FlushCache(context.Background(), host); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func setup(t *testing.T) (*world, *Client, *http.Client, *http.Transport) {
+// setAnswer rewrites answers.json atomically as fixture.set_answers does; answer is a list of
+// addresses or {"ips": [...], "ttl": seconds}.
+func (w *world) setAnswer(t *testing.T, host string, answer any) {
+	data, err := os.ReadFile(w.Answers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answers map[string]any
+	if err := json.Unmarshal(data, &answers); err != nil {
+		t.Fatal(err)
+	}
+	answers[host] = answer
+	data, _ = json.Marshal(answers)
+	if err := os.WriteFile(w.Answers+".tmp", data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(w.Answers+".tmp", w.Answers); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// logs collects what a client tells its Logf.
+type logs struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logs) logf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, fmt.Sprintf(format, args...))
+}
+
+func (l *logs) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
+}
+
+func setup(t *testing.T) (*world, *Client, *http.Client, *Transport) {
 	w := fixture(t)
 	c, err := Dial(w.socket)
 	if err != nil {
@@ -415,7 +453,7 @@ func setup(t *testing.T) (*world, *Client, *http.Client, *http.Transport) {
 	transport.Proxy = c.Proxy(transport, nil) // no proxy from the environment in the tests
 	transport.TLSClientConfig = &tls.Config{RootCAs: pool}
 	t.Cleanup(transport.CloseIdleConnections)
-	return w, c, &http.Client{Jar: c.Jar(), Transport: transport}, transport
+	return w, c, &http.Client{Transport: transport}, transport
 }
 
 func token(t *testing.T) string {
@@ -460,8 +498,12 @@ func TestTypedCalls(t *testing.T) {
 	if err != nil || len(cookies) != 1 || !cookies[0].HostOnly || cookies[0].Expires != nil {
 		t.Fatalf("listCookies %+v %v", cookies, err)
 	}
-	exported, err := c.ExportCookies(ctx)
-	if err != nil || !strings.Contains(exported, "go.example.test\tFALSE\t/\tFALSE\t0\tk\tv") {
+	export, err := c.ExportCookies(ctx)
+	if err != nil || export.LeftOut != nil {
+		t.Fatalf("exportCookies %+v %v", export, err)
+	}
+	exported := export.Data
+	if !strings.Contains(exported, "go.example.test\tFALSE\t/\tFALSE\t0\tk\tv") {
 		t.Fatalf("exportCookies %q %v", exported, err)
 	}
 	if n, err := c.DeleteCookies(ctx, DeleteCookiesParams{URL: "https://go.example.test/", Name: "k"}); err != nil || n != 1 {

@@ -1,3 +1,3 @@
-module httpdns
+module httpdnsd.example/clients/go
 
 go 1.19

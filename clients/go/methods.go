@@ -117,21 +117,42 @@ type NetworkStatus struct {
 	LastChange *int64 `json:"lastChange"`
 }
 
+// CacheCounters is the DNS cache's counters in status and statistics: entries now, and the
+// answers served from it (StaleServed: expired ones), or not, since start (or since the reset).
+type CacheCounters struct {
+	Entries     int64 `json:"entries"`
+	Hits        int64 `json:"hits"`
+	Misses      int64 `json:"misses"`
+	StaleServed int64 `json:"staleServed"`
+}
+
+// FleetStatus is status.fleet (with a [Fleet] section only): the fleet tier as this daemon
+// sees it. State is connecting, connected, unreachable, authentication-failed or full;
+// LastError (never a secret) is kept after recovery; LastStateChange is Unix seconds; Lag is
+// the seconds between a change's publication and its application here as last measured (nil
+// before the first read); Outbox counts local changes of shared jars not yet taken, Rejected
+// fleet entries that failed to open or verify.
+type FleetStatus struct {
+	Connected       bool     `json:"connected"`
+	State           string   `json:"state"`
+	LastError       *string  `json:"lastError"`
+	LastStateChange int64    `json:"lastStateChange"`
+	Lag             *float64 `json:"lag"`
+	Outbox          int64    `json:"outbox"`
+	Rejected        int64    `json:"rejected"`
+}
+
 // Status is a status answer; Raw holds the whole result (members a newer daemon adds too).
 type Status struct {
-	Version string  `json:"version"`
-	Uptime  float64 `json:"uptime"`
-	Cache   struct {
-		Entries     int `json:"entries"`
-		Hits        int `json:"hits"`
-		Misses      int `json:"misses"`
-		StaleServed int `json:"staleServed"`
-	} `json:"cache"`
+	Version string        `json:"version"`
+	Uptime  float64       `json:"uptime"`
+	Cache   CacheCounters `json:"cache"`
 	Cookies struct {
 		Count int `json:"count"`
 	} `json:"cookies"`
 	Upstreams []UpstreamStatus `json:"upstreams"`
-	Fleet     map[string]any   `json:"fleet,omitempty"`
+	// Fleet is nil without a [Fleet] section.
+	Fleet *FleetStatus `json:"fleet,omitempty"`
 	// Network is nil from a daemon that does not send it.
 	Network *NetworkStatus  `json:"network,omitempty"`
 	Raw     json.RawMessage `json:"-"`
@@ -225,9 +246,7 @@ func (c *Client) GetCookieHeader(ctx context.Context, rawURL, host string, optio
 			params["topLevelNavigation"] = true
 		}
 	}
-	var result struct {
-		Header string `json:"header"`
-	}
+	var result CookieHeaderResult
 	if err := c.Call(ctx, "getCookieHeader", params, &result); err != nil {
 		return "", err
 	}
@@ -260,9 +279,7 @@ func (c *Client) DeleteCookies(ctx context.Context, which DeleteCookiesParams) (
 	if which.Name != "" {
 		params["name"] = which.Name
 	}
-	var result struct {
-		Deleted int `json:"deleted"`
-	}
+	var result DeleteCookiesResult
 	err := c.Call(ctx, "deleteCookies", params, &result)
 	return result.Deleted, err
 }
@@ -273,9 +290,7 @@ func (c *Client) ListCookies(ctx context.Context, domain string) ([]Cookie, erro
 	if domain != "" {
 		params = map[string]any{"domain": domain}
 	}
-	var result struct {
-		Cookies []Cookie `json:"cookies"`
-	}
+	var result ListCookiesResult
 	if err := c.Call(ctx, "listCookies", params, &result); err != nil {
 		return nil, err
 	}
@@ -284,20 +299,19 @@ func (c *Client) ListCookies(ctx context.Context, domain string) ([]Cookie, erro
 
 // ImportCookies calls importCookies with Netscape cookies.txt text; returns the count.
 func (c *Client) ImportCookies(ctx context.Context, data string) (int, error) {
-	var result struct {
-		Imported int `json:"imported"`
-	}
+	var result ImportCookiesResult
 	err := c.Call(ctx, "importCookies", map[string]any{"data": data}, &result)
 	return result.Imported, err
 }
 
-// ExportCookies calls exportCookies: this user's jar as Netscape cookies.txt text.
-func (c *Client) ExportCookies(ctx context.Context) (string, error) {
-	var result struct {
-		Data string `json:"data"`
+// ExportCookies calls exportCookies: this user's jar as Netscape cookies.txt text (Data),
+// and the cookies that text could not hold (LeftOut).
+func (c *Client) ExportCookies(ctx context.Context) (*ExportCookiesResult, error) {
+	var result ExportCookiesResult
+	if err := c.Call(ctx, "exportCookies", nil, &result); err != nil {
+		return nil, err
 	}
-	err := c.Call(ctx, "exportCookies", nil, &result)
-	return result.Data, err
+	return &result, nil
 }
 
 // FlushCache calls flushCache (root and the daemon's user only) for host, or for every host
@@ -307,9 +321,7 @@ func (c *Client) FlushCache(ctx context.Context, host string) (int, error) {
 	if host != "" {
 		params = map[string]any{"host": host}
 	}
-	var result struct {
-		Flushed int `json:"flushed"`
-	}
+	var result FlushCacheResult
 	err := c.Call(ctx, "flushCache", params, &result)
 	return result.Flushed, err
 }
@@ -335,28 +347,27 @@ func (c *Client) callKeepingRaw(ctx context.Context, method string, result any) 
 	return raw, json.Unmarshal(raw, result)
 }
 
-// Discover calls rpc.discover: the daemon's OpenRPC document.
+// Discover calls rpc.discover: the daemon's OpenRPC document (DiscoverResult reads its top
+// members).
 func (c *Client) Discover(ctx context.Context) (json.RawMessage, error) {
 	var raw json.RawMessage
 	err := c.Call(ctx, "rpc.discover", nil, &raw)
 	return raw, err
 }
 
-// CacheEntry is one entry of showCache. Upstream is "" when the daemon does not know it.
+// CacheEntry is one entry of showCache. Upstream is nil when the daemon does not know it.
 type CacheEntry struct {
 	Host      string   `json:"host"`
 	Family    string   `json:"family"`
 	Addresses []string `json:"addresses"`
 	TTL       int      `json:"ttl"`
 	Stale     bool     `json:"stale"`
-	Upstream  string   `json:"upstream"`
+	Upstream  *string  `json:"upstream"`
 }
 
 // ShowCache calls showCache: the cache entries the caller may see, by host, then family.
 func (c *Client) ShowCache(ctx context.Context) ([]CacheEntry, error) {
-	var result struct {
-		Entries []CacheEntry `json:"entries"`
-	}
+	var result ShowCacheResult
 	err := c.Call(ctx, "showCache", nil, &result)
 	return result.Entries, err
 }
@@ -368,17 +379,22 @@ type UpstreamStatistics struct {
 	Failures int64  `json:"failures"`
 }
 
-// Statistics is a statistics answer; Raw holds all of it (the cache and cookie counters too).
+// CookieCounters is statistics.cookies: Set-Cookie values stored and rejected, cookies
+// deleted and Cookie headers given, since Since.
+type CookieCounters struct {
+	Stored   int64 `json:"stored"`
+	Rejected int64 `json:"rejected"`
+	Deleted  int64 `json:"deleted"`
+	Headers  int64 `json:"headers"`
+}
+
+// Statistics is a statistics answer; Raw holds all of it (members a newer daemon adds too).
 type Statistics struct {
 	Since     int64                `json:"since"`
 	Upstreams []UpstreamStatistics `json:"upstreams"`
-	Cache     struct {
-		Entries     int64 `json:"entries"`
-		Hits        int64 `json:"hits"`
-		Misses      int64 `json:"misses"`
-		StaleServed int64 `json:"staleServed"`
-	} `json:"cache"`
-	Raw json.RawMessage `json:"-"`
+	Cache     CacheCounters        `json:"cache"`
+	Cookies   CookieCounters       `json:"cookies"`
+	Raw       json.RawMessage      `json:"-"`
 }
 
 // Statistics calls statistics: every user's counters since Since (Unix seconds).
@@ -395,18 +411,14 @@ func (c *Client) Statistics(ctx context.Context) (*Statistics, error) {
 // ResetStatistics calls resetStatistics (root and the daemon's user only); returns the new
 // since (Unix seconds).
 func (c *Client) ResetStatistics(ctx context.Context) (int64, error) {
-	var result struct {
-		Since int64 `json:"since"`
-	}
+	var result ResetStatisticsResult
 	err := c.Call(ctx, "resetStatistics", nil, &result)
 	return result.Since, err
 }
 
 // Metrics calls metrics: the Prometheus text exposition (format 0.0.4).
 func (c *Client) Metrics(ctx context.Context) (string, error) {
-	var result struct {
-		Text string `json:"text"`
-	}
+	var result MetricsResult
 	err := c.Call(ctx, "metrics", nil, &result)
 	return result.Text, err
 }
@@ -424,7 +436,11 @@ type MonitorEvent struct {
 // Monitor is one monitor subscription on a connection of its own.
 type Monitor struct {
 	// Scope is "all" (every user's events) or "own".
-	Scope  string
+	Scope string
+	// QueueLimit is how many events the daemon holds for the subscription before it drops
+	// them (a "dropped" event says how many).
+	QueueLimit int
+
 	cn     *conn
 	events chan MonitorEvent
 	stop   chan struct{}
@@ -447,6 +463,8 @@ func (m *Monitor) Close() error {
 // Monitor calls monitor on a new connection: events caused after it returns are delivered on
 // the Monitor's Events channel until Close.
 func (c *Client) Monitor(ctx context.Context) (*Monitor, error) {
+	ctx, cancel := c.bounded(ctx) // the subscription itself lasts until Close
+	defer cancel()
 	m := &Monitor{events: make(chan MonitorEvent, 64), stop: make(chan struct{})}
 	cn, err := openConn(ctx, c.socket, func(n Notification) {
 		if n.Method != "monitorEvent" {
@@ -471,11 +489,9 @@ func (c *Client) Monitor(ctx context.Context) (*Monitor, error) {
 	}()
 	msg, err := cn.call(ctx, "monitor", nil)
 	if err == nil {
-		var result struct {
-			Scope string `json:"scope"`
-		}
+		var result MonitorResult
 		err = decodeAnswer("monitor", msg, &result)
-		m.Scope = result.Scope
+		m.Scope, m.QueueLimit = result.Scope, result.QueueLimit
 	}
 	if err != nil {
 		m.Close()
@@ -483,3 +499,65 @@ func (c *Client) Monitor(ctx context.Context) (*Monitor, error) {
 	}
 	return m, nil
 }
+
+// The results of the calls whose typed method gives one member, for Call, each member as the
+// OpenRPC document has it.
+type (
+	// CookieHeaderResult is getCookieHeader's: the header and the number of cookies in it.
+	CookieHeaderResult struct {
+		Header string `json:"header"`
+		Count  int    `json:"count"`
+	}
+	// DeleteCookiesResult is deleteCookies's.
+	DeleteCookiesResult struct {
+		Deleted int `json:"deleted"`
+	}
+	// ListCookiesResult is listCookies's.
+	ListCookiesResult struct {
+		Cookies []Cookie `json:"cookies"`
+	}
+	// ImportCookiesResult is importCookies's.
+	ImportCookiesResult struct {
+		Imported int `json:"imported"`
+	}
+	// ExportCookiesResult is exportCookies's: the cookies.txt text, and the cookies left out
+	// of it (nil when none was).
+	ExportCookiesResult struct {
+		Data    string          `json:"data"`
+		LeftOut []LeftOutCookie `json:"leftOut,omitempty"`
+	}
+	// LeftOutCookie names a cookie exportCookies left out.
+	LeftOutCookie struct {
+		Domain string `json:"domain"`
+		Path   string `json:"path"`
+		Name   string `json:"name"`
+	}
+	// FlushCacheResult is flushCache's.
+	FlushCacheResult struct {
+		Flushed int `json:"flushed"`
+	}
+	// ShowCacheResult is showCache's.
+	ShowCacheResult struct {
+		Entries []CacheEntry `json:"entries"`
+	}
+	// ResetStatisticsResult is resetStatistics's: the new since (Unix seconds).
+	ResetStatisticsResult struct {
+		Since int64 `json:"since"`
+	}
+	// MetricsResult is metrics's: the text and its Content-Type.
+	MetricsResult struct {
+		ContentType string `json:"contentType"`
+		Text        string `json:"text"`
+	}
+	// MonitorResult is monitor's answer, before its notifications.
+	MonitorResult struct {
+		Scope      string `json:"scope"`
+		QueueLimit int    `json:"queueLimit"`
+	}
+	// DiscoverResult is the top of rpc.discover's document.
+	DiscoverResult struct {
+		OpenRPC string            `json:"openrpc"`
+		Info    map[string]any    `json:"info"`
+		Methods []json.RawMessage `json:"methods"`
+	}
+)

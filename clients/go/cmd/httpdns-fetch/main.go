@@ -14,7 +14,7 @@ import (
 	"os"
 	"strings"
 
-	"httpdns"
+	httpdns "httpdnsd.example/clients/go"
 )
 
 func main() {
@@ -43,7 +43,7 @@ func main() {
 		pool.AppendCertsFromPEM(pem)
 		transport.TLSClientConfig = &tls.Config{RootCAs: pool}
 	}
-	client := &http.Client{Jar: c.Jar(), Transport: transport}
+	client := &http.Client{Transport: transport}
 	var response *http.Response
 	if *form != "" {
 		response, err = client.Post(flag.Arg(0), "application/x-www-form-urlencoded", strings.NewReader(*form))
