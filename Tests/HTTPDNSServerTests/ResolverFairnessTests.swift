@@ -128,7 +128,8 @@ import Testing
 
     /// A uid whose own name was answered last, and which then makes its zone hang, cannot have
     /// the probe ask that name: the probe asks the newest name answered for someone else. With
-    /// only its own names answered recently, the probe asks its own.
+    /// only its own names answered recently there is no probe: a failing owner's name vouches
+    /// for nobody.
     @Test func theProbeAsksANameSomebodyElseAsked() throws {
         let harness = try ResolverHarness(Self.two)
         try Self.warmUp(harness)
@@ -147,11 +148,64 @@ import Testing
         try #require(harness.transport.pending("known.example.com")).answer(v4: ["203.0.113.1"])
         #expect(harness.upstreams["doh-json"]?.healthy == true)
 
-        // Ten minutes on, root's name is too old to vouch; 65534's own, answered since, is not.
+        // Ten minutes on, root's name is too old to vouch, and 65534's own never does.
         harness.advance(seconds: 601)
         try ownNameThenAHang("mine2.evil.example", "hang2.evil.example")
         #expect(harness.transport.pending("known.example.com") == nil)
-        #expect(harness.transport.pending("mine2.evil.example") != nil)
+        #expect(harness.transport.pending("mine2.evil.example") == nil)
+        #expect(harness.upstreams["doh-json"]?.healthy == true)
+    }
+
+    /// Two (and four) colluding uids whose zones hang: each one's name was answered, then each
+    /// makes its zone hang. A probe with a colluder's name would confirm the other's time-out
+    /// (20% and 35% of a victim's misses went to the fallback); now only a name of an owner with
+    /// no time-out vouches, so the primary stays healthy and the victim's names stay on it.
+    @Test(arguments: [2, 4]) func colludingUidsCannotVouchForEachOther(colluders: Int) throws {
+        let harness = try ResolverHarness(Self.two)
+        let uids = (0..<colluders).map { 3_000 + UInt32($0) }
+        for uid in uids {
+            harness.resolve("own.z\(uid).example", family: .ipv4, uid: uid)
+            try #require(harness.transport.pending("own.z\(uid).example")).answer(v4: ["198.51.100.\(uid % 200)"])
+        }
+        harness.advance(seconds: 1)
+        var victimOnPrimary = 0
+        for round in 0..<10 {
+            for uid in uids {
+                harness.resolve("h\(round).z\(uid).example", family: .ipv4, uid: uid)
+                harness.advance(milliseconds: 1_000)
+                for exchange in harness.transport.pending
+                where exchange.host.hasPrefix("h") && exchange.upstream == "doh-json" {
+                    exchange.fail(.timeout)
+                }
+                for probe in harness.transport.pending where probe.host.hasPrefix("own.") { probe.fail(.timeout) }
+            }
+            let victim = harness.resolve("v\(round).bank.example", family: .ipv4, uid: 2_000)
+            if let exchange = harness.transport.pending("v\(round).bank.example") {
+                if exchange.upstream == "doh-json" { victimOnPrimary += 1 }
+                exchange.answer(v4: ["203.0.113.\(round + 1)"])
+            }
+            #expect(victim.isAnswered)
+        }
+        #expect(victimOnPrimary == 10, "\(10 - victimOnPrimary) of 10 victim misses went to the fallback")
+        #expect(harness.upstreams["doh-json"]?.healthy == true)
+    }
+
+    /// A real outage on a machine with one user: nobody else's name can vouch, so the
+    /// time-outs count once the primary has answered nothing for ten minutes, and names go to
+    /// the fallback first from then on.
+    @Test func aRealOutageWithOneUserStillFailsOver() throws {
+        let harness = try ResolverHarness(Self.two)
+        harness.resolve("first.example.com", family: .ipv4, uid: 1_000)
+        try #require(harness.transport.pending("first.example.com")).answer(v4: ["203.0.113.1"])
+        for minute in 0..<12 {
+            harness.advance(seconds: 60)
+            harness.resolve("m\(minute).example.com", family: .ipv4, uid: 1_000)
+            harness.advance(milliseconds: 1_000)
+            harness.transport.pending("m\(minute).example.com")?.fail(.timeout)
+            harness.transport.pending("m\(minute).example.com")?.answer(v4: ["203.0.113.2"])
+        }
+        #expect(harness.upstreams["doh-json"]?.healthy == false, "ten minutes of time-outs and no answer")
+        #expect(harness.upstreams["doh-json"]?.lastError == "timed out")
     }
 
     /// Without a name the upstream answered recently there is nothing to probe with: a time-out

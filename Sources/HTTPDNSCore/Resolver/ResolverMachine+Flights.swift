@@ -41,30 +41,33 @@ struct RecentAnswer {
     var at: MonotonicInstant
 }
 
-/// The last name an upstream answered, and the last it answered for anyone else.
+/// The newest name an upstream answered for each of its last owners, newest first.
 ///
-/// A probe checks a time-out with a name somebody other than the timed-out owner asked, when
-/// there is one: a name of the owner's own zone, made to hang after it was answered, would let a
-/// user confirm its own time-out.
+/// A probe checks a time-out only with a name of an owner who had no time-out of that upstream
+/// lately: a name of a failing owner's own zone, made to hang after it was answered, would let
+/// that owner (or another failing owner it colludes with) confirm its own time-outs.
 struct RecentAnswers {
-    private(set) var latest: RecentAnswer
-    /// The newest answer whose owner is not `latest`'s.
-    private(set) var another: RecentAnswer?
+    /// At most `ownersKept`, one per owner.
+    private(set) var answers: [RecentAnswer]
+    static let ownersKept = 16
 
     init(_ answer: RecentAnswer) {
-        latest = answer
+        answers = [answer]
     }
+
+    var latest: RecentAnswer { answers[0] }
 
     mutating func record(_ answer: RecentAnswer) {
-        if answer.owner != latest.owner { another = latest }
-        latest = answer
+        answers.removeAll { $0.owner == answer.owner }
+        answers.insert(answer, at: 0)
+        if answers.count > Self.ownersKept { answers.removeLast() }
     }
 
-    /// The name to probe a failure of `owner`'s with, answered within `seconds` of `now`: one of
-    /// another owner's if there is one, else the owner's own.
-    func vouching(for owner: FlightOwner, withinSeconds seconds: Int, now: MonotonicInstant) -> RecentAnswer? {
-        let candidates = [latest, another].compactMap { $0 }.filter { $0.at.advanced(bySeconds: seconds) >= now }
-        return candidates.first { $0.owner != owner } ?? candidates.first
+    /// The newest name answered within `seconds` of `now` for an owner not in `failing`.
+    func vouching(excluding failing: Set<FlightOwner>, withinSeconds seconds: Int, now: MonotonicInstant)
+        -> RecentAnswer?
+    {
+        answers.first { !failing.contains($0.owner) && $0.at.advanced(bySeconds: seconds) >= now }
     }
 }
 
@@ -76,6 +79,8 @@ struct Probe {
     let name: RecentAnswer
     /// Owners of the flights whose time-outs it would confirm: each counts once if it fails.
     var blamed: Set<FlightOwner>
+    /// Owners whose names the probes before it in the same check asked, and which failed too.
+    var failedNames: Set<FlightOwner> = []
     var startedAt = MonotonicInstant(nanoseconds: 0)
     /// The service address whose time-out it checks (nil: the upstream's URL as configured).
     var address: String?
@@ -381,26 +386,60 @@ extension ResolverMachine {
     static let probeRecencySeconds = 600
 
     /// After a time-out of `upstream` in a flight of `owner`'s: unless the upstream answered
-    /// something since the attempt began (it works), a probe asks it again for a name it
-    /// answered recently; if that fails too, the time-out was the upstream's and counts (once
-    /// per owner). Without a recent name there is no verdict. One probe per upstream at a time.
+    /// something since the attempt began (it works), a probe asks it again for a name it answered
+    /// recently for an owner with no time-out of it in the last ten minutes (a `Prefetch=` name
+    /// is the daemon's). When a probe fails, the next probe asks the next such owner's name: the
+    /// time-out counts (once per owner) only once every such name failed, so colluding owners whose zones hang (each one's name answered,
+    /// then made to hang) only lead the probes to a name of somebody else, which answers. Without
+    /// any such name there is no probe: the time-out counts only once the upstream has answered
+    /// nothing for ten minutes while time-outs went on. One probe per upstream at a time.
     mutating func probeIfDoubtful(
         upstream index: Int, since startedAt: MonotonicInstant, for owner: FlightOwner, address: String? = nil,
         now: MonotonicInstant
     ) {
+        let failing = noteTimeOut(upstream: index, by: owner, now: now)
         if var probe = probes[index] {
             probe.blamed.insert(owner)
             probes[index] = probe
             return
         }
-        guard let recent = lastAnswered[index], recent.latest.at < startedAt,
-            let name = recent.vouching(for: owner, withinSeconds: Self.probeRecencySeconds, now: now)
-        else { return }
+        if let recent = lastAnswered[index], recent.latest.at >= startedAt { return }
+        if startProbe(upstream: index, blamed: [owner], excluding: failing, address: address, now: now) { return }
+        // Reset by every answer: time-outs since then, and nothing answered.
+        if let silentSince = timeOutsSince[index], silentSince.advanced(bySeconds: Self.probeRecencySeconds) <= now {
+            healths[index].recordFailure(UpstreamError(.timeout).description, by: owner, now: now)
+        }
+    }
+
+    /// Queues a probe of the newest name answered for an owner not in `failing`; false when
+    /// there is none.
+    private mutating func startProbe(
+        upstream index: Int, blamed: Set<FlightOwner>, excluding failing: Set<FlightOwner>, address: String?,
+        failedNames: Set<FlightOwner> = [], now: MonotonicInstant
+    ) -> Bool {
+        guard
+            let name = lastAnswered[index]?.vouching(
+                excluding: failing, withinSeconds: Self.probeRecencySeconds, now: now)
+        else { return false }
         let id = makeID()
         _ = queue.admit(id, owner: .daemon)
-        probes[index] = Probe(id: id, name: name, blamed: [owner], address: address)
+        probes[index] = Probe(id: id, name: name, blamed: blamed, failedNames: failedNames, address: address)
         probeUpstreams[id] = index
         pump(now: now)
+        return true
+    }
+
+    /// Records `owner`'s time-out of `upstream` and returns the owners with one in the last ten
+    /// minutes.
+    private mutating func noteTimeOut(upstream index: Int, by owner: FlightOwner, now: MonotonicInstant)
+        -> Set<FlightOwner>
+    {
+        if timeOutsSince[index] == nil { timeOutsSince[index] = now }
+        var owners = recentTimeOuts[index] ?? [:]
+        owners[owner] = now
+        owners = owners.filter { $0.value.advanced(bySeconds: Self.probeRecencySeconds) > now }
+        recentTimeOuts[index] = owners
+        return Set(owners.keys)
     }
 
     /// Gives a probe its worker: the recent name, within the whole `Timeout=`.
@@ -417,6 +456,7 @@ extension ResolverMachine {
 
     /// Upstream `index` answered `answer`.
     mutating func rememberAnswered(_ index: Int, _ answer: RecentAnswer) {
+        timeOutsSince[index] = nil
         if lastAnswered[index] == nil {
             lastAnswered[index] = RecentAnswers(answer)
         } else {
@@ -448,6 +488,16 @@ extension ResolverMachine {
         case .failure(let error) where error.isNameLevel:
             break
         case .failure(let error):
+            // Its name's owner may be a colluder whose zone hangs: the next owner's name is asked,
+            // and only when none is left does the time-out count.
+            let failedNames = probe.failedNames.union([probe.name.owner])
+            let failing = failedNames.union(recentTimeOuts[index]?.keys ?? [:].keys)
+            if startProbe(
+                upstream: index, blamed: probe.blamed, excluding: failing, address: probe.address,
+                failedNames: failedNames, now: now)
+            {
+                return
+            }
             for owner in probe.blamed { healths[index].recordFailure(error.description, by: owner, now: now) }
             serviceFailed(index, address: probe.address, error, now: now)
             emit(.log(.warning, "Upstream \(name) failed a probe after a time-out: \(error)"))

@@ -48,6 +48,10 @@ public struct ResolverMachine {
     var rate: UpstreamQueryRate
     /// Per upstream index: the names it answered last, which a probe asks again.
     var lastAnswered: [Int: RecentAnswers] = [:]
+    /// Per upstream index: the owners whose flights timed out there in the last ten minutes.
+    var recentTimeOuts: [Int: [FlightOwner: MonotonicInstant]] = [:]
+    /// Per upstream index: the first time-out since its last answer.
+    var timeOutsSince: [Int: MonotonicInstant] = [:]
     /// Per upstream index: the probe queued or running (at most one each).
     var probes: [Int: Probe] = [:]
     /// Probes by id (their queue and attempt id): the upstream each asks.
