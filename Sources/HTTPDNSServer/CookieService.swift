@@ -32,9 +32,20 @@ final class CookieService {
     /// More Set-Cookie values than a browser would take from one response (-32003 beyond).
     static let maxCookiesPerRequest = 256
 
+    /// All jars together hold at most this many times `MaxTotal=` cookies (about 16 MiB each):
+    /// past it, a user holding more than an equal share stores no more than it holds.
+    static let sharesOfAllJars = 32
+
     private let rules: any DomainRules
     private var limits: CookieJarLimits
     private var jars: [UInt32: CookieJar] = [:]
+    /// The uid whose share each jar counts against (`CallContext.account`): `MaxTotal=` is one
+    /// user's, however many subordinate uids its cookies are spread over.
+    var accountOf: (UInt32) -> UInt32 = { $0 }
+    private var accountOfJar: [UInt32: UInt32] = [:]
+    /// Cookies held per account and in all, kept with every change a method makes.
+    private var heldByAccount: [UInt32: Int] = [:]
+    private var held = 0
     /// The host names the resolver handed an IP out for to a uid, most recent first (its
     /// per-uid memory: another user's resolves never appear here).
     private let hostNames: (_ ip: String, _ uid: UInt32) -> [String]
@@ -64,6 +75,7 @@ final class CookieService {
             let jar = CookieJar(rules: rules, limits: limits)
             jar.load(cookies, now: now)
             jars[uid] = jar
+            settle(uid, jar, heldBefore: 0)
         }
     }
 
@@ -88,6 +100,65 @@ final class CookieService {
         return jar
     }
 
+    // MARK: shares
+
+    /// `uid`'s jar with room for what its user may still store: `MaxTotal=` for all the jars of
+    /// its account, and past `sharesOfAllJars` of them in all, an equal share of that. The room
+    /// never goes below what the jar holds: another user's cookies never evict its own (its own
+    /// new ones do, as in a full jar). Call `settle` after the change.
+    private func jarWithRoom(for uid: UInt32) -> (jar: CookieJar, held: Int) {
+        let jar = jar(for: uid)
+        let account = account(ofJar: uid)
+        let others = (heldByAccount[account] ?? 0) - jar.count
+        var room = limits.maxTotal - others
+        let allJars = Self.sharesOfAllJars * limits.maxTotal
+        if held >= allJars {
+            let users = heldByAccount.count + (heldByAccount[account] == nil ? 1 : 0)
+            room = min(room, allJars / users - others)
+        }
+        jar.limits.maxTotal = max(jar.count, min(room, limits.maxTotal))
+        return (jar, jar.count)
+    }
+
+    /// Counts what a change did to `uid`'s jar, and gives the jar its own limit back.
+    private func settle(_ uid: UInt32, _ jar: CookieJar, heldBefore: Int) {
+        jar.limits.maxTotal = limits.maxTotal
+        let delta = jar.count - heldBefore
+        guard delta != 0 else { return }
+        let account = account(ofJar: uid)
+        let now = (heldByAccount[account] ?? 0) + delta
+        heldByAccount[account] = now > 0 ? now : nil
+        held += delta
+    }
+
+    /// The account a jar counts against, moved with its cookies when /etc/subuid changed.
+    private func account(ofJar uid: UInt32) -> UInt32 {
+        let current = accountOf(uid)
+        guard let previous = accountOfJar[uid] else {
+            accountOfJar[uid] = current
+            return current
+        }
+        if previous != current, let count = jars[uid]?.count, count > 0 {
+            let left = (heldByAccount[previous] ?? 0) - count
+            heldByAccount[previous] = left > 0 ? left : nil
+            heldByAccount[current, default: 0] += count
+        }
+        accountOfJar[uid] = current
+        return current
+    }
+
+    /// Charges the jars to the accounts `accountOf` gives from now on (the loaded jars too).
+    func chargeJars(to accountOf: @escaping (UInt32) -> UInt32) {
+        self.accountOf = accountOf
+        accountOfJar = [:]
+        heldByAccount = [:]
+        held = 0
+        for (uid, jar) in jars { settle(uid, jar, heldBefore: 0) }
+    }
+
+    /// Cookies the jars of `uid`'s account hold.
+    func accountCount(uid: UInt32) -> Int { heldByAccount[account(ofJar: uid)] ?? 0 }
+
     // MARK: methods
 
     func cookieHeader(_ params: consuming CookieHeaderQuery, uid: UInt32) throws(RPCError) -> CookieHeaderResult {
@@ -97,9 +168,13 @@ final class CookieService {
             try Self.parseURL(s, field: "siteForCookies")
         }
         let request = try normalized(url, host: members.host, uid: uid)
-        let header = jar(for: uid).cookieHeader(
+        let jar = jar(for: uid)
+        let before = jar.count
+        let header = jar.cookieHeader(
             for: request, forScript: members.forScript, siteForCookies: site,
             topLevelNavigation: members.topLevelNavigation, now: clock.wallSeconds())
+        // A lookup may purge expired cookies.
+        if jar.count != before { settle(uid, jar, heldBefore: before) }
         observation?.cookieHeaderBuilt()
         return CookieHeaderResult(header)
     }
@@ -113,8 +188,9 @@ final class CookieService {
         }
         let url = try Self.requestURL(parsed, field: "url")
         let request = try normalized(url, host: members.host, uid: uid)
-        let jar = jar(for: uid)
+        let (jar, before) = jarWithRoom(for: uid)
         let outcome = jar.setCookies(members.setCookie, for: request, now: clock.wallSeconds())
+        settle(uid, jar, heldBefore: before)
         if !outcome.rejected.isEmpty {
             observation?.cookiesRejected(
                 uid: uid, host: outcome.host, reasons: outcome.rejected.map(\.reason.rawValue))
@@ -135,6 +211,8 @@ final class CookieService {
             scope = .all
         }
         let jar = jar(for: uid)
+        let before = jar.count
+        defer { settle(uid, jar, heldBefore: before) }
         let deleted = try mapHostError { () throws(CookieHostError) in
             try jar.delete(scope, name: params.name, now: clock.wallSeconds())
         }
@@ -142,8 +220,11 @@ final class CookieService {
     }
 
     func listCookies(_ params: ListCookiesParams, uid: UInt32) throws(RPCError) -> ListCookiesResult {
+        let jar = jar(for: uid)
+        let before = jar.count
+        defer { if jar.count != before { settle(uid, jar, heldBefore: before) } }
         let cookies = try mapHostError { () throws(CookieHostError) in
-            try jar(for: uid).list(domain: params.domain, now: clock.wallSeconds())
+            try jar.list(domain: params.domain, now: clock.wallSeconds())
         }
         return ListCookiesResult(cookies: cookies)
     }
@@ -151,13 +232,17 @@ final class CookieService {
     func importCookies(
         _ params: ImportCookiesParams, uid: UInt32, done: @escaping (Result<ImportCookiesResult, RPCError>) -> Void
     ) {
-        let jar = jar(for: uid)
+        let (jar, before) = jarWithRoom(for: uid)
         let result = jar.importNetscape(params.data, now: clock.wallSeconds())
+        settle(uid, jar, heldBefore: before)
         persist(uid: uid, jar: jar) { done($0.map { _ in ImportCookiesResult(imported: result.imported) }) }
     }
 
     func exportCookies(_ params: ExportCookiesParams, uid: UInt32) -> ExportCookiesResult {
-        let export = jar(for: uid).exportNetscape(now: clock.wallSeconds())
+        let jar = jar(for: uid)
+        let before = jar.count
+        let export = jar.exportNetscape(now: clock.wallSeconds())
+        if jar.count != before { settle(uid, jar, heldBefore: before) }
         return ExportCookiesResult(data: export.text, leftOut: export.leftOut)
     }
 
@@ -196,7 +281,9 @@ final class CookieService {
         guard let committed else { return }
         let restored = CookieJar(rules: rules, limits: limits)
         restored.load(committed, now: clock.wallSeconds())
+        let before = jars[uid]?.count ?? 0
         jars[uid] = restored
+        settle(uid, restored, heldBefore: before)
     }
 
     // MARK: fleet replication
@@ -217,10 +304,14 @@ final class CookieService {
     func applyRemote(uid: UInt32, _ outcome: FleetCookieReplica.Outcome, now: Int64) -> [CookieChange] {
         switch outcome {
         case .store(let address, let value):
-            return jar(for: uid).applyRemote(
-                value.cookie(address.key, creationIndex: 0, lastAccess: now), now: now)
+            let (jar, before) = jarWithRoom(for: uid)
+            defer { settle(uid, jar, heldBefore: before) }
+            return jar.applyRemote(value.cookie(address.key, creationIndex: 0, lastAccess: now), now: now)
         case .remove(let address):
-            return jars[uid]?.applyRemoteRemoval(address.key) ?? []
+            guard let jar = jars[uid] else { return [] }
+            let before = jar.count
+            defer { settle(uid, jar, heldBefore: before) }
+            return jar.applyRemoteRemoval(address.key)
         case .ignored:
             return []
         }

@@ -163,6 +163,7 @@ public final class Daemon {
         services.registerMethods(on: server)
         let subordinateIDs = SubordinateIDFile { [unowned loop] in loop.now }
         server.accountOf = { subordinateIDs.account(of: $0) }
+        services.cookies.chargeJars { subordinateIDs.account(of: $0) }
         server.onConnectionCountChange = { [unowned self] count in self.connectionCountChanged(count) }
         reloadRequest.reload = { [unowned self] in self.reload() }
     }

@@ -21,7 +21,7 @@ final class CookieServiceHarness {
     var clock: ManualClock { server.clock }
 
     /// `capacity`: the store's room, in cookies (a full disk beyond it).
-    init(capacity: Int = .max, commitsOnLoopThread: Bool = true) throws {
+    init(capacity: Int = .max, commitsOnLoopThread: Bool = true, limits: CookieJarLimits = CookieJarLimits()) throws {
         server = try InProcessServer()
         storeThread = StoreThread(
             StateStores(jars: InMemoryJarStore(capacity: capacity), dns: InMemoryDNSSnapshotStore()))
@@ -30,7 +30,7 @@ final class CookieServiceHarness {
         let memory = self.memory
         let clock = server.clock
         service = CookieService(
-            rules: BasicDomainRules(), limits: CookieJarLimits(), persistence: commits, clock: server.clock,
+            rules: BasicDomainRules(), limits: limits, persistence: commits, clock: server.clock,
             logger: Logger(threshold: .error) { _, _ in },
             hostNames: { ip, uid in
                 guard let address = IPAddress(ip) else { return [] }
@@ -287,6 +287,44 @@ struct CookieServiceTests {
         harness.unlimitStore()
         try client.set("https://a.example.com/", ["three=3"])
         #expect(try client.header("https://a.example.com/") == "one=1; two=2; three=3")
+    }
+
+    /// `MaxTotal=` is one user's across the jars of its subordinate uids: once they hold it, a
+    /// sibling's new cookie is refused (`limit`) and nothing of the full jar is evicted; another
+    /// user has its own.
+    @Test func subordinateUidsShareTheirOwnersMaxTotal() throws {
+        let harness = try CookieServiceHarness(limits: CookieJarLimits(maxPerDomain: 180, maxTotal: 10))
+        harness.service.chargeJars { $0 >= 100_000 ? 1000 : $0 }
+        let full = try harness.connect(uid: 100_000)
+        try full.set("https://a.example.com/", (0..<10).map { "c\($0)=1" })
+        let sibling = try harness.connect(uid: 100_001)
+        let refused = try sibling.set("https://b.example.com/", ["s=1"])
+        #expect(
+            refused["stored"] == 0 && refused["rejected"]?.arrayValue?.first?["reason"] == "limit",
+            "\(refused.encodedString)")
+        #expect(try full.list().count == 10, "the full jar keeps every cookie")
+        let other = try harness.connect(uid: 2000)
+        #expect(try other.set("https://c.example.com/", (0..<10).map { "o\($0)=1" })["stored"] == 10)
+        #expect(harness.service.accountCount(uid: 100_001) == 10)
+        try full.set("https://a.example.com/", ["new=1"])
+        #expect(try full.list().count == 10, "the full account's own new cookie evicts its own oldest")
+    }
+
+    /// Past 32 users' worth of cookies in all, a user holding more than an equal share stores no
+    /// more than it holds, and one holding less still stores up to that share: a few users
+    /// cannot take all the memory of the jars, and nobody's cookies are evicted by another's.
+    @Test func allJarsTogetherAreSharedEqually() throws {
+        let harness = try CookieServiceHarness(limits: CookieJarLimits(maxPerDomain: 180, maxTotal: 10))
+        for uid in 0..<32 {
+            let client = try harness.connect(uid: 3000 + UInt32(uid))
+            #expect(try client.set("https://u\(uid).example/", (0..<10).map { "c\($0)=1" })["stored"] == 10)
+        }
+        let late = try harness.connect(uid: 2000)
+        _ = try late.set("https://late.example/", (0..<10).map { "l\($0)=1" })
+        #expect(try late.list().count == 9, "an equal share of 320 among 33 users")
+        let first = try harness.connect(uid: 3000)
+        try first.set("https://u0.example/", ["more=1"])
+        #expect(try first.list().count == 10, "over its share, a user does not grow")
     }
 
     /// Two users' sets in one loop turn (one transaction) are each stored in that user's jar.

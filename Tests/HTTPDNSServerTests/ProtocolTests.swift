@@ -162,7 +162,8 @@ struct ProtocolTests {
     }
 
     @Test func connectionsBeyondTheLimitAreRefusedWithLimitExceeded() throws {
-        let daemon = try DaemonHarness(config: "[Server]\nMaxConnections=3\n")
+        // One user: past MaxConnections= it still has a reserve of MaxConnectionsPerUser= at most.
+        let daemon = try DaemonHarness(config: "[Server]\nMaxConnections=3\nMaxConnectionsPerUser=3\n")
         let held = try (0..<3).map { _ in try daemon.connect() }
         _ = daemon.notify.waitFor("READY=1")
         for client in held { #expect(try client.call("status")?["result"] != nil) }
