@@ -12,15 +12,22 @@ public struct ResolveParams: DescribedParams {
     public var allowStale: Bool
     /// nil: the configured `Timeout=`.
     public var timeoutMs: Int?
+    /// With `allowStale`, an expired answer is served only after a refresh has not answered
+    /// within this long (RFC 8767's client response timer); nil: at once.
+    public var staleAfterMs: Int?
 
     /// Longest wait a caller may ask for (resolved's method timeout is 45 s).
     public static let maxTimeoutMs: Int64 = 60_000
 
-    public init(host: String, family: AddressFamily = .both, allowStale: Bool = true, timeoutMs: Int? = nil) {
+    public init(
+        host: String, family: AddressFamily = .both, allowStale: Bool = true, timeoutMs: Int? = nil,
+        staleAfterMs: Int? = nil
+    ) {
         self.host = host
         self.family = family
         self.allowStale = allowStale
         self.timeoutMs = timeoutMs
+        self.staleAfterMs = staleAfterMs
     }
 
     /// The table's reading, written out for the request path (every resolve reads it);
@@ -32,6 +39,7 @@ public struct ResolveParams: DescribedParams {
         family = try params.optionalEnum("family", AddressFamily.self) ?? .both
         allowStale = try params.optionalBool("allowStale") ?? true
         timeoutMs = try params.optionalInt("timeoutMs", in: 1...Self.maxTimeoutMs).map(Int.init)
+        staleAfterMs = try params.optionalInt("staleAfterMs", in: 1...Self.maxTimeoutMs).map(Int.init)
     }
 
     public static let blank = ResolveParams(host: "")
@@ -40,6 +48,7 @@ public struct ResolveParams: DescribedParams {
         .optional("family", \.family, default: .both),
         .optional("allowStale", \.allowStale, default: true, sendsDefault: true),
         .optional("timeoutMs", \.timeoutMs, in: 1...maxTimeoutMs),
+        .optional("staleAfterMs", \.staleAfterMs, in: 1...maxTimeoutMs),
     ]
 }
 

@@ -118,9 +118,15 @@ static bool append(char *out, size_t *length, const char *piece) {
     return true;
 }
 
-/* {"jsonrpc":"2.0","id":1,"method":METHOD,"params":{KEY:VALUE[,"family":FAMILY]}}\n into out;
-   0 when VALUE cannot be sent (see json_write_string). */
-static size_t build_request(char *out, const char *method, const char *key, const char *value, const char *family) {
+/* How long a lookup of an expired answer waits for its refresh before the daemon serves the expired
+   one (RFC 8767's client response timer): a program cannot retry another address when the stale
+   one is dead, so a healthy upstream's new answer comes first; well under the 2.5 s deadline. */
+#define STALE_AFTER_MS "500"
+
+/* {"jsonrpc":"2.0","id":1,"method":METHOD,"params":{KEY:VALUE[,"family":FAMILY][EXTRA]}}\n into
+   out; 0 when VALUE cannot be sent (see json_write_string). EXTRA is "" or starts with a comma. */
+static size_t build_request(char *out, const char *method, const char *key, const char *value, const char *family,
+                            const char *extra) {
     size_t value_length = strlen(value);
     if (value_length == 0 || value_length > NAME_MAX_BYTES) return 0;
     size_t length = 0;
@@ -134,6 +140,7 @@ static size_t build_request(char *out, const char *method, const char *key, cons
     if (family != NULL && (!append(out, &length, ",\"family\":\"") || !append(out, &length, family) ||
                            !append(out, &length, "\"")))
         return 0;
+    if (!append(out, &length, extra)) return 0;
     return append(out, &length, "}}\n") ? length : 0;
 }
 
@@ -350,7 +357,8 @@ static int read_resolve_answer(struct json_reader *reader, struct resolve_answer
 static struct outcome resolve(const char *name, const char *family, char *buffer, size_t buflen,
                               struct resolve_answer *answer, struct arena *rest) {
     char request[REQUEST_CAPACITY];
-    size_t request_length = build_request(request, "resolve", "host", name, family);
+    size_t request_length =
+        build_request(request, "resolve", "host", name, family, ",\"staleAfterMs\":" STALE_AFTER_MS);
     /* Empty, overlong, control characters, invalid UTF-8: no host has such a name. */
     if (request_length == 0) return not_found;
     /* A single-label name is for the search list of resolv.conf, which only nss_dns applies;
@@ -544,7 +552,7 @@ static struct outcome lookup_address(const void *addr, socklen_t len, int af, st
     char text[INET6_ADDRSTRLEN];
     if (inet_ntop(query_af, query, text, sizeof text) == NULL) return unavailable(errno);
     char request[REQUEST_CAPACITY];
-    size_t request_length = build_request(request, "reverse", "address", text, NULL);
+    size_t request_length = build_request(request, "reverse", "address", text, NULL, "");
     if (request_length == 0) return unavailable(EINVAL);
     struct json_reader result;
     struct arena arena;

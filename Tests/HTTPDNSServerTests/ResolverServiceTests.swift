@@ -227,6 +227,31 @@ import Testing
         #expect(harness.resolve("short.example.com").result?.ipv4 == ["203.0.113.21"])
     }
 
+    /// With `staleAfterMs` (RFC 8767's client response timer, what the NSS module asks), an
+    /// expired answer waits for its refresh: a healthy upstream's new address comes back, not the
+    /// old one; a refresh that does not answer in time leaves the stale answer, served when the
+    /// timer ends, and the refresh goes on for the next caller.
+    @Test func staleAfterMsWaitsForTheRefreshFirst() throws {
+        let harness = try ResolverHarness(Self.one)
+        harness.resolve("moved.example.com", family: .ipv4)
+        harness.transport.pending("moved.example.com")?.answer(v4: ["203.0.113.30"], ttl: 1)
+        harness.advance(milliseconds: 1_500)
+        let waiting = harness.resolve("moved.example.com", family: .ipv4, staleAfterMs: 500)
+        #expect(!waiting.isAnswered, "it waits for the refresh")
+        harness.transport.pending("moved.example.com")?.answer(v4: ["203.0.113.31"], ttl: 1)
+        #expect(waiting.result?.ipv4 == ["203.0.113.31"] && waiting.result?.stale == false)
+
+        harness.advance(milliseconds: 1_500)
+        let timed = harness.resolve("moved.example.com", family: .ipv4, staleAfterMs: 500)
+        harness.advance(milliseconds: 499)
+        #expect(!timed.isAnswered)
+        harness.advance(milliseconds: 1)
+        #expect(timed.result?.ipv4 == ["203.0.113.31"] && timed.result?.stale == true, "stale once the timer ended")
+        let refresh = try #require(harness.transport.pending("moved.example.com"), "the refresh goes on")
+        refresh.answer(v4: ["203.0.113.32"], ttl: 60)
+        #expect(harness.resolve("moved.example.com", family: .ipv4).result?.ipv4 == ["203.0.113.32"])
+    }
+
     /// With `allowStale: false` the caller waits for the upstream and fails with it; with stale
     /// allowed, a failed refresh still answers from the expired entry.
     @Test func allowStaleFalseWaitsAndFailsWhenUpstreamsAreDown() throws {

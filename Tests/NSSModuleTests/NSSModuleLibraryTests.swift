@@ -3,6 +3,7 @@ import Glibc
 import HTTPDNSProtocol
 import HTTPDNSSystem
 import HTTPDNSTestSupport
+import Synchronization
 import Testing
 
 /// libnss_httpdns.so.2 itself: its ELF shape, and its entry points called directly (the C probe
@@ -91,7 +92,8 @@ struct NSSModuleLibraryTests {
         let artifacts = try NSSArtifacts.get()
         let daemon = try DaemonHarness(config: Self.daemonConfig)
         _ = try daemon.connectReady()
-        let script = try daemon.directory.shareWithAllUsers([BuiltProducts.packageRoot + "/Tests/attack/attacker.py"])[0]
+        let script = try daemon.directory.shareWithAllUsers([BuiltProducts.packageRoot + "/Tests/attack/attacker.py"])[
+            0]
         try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: daemon.socketPath)
         let output = daemon.directory.file("storm.out")
         let attack = try ChildProcess(
@@ -114,6 +116,37 @@ struct NSSModuleLibraryTests {
         #expect(attack.wait(timeout: 30) == 0 && printed.contains("done "), "the storm ran: \(printed)")
         #expect(lookups >= 10, "\(lookups) lookups")
         #expect(worst < 1, "the slowest lookup took \(worst) s")
+    }
+
+    /// A name past its TTL whose address moved (the old one dead, the upstream healthy): the
+    /// first lookup gets the new address, as programs cannot retry another one (the module asks
+    /// with `staleAfterMs`, RFC 8767's client response timer). With the upstream hanging, the
+    /// expired answer comes once that timer ends, well within the module's deadline.
+    @Test func aMovedNamePastItsTTLIsLookedUpAfresh() throws {
+        let artifacts = try NSSArtifacts.get()
+        let state = Mutex((address: "127.0.0.40", hang: false))
+        let upstream = try FakeHTTPServer { request in
+            let (address, hang) = state.withLock { ($0.address, $0.hang) }
+            if hang { return .hang }
+            let host = request.queryValue("host") ?? ""
+            return .json(#"{"host":"\#(host)","ips":["\#(address)"],"ipsv6":[],"ttl":1,"origin_ttl":1}"#)
+        }
+        let daemon = try DaemonHarness(config: "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\nTimeout=2s\n")
+        _ = try daemon.connectReady()
+        let first = try artifacts.lookup(["name4", "moved.nss.test"], socket: daemon.socketPath)
+        #expect(first["addresses"] == "127.0.0.40", "\(first)")
+        state.withLock { $0.address = "127.0.0.41" }
+        usleep(1_500_000)
+        let moved = try artifacts.lookup(["name4", "moved.nss.test"], socket: daemon.socketPath)
+        #expect(moved["status"] == "SUCCESS" && moved["addresses"] == "127.0.0.41", "\(moved)")
+
+        state.withLock { $0.hang = true }
+        usleep(1_500_000)
+        let started = MonotonicClock.nowNanoseconds()
+        let stale = try artifacts.lookup(["name4", "moved.nss.test"], socket: daemon.socketPath)
+        let seconds = Double(MonotonicClock.nowNanoseconds() - started) / 1e9
+        #expect(stale["status"] == "SUCCESS" && stale["addresses"] == "127.0.0.41", "\(stale)")
+        #expect(seconds < 2.5, "served stale before the module's deadline: \(seconds) s")
     }
 
     @Test func reverseLookupsReadTheCallersMemory() throws {
@@ -243,13 +276,16 @@ struct NSSModuleLibraryTests {
             _ = try artifacts.lookup(arguments, socket: server.socketPath)
         }
         let requests = server.receivedRequests.map { request in
-            [request.method] + request.params.members.map { "\($0.key)=\($0.value.stringValue ?? "?")" }
+            [request.method]
+                + request.params.members.map { "\($0.key)=\($0.value.stringValue ?? $0.value.encodedString)" }
         }
         #expect(
             requests == [
-                ["resolve", "host=web.nss.test"], ["resolve", "host=web.nss.test", "family=ipv4"],
-                ["resolve", "host=web.nss.test", "family=ipv6"], ["resolve", "host=we\"b\\.nss.test", "family=ipv4"],
-                ["resolve", "host=bücher.nss.test"], ["reverse", "address=127.0.0.5"],
+                ["resolve", "host=web.nss.test", "staleAfterMs=500"],
+                ["resolve", "host=web.nss.test", "family=ipv4", "staleAfterMs=500"],
+                ["resolve", "host=web.nss.test", "family=ipv6", "staleAfterMs=500"],
+                ["resolve", "host=we\"b\\.nss.test", "family=ipv4", "staleAfterMs=500"],
+                ["resolve", "host=bücher.nss.test", "staleAfterMs=500"], ["reverse", "address=127.0.0.5"],
                 ["reverse", "address=127.0.0.5"],
                 ["reverse", "address=2001:db8::1"],
             ], "\(requests)")

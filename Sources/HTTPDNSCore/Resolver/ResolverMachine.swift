@@ -141,6 +141,8 @@ public struct ResolverMachine {
         let allowStale = params.allowStale && settings.serveStale
         var cached: [DNSCacheEntry] = []
         var asked = params.family
+        var timeoutMs = params.timeoutMs ?? settings.timeoutMs
+        var refreshesInBackground = false
         switch cache.answer(
             host: host, families: params.family.families, now: now, allowStale: allowStale, user: account)
         {
@@ -152,6 +154,12 @@ public struct ResolverMachine {
                 uid: uid, account: account, now: now,
                 answer: answer)
             return nil
+        case .stale where params.staleAfterMs != nil:
+            // RFC 8767: the caller waits for the refresh as for a miss, up to its client response
+            // timer; then (or when the upstreams fail) `fallback` serves the stale answer, and the
+            // refresh goes on for the next caller.
+            timeoutMs = min(timeoutMs, params.staleAfterMs ?? timeoutMs)
+            refreshesInBackground = true
         case .stale(let entries):
             // A stale answer always holds a positive entry: negative ones are never served stale.
             let result = Self.reply(host, cached: entries, requested: params.family, now: now, stale: true)
@@ -170,7 +178,6 @@ public struct ResolverMachine {
         case .miss:
             break
         }
-        let timeoutMs = params.timeoutMs ?? settings.timeoutMs
         let caller = makeID()
         let waiter = Waiter(
             caller: caller, uid: uid, account: account, deadline: now.advanced(byMilliseconds: timeoutMs),
@@ -179,7 +186,8 @@ public struct ResolverMachine {
         // Marked waiting before joining: a flight that ended within the join took it out.
         callers[caller] = 0
         switch join(
-            FlightKey(host: host, family: asked), owner: .user(account), background: false, waiter: waiter, now: now)
+            FlightKey(host: host, family: asked), owner: .user(account), background: refreshesInBackground,
+            waiter: waiter, now: now)
         {
         case .failure(let refusal):
             callers[caller] = nil
