@@ -227,6 +227,24 @@ import Testing
         #expect(harness.resolve("short.example.com").result?.ipv4 == ["203.0.113.21"])
     }
 
+    /// Two names handed out for one address (a load balancer) make it ambiguous for cookie
+    /// normalization; flushing one name makes every uid forget it for that address too, and a
+    /// flush of everything forgets every name.
+    @Test func flushingANameForgetsItsAddressesForEveryUid() throws {
+        let harness = try ResolverHarness(Self.one)
+        for (host, uid) in [("a.example.com", 1000), ("b.example.com", 1000), ("a.example.com", 1001)] {
+            harness.resolve(host, family: .ipv4, uid: UInt32(uid))
+            harness.transport.pending(host)?.answer(v4: ["203.0.113.5"])
+        }
+        let address = ReverseParams(address: "203.0.113.5")
+        #expect(try harness.service.reverse(address, uid: 1000).hosts == ["b.example.com", "a.example.com"])
+        #expect(try harness.service.flushCache(FlushCacheParams(host: "A.example.com"), uid: 0).flushed >= 1)
+        #expect(try harness.service.reverse(address, uid: 1000).hosts == ["b.example.com"])
+        #expect(throws: RPCError.self) { try harness.service.reverse(address, uid: 1001) }
+        _ = try harness.service.flushCache(FlushCacheParams(host: nil), uid: 0)
+        #expect(throws: RPCError.self) { try harness.service.reverse(address, uid: 1000) }
+    }
+
     /// With `staleAfterMs` (RFC 8767's client response timer, what the NSS module asks), an
     /// expired answer waits for its refresh: a healthy upstream's new address comes back, not the
     /// old one; a refresh that does not answer in time leaves the stale answer, served when the

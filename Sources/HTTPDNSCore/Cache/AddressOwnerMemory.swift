@@ -166,6 +166,22 @@ public final class AddressOwnerMemory {
         count = 0
     }
 
+    /// Forgets `host` (canonical) for every uid and every address; an address left with no name
+    /// is forgotten too. O(n), for `flushCache` of one name.
+    ///
+    /// - Returns: the number of addresses forgotten.
+    @discardableResult
+    public func forget(host: String) -> Int {
+        var forgotten = 0
+        for uid in Array(users.keys) {
+            guard let removed = users[uid]?.list.removeHost(host) else { continue }
+            forgotten += removed
+            count -= removed
+            if users[uid]?.list.count == 0 { users[uid] = nil }
+        }
+        return forgotten
+    }
+
     /// The host names `uid` was handed addresses for and still remembers (`showCache` shows a
     /// user only these).
     public func hostNames(uid: UInt32, now: MonotonicInstant) -> Set<String> {
@@ -373,6 +389,22 @@ private struct UserAddresses {
                 removed += 1
             } else {
                 nodes[slot].hosts = live
+            }
+        }
+        return removed
+    }
+
+    /// Drops `host` from every address, and the addresses left with no name; returns how many
+    /// addresses went.
+    mutating func removeHost(_ host: String) -> Int {
+        var removed = 0
+        for (ip, slot) in slotByIP where nodes[slot].hosts.contains(where: { $0.host == host }) {
+            let left = nodes[slot].hosts.filter { $0.host != host }
+            if left.isEmpty {
+                _ = remove(ip: ip)
+                removed += 1
+            } else {
+                nodes[slot].hosts = left
             }
         }
         return removed

@@ -65,12 +65,14 @@ extension ResolverMachine {
     // MARK: flushCache
 
     /// `flushCache`: the cache is shared by every user, so only root and the daemon's own user
-    /// may empty it.
+    /// may empty it. Every uid's memory of the flushed names goes with it: an address two names
+    /// were handed out for (a load balancer) stops being ambiguous once one is flushed.
     public func flushCache(_ params: FlushCacheParams, uid: UInt32) throws(RPCError) -> FlushCacheResult {
         guard uid == 0 || uid == settings.daemonUID else {
             throw .permissionDenied("only root or the daemon's user may flush the shared cache")
         }
         let host = try params.host.map { (h) throws(RPCError) in try canonicalName(h) }
+        if let host { owners.forget(host: host) } else { owners.removeAll() }
         return FlushCacheResult(flushed: cache.flush(host: host))
     }
 }
