@@ -11,14 +11,14 @@ session (imported on demand, so that the HTTP libraries stay optional):
 
 from ._client import Client, Monitor, url_host
 from ._connection import SYSTEM_SOCKET, socket_path
-from ._errors import CallTimeout, DaemonUnavailable, HTTPDNSError, ProtocolError, RPCError
+from ._errors import AmbiguousAddress, CallTimeout, DaemonUnavailable, HTTPDNSError, ProtocolError, RPCError
 from ._types import (Cookie, FamilyTTLs, NetworkStatus, Rejection, Resolution, ReverseLookup, ServiceAddress,
                      ServiceAddresses, Status, StoredCookies, UpstreamStatus)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "SYSTEM_SOCKET", "CallTimeout", "Client", "Cookie", "DaemonUnavailable", "FamilyTTLs", "HTTPDNSError", "Monitor",
+    "SYSTEM_SOCKET", "AmbiguousAddress", "CallTimeout", "Client", "Cookie", "DaemonUnavailable", "FamilyTTLs", "HTTPDNSError", "Monitor",
     "NetworkStatus", "ProtocolError", "RPCError", "Rejection", "Resolution", "ReverseLookup", "ServiceAddress",
     "ServiceAddresses", "Status", "StoredCookies", "UpstreamStatus",
     "socket_path", "url_host",

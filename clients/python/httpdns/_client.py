@@ -12,7 +12,7 @@ import weakref
 from typing import Any, Iterable
 
 from ._connection import Connection, ConnectionClosed, socket_path
-from ._errors import CallTimeout, DaemonUnavailable, ProtocolError, RPCError
+from ._errors import AmbiguousAddress, CallTimeout, DaemonUnavailable, ProtocolError, RPCError
 from ._types import Cookie, ReverseLookup, Resolution, Status, StoredCookies
 
 DEFAULT_TIMEOUT = 30.0
@@ -91,7 +91,9 @@ class Client:
         if error is not None:
             if not isinstance(error, dict) or not isinstance(error.get("code"), int):
                 raise ProtocolError(f"{method}: malformed error {error!r}")
-            return RPCError(error["code"], str(error.get("message", "")), error.get("data"), method)
+            data = error.get("data")
+            kind = AmbiguousAddress if isinstance(data, dict) and data.get("reason") == "ambiguous-address" else RPCError
+            return kind(error["code"], str(error.get("message", "")), data, method)
         if "result" not in response:
             raise ProtocolError(f"{method}: a response with neither result nor error")
         return response["result"]

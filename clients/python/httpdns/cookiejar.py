@@ -11,6 +11,14 @@ each request gets the daemon's Cookie header for its URL, each response's Set-Co
 daemon for the URL that set them. Nothing is kept in this process. The daemon applies its own
 RFC 6265bis rules, so the jar's ``policy`` is not consulted. Connections are the library's own:
 urllib looks host names up itself (with the NSS module, that is the daemon too).
+
+A request to an IP-literal URL with a ``Host`` header naming a host (``Request(url,
+headers={"Host": "app.example.com"})``) has its cookies looked up and stored under that host
+(urllib itself connects to the address and checks TLS against it). urllib copies a request's
+headers, Host included, onto its redirects: a redirect to a URL with a host name is keyed by
+that name, one to another IP literal by the copied Host header. Without a host name, an address
+this user's answers give for several hosts raises `httpdns.AmbiguousAddress` (naming them).
+Cookies the daemon refuses are logged (logger ``httpdns``, WARNING).
 """
 
 from __future__ import annotations
@@ -20,7 +28,8 @@ import time
 import urllib.request
 from typing import Any, Iterator
 
-from ._client import Client, url_host
+from ._adapters import report_rejected, request_host
+from ._client import Client
 from ._types import Cookie
 
 __all__ = ["DaemonCookieJar"]
@@ -44,6 +53,12 @@ def _set_cookie_line(cookie: http.cookiejar.Cookie, *, expired: bool = False) ->
     if same_site:
         parts.append("SameSite=" + same_site)
     return "; ".join(parts)
+
+
+def _host(request: urllib.request.Request) -> str | None:
+    """The host a request's cookies are keyed by: its URL's host name, or for an IP-literal URL
+    the one its Host header names."""
+    return request_host(request.get_full_url(), request.get_header("Host"))
 
 
 def _url_for(cookie: http.cookiejar.Cookie) -> str:
@@ -76,7 +91,7 @@ class DaemonCookieJar(http.cookiejar.CookieJar):
         if request.has_header("Cookie"):
             return
         url = request.get_full_url()
-        header = self.httpdns.get_cookie_header(url, url_host(url))
+        header = self.httpdns.get_cookie_header(url, _host(request))
         if header:
             request.add_unredirected_header("Cookie", header)
 
@@ -84,17 +99,18 @@ class DaemonCookieJar(http.cookiejar.CookieJar):
         """Stores the response's Set-Cookie values through the daemon, for the request's URL."""
         values = response.info().get_all("Set-Cookie") or []
         if values:
-            url = request.get_full_url()
-            self.httpdns.handle_set_cookie(url, values, url_host(url))
+            self._store(request.get_full_url(), values, _host(request))
 
     def set_cookie(self, cookie: http.cookiejar.Cookie) -> None:
         """Stores one cookie through the daemon, for a URL of its domain and path."""
-        self.httpdns.handle_set_cookie(_url_for(cookie), _set_cookie_line(cookie))
+        self._store(_url_for(cookie), [_set_cookie_line(cookie)], None)
 
     def set_cookie_if_ok(self, cookie: http.cookiejar.Cookie, request: urllib.request.Request) -> None:
         """Stores one cookie for the request's URL; the daemon decides whether it is acceptable."""
-        url = request.get_full_url()
-        self.httpdns.handle_set_cookie(url, _set_cookie_line(cookie), url_host(url))
+        self._store(request.get_full_url(), [_set_cookie_line(cookie)], _host(request))
+
+    def _store(self, url: str, values: list[str], host: str | None) -> None:
+        report_rejected(url, values, self.httpdns.handle_set_cookie(url, values, host))
 
     def make_cookies(self, response: Any, request: urllib.request.Request) -> list[http.cookiejar.Cookie]:
         """Not supported: the daemon parses Set-Cookie itself (use `extract_cookies`)."""

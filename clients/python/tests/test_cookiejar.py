@@ -63,3 +63,21 @@ def test_a_refusal_is_an_rpc_error(world, jar):
     with pytest.raises(httpdns.RPCError) as raised:
         jar.add_cookie_header(request)
     assert raised.value.reason == "ambiguous-address"
+
+
+def test_an_ip_url_with_a_host_header_keys_the_cookies_by_that_host(world, token, jar, daemon, caplog):
+    daemon.resolve("failover.example.test")
+    daemon.resolve("wrongcert.example.test")  # 127.0.0.4 names several hosts: the header decides
+    url = world.url("127.0.0.4", f"{token}/set?cookie=jarsid%3D1%3B%20Domain%3Dexample.test%3B%20Path%3D%2F"
+                                 f"&cookie=bad%3D2%3B%20Domain%3Delsewhere.test", "http")
+    with caplog.at_level("WARNING", logger="httpdns"):
+        opener(world, jar).open(urllib.request.Request(url, headers={"Host": "py.example.test"})).close()
+    [refused] = [r for r in caplog.records if r.name == "httpdns"]
+    assert "'bad'" in refused.getMessage() and "domain-mismatch" in refused.getMessage()
+    [record] = world.requests_with(token)
+    assert (record["server"], record["host"]) == ("127.0.0.4", "py.example.test")
+    [cookie] = daemon.list_cookies("example.test")
+    assert (cookie.name, cookie.domain, cookie.host_only) == ("jarsid", "example.test", False)
+    echo = world.url("127.0.0.4", token + "/again/echo", "http")
+    with opener(world, jar).open(urllib.request.Request(echo, headers={"Host": "app.example.test"})) as again:
+        assert b'"cookie": "jarsid=1"' in again.read()
