@@ -1,6 +1,7 @@
 """httpdns.httpx.Client and AsyncClient against the fixture's origins, upstream and proxy."""
 
 import asyncio
+import time
 
 import httpx
 import pytest
@@ -178,3 +179,27 @@ def test_an_unreachable_daemon_is_an_httpx_transport_error(world, token, tmp_pat
     with pytest.raises(httpx.TransportError):
         asyncio.run(main())
     assert world.requests_with(token) == []
+
+
+def test_a_dead_stale_address_costs_no_failed_request(world, token, daemon):
+    host = "stale-httpx.example.test"
+    world.stale_then_moved(host)
+    with httpdns.httpx.Client(socket=world.socket, timeout=httpx.Timeout(10, connect=3)) as client:
+        started = time.monotonic()
+        echo = client.get(world.url(host, token + "/sync/echo", "http")).json()
+        assert time.monotonic() - started < 3 + 1
+    assert echo["server"] == "127.0.0.4"
+
+
+def test_async_a_dead_stale_address_costs_no_failed_request(world, token, daemon):
+    host = "stale-httpx-async.example.test"
+    world.stale_then_moved(host)
+
+    async def main():
+        async with httpdns.httpx.AsyncClient(socket=world.socket, timeout=httpx.Timeout(10, connect=3)) as client:
+            started = time.monotonic()
+            echo = (await client.get(world.url(host, token + "/async/echo", "http"))).json()
+            return echo, time.monotonic() - started
+
+    echo, took = asyncio.run(main())
+    assert echo["server"] == "127.0.0.4" and took < 3 + 1

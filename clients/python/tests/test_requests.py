@@ -1,5 +1,7 @@
 """httpdns.requests.Session against the fixture's origins, upstream and proxy."""
 
+import time
+
 import pytest
 import requests
 
@@ -180,3 +182,12 @@ def test_an_unreachable_daemon_is_requests_connection_error(world, token, tmp_pa
     assert isinstance(raised.value.__cause__, httpdns.DaemonUnavailable)
     assert world.requests_with(token) == []
 
+
+
+def test_a_dead_stale_address_costs_no_failed_request(world, session, token, daemon):
+    host = "stale-requests.example.test"
+    world.stale_then_moved(host)
+    started = time.monotonic()
+    echo = session.get(world.url(host, token + "/echo", "http"), timeout=(3, 10)).json()
+    assert time.monotonic() - started < 3 + 1
+    assert (echo["server"], echo["host"]) == ("127.0.0.4", world.netloc(host, "http"))
