@@ -7,6 +7,7 @@ import ipaddress
 import os
 import queue
 import threading
+import time
 import urllib.parse
 import weakref
 from typing import Any, Iterable
@@ -80,9 +81,9 @@ class Client:
 
     # -- raw calls -------------------------------------------------------------------------
 
-    def _send(self, method: str, params: Any) -> tuple[Connection, int, Any]:
+    def _send(self, method: str, params: Any, timeout: float | None) -> tuple[Connection, int, Any]:
         connection = self._connected()
-        request_id, future = connection.send(method, params)
+        request_id, future = connection.send(method, params, timeout)
         return connection, request_id, future
 
     @staticmethod
@@ -105,11 +106,13 @@ class Client:
         reached, `CallTimeout` when no answer comes within ``timeout`` (default: the client's).
         """
         wait = self.timeout if timeout is None else timeout
+        # One deadline for the whole call: writing the request, then waiting for its answer.
+        deadline = None if wait is None else time.monotonic() + wait
         for attempt in (1, 2):
             try:
-                connection, request_id, future = self._send(method, params)
+                connection, request_id, future = self._send(method, params, _left(deadline))
                 try:
-                    response = future.result(wait)
+                    response = future.result(_left(deadline))
                 except TimeoutError:
                     connection.forget(request_id)
                     raise CallTimeout(f"{method}: no answer from httpdnsd within {wait} s") from None
@@ -134,11 +137,12 @@ class Client:
             import anyio.to_thread
             return await anyio.to_thread.run_sync(lambda: self.call(method, params, timeout=timeout))
         wait = self.timeout if timeout is None else timeout
+        deadline = None if wait is None else time.monotonic() + wait
         for attempt in (1, 2):
             try:
-                connection, request_id, future = self._send(method, params)
+                connection, request_id, future = self._send(method, params, _left(deadline))
                 try:
-                    response = await asyncio.wait_for(asyncio.wrap_future(future), wait)
+                    response = await asyncio.wait_for(asyncio.wrap_future(future), _left(deadline))
                 except (asyncio.TimeoutError, asyncio.CancelledError) as stopped:
                     connection.forget(request_id)
                     if isinstance(stopped, asyncio.CancelledError):
@@ -311,7 +315,7 @@ class Client:
 
         connection = Connection(self.socket_path, on_notification, on_close=lambda: events.put(None))
         try:
-            request_id, future = connection.send("monitor")
+            request_id, future = connection.send("monitor", None, self.timeout)
             try:
                 response = future.result(self.timeout)
             except TimeoutError:
@@ -330,6 +334,10 @@ class Client:
         if not isinstance(result, dict):
             raise ProtocolError("rpc.discover: the result is not an object")
         return result
+
+
+def _left(deadline: float | None) -> float | None:
+    return None if deadline is None else max(0.0, deadline - time.monotonic())
 
 
 def _count(result: Any, key: str, method: str) -> int:

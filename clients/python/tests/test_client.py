@@ -223,6 +223,33 @@ def test_no_answer_is_a_timeout_and_the_late_answer_is_dropped():
     fake.close()
 
 
+def test_every_call_has_a_deadline_even_when_the_daemon_does_not_read(tmp_path):
+    # The adapters' clients and a plain Client wait 30 s by default.
+    import httpdns.httpx
+    import httpdns.requests
+    assert httpdns.Client().timeout == 30
+    assert httpdns.requests.Session(socket=str(tmp_path / "s")).httpdns.timeout == 30
+    assert httpdns.httpx.Client(socket=str(tmp_path / "s")).httpdns.timeout == 30
+    release = threading.Event()
+    fake = FakeDaemon(lambda connection, reader: release.wait(30))  # accepts, never reads
+    client = httpdns.Client(fake.path, timeout=0.5)
+    outcome = []
+
+    def import_a_large_jar():
+        try:
+            client.import_cookies("# Netscape HTTP Cookie File\n" + "x" * (16 << 20))
+        except Exception as error:
+            outcome.append(error)
+
+    caller = threading.Thread(target=import_a_large_jar, daemon=True)
+    caller.start()
+    caller.join(10)
+    release.set()
+    assert not caller.is_alive(), "the call outlived its deadline: the write to a daemon that does not read blocked"
+    assert isinstance(outcome[0], httpdns.CallTimeout)
+    fake.close()
+
+
 # -- typed results of the document's examples ----------------------------------------------------
 
 def document_example(method, name):
