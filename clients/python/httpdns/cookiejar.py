@@ -19,11 +19,17 @@ headers, Host included, onto its redirects: a redirect to a URL with a host name
 that name, one to another IP literal by the copied Host header. Without a host name, an address
 this user's answers give for several hosts raises `httpdns.AmbiguousAddress` (naming them).
 Cookies the daemon refuses are logged (logger ``httpdns``, WARNING).
+
+`export_mozilla` writes the jar as a cookies.txt that ``http.cookiejar.MozillaCookieJar`` loads
+with its session cookies (the daemon's ``exportCookies`` writes curl's expiry 0 for those,
+which MozillaCookieJar takes for expired and drops).
 """
 
 from __future__ import annotations
 
 import http.cookiejar
+import logging
+import os
 import time
 import urllib.request
 from typing import Any, Iterator
@@ -32,7 +38,7 @@ from ._adapters import report_rejected, request_host
 from ._client import Client
 from ._types import Cookie
 
-__all__ = ["DaemonCookieJar"]
+__all__ = ["DaemonCookieJar", "export_mozilla"]
 
 
 def _set_cookie_line(cookie: http.cookiejar.Cookie, *, expired: bool = False) -> str:
@@ -153,3 +159,25 @@ class DaemonCookieJar(http.cookiejar.CookieJar):
 
     def __repr__(self) -> str:
         return f"<DaemonCookieJar on {self.httpdns.socket_path}>"
+
+
+def export_mozilla(client: Client, path: str | os.PathLike[str], domain: str | None = None) -> int:
+    """Writes this user's cookies (of ``domain`` and its subdomains when given) to ``path`` as a
+    Netscape cookies.txt for ``http.cookiejar.MozillaCookieJar``: a session cookie has an empty
+    expiry, so ``MozillaCookieJar().load(path, ignore_discard=True)`` keeps it. HttpOnly
+    cookies carry curl's ``#HttpOnly_`` prefix. The file is created with mode 0600 (it holds the
+    session); a cookie the format cannot hold (a TAB or line break in it) is left out and
+    logged. Returns how many cookies were written."""
+    lines = ["# Netscape HTTP Cookie File", "# Written by httpdns.cookiejar.export_mozilla from httpdnsd's jar", ""]
+    for c in client.list_cookies(domain):
+        fields = ["." + c.domain if not c.host_only else c.domain, "FALSE" if c.host_only else "TRUE", c.path,
+                  "TRUE" if c.secure else "FALSE", "" if c.expires is None else str(c.expires), c.name, c.value]
+        if any(ch in field for field in fields for ch in "\t\r\n"):
+            logging.getLogger("httpdns").warning("export_mozilla left out the cookie %r of %s: cookies.txt "
+                                                 "cannot hold a TAB or line break", c.name, c.domain)
+            continue
+        lines.append(("#HttpOnly_" if c.http_only else "") + "\t".join(fields))
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with open(descriptor, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    return len(lines) - 3

@@ -1,12 +1,15 @@
 """httpdns.cookiejar.DaemonCookieJar with urllib.request (which looks localhost up itself)."""
 
 import http.cookiejar
+import os
 import ssl
+import time
 import urllib.request
 
 import pytest
 
 import httpdns
+import httpdns.cookiejar
 from httpdns.cookiejar import DaemonCookieJar
 
 
@@ -81,3 +84,27 @@ def test_an_ip_url_with_a_host_header_keys_the_cookies_by_that_host(world, token
     echo = world.url("127.0.0.4", token + "/again/echo", "http")
     with opener(world, jar).open(urllib.request.Request(echo, headers={"Host": "app.example.test"})) as again:
         assert b'"cookie": "jarsid=1"' in again.read()
+
+
+def test_export_mozilla_keeps_session_cookies_for_mozillacookiejar(world, jar, daemon, tmp_path):
+    daemon.handle_set_cookie("https://moz.example.test/", [
+        "session=s1; Path=/; Secure; HttpOnly", "lasting=l1; Domain=moz.example.test; Path=/app; Max-Age=3600"])
+    path = tmp_path / "cookies.txt"
+    assert httpdns.cookiejar.export_mozilla(daemon, path) == 2
+    loaded = http.cookiejar.MozillaCookieJar()
+    loaded.load(str(path), ignore_discard=True)
+    cookies = {c.name: c for c in loaded}
+    assert sorted(cookies) == ["lasting", "session"]
+    session = cookies["session"]
+    assert (session.value, session.domain, session.secure, session.expires, session.discard) == (
+        "s1", "moz.example.test", True, None, True)
+    assert session.has_nonstandard_attr("HTTPOnly")  # MozillaCookieJar's spelling of #HttpOnly_
+    lasting = cookies["lasting"]
+    assert (lasting.domain, lasting.path, lasting.discard) == (".moz.example.test", "/app", False)
+    assert lasting.expires > time.time() + 3000
+    assert oct(os.stat(path).st_mode & 0o777) == "0o600"
+    # The daemon's own export (curl's expiry 0 for a session cookie) loses it there.
+    (tmp_path / "daemon.txt").write_text(daemon.export_cookies())
+    from_daemon = http.cookiejar.MozillaCookieJar()
+    from_daemon.load(str(tmp_path / "daemon.txt"), ignore_discard=True)
+    assert "session" not in {c.name for c in from_daemon}
