@@ -14,7 +14,8 @@ from typing import Any, Iterable
 
 from ._connection import Connection, ConnectionClosed, socket_path
 from ._errors import AmbiguousAddress, CallTimeout, DaemonUnavailable, ProtocolError, RPCError
-from ._types import Cookie, ReverseLookup, Resolution, Status, StoredCookies
+from ._types import (CacheEntry, Cookie, CookieHeader, ExportedCookies, MetricsText, ReverseLookup, Resolution,
+                     Statistics, Status, StoredCookies)
 
 DEFAULT_TIMEOUT = 30.0
 _LIVE_CLIENTS: weakref.WeakSet[Client] = weakref.WeakSet()
@@ -203,24 +204,18 @@ class Client:
         return params
 
     def get_cookie_header(self, url: str, host: str | None = None, *, for_script: bool | None = None,
-                          site_for_cookies: str | None = None, top_level_navigation: bool | None = None) -> str:
+                          site_for_cookies: str | None = None, top_level_navigation: bool | None = None) -> CookieHeader:
         """``getCookieHeader``: the Cookie header value for a request to ``url`` ("" for none).
 
         ``host`` names the real host when ``url`` holds an IP literal; for a URL with a host
         name it defaults to that name, so the jar never has to guess."""
         params = self._cookie_params(url, host, forScript=for_script, siteForCookies=site_for_cookies,
                                      topLevelNavigation=top_level_navigation)
-        result = self.call("getCookieHeader", params)
-        if not isinstance(result, dict) or not isinstance(result.get("header"), str):
-            raise ProtocolError(f"getCookieHeader: malformed result {result!r}")
-        return result["header"]
+        return _cookie_header(self.call("getCookieHeader", params))
 
-    async def get_cookie_header_async(self, url: str, host: str | None = None) -> str:
+    async def get_cookie_header_async(self, url: str, host: str | None = None) -> CookieHeader:
         """`get_cookie_header` for asyncio programs."""
-        result = await self.call_async("getCookieHeader", self._cookie_params(url, host))
-        if not isinstance(result, dict) or not isinstance(result.get("header"), str):
-            raise ProtocolError(f"getCookieHeader: malformed result {result!r}")
-        return result["header"]
+        return _cookie_header(await self.call_async("getCookieHeader", self._cookie_params(url, host)))
 
     def handle_set_cookie(self, url: str, set_cookie: str | Iterable[str], host: str | None = None) -> StoredCookies:
         """``handleSetCookie``: stores a response's ``Set-Cookie`` values (one string or several)."""
@@ -262,12 +257,9 @@ class Client:
             params["format"] = format
         return _count(self.call("importCookies", params), "imported", "importCookies")
 
-    def export_cookies(self, format: str | None = None) -> str:
+    def export_cookies(self, format: str | None = None) -> ExportedCookies:
         """``exportCookies``: this user's jar as Netscape cookies.txt text."""
-        result = self.call("exportCookies", {"format": format} if format is not None else None)
-        if not isinstance(result, dict) or not isinstance(result.get("data"), str):
-            raise ProtocolError(f"exportCookies: malformed result {result!r}")
-        return result["data"]
+        return ExportedCookies.from_json(self.call("exportCookies", {"format": format} if format is not None else None))
 
     def flush_cache(self, host: str | None = None) -> int:
         """``flushCache`` (root and the daemon's user only): drops cached answers; returns how many."""
@@ -277,31 +269,29 @@ class Client:
         """``status``: version, uptime, cache counters, this user's cookie count, upstreams, fleet."""
         return Status.from_json(self.call("status"))
 
-    def show_cache(self) -> list[dict[str, Any]]:
+    def show_cache(self) -> list[CacheEntry]:
         """``showCache``: the cache entries this user may see (host, family, addresses, ttl,
         stale, upstream), by host, then family."""
         result = self.call("showCache")
         if not isinstance(result, dict) or not isinstance(result.get("entries"), list):
             raise ProtocolError(f"showCache: malformed result {result!r}")
-        return result["entries"]
+        return [CacheEntry.from_json(e) for e in result["entries"]]
 
-    def statistics(self) -> dict[str, Any]:
+    def statistics(self) -> Statistics:
         """``statistics``: every user's counters since the daemon started or the last reset."""
-        result = self.call("statistics")
-        if not isinstance(result, dict) or not isinstance(result.get("since"), int):
-            raise ProtocolError(f"statistics: malformed result {result!r}")
-        return result
+        return Statistics.from_json(self.call("statistics"))
 
     def reset_statistics(self) -> int:
         """``resetStatistics`` (root and the daemon's user only): returns the new ``since``."""
         return _count(self.call("resetStatistics"), "since", "resetStatistics")
 
-    def metrics(self) -> str:
+    def metrics(self) -> MetricsText:
         """``metrics``: the Prometheus text exposition (format 0.0.4)."""
         result = self.call("metrics")
-        if not isinstance(result, dict) or not isinstance(result.get("text"), str):
+        if not isinstance(result, dict) or not isinstance(result.get("text"), str) or not isinstance(
+                result.get("contentType"), str):
             raise ProtocolError(f"metrics: malformed result {result!r}")
-        return result["text"]
+        return MetricsText(result["text"], result["contentType"])
 
     def monitor(self) -> Monitor:
         """``monitor``: subscribes on a connection of its own and returns the subscription, an
@@ -326,7 +316,11 @@ class Client:
         except BaseException:
             connection.close()
             raise
-        return Monitor(connection, events)
+        if not isinstance(outcome, dict) or not isinstance(outcome.get("scope"), str) or isinstance(
+                outcome.get("queueLimit"), bool) or not isinstance(outcome.get("queueLimit"), int):
+            connection.close()
+            raise ProtocolError(f"monitor: malformed result {outcome!r}")
+        return Monitor(connection, events, outcome["scope"], outcome["queueLimit"])
 
     def discover(self) -> dict[str, Any]:
         """``rpc.discover``: the daemon's OpenRPC document."""
@@ -338,6 +332,13 @@ class Client:
 
 def _left(deadline: float | None) -> float | None:
     return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+
+def _cookie_header(result: Any) -> CookieHeader:
+    if not isinstance(result, dict) or not isinstance(result.get("header"), str) or isinstance(
+            result.get("count"), bool) or not isinstance(result.get("count"), int):
+        raise ProtocolError(f"getCookieHeader: malformed result {result!r}")
+    return CookieHeader(result["header"], result["count"])
 
 
 def _count(result: Any, key: str, method: str) -> int:
@@ -352,9 +353,15 @@ class Monitor:
     monitorEvent notification (time, type, uid, ...), over a connection of its own. `close`
     (or leaving a ``with`` block, or the object being collected) ends the subscription."""
 
-    def __init__(self, connection: Connection, events: queue.SimpleQueue[dict[str, Any] | None]):
+    scope: str
+    queue_limit: int
+
+    def __init__(self, connection: Connection, events: queue.SimpleQueue[dict[str, Any] | None], scope: str = "own",
+                 queue_limit: int = 0):
         self._connection = connection
         self._events = events
+        self.scope = scope  # all: every user's events (root, the daemon's user); own: the caller's
+        self.queue_limit = queue_limit  # events that may wait for this subscriber before it is dropped
 
     def __iter__(self) -> Monitor:
         return self
