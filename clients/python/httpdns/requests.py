@@ -261,6 +261,7 @@ class HTTPAdapter(requests.adapters.HTTPAdapter):
             try:
                 stored = self.httpdns.handle_set_cookie(url, set_cookie, host)
             except HTTPDNSError as error:
+                response.close()
                 raise _requests_error(error, request) from error
             report_rejected(url, set_cookie, stored)
         return response

@@ -8,6 +8,7 @@ the protocol tests against a fake daemon run anyway.
 
 import json
 import os
+import socket
 import time
 import urllib.parse
 
@@ -99,3 +100,21 @@ def daemon(world):
 def token(request):
     """A path prefix unique to the test, to find its requests in the origins' records."""
     return "/" + request.node.name.replace("[", "-").replace("]", "") + "-" + os.urandom(3).hex()
+
+
+@pytest.fixture
+def black_hole(world):
+    """An address where connections to the origins' HTTP port time out: a listener whose accept
+    queue is full, so the kernel drops every further SYN (the fixture's namespace is loopback only)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.10", world.httpPort))
+    listener.listen(0)
+    filler = socket.create_connection(("127.0.0.10", world.httpPort), timeout=5)
+    probe = socket.socket()
+    probe.settimeout(0.3)
+    with pytest.raises(TimeoutError):
+        probe.connect(("127.0.0.10", world.httpPort))
+    probe.close()
+    yield "127.0.0.10"
+    filler.close()
+    listener.close()

@@ -203,3 +203,21 @@ def test_async_a_dead_stale_address_costs_no_failed_request(world, token, daemon
 
     echo, took = asyncio.run(main())
     assert echo["server"] == "127.0.0.4" and took < 3 + 1
+
+
+def test_a_black_holed_stale_address_costs_one_connect_timeout(world, token, black_hole):
+    host = "blackhole-httpx.example.test"
+    world.stale_then_moved(host, dead=black_hole)
+
+    async def main():
+        async with httpdns.httpx.AsyncClient(socket=world.socket, timeout=httpx.Timeout(10, connect=1)) as client:
+            return (await client.get(world.url(host, token + "/async/echo", "http"))).json()
+
+    started = time.monotonic()
+    assert asyncio.run(main())["server"] == "127.0.0.4"
+    assert time.monotonic() - started < 1 + 1
+    world.stale_then_moved(host, dead=black_hole)
+    with httpdns.httpx.Client(socket=world.socket, timeout=httpx.Timeout(10, connect=1)) as client:
+        started = time.monotonic()
+        assert client.get(world.url(host, token + "/sync/echo", "http")).json()["server"] == "127.0.0.4"
+        assert time.monotonic() - started < 1 + 1

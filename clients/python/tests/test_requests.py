@@ -191,3 +191,18 @@ def test_a_dead_stale_address_costs_no_failed_request(world, session, token, dae
     echo = session.get(world.url(host, token + "/echo", "http"), timeout=(3, 10)).json()
     assert time.monotonic() - started < 3 + 1
     assert (echo["server"], echo["host"]) == ("127.0.0.4", world.netloc(host, "http"))
+
+
+def test_a_black_holed_stale_address_costs_one_connect_timeout(world, session, token, black_hole):
+    host = "blackhole-requests.example.test"
+    world.stale_then_moved(host, dead=black_hole)
+    started = time.monotonic()
+    echo = session.get(world.url(host, token + "/echo", "http"), timeout=(1, 10)).json()
+    assert time.monotonic() - started < 1 + 1
+    assert echo["server"] == "127.0.0.4"
+
+
+def test_a_relative_redirect_keeps_the_host_header(world, session, token):
+    url = world.url("127.0.0.3", f"{token}/redirect?status=302&to={world.query(token + '/rel/echo')}")
+    echo = session.get(url, host="app.example.test").json()
+    assert (echo["server"], echo["sni"], echo["host"]) == ("127.0.0.3", "app.example.test", "app.example.test")
