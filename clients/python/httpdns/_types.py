@@ -369,7 +369,7 @@ class CookieHeader(str):
     header: str
     count: int
 
-    def __new__(cls, header: str, count: int) -> CookieHeader:
+    def __new__(cls, header: str, count: int = 0) -> CookieHeader:
         value = super().__new__(cls, header)
         value.header, value.count = header, count
         return value
@@ -391,9 +391,9 @@ class ExportedCookies(str):
     data: str
     left_out: list[LeftOutCookie]
 
-    def __new__(cls, data: str, left_out: list[LeftOutCookie]) -> ExportedCookies:
+    def __new__(cls, data: str, left_out: list[LeftOutCookie] | None = None) -> ExportedCookies:
         value = super().__new__(cls, data)
-        value.data, value.left_out = data, left_out
+        value.data, value.left_out = data, list(left_out or [])
         return value
 
     @classmethod
@@ -410,7 +410,7 @@ class MetricsText(str):
     text: str
     content_type: str
 
-    def __new__(cls, text: str, content_type: str) -> MetricsText:
+    def __new__(cls, text: str, content_type: str = "") -> MetricsText:
         value = super().__new__(cls, text)
         value.text, value.content_type = text, content_type
         return value

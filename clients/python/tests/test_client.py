@@ -292,14 +292,15 @@ def test_status_cache_and_fleet_are_typed():
 # What each method's result is in the client: a class whose typed fields hold the result's
 # members, or (for a result of one member) that member's own type, or {member: type} when the
 # method returns that member (listCookies returns the list of cookies).
-CLIENT_RESULTS = {
-    "resolve": httpdns.Resolution, "reverse": httpdns.ReverseLookup, "getCookieHeader": httpdns.CookieHeader,
-    "handleSetCookie": httpdns.StoredCookies, "deleteCookies": {"deleted": int},
-    "listCookies": {"cookies": list[httpdns.Cookie]}, "importCookies": {"imported": int},
-    "exportCookies": httpdns.ExportedCookies, "flushCache": {"flushed": int}, "status": httpdns.Status,
-    "showCache": {"entries": list[httpdns.CacheEntry]}, "statistics": httpdns.Statistics,
-    "resetStatistics": {"since": int}, "metrics": httpdns.MetricsText, "monitor": httpdns.Monitor,
-}
+def client_results():
+    return {
+        "resolve": httpdns.Resolution, "reverse": httpdns.ReverseLookup, "getCookieHeader": httpdns.CookieHeader,
+        "handleSetCookie": httpdns.StoredCookies, "deleteCookies": {"deleted": int},
+        "listCookies": {"cookies": list[httpdns.Cookie]}, "importCookies": {"imported": int},
+        "exportCookies": httpdns.ExportedCookies, "flushCache": {"flushed": int}, "status": httpdns.Status,
+        "showCache": {"entries": list[httpdns.CacheEntry]}, "statistics": httpdns.Statistics,
+        "resetStatistics": {"since": int}, "metrics": httpdns.MetricsText, "monitor": httpdns.Monitor,
+    }
 # Members whose field is named otherwise than the member in snake_case.
 RENAMED = {"status.cookies": "cookie_count"}
 SCALARS = {"string": str, "integer": int, "number": float, "boolean": bool, "object": dict, "array": list}
@@ -350,13 +351,13 @@ def _hold(schema, hint, path, problems):
 def test_every_result_member_of_the_document_has_a_typed_field():
     with open(os.path.join(ROOT, "rpc-schema", "httpdnsd.openrpc.json")) as f:
         document = json.load(f)
-    problems = []
+    problems, results = [], client_results()
     for method in document["methods"]:
         name, schema = method["name"], method["result"]["schema"]
         if name == "rpc.discover":
             continue  # the document itself, handed back as the parsed JSON it is
-        assert name in CLIENT_RESULTS, f"the client's result of {name} is not known to this test"
-        held = CLIENT_RESULTS[name]
+        assert name in results, f"the client's result of {name} is not known to this test"
+        held = results[name]
         if isinstance(held, dict):
             assert set(held) == set(schema["properties"]), name
             for member, hint in held.items():
