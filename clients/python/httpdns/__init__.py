@@ -11,15 +11,19 @@ session (imported on demand, so that the HTTP libraries stay optional):
 
 from ._client import Client, Monitor, url_host
 from ._connection import SYSTEM_SOCKET, socket_path
-from ._errors import CallTimeout, DaemonUnavailable, HTTPDNSError, ProtocolError, RPCError
-from ._types import (Cookie, FamilyTTLs, NetworkStatus, Rejection, Resolution, ReverseLookup, ServiceAddress,
-                     ServiceAddresses, Status, StoredCookies, UpstreamStatus)
+from ._errors import AmbiguousAddress, CallTimeout, DaemonUnavailable, HTTPDNSError, ProtocolError, RPCError
+from ._types import (CacheCounters, CacheEntry, Cookie, CookieCounters, CookieHeader, ExportedCookies, FamilyTTLs,
+                     FleetStatus, LeftOutCookie, MetricsText, NetworkStatus, Rejection, Resolution, ReverseLookup,
+                     ServiceAddress, ServiceAddresses, Statistics, Status, StoredCookies, UpstreamCounters,
+                     UpstreamStatus)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "SYSTEM_SOCKET", "CallTimeout", "Client", "Cookie", "DaemonUnavailable", "FamilyTTLs", "HTTPDNSError", "Monitor",
-    "NetworkStatus", "ProtocolError", "RPCError", "Rejection", "Resolution", "ReverseLookup", "ServiceAddress",
-    "ServiceAddresses", "Status", "StoredCookies", "UpstreamStatus",
+    "SYSTEM_SOCKET", "AmbiguousAddress", "CacheCounters", "CacheEntry", "CallTimeout", "Client", "Cookie",
+    "CookieCounters", "CookieHeader", "DaemonUnavailable", "ExportedCookies", "FamilyTTLs", "FleetStatus",
+    "HTTPDNSError", "LeftOutCookie", "MetricsText", "Monitor", "NetworkStatus", "ProtocolError", "RPCError",
+    "Rejection", "Resolution", "ReverseLookup", "ServiceAddress", "ServiceAddresses", "Statistics", "Status",
+    "StoredCookies", "UpstreamCounters", "UpstreamStatus",
     "socket_path", "url_host",
 ]

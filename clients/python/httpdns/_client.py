@@ -7,13 +7,15 @@ import ipaddress
 import os
 import queue
 import threading
+import time
 import urllib.parse
 import weakref
 from typing import Any, Iterable
 
 from ._connection import Connection, ConnectionClosed, socket_path
-from ._errors import CallTimeout, DaemonUnavailable, ProtocolError, RPCError
-from ._types import Cookie, ReverseLookup, Resolution, Status, StoredCookies
+from ._errors import AmbiguousAddress, CallTimeout, DaemonUnavailable, ProtocolError, RPCError
+from ._types import (CacheEntry, Cookie, CookieHeader, ExportedCookies, MetricsText, ReverseLookup, Resolution,
+                     Statistics, Status, StoredCookies)
 
 DEFAULT_TIMEOUT = 30.0
 _LIVE_CLIENTS: weakref.WeakSet[Client] = weakref.WeakSet()
@@ -80,9 +82,9 @@ class Client:
 
     # -- raw calls -------------------------------------------------------------------------
 
-    def _send(self, method: str, params: Any) -> tuple[Connection, int, Any]:
+    def _send(self, method: str, params: Any, timeout: float | None) -> tuple[Connection, int, Any]:
         connection = self._connected()
-        request_id, future = connection.send(method, params)
+        request_id, future = connection.send(method, params, timeout)
         return connection, request_id, future
 
     @staticmethod
@@ -91,7 +93,9 @@ class Client:
         if error is not None:
             if not isinstance(error, dict) or not isinstance(error.get("code"), int):
                 raise ProtocolError(f"{method}: malformed error {error!r}")
-            return RPCError(error["code"], str(error.get("message", "")), error.get("data"), method)
+            data = error.get("data")
+            kind = AmbiguousAddress if isinstance(data, dict) and data.get("reason") == "ambiguous-address" else RPCError
+            return kind(error["code"], str(error.get("message", "")), data, method)
         if "result" not in response:
             raise ProtocolError(f"{method}: a response with neither result nor error")
         return response["result"]
@@ -103,11 +107,13 @@ class Client:
         reached, `CallTimeout` when no answer comes within ``timeout`` (default: the client's).
         """
         wait = self.timeout if timeout is None else timeout
+        # One deadline for the whole call: writing the request, then waiting for its answer.
+        deadline = None if wait is None else time.monotonic() + wait
         for attempt in (1, 2):
             try:
-                connection, request_id, future = self._send(method, params)
+                connection, request_id, future = self._send(method, params, _left(deadline))
                 try:
-                    response = future.result(wait)
+                    response = future.result(_left(deadline))
                 except TimeoutError:
                     connection.forget(request_id)
                     raise CallTimeout(f"{method}: no answer from httpdnsd within {wait} s") from None
@@ -132,11 +138,12 @@ class Client:
             import anyio.to_thread
             return await anyio.to_thread.run_sync(lambda: self.call(method, params, timeout=timeout))
         wait = self.timeout if timeout is None else timeout
+        deadline = None if wait is None else time.monotonic() + wait
         for attempt in (1, 2):
             try:
-                connection, request_id, future = self._send(method, params)
+                connection, request_id, future = self._send(method, params, _left(deadline))
                 try:
-                    response = await asyncio.wait_for(asyncio.wrap_future(future), wait)
+                    response = await asyncio.wait_for(asyncio.wrap_future(future), _left(deadline))
                 except (asyncio.TimeoutError, asyncio.CancelledError) as stopped:
                     connection.forget(request_id)
                     if isinstance(stopped, asyncio.CancelledError):
@@ -197,24 +204,18 @@ class Client:
         return params
 
     def get_cookie_header(self, url: str, host: str | None = None, *, for_script: bool | None = None,
-                          site_for_cookies: str | None = None, top_level_navigation: bool | None = None) -> str:
+                          site_for_cookies: str | None = None, top_level_navigation: bool | None = None) -> CookieHeader:
         """``getCookieHeader``: the Cookie header value for a request to ``url`` ("" for none).
 
         ``host`` names the real host when ``url`` holds an IP literal; for a URL with a host
         name it defaults to that name, so the jar never has to guess."""
         params = self._cookie_params(url, host, forScript=for_script, siteForCookies=site_for_cookies,
                                      topLevelNavigation=top_level_navigation)
-        result = self.call("getCookieHeader", params)
-        if not isinstance(result, dict) or not isinstance(result.get("header"), str):
-            raise ProtocolError(f"getCookieHeader: malformed result {result!r}")
-        return result["header"]
+        return _cookie_header(self.call("getCookieHeader", params))
 
-    async def get_cookie_header_async(self, url: str, host: str | None = None) -> str:
+    async def get_cookie_header_async(self, url: str, host: str | None = None) -> CookieHeader:
         """`get_cookie_header` for asyncio programs."""
-        result = await self.call_async("getCookieHeader", self._cookie_params(url, host))
-        if not isinstance(result, dict) or not isinstance(result.get("header"), str):
-            raise ProtocolError(f"getCookieHeader: malformed result {result!r}")
-        return result["header"]
+        return _cookie_header(await self.call_async("getCookieHeader", self._cookie_params(url, host)))
 
     def handle_set_cookie(self, url: str, set_cookie: str | Iterable[str], host: str | None = None) -> StoredCookies:
         """``handleSetCookie``: stores a response's ``Set-Cookie`` values (one string or several)."""
@@ -256,12 +257,9 @@ class Client:
             params["format"] = format
         return _count(self.call("importCookies", params), "imported", "importCookies")
 
-    def export_cookies(self, format: str | None = None) -> str:
+    def export_cookies(self, format: str | None = None) -> ExportedCookies:
         """``exportCookies``: this user's jar as Netscape cookies.txt text."""
-        result = self.call("exportCookies", {"format": format} if format is not None else None)
-        if not isinstance(result, dict) or not isinstance(result.get("data"), str):
-            raise ProtocolError(f"exportCookies: malformed result {result!r}")
-        return result["data"]
+        return ExportedCookies.from_json(self.call("exportCookies", {"format": format} if format is not None else None))
 
     def flush_cache(self, host: str | None = None) -> int:
         """``flushCache`` (root and the daemon's user only): drops cached answers; returns how many."""
@@ -271,31 +269,29 @@ class Client:
         """``status``: version, uptime, cache counters, this user's cookie count, upstreams, fleet."""
         return Status.from_json(self.call("status"))
 
-    def show_cache(self) -> list[dict[str, Any]]:
+    def show_cache(self) -> list[CacheEntry]:
         """``showCache``: the cache entries this user may see (host, family, addresses, ttl,
         stale, upstream), by host, then family."""
         result = self.call("showCache")
         if not isinstance(result, dict) or not isinstance(result.get("entries"), list):
             raise ProtocolError(f"showCache: malformed result {result!r}")
-        return result["entries"]
+        return [CacheEntry.from_json(e) for e in result["entries"]]
 
-    def statistics(self) -> dict[str, Any]:
+    def statistics(self) -> Statistics:
         """``statistics``: every user's counters since the daemon started or the last reset."""
-        result = self.call("statistics")
-        if not isinstance(result, dict) or not isinstance(result.get("since"), int):
-            raise ProtocolError(f"statistics: malformed result {result!r}")
-        return result
+        return Statistics.from_json(self.call("statistics"))
 
     def reset_statistics(self) -> int:
         """``resetStatistics`` (root and the daemon's user only): returns the new ``since``."""
         return _count(self.call("resetStatistics"), "since", "resetStatistics")
 
-    def metrics(self) -> str:
+    def metrics(self) -> MetricsText:
         """``metrics``: the Prometheus text exposition (format 0.0.4)."""
         result = self.call("metrics")
-        if not isinstance(result, dict) or not isinstance(result.get("text"), str):
+        if not isinstance(result, dict) or not isinstance(result.get("text"), str) or not isinstance(
+                result.get("contentType"), str):
             raise ProtocolError(f"metrics: malformed result {result!r}")
-        return result["text"]
+        return MetricsText(result["text"], result["contentType"])
 
     def monitor(self) -> Monitor:
         """``monitor``: subscribes on a connection of its own and returns the subscription, an
@@ -309,7 +305,7 @@ class Client:
 
         connection = Connection(self.socket_path, on_notification, on_close=lambda: events.put(None))
         try:
-            request_id, future = connection.send("monitor")
+            request_id, future = connection.send("monitor", None, self.timeout)
             try:
                 response = future.result(self.timeout)
             except TimeoutError:
@@ -320,7 +316,11 @@ class Client:
         except BaseException:
             connection.close()
             raise
-        return Monitor(connection, events)
+        if not isinstance(outcome, dict) or not isinstance(outcome.get("scope"), str) or isinstance(
+                outcome.get("queueLimit"), bool) or not isinstance(outcome.get("queueLimit"), int):
+            connection.close()
+            raise ProtocolError(f"monitor: malformed result {outcome!r}")
+        return Monitor(connection, events, outcome["scope"], outcome["queueLimit"])
 
     def discover(self) -> dict[str, Any]:
         """``rpc.discover``: the daemon's OpenRPC document."""
@@ -328,6 +328,17 @@ class Client:
         if not isinstance(result, dict):
             raise ProtocolError("rpc.discover: the result is not an object")
         return result
+
+
+def _left(deadline: float | None) -> float | None:
+    return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+
+def _cookie_header(result: Any) -> CookieHeader:
+    if not isinstance(result, dict) or not isinstance(result.get("header"), str) or isinstance(
+            result.get("count"), bool) or not isinstance(result.get("count"), int):
+        raise ProtocolError(f"getCookieHeader: malformed result {result!r}")
+    return CookieHeader(result["header"], result["count"])
 
 
 def _count(result: Any, key: str, method: str) -> int:
@@ -342,9 +353,15 @@ class Monitor:
     monitorEvent notification (time, type, uid, ...), over a connection of its own. `close`
     (or leaving a ``with`` block, or the object being collected) ends the subscription."""
 
-    def __init__(self, connection: Connection, events: queue.SimpleQueue[dict[str, Any] | None]):
+    scope: str
+    queue_limit: int
+
+    def __init__(self, connection: Connection, events: queue.SimpleQueue[dict[str, Any] | None], scope: str = "own",
+                 queue_limit: int = 0):
         self._connection = connection
         self._events = events
+        self.scope = scope  # all: every user's events (root, the daemon's user); own: the caller's
+        self.queue_limit = queue_limit  # events that may wait for this subscriber before it is dropped
 
     def __iter__(self) -> Monitor:
         return self

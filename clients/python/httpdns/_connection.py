@@ -12,11 +12,13 @@ import concurrent.futures
 import itertools
 import json
 import os
+import select
 import socket
 import threading
+import time
 from typing import Any, Callable
 
-from ._errors import DaemonUnavailable, ProtocolError
+from ._errors import CallTimeout, DaemonUnavailable, ProtocolError
 
 SYSTEM_SOCKET = "/run/httpdnsd/httpdnsd.sock"
 # Bounds what one answer line may make the reader hold (an exported jar is the largest answer).
@@ -85,8 +87,11 @@ class Connection:
     def closed(self) -> bool:
         return self._closed is not None
 
-    def send(self, method: str, params: Any = None) -> tuple[int, concurrent.futures.Future]:
-        """Writes one request; the future completes with the whole response object."""
+    def send(self, method: str, params: Any = None,
+             timeout: float | None = None) -> tuple[int, concurrent.futures.Future]:
+        """Writes one request within ``timeout`` seconds (else the connection is closed, as a
+        partly written line leaves it unusable, and `CallTimeout` is raised); the future
+        completes with the whole response object."""
         future: concurrent.futures.Future = concurrent.futures.Future()
         with self._lock:
             if self._closed is not None:
@@ -98,12 +103,38 @@ class Connection:
         if params is not None:
             message["params"] = params
         line = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if not self._write_lock.acquire(timeout=-1 if timeout is None else timeout):
+            self.forget(request_id)
+            raise CallTimeout(f"{method}: the connection to httpdnsd stayed busy for {timeout} s")
         try:
-            with self._write_lock:
-                self._socket.sendall(line)
+            self._write(line, deadline)
+        except TimeoutError:
+            self.forget(request_id)
+            self.close()
+            raise CallTimeout(f"{method}: httpdnsd did not read the request within {timeout} s") from None
         except OSError as error:
             self._close(ConnectionClosed(f"httpdnsd at {self.path} closed the connection: {error}"))
+        finally:
+            self._write_lock.release()
         return request_id, future
+
+    def _write(self, data: bytes, deadline: float | None) -> None:
+        """sendall with a deadline: the socket stays blocking for the reader thread, so each
+        write is non-blocking on its own (MSG_DONTWAIT) after a wait for room."""
+        view = memoryview(data)
+        poller = select.poll()
+        poller.register(self._socket, select.POLLOUT)
+        while view:
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                raise TimeoutError
+            if not poller.poll(None if remaining is None else max(1, int(remaining * 1000))):
+                continue
+            try:
+                view = view[self._socket.send(view, socket.MSG_DONTWAIT):]
+            except BlockingIOError:
+                continue
 
     def forget(self, request_id: int) -> None:
         """Drops a request whose caller stopped waiting; its late answer is discarded."""

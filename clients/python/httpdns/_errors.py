@@ -57,6 +57,22 @@ class RPCError(HTTPDNSError):
         return text + (": " + ", ".join(details) if details else "") + ")"
 
 
+class AmbiguousAddress(RPCError):
+    """A cookie call for an IP-literal URL without a host name, whose address this user's
+    answers map to several host names (``candidates``): the call is repeated with one of them as
+    ``host`` (for the HTTP adapters, a ``Host`` header)."""
+
+    @property
+    def address(self) -> str | None:
+        """``data.address``: the address the candidates share."""
+        return self._member("address")
+
+    def _describe(self) -> str:
+        return (f"{self.method + ': ' if self.method else ''}{self.address or 'the address'} is an address of "
+                f"several host names ({', '.join(self.candidates)}): name the host with a Host header or host= "
+                f"({self.code} {self.name or 'InvalidParams'}: ambiguous-address)")
+
+
 class DaemonUnavailable(HTTPDNSError, ConnectionError):
     """The daemon's socket could not be reached, or it closed the connection before answering."""
 

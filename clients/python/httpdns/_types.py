@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +24,31 @@ def _optional(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], meth
     if obj.get(key) is None:
         return None
     return _get(obj, key, kind, method)
+
+
+def _camel(name: str) -> str:
+    return re.sub(r"_([a-z])", lambda m: m.group(1).upper(), name)
+
+
+class _WireKeys:
+    """Lets a typed result be read by its members' wire names too (``status.cache["staleServed"]``),
+    as the plain objects it replaced were."""
+
+    def __getitem__(self, key: str) -> Any:
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            if _camel(f.name) == key:
+                return getattr(self, f.name)
+        raise KeyError(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+
+def _int(obj: Any, key: str, method: str) -> int:
+    return _get(obj, key, int, method)
 
 
 @dataclass(frozen=True)
@@ -210,17 +237,56 @@ class NetworkStatus:
 
 
 @dataclass(frozen=True)
+class CacheCounters(_WireKeys):
+    """``status.cache`` and ``statistics.cache``: entries now, hits, misses and stale answers served."""
+
+    entries: int
+    hits: int
+    misses: int
+    stale_served: int
+
+    @classmethod
+    def from_json(cls, c: Any, method: str = "status cache") -> CacheCounters:
+        return cls(_int(c, "entries", method), _int(c, "hits", method), _int(c, "misses", method),
+                   _int(c, "staleServed", method))
+
+
+@dataclass(frozen=True)
+class FleetStatus(_WireKeys):
+    """``status.fleet`` (with a [Fleet] tier only): ``state`` is connecting, connected,
+    unreachable, authentication-failed or full; ``lag`` (seconds) and ``last_error`` may be None;
+    ``last_state_change`` is Unix seconds, ``outbox`` the entries waiting to be sent, ``rejected``
+    the fleet entries refused since start."""
+
+    connected: bool
+    state: str
+    last_error: str | None
+    last_state_change: int
+    lag: float | None
+    outbox: int
+    rejected: int
+
+    @classmethod
+    def from_json(cls, f: Any) -> FleetStatus:
+        m = "status fleet"
+        lag = _optional(f, "lag", (int, float), m)
+        return cls(_get(f, "connected", bool, m), _get(f, "state", str, m), _optional(f, "lastError", str, m),
+                   _int(f, "lastStateChange", m), float(lag) if lag is not None else None, _int(f, "outbox", m),
+                   _int(f, "rejected", m))
+
+
+@dataclass(frozen=True)
 class Status:
-    """A ``status`` answer. ``cache`` and ``fleet`` are the objects as sent (camelCase keys);
-    ``network`` is None from a daemon that does not send it; ``raw`` is the whole result,
-    members a newer daemon adds included."""
+    """A ``status`` answer. ``fleet`` is None without a fleet tier, ``network`` None from a
+    daemon that does not send it; ``raw`` is the whole result, members a newer daemon adds
+    included."""
 
     version: str
     uptime: float
-    cache: dict[str, Any]
+    cache: CacheCounters
     cookie_count: int
     upstreams: list[UpstreamStatus]
-    fleet: dict[str, Any] | None
+    fleet: FleetStatus | None
     raw: dict[str, Any]
     network: NetworkStatus | None = None
 
@@ -229,7 +295,122 @@ class Status:
         m = "status"
         upstreams = [UpstreamStatus.from_json(u) for u in _get(result, "upstreams", list, m)]
         network = _optional(result, "network", dict, m)
+        fleet = _optional(result, "fleet", dict, m)
         return cls(_get(result, "version", str, m), float(_get(result, "uptime", (int, float), m)),
-                   dict(_get(result, "cache", dict, m)), _get(_get(result, "cookies", dict, m), "count", int, m),
-                   upstreams, result.get("fleet"), dict(result),
+                   CacheCounters.from_json(_get(result, "cache", dict, m)),
+                   _get(_get(result, "cookies", dict, m), "count", int, m), upstreams,
+                   FleetStatus.from_json(fleet) if fleet is not None else None, dict(result),
                    NetworkStatus.from_json(network) if network is not None else None)
+
+
+@dataclass(frozen=True)
+class CacheEntry(_WireKeys):
+    """One ``showCache`` entry: ``family`` ipv4 or ipv6, ``ttl`` 0 once expired, ``stale`` when
+    kept only to be served while the upstreams fail, ``upstream`` the one that answered."""
+
+    host: str
+    family: str
+    addresses: list[str]
+    ttl: int
+    stale: bool
+    upstream: str | None
+
+    @classmethod
+    def from_json(cls, e: Any) -> CacheEntry:
+        m = "showCache"
+        return cls(_get(e, "host", str, m), _get(e, "family", str, m), list(_get(e, "addresses", list, m)),
+                   _int(e, "ttl", m), _get(e, "stale", bool, m), _optional(e, "upstream", str, m))
+
+
+@dataclass(frozen=True)
+class UpstreamCounters(_WireKeys):
+    """``statistics.upstreams[]``: one upstream's queries and failures since ``since``."""
+
+    name: str
+    queries: int
+    failures: int
+
+
+@dataclass(frozen=True)
+class CookieCounters(_WireKeys):
+    """``statistics.cookies``: Set-Cookie values stored and rejected, cookies deleted and Cookie
+    headers handed out since ``since``."""
+
+    stored: int
+    rejected: int
+    deleted: int
+    headers: int
+
+
+@dataclass(frozen=True)
+class Statistics(_WireKeys):
+    """A ``statistics`` answer: counters since ``since`` (Unix seconds)."""
+
+    since: int
+    cache: CacheCounters
+    upstreams: list[UpstreamCounters]
+    cookies: CookieCounters
+
+    @classmethod
+    def from_json(cls, result: Any) -> Statistics:
+        m = "statistics"
+        cookies = _get(result, "cookies", dict, m)
+        return cls(_int(result, "since", m), CacheCounters.from_json(_get(result, "cache", dict, m), m),
+                   [UpstreamCounters(_get(u, "name", str, m), _int(u, "queries", m), _int(u, "failures", m))
+                    for u in _get(result, "upstreams", list, m)],
+                   CookieCounters(_int(cookies, "stored", m), _int(cookies, "rejected", m), _int(cookies, "deleted", m),
+                                  _int(cookies, "headers", m)))
+
+
+class CookieHeader(str):
+    """``getCookieHeader``'s answer: the header value itself (a str, "" for none), with
+    ``header`` and ``count`` (how many cookies it holds)."""
+
+    header: str
+    count: int
+
+    def __new__(cls, header: str, count: int = 0) -> CookieHeader:
+        value = super().__new__(cls, header)
+        value.header, value.count = header, count
+        return value
+
+
+@dataclass(frozen=True)
+class LeftOutCookie:
+    """A cookie ``exportCookies`` left out of its text (a TAB or line break in it)."""
+
+    domain: str
+    path: str
+    name: str
+
+
+class ExportedCookies(str):
+    """``exportCookies``' answer: the cookies.txt text itself (a str), with ``data`` and
+    ``left_out`` (the cookies the format cannot hold; empty when none)."""
+
+    data: str
+    left_out: list[LeftOutCookie]
+
+    def __new__(cls, data: str, left_out: list[LeftOutCookie] | None = None) -> ExportedCookies:
+        value = super().__new__(cls, data)
+        value.data, value.left_out = data, list(left_out or [])
+        return value
+
+    @classmethod
+    def from_json(cls, result: Any) -> ExportedCookies:
+        m = "exportCookies"
+        left_out = [LeftOutCookie(_get(c, "domain", str, m), _get(c, "path", str, m), _get(c, "name", str, m))
+                    for c in (_optional(result, "leftOut", list, m) or [])]
+        return cls(_get(result, "data", str, m), left_out)
+
+
+class MetricsText(str):
+    """``metrics``' answer: the exposition text itself (a str), with ``text`` and ``content_type``."""
+
+    text: str
+    content_type: str
+
+    def __new__(cls, text: str, content_type: str = "") -> MetricsText:
+        value = super().__new__(cls, text)
+        value.text, value.content_type = text, content_type
+        return value

@@ -15,6 +15,17 @@ with its own rules for the method), the daemon's Cookie header for the hop's URL
 hop's Set-Cookie values through the daemon for that URL; the client's own cookie store stays
 empty. A proxy (``proxies=``/``proxy=``/``mounts=``, or the environment with ``trust_env``)
 is httpx's own transport, without IP-direct connections, and still uses the daemon's jar.
+
+An IP-literal URL with a ``Host`` header (httpx's way of naming the host) is that host at that
+address: ``client.post("https://203.0.113.10/login", headers={"Host": "app.example.com"})``
+connects to 203.0.113.10 with SNI, the certificate check and the cookies for app.example.com
+(httpx itself sets a redirect's Host header to the redirect's own host). Without a host name,
+an address this user's answers give for several hosts raises `AmbiguousAddressError` (naming
+them) before anything is sent. When every address of a stale answer fails to connect, the
+daemon is asked once for a fresh answer, which is tried next. Cookies the daemon refuses are
+logged (logger ``httpdns``, WARNING); failed daemon calls raise httpx.TransportError
+subclasses that are also the httpdns error (httpx.ConnectError for a daemon that cannot be
+reached).
 """
 
 from __future__ import annotations
@@ -27,12 +38,13 @@ from typing import Any
 import httpcore
 import httpx
 
+from ._adapters import Route, current_route, header_host, is_ip_literal, report_rejected, request_host
 from ._client import Client as DaemonClient
-from ._client import url_host
-from ._errors import HTTPDNSError
+from ._errors import AmbiguousAddress, CallTimeout, DaemonUnavailable, HTTPDNSError, ProtocolError, RPCError
 
-__all__ = ["AsyncClient", "AsyncCookieTransport", "AsyncHTTPTransport", "Client", "CookieTransport",
-           "HTTPTransport"]
+__all__ = ["AmbiguousAddressError", "AsyncClient", "AsyncCookieTransport", "AsyncHTTPTransport", "Client",
+           "CookieTransport", "DaemonProtocolError", "DaemonRPCError", "DaemonTimeout", "DaemonUnavailableError",
+           "HTTPTransport", "ResolveError"]
 
 # Distinct address sets whose connection pools are kept; the least recently used goes first.
 MAX_ADDRESS_SETS = 32
@@ -40,36 +52,67 @@ _CONNECT_FAILURES = (httpcore.ConnectError, httpcore.ConnectTimeout)
 
 
 class _Addresses:
-    """httpcore's network backend, connecting to fixed addresses in turn instead of the host."""
+    """httpcore's network backend, connecting to fixed addresses in turn instead of the host;
+    when every address of a stale answer fails, to the daemon's fresh answer next."""
 
     def __init__(self, inner: Any, addresses: tuple[str, ...]):
         self._inner = inner
         self._addresses = addresses
 
+    @staticmethod
+    def _stale_route(host: str) -> Route | None:
+        route = current_route.get()
+        return route if route is not None and route.stale and route.host == host else None
+
     def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
                     **kwargs: Any) -> Any:
         failure: Exception | None = None
-        for address in self._addresses:
-            try:
-                return self._inner.connect_tcp(address, port, timeout=timeout, local_address=local_address, **kwargs)
-            except _CONNECT_FAILURES as error:
-                failure = error
+        addresses = self._addresses
+        route = self._stale_route(host)
+        for attempt in (1, 2):
+            for address in addresses:
+                try:
+                    return self._inner.connect_tcp(address, port, timeout=timeout, local_address=local_address,
+                                                   **kwargs)
+                except _CONNECT_FAILURES as error:
+                    failure = error
+            if attempt == 1 and route is not None and route.refresh is not None:
+                addresses = _fresh(host, route.refresh)
+            else:
+                break
         raise failure if failure is not None else httpcore.ConnectError(f"no address for {host}")
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
 
+def _fresh(host: str, refresh: Any) -> tuple[str, ...]:
+    try:
+        return tuple(refresh())
+    except HTTPDNSError as error:
+        raise httpcore.ConnectError(f"httpdnsd could not resolve {host}: {error}") from error
+
+
 class _AsyncAddresses(_Addresses):
     async def connect_tcp(self, host: str, port: int, timeout: float | None = None,  # type: ignore[override]
                           local_address: str | None = None, **kwargs: Any) -> Any:
         failure: Exception | None = None
-        for address in self._addresses:
-            try:
-                return await self._inner.connect_tcp(address, port, timeout=timeout, local_address=local_address,
-                                                     **kwargs)
-            except _CONNECT_FAILURES as error:
-                failure = error
+        addresses = self._addresses
+        route = self._stale_route(host)
+        for attempt in (1, 2):
+            for address in addresses:
+                try:
+                    return await self._inner.connect_tcp(address, port, timeout=timeout,
+                                                         local_address=local_address, **kwargs)
+                except _CONNECT_FAILURES as error:
+                    failure = error
+            if attempt == 1 and route is not None and route.refresh is not None:
+                try:
+                    addresses = tuple(await route.refresh())
+                except HTTPDNSError as error:
+                    raise httpcore.ConnectError(f"httpdnsd could not resolve {host}: {error}") from error
+            else:
+                break
         raise failure if failure is not None else httpcore.ConnectError(f"no address for {host}")
 
 
@@ -106,13 +149,78 @@ class _Pools:
         return transports
 
 
-def _resolve_failed(request: httpx.Request, error: HTTPDNSError) -> httpx.ConnectError:
-    return httpx.ConnectError(f"httpdnsd could not resolve {request.url.host}: {error}", request=request)
+class DaemonUnavailableError(httpx.ConnectError, DaemonUnavailable):
+    """The daemon could not be reached for a request's cookies or addresses (``__cause__`` is
+    the `httpdns.DaemonUnavailable`)."""
+
+
+class DaemonTimeout(httpx.ConnectError, CallTimeout):
+    """The daemon did not answer a request's cookie or address call in time."""
+
+
+class _RPCErrorBase(RPCError):
+    """RPCError under an httpx exception, whose __init__ hands it only the message (the daemon's
+    code, data and method are copied in after)."""
+
+    def __init__(self, message: str) -> None:
+        Exception.__init__(self, message)
+
+
+class DaemonRPCError(httpx.TransportError, _RPCErrorBase):
+    """The daemon refused a request's cookie call (an `httpdns.RPCError` too, with its code,
+    name and data)."""
+
+
+class AmbiguousAddressError(DaemonRPCError, AmbiguousAddress):
+    """An IP-literal URL without a Host header whose address names several hosts
+    (``candidates``); raised before the request is sent."""
+
+
+class ResolveError(httpx.ConnectError, _RPCErrorBase):
+    """The daemon had no address for the request's host (HostNotFound, ...)."""
+
+
+class DaemonProtocolError(httpx.TransportError, ProtocolError):
+    """The daemon's answer to a request's call was malformed."""
+
+
+def _httpx_error(error: HTTPDNSError, request: httpx.Request, resolving: bool = False) -> httpx.TransportError:
+    """``error`` as an httpx.TransportError that is also an error of its httpdns class."""
+    message = f"httpdnsd could not resolve {request.url.host}: {error}" if resolving else str(error)
+    if isinstance(error, RPCError):
+        kind: type[httpx.TransportError] = (
+            ResolveError if resolving else AmbiguousAddressError if isinstance(error, AmbiguousAddress) else
+            DaemonRPCError)
+        wrapped = kind(message, request=request)
+        wrapped.code, wrapped.message, wrapped.data, wrapped.method = (  # type: ignore[attr-defined]
+            error.code, error.message, error.data, error.method)
+        return wrapped
+    if isinstance(error, DaemonUnavailable):
+        return DaemonUnavailableError(message, request=request)
+    if isinstance(error, CallTimeout):
+        return DaemonTimeout(message, request=request)
+    return (httpx.ConnectError if resolving else DaemonProtocolError)(message, request=request)
+
+
+def _route(request: httpx.Request) -> tuple[httpx.Request, str | None]:
+    """The request to hand the pools (for an IP-literal URL with a Host header naming a host: its
+    URL with that name, so that SNI and the certificate check are the name's), and the address
+    to connect to when the URL names one."""
+    host = request.url.host
+    if not is_ip_literal(host):
+        return request, None
+    name = header_host(request.headers.get("Host"))
+    if name is None:
+        return request, host.strip("[]")
+    renamed = httpx.Request(request.method, request.url.copy_with(host=name), headers=request.headers,
+                            stream=request.stream, extensions=request.extensions)
+    return renamed, host.strip("[]")
 
 
 class HTTPTransport(httpx.BaseTransport):
     """IP-direct: the daemon's addresses for each request's host. Takes httpx.HTTPTransport's
-    options (``verify``, ``cert``, ``http2``, ``limits``, ``retries``, ...) except ``proxy``."""
+    options (``verify``, ``cert``, ``http2``, ``limits``, ``retries``, ...) except ``proxy``.
+    An IP-literal URL connects to that address, with TLS for the host its Host header names."""
 
     def __init__(self, daemon: DaemonClient | None = None, *, verify: Any = True, cert: Any = None,
                  trust_env: bool = True, **options: Any):
@@ -120,11 +228,23 @@ class HTTPTransport(httpx.BaseTransport):
         self._pools = _Pools(httpx.HTTPTransport, _Addresses, verify, cert, trust_env, options)
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
+        sent, address = _route(request)
+        route = None
+        if address is not None:
+            addresses: tuple[str, ...] = (address,)
+        else:
+            host = request.url.host
+            try:
+                resolution = self.httpdns.resolve(host)
+            except HTTPDNSError as error:
+                raise _httpx_error(error, request, resolving=True) from error
+            addresses = tuple(resolution.addresses)
+            route = Route(host, resolution.stale, lambda: self.httpdns.resolve(host, allow_stale=False).addresses)
+        token = current_route.set(route)
         try:
-            addresses = tuple(self.httpdns.resolve(request.url.host).addresses)
-        except HTTPDNSError as error:
-            raise _resolve_failed(request, error) from error
-        return self._pools.get(addresses).handle_request(request)
+            return self._pools.get(addresses).handle_request(sent)
+        finally:
+            current_route.reset(token)
 
     def close(self) -> None:
         for transport in self._pools.all():
@@ -140,11 +260,27 @@ class AsyncHTTPTransport(httpx.AsyncBaseTransport):
         self._pools = _Pools(httpx.AsyncHTTPTransport, _AsyncAddresses, verify, cert, trust_env, options)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        sent, address = _route(request)
+        route = None
+        if address is not None:
+            addresses: tuple[str, ...] = (address,)
+        else:
+            host = request.url.host
+            try:
+                resolution = await self.httpdns.resolve_async(host)
+            except HTTPDNSError as error:
+                raise _httpx_error(error, request, resolving=True) from error
+            addresses = tuple(resolution.addresses)
+
+            async def refresh() -> list[str]:
+                return (await self.httpdns.resolve_async(host, allow_stale=False)).addresses
+
+            route = Route(host, resolution.stale, refresh)
+        token = current_route.set(route)
         try:
-            addresses = tuple((await self.httpdns.resolve_async(request.url.host)).addresses)
-        except HTTPDNSError as error:
-            raise _resolve_failed(request, error) from error
-        return await self._pools.get(addresses).handle_async_request(request)
+            return await self._pools.get(addresses).handle_async_request(sent)
+        finally:
+            current_route.reset(token)
 
     async def aclose(self) -> None:
         for transport in self._pools.all():
@@ -159,7 +295,9 @@ def _with_jar_header(request: httpx.Request, header: str) -> None:
 
 class CookieTransport(httpx.BaseTransport):
     """Wraps any transport: the daemon's Cookie header on each request, its Set-Cookie values
-    stored through the daemon for the request's URL."""
+    stored through the daemon for the request's URL (for an IP-literal URL, under the host its
+    Host header names). Refused cookies are logged (logger ``httpdns``); a failed daemon call
+    raises an httpx.TransportError that is also the httpdns error."""
 
     def __init__(self, inner: httpx.BaseTransport, daemon: DaemonClient):
         self.inner = inner
@@ -167,12 +305,20 @@ class CookieTransport(httpx.BaseTransport):
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         url = str(request.url)
-        host = url_host(url)
-        _with_jar_header(request, self.httpdns.get_cookie_header(url, host))
+        host = request_host(url, request.headers.get("Host"))
+        try:
+            _with_jar_header(request, self.httpdns.get_cookie_header(url, host))
+        except HTTPDNSError as error:
+            raise _httpx_error(error, request) from error
         response = self.inner.handle_request(request)
         set_cookie = response.headers.get_list("Set-Cookie")
         if set_cookie:
-            self.httpdns.handle_set_cookie(url, set_cookie, host)
+            try:
+                stored = self.httpdns.handle_set_cookie(url, set_cookie, host)
+            except HTTPDNSError as error:
+                response.close()
+                raise _httpx_error(error, request) from error
+            report_rejected(url, set_cookie, stored)
         return response
 
     def close(self) -> None:
@@ -188,12 +334,20 @@ class AsyncCookieTransport(httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         url = str(request.url)
-        host = url_host(url)
-        _with_jar_header(request, await self.httpdns.get_cookie_header_async(url, host))
+        host = request_host(url, request.headers.get("Host"))
+        try:
+            _with_jar_header(request, await self.httpdns.get_cookie_header_async(url, host))
+        except HTTPDNSError as error:
+            raise _httpx_error(error, request) from error
         response = await self.inner.handle_async_request(request)
         set_cookie = response.headers.get_list("Set-Cookie")
         if set_cookie:
-            await self.httpdns.handle_set_cookie_async(url, set_cookie, host)
+            try:
+                stored = await self.httpdns.handle_set_cookie_async(url, set_cookie, host)
+            except HTTPDNSError as error:
+                await response.aclose()
+                raise _httpx_error(error, request) from error
+            report_rejected(url, set_cookie, stored)
         return response
 
     async def aclose(self) -> None:

@@ -8,6 +8,8 @@ the protocol tests against a fake daemon run anyway.
 
 import json
 import os
+import socket
+import time
 import urllib.parse
 
 import pytest
@@ -45,17 +47,33 @@ class World:
         with open(self.proxyLog) as f:
             return [json.loads(line) for line in f if token in line]
 
-    def move(self, host, addresses):
-        """Makes the upstream answer ``addresses`` for ``host`` and flushes the daemon's cache."""
+    def set_answer(self, host, answer):
+        """Makes the upstream answer ``answer`` (addresses, or {"ips": [...], "ttl": seconds}) for ``host``."""
         with open(self.answers) as f:
             answers = json.load(f)
-        answers[host] = addresses
+        answers[host] = answer
         temporary = self.answers + ".tmp"
         with open(temporary, "w") as f:
             json.dump(answers, f)
         os.replace(temporary, self.answers)
+
+    def move(self, host, addresses):
+        """Makes the upstream answer ``addresses`` for ``host`` and flushes the daemon's cache."""
+        self.set_answer(host, addresses)
         with httpdns.Client(self.socket) as client:
             client.flush_cache(host)
+
+    def stale_then_moved(self, host, dead="127.0.0.9", alive="127.0.0.4"):
+        """Leaves the daemon holding an expired answer ``dead`` for ``host`` (nothing listens
+        there) while the upstream now answers ``alive``."""
+        self.set_answer(host, {"ips": [dead], "ttl": 1})
+        with httpdns.Client(self.socket) as client:
+            client.flush_cache(host)
+            assert client.resolve(host).addresses == [dead]
+            time.sleep(1.6)  # past the TTL: the next resolve answers stale:true at once
+            [entry] = [e for e in client.show_cache() if e["host"] == host and e["family"] == "ipv4"]
+            assert (entry["addresses"], entry["ttl"]) == ([dead], 0)
+        self.set_answer(host, [alive])
 
     @staticmethod
     def query(value):
@@ -82,3 +100,21 @@ def daemon(world):
 def token(request):
     """A path prefix unique to the test, to find its requests in the origins' records."""
     return "/" + request.node.name.replace("[", "-").replace("]", "") + "-" + os.urandom(3).hex()
+
+
+@pytest.fixture
+def black_hole(world):
+    """An address where connections to the origins' HTTP port time out: a listener whose accept
+    queue is full, so the kernel drops every further SYN (the fixture's namespace is loopback only)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.10", world.httpPort))
+    listener.listen(0)
+    filler = socket.create_connection(("127.0.0.10", world.httpPort), timeout=5)
+    probe = socket.socket()
+    probe.settimeout(0.3)
+    with pytest.raises(TimeoutError):
+        probe.connect(("127.0.0.10", world.httpPort))
+    probe.close()
+    yield "127.0.0.10"
+    filler.close()
+    listener.close()

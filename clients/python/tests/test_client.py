@@ -5,7 +5,10 @@ import json
 import os
 import socket
 import tempfile
+import re
 import threading
+import types
+import typing
 
 import pytest
 
@@ -223,6 +226,33 @@ def test_no_answer_is_a_timeout_and_the_late_answer_is_dropped():
     fake.close()
 
 
+def test_every_call_has_a_deadline_even_when_the_daemon_does_not_read(tmp_path):
+    # The adapters' clients and a plain Client wait 30 s by default.
+    import httpdns.httpx
+    import httpdns.requests
+    assert httpdns.Client().timeout == 30
+    assert httpdns.requests.Session(socket=str(tmp_path / "s")).httpdns.timeout == 30
+    assert httpdns.httpx.Client(socket=str(tmp_path / "s")).httpdns.timeout == 30
+    release = threading.Event()
+    fake = FakeDaemon(lambda connection, reader: release.wait(30))  # accepts, never reads
+    client = httpdns.Client(fake.path, timeout=0.5)
+    outcome = []
+
+    def import_a_large_jar():
+        try:
+            client.import_cookies("# Netscape HTTP Cookie File\n" + "x" * (16 << 20))
+        except Exception as error:
+            outcome.append(error)
+
+    caller = threading.Thread(target=import_a_large_jar, daemon=True)
+    caller.start()
+    caller.join(10)
+    release.set()
+    assert not caller.is_alive(), "the call outlived its deadline: the write to a daemon that does not read blocked"
+    assert isinstance(outcome[0], httpdns.CallTimeout)
+    fake.close()
+
+
 # -- typed results of the document's examples ----------------------------------------------------
 
 def document_example(method, name):
@@ -244,6 +274,97 @@ def test_status_example_has_typed_service_addresses_and_network():
     assert (scheduled.answered, system.answered) == (25, 0)
     assert scheduled.domains is None and system.domains is None  # no Route= lines
     assert status.network == httpdns.NetworkStatus(watching=True, changes=1, last_change=1767228900)
+
+
+def test_status_cache_and_fleet_are_typed():
+    status = httpdns.Status.from_json(document_example("status", "running"))
+    assert status.cache == httpdns.CacheCounters(entries=12, hits=340, misses=25, stale_served=2)
+    assert status.cache["staleServed"] == 2 and status.fleet is None  # wire names still read
+    fleet = {"connected": True, "state": "connected", "lastError": None, "lastStateChange": 1767225600,
+             "lag": 0.012, "outbox": 0, "rejected": 3}
+    with_fleet = httpdns.Status.from_json(dict(document_example("status", "running"), fleet=fleet))
+    assert with_fleet.fleet == httpdns.FleetStatus(connected=True, state="connected", last_error=None,
+                                                   last_state_change=1767225600, lag=0.012, outbox=0, rejected=3)
+    with pytest.raises(httpdns.ProtocolError):
+        httpdns.Status.from_json(dict(document_example("status", "running"), fleet=dict(fleet, outbox="0")))
+
+
+# What each method's result is in the client: a class whose typed fields hold the result's
+# members, or (for a result of one member) that member's own type, or {member: type} when the
+# method returns that member (listCookies returns the list of cookies).
+def client_results():
+    return {
+        "resolve": httpdns.Resolution, "reverse": httpdns.ReverseLookup, "getCookieHeader": httpdns.CookieHeader,
+        "handleSetCookie": httpdns.StoredCookies, "deleteCookies": {"deleted": int},
+        "listCookies": {"cookies": list[httpdns.Cookie]}, "importCookies": {"imported": int},
+        "exportCookies": httpdns.ExportedCookies, "flushCache": {"flushed": int}, "status": httpdns.Status,
+        "showCache": {"entries": list[httpdns.CacheEntry]}, "statistics": httpdns.Statistics,
+        "resetStatistics": {"since": int}, "metrics": httpdns.MetricsText, "monitor": httpdns.Monitor,
+    }
+# Members whose field is named otherwise than the member in snake_case.
+RENAMED = {"status.cookies": "cookie_count"}
+SCALARS = {"string": str, "integer": int, "number": float, "boolean": bool, "object": dict, "array": list}
+
+
+def _unwrap(hint):
+    """The type a hint holds: X for X | None; the union's members otherwise."""
+    arguments = [a for a in typing.get_args(hint) if a is not type(None)] if typing.get_origin(hint) in (
+        typing.Union, types.UnionType) else [hint]
+    return arguments
+
+
+def _hold(schema, hint, path, problems):
+    """Checks that ``hint`` is a typed field for ``schema`` (and its members, recursively)."""
+    kinds = schema.get("type")
+    kinds = [kinds] if isinstance(kinds, str) else list(kinds or [])
+    held = _unwrap(hint)
+    if "null" in kinds and type(None) not in typing.get_args(hint):
+        problems.append(f"{path}: may be null but its field is {hint}")
+    [target] = held if len(held) == 1 else [None]
+    origin = typing.get_origin(target) or target
+    if "object" in kinds and "properties" in schema:
+        if not isinstance(target, type) or target is dict:
+            problems.append(f"{path}: an object whose field is {hint}, not a typed class")
+            return
+        fields = typing.get_type_hints(target)
+        for name, member in schema["properties"].items():
+            field = RENAMED.get(f"{path}.{name}", re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), name))
+            if field not in fields:
+                problems.append(f"{path}.{name}: {target.__name__} has no field {field}")
+            elif f"{path}.{name}" not in RENAMED:
+                if name not in schema.get("required", []) and type(None) not in typing.get_args(fields[field]) \
+                        and typing.get_origin(fields[field]) is not list:
+                    problems.append(f"{path}.{name}: may be absent but its field {field} cannot be None")
+                _hold(member, fields[field], f"{path}.{name}", problems)
+    elif "array" in kinds:
+        if origin is not list:
+            problems.append(f"{path}: an array whose field is {hint}")
+        elif "items" in schema:
+            _hold(schema["items"], typing.get_args(target)[0] if typing.get_args(target) else typing.Any,
+                  f"{path}[]", problems)
+    else:
+        wanted = tuple(SCALARS[k] for k in kinds if k != "null")
+        if not (isinstance(origin, type) and issubclass(origin, wanted)):
+            problems.append(f"{path}: {kinds} in the document, {hint} in the client")
+
+
+def test_every_result_member_of_the_document_has_a_typed_field():
+    with open(os.path.join(ROOT, "rpc-schema", "httpdnsd.openrpc.json")) as f:
+        document = json.load(f)
+    problems, results = [], client_results()
+    for method in document["methods"]:
+        name, schema = method["name"], method["result"]["schema"]
+        if name == "rpc.discover":
+            continue  # the document itself, handed back as the parsed JSON it is
+        assert name in results, f"the client's result of {name} is not known to this test"
+        held = results[name]
+        if isinstance(held, dict):
+            assert set(held) == set(schema["properties"]), name
+            for member, hint in held.items():
+                _hold(schema["properties"][member], hint, f"{name}.{member}", problems)
+        else:
+            _hold(schema, held, name, problems)
+    assert problems == []
 
 
 def test_upstream_status_reads_routed_domains_and_refuses_mistyped_ones():
@@ -343,6 +464,19 @@ def test_observation_calls(world, daemon):
     text = daemon.metrics()
     assert any(line.startswith("# TYPE ") for line in text.splitlines()), text
     assert text.endswith("\n")
+    # The same, typed.
+    [entry] = [e for e in daemon.show_cache() if e.host == "login.example.test" and e.family == "ipv4"]
+    assert (entry.addresses, entry.stale, isinstance(entry.ttl, int)) == (["127.0.0.2"], False, True)
+    typed = daemon.statistics()
+    assert typed.since == since and isinstance(typed.cache, httpdns.CacheCounters)
+    assert isinstance(typed.cookies.headers, int) and all(isinstance(u.queries, int) for u in typed.upstreams)
+    status = daemon.status()
+    assert isinstance(status.cache, httpdns.CacheCounters) and status.cache.entries >= 1 and status.fleet is None
+    assert text.content_type.startswith("text/plain") and text.text == text
+    header = daemon.get_cookie_header("https://login.example.test/")
+    assert header.count == len([c for c in header.split("; ") if c])
+    exported = daemon.export_cookies()
+    assert exported.data == exported and exported.left_out == []
 
 
 def test_monitor_sees_a_resolve_made_on_another_connection(world, daemon):
@@ -355,6 +489,7 @@ def test_monitor_sees_a_resolve_made_on_another_connection(world, daemon):
                 break
         assert event is not None, "no resolve event within 10 s"
         assert event["uid"] == os.getuid() and isinstance(event["time"], int)
+        assert events.scope in ("all", "own") and events.queue_limit >= 1
     for _ in events:  # closed: the iteration ends
         pass
 

@@ -1,5 +1,7 @@
 """httpdns.requests.Session against the fixture's origins, upstream and proxy."""
 
+import time
+
 import pytest
 import requests
 
@@ -125,3 +127,82 @@ def test_streaming_bodies(world, session, token):
 def test_the_session_refuses_cookies_of_its_own(session):
     with pytest.raises(TypeError):
         session.cookies.set("a", "b")
+
+
+def test_an_ip_url_with_a_host_header_is_that_host_at_that_address(world, session, token, daemon, caplog):
+    # POST to 127.0.0.3 naming app.example.test: a Domain=example.test cookie is the host's own
+    # (not refused as domain-mismatch for an address), then a 302 to another host by name.
+    home = world.url("login.example.test", token + "/home/echo")
+    url = world.url("127.0.0.3", f"{token}/login?domain=example.test&next={world.query(home)}")
+    with caplog.at_level("WARNING", logger="httpdns"):
+        response = session.post(url, headers={"Host": "app.example.test"}, data={"user": "ipalice"})
+    assert response.status_code == 200 and response.json()["cookie"] == "sid=ipalice"
+    assert not [r for r in caplog.records if r.name == "httpdns"]
+    sent_login, sent_home = world.requests_with(token)
+    assert (sent_login["server"], sent_login["sni"], sent_login["host"], sent_login["method"]) == (
+        "127.0.0.3", "app.example.test", "app.example.test", "POST")
+    # The redirect's hop has its own host name, not the first Host header.
+    assert (sent_home["server"], sent_home["sni"], sent_home["host"], sent_home["cookie"]) == (
+        "127.0.0.2", "login.example.test", world.netloc("login.example.test"), "sid=ipalice")
+    [sid] = [c for c in daemon.list_cookies("example.test") if c.name == "sid"]
+    assert (sid.domain, sid.host_only) == ("example.test", False)
+    # A later request by name rides the session; host= is the same as the header.
+    later = session.get(world.url("app.example.test", token + "/later/echo")).json()
+    assert (later["server"], later["sni"], later["cookie"]) == ("127.0.0.3", "app.example.test", "sid=ipalice")
+    again = session.get(world.url("127.0.0.3", token + "/again/echo"), host="app.example.test").json()
+    assert (again["server"], again["sni"], again["host"], again["cookie"]) == (
+        "127.0.0.3", "app.example.test", "app.example.test", "sid=ipalice")
+
+
+def test_an_ambiguous_address_without_a_host_raises_before_sending(world, session, token, daemon):
+    daemon.resolve("failover.example.test")
+    daemon.resolve("wrongcert.example.test")  # 127.0.0.4 now names both for this user
+    with pytest.raises(requests.RequestException) as raised:
+        session.get(world.url("127.0.0.4", token + "/echo"), verify=False)
+    error = raised.value
+    assert isinstance(error, httpdns.AmbiguousAddress) and isinstance(error.__cause__, httpdns.RPCError)
+    assert {"failover.example.test", "wrongcert.example.test"} <= set(error.candidates)
+    assert "failover.example.test" in str(error) and "Host header" in str(error)
+    assert world.requests_with(token) == []
+
+
+def test_refused_cookies_are_logged(world, session, token, caplog):
+    url = world.url("py.example.test", f"{token}/set?cookie=ok%3D1&cookie=bad%3D2%3B%20Domain%3Delsewhere.test")
+    with caplog.at_level("WARNING", logger="httpdns"):
+        assert session.get(url).status_code == 200
+    [record] = [r for r in caplog.records if r.name == "httpdns"]
+    assert "'bad'" in record.getMessage() and "domain-mismatch" in record.getMessage()
+
+
+def test_an_unreachable_daemon_is_requests_connection_error(world, token, tmp_path):
+    with httpdns.requests.Session(socket=str(tmp_path / "nobody.sock")) as session:
+        with pytest.raises(requests.ConnectionError) as raised:
+            session.get(world.url("py.example.test", token + "/echo"), verify=world.ca)
+    assert isinstance(raised.value, httpdns.DaemonUnavailable)
+    assert isinstance(raised.value.__cause__, httpdns.DaemonUnavailable)
+    assert world.requests_with(token) == []
+
+
+
+def test_a_dead_stale_address_costs_no_failed_request(world, session, token, daemon):
+    host = "stale-requests.example.test"
+    world.stale_then_moved(host)
+    started = time.monotonic()
+    echo = session.get(world.url(host, token + "/echo", "http"), timeout=(3, 10)).json()
+    assert time.monotonic() - started < 3 + 1
+    assert (echo["server"], echo["host"]) == ("127.0.0.4", world.netloc(host, "http"))
+
+
+def test_a_black_holed_stale_address_costs_one_connect_timeout(world, session, token, black_hole):
+    host = "blackhole-requests.example.test"
+    world.stale_then_moved(host, dead=black_hole)
+    started = time.monotonic()
+    echo = session.get(world.url(host, token + "/echo", "http"), timeout=(1, 10)).json()
+    assert time.monotonic() - started < 1 + 1
+    assert echo["server"] == "127.0.0.4"
+
+
+def test_a_relative_redirect_keeps_the_host_header(world, session, token):
+    url = world.url("127.0.0.3", f"{token}/redirect?status=302&to={world.query(token + '/rel/echo')}")
+    echo = session.get(url, host="app.example.test").json()
+    assert (echo["server"], echo["sni"], echo["host"]) == ("127.0.0.3", "app.example.test", "app.example.test")
