@@ -15,19 +15,23 @@ public struct ResolveParams: DescribedParams {
     /// With `allowStale`, an expired answer is served only after a refresh has not answered
     /// within this long (RFC 8767's client response timer); nil: at once.
     public var staleAfterMs: Int?
+    /// A name outside every `Route=` is not asked of billed services (kinds alibaba and tencent):
+    /// when they are all its upstreams, -32002 with reason `not-routed` at once.
+    public var billedRoutesOnly: Bool
 
     /// Longest wait a caller may ask for (resolved's method timeout is 45 s).
     public static let maxTimeoutMs: Int64 = 60_000
 
     public init(
         host: String, family: AddressFamily = .both, allowStale: Bool = true, timeoutMs: Int? = nil,
-        staleAfterMs: Int? = nil
+        staleAfterMs: Int? = nil, billedRoutesOnly: Bool = false
     ) {
         self.host = host
         self.family = family
         self.allowStale = allowStale
         self.timeoutMs = timeoutMs
         self.staleAfterMs = staleAfterMs
+        self.billedRoutesOnly = billedRoutesOnly
     }
 
     /// The table's reading, written out for the request path (every resolve reads it);
@@ -40,6 +44,7 @@ public struct ResolveParams: DescribedParams {
         allowStale = try params.optionalBool("allowStale") ?? true
         timeoutMs = try params.optionalInt("timeoutMs", in: 1...Self.maxTimeoutMs).map(Int.init)
         staleAfterMs = try params.optionalInt("staleAfterMs", in: 1...Self.maxTimeoutMs).map(Int.init)
+        billedRoutesOnly = try params.optionalBool("billedRoutesOnly") ?? false
     }
 
     public static let blank = ResolveParams(host: "")
@@ -49,6 +54,7 @@ public struct ResolveParams: DescribedParams {
         .optional("allowStale", \.allowStale, default: true, sendsDefault: true),
         .optional("timeoutMs", \.timeoutMs, in: 1...maxTimeoutMs),
         .optional("staleAfterMs", \.staleAfterMs, in: 1...maxTimeoutMs),
+        .optional("billedRoutesOnly", \.billedRoutesOnly, default: false, sendsDefault: false),
     ]
 }
 

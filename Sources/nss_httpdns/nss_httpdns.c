@@ -53,6 +53,9 @@ static const struct outcome buffer_too_small = {NSS_STATUS_TRYAGAIN, ERANGE, NET
 /* An address the daemon never handed out to this user: its memory is no authority on addresses,
    so the next source (DNS PTR records after "[!UNAVAIL=return]") gets to answer. */
 static const struct outcome unknown_address = {NSS_STATUS_UNAVAIL, 0, HOST_NOT_FOUND};
+/* A name outside every Route= that only billed services would answer: the daemon leaves it to the
+   machine's resolver, the next source. */
+static const struct outcome not_routed = {NSS_STATUS_UNAVAIL, 0, HOST_NOT_FOUND};
 
 /* The daemon is not there, not answering in time, or answering something unreadable: the next
    source in nsswitch.conf gets its turn ([!UNAVAIL=return] lets it). NO_RECOVERY rather than
@@ -144,21 +147,25 @@ static size_t build_request(char *out, const char *method, const char *key, cons
     return append(out, &length, "}}\n") ? length : 0;
 }
 
-/* An error reply: its code, and whether its data.reason is "no-data" (-32001 for a name that exists
-   without an address of the families asked for, which nss_dns reports as NO_DATA). */
+/* An error reply's data.reason, where it changes the outcome: "no-data" (-32001 for a name that
+   exists without an address of the families asked for, which nss_dns reports as NO_DATA) and
+   "not-routed" (-32002 for a name outside every Route= whose upstreams are all billed services:
+   the machine's own resolver, the next source, answers it). */
+enum error_reason { REASON_OTHER, REASON_NO_DATA, REASON_NOT_ROUTED };
+
 struct daemon_error {
     int64_t code;
-    bool no_data;
+    enum error_reason reason;
 };
 
 static struct outcome outcome_of_error(struct daemon_error error) {
     switch (error.code) {
     case RPC_HOST_NOT_FOUND:
-        return error.no_data ? no_data : not_found;
+        return error.reason == REASON_NO_DATA ? no_data : not_found;
     case RPC_INVALID_PARAMS: /* the daemon finds the name malformed: it names no host */
         return not_found;
     case RPC_RESOLUTION_UNAVAILABLE:
-        return try_again;
+        return error.reason == REASON_NOT_ROUTED ? not_routed : try_again;
     case RPC_LIMIT_EXCEEDED:
         return busy;
     default: /* internal error, permission denied, a daemon without the method */
@@ -166,9 +173,10 @@ static struct outcome outcome_of_error(struct daemon_error error) {
     }
 }
 
-/* An error's data: whether its "reason" is "no-data". Other members are skipped, a repeated or
-   non-string reason refused; data that is no object is skipped whole (only the code matters then). */
-static int read_error_data(struct json_reader *reader, bool *says_no_data) {
+/* An error's data: its "reason" where it is one of `enum error_reason`'s. Other members are skipped,
+   a repeated or non-string reason refused; data that is no object is skipped whole (only the code
+   matters then). */
+static int read_error_data(struct json_reader *reader, enum error_reason *said) {
     struct json_reader object = *reader;
     if (json_object_begin(&object) != 0) return json_skip_value(reader);
     *reader = object;
@@ -180,7 +188,9 @@ static int read_error_data(struct json_reader *reader, bool *says_no_data) {
         if (json_span_equals(&key, "reason")) {
             struct json_span reason;
             if (seen_reason || json_read_string(reader, &reason) != 0) return -1;
-            *says_no_data = json_span_equals(&reason, "no-data");
+            *said = json_span_equals(&reason, "no-data")      ? REASON_NO_DATA
+                    : json_span_equals(&reason, "not-routed") ? REASON_NOT_ROUTED
+                                                              : REASON_OTHER;
             seen_reason = true;
         } else if (json_skip_value(reader) != 0) {
             return -1;
@@ -230,7 +240,7 @@ static int read_envelope(const char *line, size_t length, struct json_reader *re
                     if (seen_code || json_read_integer(&reader, &error->code) != 0) return -1;
                     seen_code = true;
                 } else if (json_span_equals(&field, "data")) {
-                    if (seen_data || read_error_data(&reader, &error->no_data) != 0) return -1;
+                    if (seen_data || read_error_data(&reader, &error->reason) != 0) return -1;
                     seen_data = true;
                 } else if (json_skip_value(&reader) != 0) {
                     return -1;
@@ -358,7 +368,8 @@ static struct outcome resolve(const char *name, const char *family, char *buffer
                               struct resolve_answer *answer, struct arena *rest) {
     char request[REQUEST_CAPACITY];
     size_t request_length =
-        build_request(request, "resolve", "host", name, family, ",\"staleAfterMs\":" STALE_AFTER_MS);
+        build_request(request, "resolve", "host", name, family,
+                      ",\"staleAfterMs\":" STALE_AFTER_MS ",\"billedRoutesOnly\":true");
     /* Empty, overlong, control characters, invalid UTF-8: no host has such a name. */
     if (request_length == 0) return not_found;
     /* A single-label name is for the search list of resolv.conf, which only nss_dns applies;

@@ -248,7 +248,20 @@ struct ConfigTests {
             """)
         #expect(other.resolver.upstreams.map(\.name) == ["alibaba", "tencent", "doh"])
         #expect(other.resolver.defaultRoute == ["tencent"])
-        #expect(unused.map(\.message) == ["upstream doh is in no Route= and not in DefaultRoute=: it is never asked"])
+        #expect(
+            unused.map(\.message).first == "upstream doh is in no Route= and not in DefaultRoute=: it is never asked")
+        #expect(
+            unused.map(\.message).last?.hasPrefix(
+                "every name outside the Route= domains goes to the billed upstream(s) tencent") == true)
+
+        // Billed services that receive every name are warned of (each query billed, a name outside
+        // the console answered empty); with a free upstream beside them, or routes, they are not.
+        let (_, billed) = try parse("[Resolver]\nUpstream=alibaba http://127.0.0.1:9/1\n")
+        #expect(
+            billed.map(\.message).first?.hasPrefix(
+                "every name (no Route= is set) goes to the billed upstream(s) alibaba") == true)
+        #expect(try parse("[Resolver]\nUpstream=alibaba http://127.0.0.1:9/1\nUpstream=system\n").1.isEmpty)
+        #expect(try parse("[Resolver]\nUpstream=alibaba http://127.0.0.1:9/1\nRoute=alibaba a.example\n").1.isEmpty)
 
         // Without routes every upstream is asked, in order; Route= empties like the other lists.
         let (none, _) = try parse("[Resolver]\nUpstream=doh https://a.example/dns-query\nRoute=doh a.example\nRoute=\n")

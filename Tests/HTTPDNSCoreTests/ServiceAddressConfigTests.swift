@@ -28,6 +28,8 @@ struct ServiceAddressConfigTests {
             SchedulerRefresh=30min
             TencentBackupAddresses=127.0.0.5
             TencentBackupAddresses=0:0:0:0:0:0:0:1
+            Route=alibaba example.com
+            Route=tencent example.org
             """
         ).get()
         #expect(warnings.isEmpty)

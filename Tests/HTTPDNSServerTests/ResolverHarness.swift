@@ -31,12 +31,13 @@ final class ResolverHarness {
     @discardableResult
     func resolve(
         _ host: String, family: AddressFamily = .both, uid: UInt32 = 0, account: UInt32? = nil,
-        timeoutMs: Int? = nil, allowStale: Bool = true, staleAfterMs: Int? = nil
+        timeoutMs: Int? = nil, allowStale: Bool = true, staleAfterMs: Int? = nil, billedRoutesOnly: Bool = false
     ) -> ResolveCall {
         let call = ResolveCall()
         service.resolve(
             ResolveParams(
-                host: host, family: family, allowStale: allowStale, timeoutMs: timeoutMs, staleAfterMs: staleAfterMs),
+                host: host, family: family, allowStale: allowStale, timeoutMs: timeoutMs, staleAfterMs: staleAfterMs,
+                billedRoutesOnly: billedRoutesOnly),
             uid: uid, account: account
         ) { call.outcome = $0 }
         return call

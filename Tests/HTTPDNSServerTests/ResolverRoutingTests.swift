@@ -14,6 +14,32 @@ import Testing
         "Upstream=alibaba http://127.0.0.1:9/1\nUpstream=tencent http://127.0.0.1:9/t\n"
         + "Upstream=doh-json http://127.0.0.1:9/resolve\n"
 
+    /// With only billed upstreams and no route (the README's first configuration before it had
+    /// Route=), a `billedRoutesOnly` resolve (the NSS module's) of any name is -32002 not-routed
+    /// at once and asks nothing; a plain resolve still goes to the service; a routed name goes
+    /// to its route either way, and with a free upstream in the default route nothing changes.
+    @Test func billedRoutesOnlyLeavesUnroutedNamesToTheMachine() throws {
+        let billed = try ResolverHarness(
+            "Upstream=alibaba http://127.0.0.1:9/1\nUpstream=tencent http://127.0.0.1:9/t\n")
+        let refused = billed.resolve("mirror.example.test", family: .ipv4, billedRoutesOnly: true)
+        #expect(refused.error?.code == .resolutionUnavailable)
+        #expect(refused.reason == "not-routed")
+        #expect(billed.transport.exchanges.isEmpty, "the billed service was not asked")
+        billed.resolve("mirror.example.test", family: .ipv4)
+        #expect(billed.transport.pending("mirror.example.test")?.upstream == "alibaba", "plain resolve is unchanged")
+
+        let routed = try ResolverHarness(
+            "Upstream=alibaba http://127.0.0.1:9/1\nRoute=alibaba example.com\nDefaultRoute=alibaba\n")
+        routed.resolve("app.example.com", family: .ipv4, billedRoutesOnly: true)
+        #expect(routed.transport.pending("app.example.com")?.upstream == "alibaba")
+        #expect(routed.resolve("other.example.test", family: .ipv4, billedRoutesOnly: true).reason == "not-routed")
+
+        let mixed = try ResolverHarness(
+            "Upstream=alibaba http://127.0.0.1:9/1\nUpstream=doh-json http://127.0.0.1:9/r\n")
+        mixed.resolve("mirror.example.test", family: .ipv4, billedRoutesOnly: true)
+        #expect(mixed.transport.pending("mirror.example.test") != nil, "a free upstream answers any name")
+    }
+
     /// The most specific route wins; names outside every route go to the system resolver; a
     /// route's domain covers the names under it, not names that only end in the same letters.
     @Test func theMostSpecificRouteDecides() throws {

@@ -131,7 +131,8 @@ struct NSSModuleLibraryTests {
             let host = request.queryValue("host") ?? ""
             return .json(#"{"host":"\#(host)","ips":["\#(address)"],"ipsv6":[],"ttl":1,"origin_ttl":1}"#)
         }
-        let daemon = try DaemonHarness(config: "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\nTimeout=2s\n")
+        let daemon = try DaemonHarness(
+            config: "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\nRoute=alibaba nss.test\nTimeout=2s\n")
         _ = try daemon.connectReady()
         let first = try artifacts.lookup(["name4", "moved.nss.test"], socket: daemon.socketPath)
         #expect(first["addresses"] == "127.0.0.40", "\(first)")
@@ -281,11 +282,12 @@ struct NSSModuleLibraryTests {
         }
         #expect(
             requests == [
-                ["resolve", "host=web.nss.test", "staleAfterMs=500"],
-                ["resolve", "host=web.nss.test", "family=ipv4", "staleAfterMs=500"],
-                ["resolve", "host=web.nss.test", "family=ipv6", "staleAfterMs=500"],
-                ["resolve", "host=we\"b\\.nss.test", "family=ipv4", "staleAfterMs=500"],
-                ["resolve", "host=bücher.nss.test", "staleAfterMs=500"], ["reverse", "address=127.0.0.5"],
+                ["resolve", "host=web.nss.test", "staleAfterMs=500", "billedRoutesOnly=true"],
+                ["resolve", "host=web.nss.test", "family=ipv4", "staleAfterMs=500", "billedRoutesOnly=true"],
+                ["resolve", "host=web.nss.test", "family=ipv6", "staleAfterMs=500", "billedRoutesOnly=true"],
+                ["resolve", "host=we\"b\\.nss.test", "family=ipv4", "staleAfterMs=500", "billedRoutesOnly=true"],
+                ["resolve", "host=bücher.nss.test", "staleAfterMs=500", "billedRoutesOnly=true"],
+                ["reverse", "address=127.0.0.5"],
                 ["reverse", "address=127.0.0.5"],
                 ["reverse", "address=2001:db8::1"],
             ], "\(requests)")

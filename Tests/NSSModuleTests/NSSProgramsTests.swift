@@ -31,16 +31,19 @@ struct NSSProgramsTests {
         let artifacts: NSSArtifacts
 
         /// `config` replaces the configuration; `resolverLines` are added to the default one's
-        /// `[Resolver]` section (after its `Upstream=alibaba` line, named `alibaba`).
+        /// `[Resolver]` section (after its `Upstream=alibaba` line, named `alibaba`, and its route
+        /// of `routed`: a billed service gets no name outside the routes from the module).
         init(
             launcher: (TemporaryDirectory) throws -> [String] = { _ in [] }, config: String? = nil,
-            resolverLines: String = ""
+            resolverLines: String = "", routed: String = "nss.test"
         ) throws {
             artifacts = try NSSArtifacts.get()
             upstream = try FakeHTTPServer.alibaba(answers: NSSProgramsTests.answers)
             let directory = TemporaryDirectory(prefix: "nssd")
             daemon = try DaemonHarness(
-                config: config ?? "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\n\(resolverLines)",
+                config: config
+                    ?? "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\n"
+                    + (routed.isEmpty ? "" : "Route=alibaba \(routed)\n") + resolverLines,
                 environment: ["LD_LIBRARY_PATH": artifacts.moduleDirectory], directory: directory,
                 socketName: "httpdnsd.sock", launcher: try launcher(directory))
             _ = try daemon.connectReady()
@@ -65,6 +68,23 @@ struct NSSProgramsTests {
         result.stdout.split(separator: "\n").map {
             $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
         }
+    }
+
+    /// The packaged line's order (the module, then the machine's other sources) with only a
+    /// billed upstream and no route: a name the machine's own sources know (here /etc/hosts,
+    /// standing in for DNS) resolves as before the module was installed, and the billed service
+    /// never hears of it; it would have answered it empty, a final NOTFOUND.
+    @Test func namesOutsideTheRoutesNeverReachABilledService() throws {
+        let setup = try Setup(routed: "")
+        let space = try setup.namespace("httpdns [!UNAVAIL=return] files", hosts: "127.0.0.77 mirror.example.test\n")
+        let mirror = try space.run("getent", ["ahosts", "mirror.example.test"])
+        #expect(mirror.status == 0, "\(mirror.stderr)")
+        #expect(Self.rows(mirror).first == ["127.0.0.77", "STREAM", "mirror.example.test"], "\(mirror.stdout)")
+        #expect(setup.upstreamRequests(for: "mirror.example.test") == 0, "the billed service never heard of it")
+        // A program's own RPC resolve still asks it (and the daemon warns of the configuration).
+        _ = try setup.daemon.connect().call("resolve", ["host": "web.nss.test", "family": "ipv4"])
+        #expect(setup.upstreamRequests(for: "web.nss.test") == 1)
+        #expect(setup.daemon.log.contains("goes to the billed upstream(s) alibaba"), "\(setup.daemon.log)")
     }
 
     @Test func getentForwardAndReverse() throws {
@@ -352,7 +372,7 @@ struct NSSProgramsTests {
                     artifacts: artifacts)
                 space = made
                 return made.launcher
-            }, resolverLines: "Route=alibaba nss.test\n")
+            }, resolverLines: "Route=alibaba nss.test\n", routed: "")
         let programs = try #require(space)
         #expect(Self.rows(try programs.run("getent", ["ahostsv4", "alpha.nss.test"])).first?.first == "127.0.0.21")
         #expect(Self.rows(try programs.run("getent", ["ahostsv4", "outside.example"])).first?.first == "127.0.0.51")

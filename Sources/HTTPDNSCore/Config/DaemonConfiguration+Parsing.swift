@@ -427,6 +427,7 @@ struct ConfigurationParser {
                 occurrence == 1 ? kind.rawValue : "\(kind.rawValue)#\(occurrence)"
         }
         finishRoutes()
+        warnOfBilledDefault()
         finishDomainTTLs()
         finishServiceAddresses()
     }
@@ -512,6 +513,25 @@ struct ConfigurationParser {
         for name in names where !used.contains(name) {
             warn(line, "upstream \(name) is in no Route= and not in DefaultRoute=: it is never asked")
         }
+    }
+
+    /// Warns when every name outside the routes would go to billed services only: each such
+    /// query is billed, and their empty answer for a name outside their console is final (the
+    /// NSS module leaves such names to the machine's resolver; RPC callers get the services').
+    private mutating func warnOfBilledDefault() {
+        let resolver = configuration.resolver
+        let routing = UpstreamRouting(
+            upstreams: resolver.upstreams, routes: resolver.routes, defaultRoute: resolver.defaultRoute)
+        let asked = routing.defaultUpstreams.map { resolver.upstreams[$0] }
+        guard !asked.isEmpty, asked.allSatisfy(\.kind.isBilled) else { return }
+        let line = lastLine["Resolver.DefaultRoute"] ?? lastLine["Resolver.Upstream"] ?? 0
+        let names = asked.map(\.name).joined(separator: ", ")
+        let scope = routing.isConfigured ? "every name outside the Route= domains" : "every name (no Route= is set)"
+        warn(
+            line,
+            "\(scope) goes to the billed upstream(s) \(names): each query is billed, and a name outside the "
+                + "account's console gets an empty answer; add Route= lines for the account's domains (programs "
+                + "resolving through nss-httpdns get the machine's own resolver for the other names)")
     }
 
     /// Refuses each domain listed again on a later line of `key` (`Route=`, `DomainTTL=`), with

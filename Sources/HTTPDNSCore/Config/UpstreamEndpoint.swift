@@ -15,6 +15,10 @@ public struct UpstreamEndpoint: Sendable, Equatable {
 
         /// Whether the kind is an HTTP service and so needs a URL.
         public var needsURL: Bool { self != .system }
+
+        /// Whether the service bills per query and answers only the names of its console (an
+        /// empty answer for any other is final): the HTTPDNS services.
+        public var isBilled: Bool { self == .alibaba || self == .tencent }
     }
 
     public var kind: Kind

@@ -98,6 +98,9 @@ public struct ResolverMachine {
 
     // MARK: resolve
 
+    /// `data.reason` of a name that `billedRoutesOnly` leaves to the machine's resolver.
+    public static let notRouted = "not-routed"
+
     /// A `resolve` request of `uid`: answered from the cache (or as a literal or `Static=` name)
     /// at once, through `answer` before this returns (nil), or made to wait for the flight of
     /// its name, for at most its own `timeoutMs`: then its caller id is returned and its reply
@@ -128,6 +131,10 @@ public struct ResolverMachine {
             let result = staticResult(host, fixed, family: params.family)
             remember(result, uid: uid, now: now)
             answer(.success(result))
+            return nil
+        }
+        if params.billedRoutesOnly, settings.routing.sendsOnlyToBilled(host, upstreams: settings.upstreams) {
+            answer(.failure(.resolutionUnavailable(host, reason: Self.notRouted)))
             return nil
         }
         if let (stored, parts, upstream) = cache.freshReplyParts(

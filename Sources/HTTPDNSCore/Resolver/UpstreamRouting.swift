@@ -44,6 +44,19 @@ public struct UpstreamRouting: Sendable, Equatable {
         return DomainSuffixes.mostSpecific(host, in: routes) ?? defaultUpstreams
     }
 
+    /// Whether `host` (canonical) is outside every route and every upstream it would be asked of
+    /// is a billed service (`Kind.isBilled`).
+    public func sendsOnlyToBilled(_ host: String, upstreams: [UpstreamEndpoint]) -> Bool {
+        guard !isRouted(host) else { return false }
+        let asked = defaultUpstreams
+        return !asked.isEmpty && asked.allSatisfy { upstreams[$0].kind.isBilled }
+    }
+
+    /// Whether `host` (canonical) falls under a `Route=` domain.
+    public func isRouted(_ host: String) -> Bool {
+        !routes.isEmpty && DomainSuffixes.mostSpecific(host, in: routes) != nil
+    }
+
     /// The routed domains the upstream at `index` serves, sorted, with "." for the names outside
     /// every routed domain when the default route lists it; nil when no route is configured.
     public func domains(of index: Int) -> [String]? {
