@@ -214,7 +214,7 @@ private struct CurlSession {
             if request.include, let file = request.outputFile, let written = try? Files.read(file, limit: .max) {
                 carriedOutput += written
             }
-            let dropsBody = request.dropsBody(status: outcome.response.status, method: request.method(of: hop))
+            let dropsBody = request.dropsBody(status: outcome.response.status, kind: request.requestKind(of: hop))
             hop = CurlRequest.Hop(
                 target: next, redirects: hop.redirects + 1, bodyDropped: hop.bodyDropped || dropsBody,
                 referrer: hop.target.url)

@@ -176,29 +176,54 @@ struct CurlRequest {
         return scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
     }
 
-    /// The method of `hop`'s request.
-    func method(of hop: Hop) -> String { hop.bodyDropped ? "GET" : initialMethod }
+    /// The method of `hop`'s request: `-X` on every hop, as curl sends it even where a redirect
+    /// made the request a GET without its body; else GET once a redirect did, else the first one's.
+    func method(of hop: Hop) -> String {
+        if let method = commandLine.last("request") { return method }
+        return hop.bodyDropped && requestKind != .head ? "GET" : initialMethod
+    }
 
     /// The method of the first request, as curl picks it.
     var initialMethod: String {
         if let method = commandLine.last("request") { return method }
-        if commandLine.flag("head") { return "HEAD" }
+        switch requestKind {
+        case .get: return "GET"
+        case .head: return "HEAD"
+        case .post: return "POST"
+        case .put: return "PUT"
+        }
+    }
+
+    /// What curl makes of the request whatever `-X` says (libcurl's `httpreq`): its redirect
+    /// rules look at this, never at the custom method.
+    enum RequestKind: Equatable {
+        case get, head, post, put
+    }
+
+    /// curl's kind of the first request: `-I` HEAD, data or a form POST (GET with `-G`), `-T` PUT.
+    var requestKind: RequestKind {
+        if commandLine.flag("head") { return .head }
         if commandLine.has(
             "data", "data-ascii", "data-binary", "data-raw", "data-urlencode", "json", "form", "form-string")
         {
-            return commandLine.flag("get") ? "GET" : "POST"
+            return commandLine.flag("get") ? .get : .post
         }
-        return commandLine.has("upload-file") ? "PUT" : "GET"
+        return commandLine.has("upload-file") ? .put : .get
     }
 
-    /// Whether a redirect with `status` after a request with `method` turns it into a body-less
-    /// GET (RFC 9110 section 15.4: 301 and 302 after POST, 303 after anything but GET and HEAD;
-    /// 307 and 308 keep both). `--post301`, `--post302`, `--post303` keep POST, as in curl.
-    func dropsBody(status: Int, method: String) -> Bool {
+    /// The kind of `hop`'s request: a GET once a redirect dropped the body.
+    func requestKind(of hop: Hop) -> RequestKind { hop.bodyDropped ? .get : requestKind }
+
+    /// Whether a redirect with `status` after a request of `kind` drops the body and makes the
+    /// request a GET, as curl 7.88 decides it: 301 and 302 after a POST (data or a form), unless
+    /// `--post301`/`--post302`; 303 after anything but a GET or HEAD, unless a POST with
+    /// `--post303`; 307 and 308 never. `-X` changes none of this (curl then sends the `-X`
+    /// method without the body), and a PUT of `-T` keeps its body on 301 and 302.
+    func dropsBody(status: Int, kind: RequestKind) -> Bool {
         switch status {
-        case 301: return method == "POST" && !commandLine.flag("post301")
-        case 302: return method == "POST" && !commandLine.flag("post302")
-        case 303: return method != "GET" && method != "HEAD" && !(method == "POST" && commandLine.flag("post303"))
+        case 301: return kind == .post && !commandLine.flag("post301")
+        case 302: return kind == .post && !commandLine.flag("post302")
+        case 303: return kind != .get && kind != .head && !(kind == .post && commandLine.flag("post303"))
         default: return false
         }
     }
@@ -249,9 +274,8 @@ struct CurlRequest {
             if hop.redirects > 0 && commandLine.flag("get") && (option.name == "get" || Self.isData(option)) {
                 continue  // -G put the data into the first URL's query; a Location replaces it
             }
-            if hop.bodyDropped && (option.name == "request" || option.name == "get" || Self.isData(option)) {
-                continue
-            }
+            // curl keeps -X on every hop: only the body goes.
+            if hop.bodyDropped && (option.name == "get" || Self.isData(option)) { continue }
             if !sameOrigin && (option.name == "user" || option.name == "oauth2-bearer") { continue }
             if option.name == "header", let field = Self.headerName(option.value ?? "") {
                 if field == "cookie" { continue }

@@ -84,20 +84,27 @@ struct CurlCommandLineTests {
         }
     }
 
+    /// curl 7.88's rules look at its kind of request (data is a POST, -T a PUT), never at -X.
     @Test(arguments: [
-        (301, "POST", true), (302, "POST", true), (303, "POST", true), (307, "POST", false), (308, "POST", false),
-        (301, "PUT", false), (302, "DELETE", false), (303, "PUT", true), (303, "GET", false), (303, "HEAD", false),
+        (301, ["-d", "a"], true), (302, ["-d", "a"], true), (303, ["-d", "a"], true), (307, ["-d", "a"], false),
+        (308, ["-d", "a"], false), (301, ["-X", "PUT", "-d", "a"], true), (302, ["-X", "GET", "-d", "a"], true),
+        (303, ["-X", "PUT", "-d", "a"], true), (307, ["-X", "PUT", "-d", "a"], false), (301, ["-T", "f"], false),
+        (302, ["-X", "POST", "-T", "f"], false), (303, ["-T", "f"], true), (303, ["-G", "-d", "a"], false),
+        (303, ["-X", "DELETE"], false), (303, ["-I"], false), (301, ["-F", "x=y"], true),
+        (302, ["--json", "{}"], true),
     ])
-    func methodRulesOfRFC9110(status: Int, method: String, drops: Bool) throws {
-        #expect(try CurlRequest(["https://h/"]).dropsBody(status: status, method: method) == drops)
+    func methodRulesOfCurl(status: Int, options: [String], drops: Bool) throws {
+        let request = try CurlRequest(options + ["https://h/"])
+        #expect(request.dropsBody(status: status, kind: request.requestKind) == drops)
     }
 
     @Test func curlsPost30xOptionsKeepPost() throws {
-        let request = try CurlRequest(["--post301", "--post302", "--post303", "https://h/"])
-        #expect(!request.dropsBody(status: 301, method: "POST"))
-        #expect(!request.dropsBody(status: 302, method: "POST"))
-        #expect(!request.dropsBody(status: 303, method: "POST"))
-        #expect(request.dropsBody(status: 303, method: "PUT"))
+        let request = try CurlRequest(["--post301", "--post302", "--post303", "-X", "PUT", "-d", "a", "https://h/"])
+        #expect(!request.dropsBody(status: 301, kind: .post))
+        #expect(!request.dropsBody(status: 302, kind: .post))
+        #expect(!request.dropsBody(status: 303, kind: .post))
+        #expect(request.dropsBody(status: 303, kind: .put))
+        #expect(try CurlRequest(["--post301", "-d", "a", "https://h/"]).dropsBody(status: 302, kind: .post))
     }
 
     static let additions = CurlRequest.HopAdditions(
@@ -159,7 +166,7 @@ struct CurlCommandLineTests {
         }
     }
 
-    @Test func aRedirectToGetDropsTheBodyTheMethodAndBodyHeaders() throws {
+    @Test func aRedirectToGetDropsTheBodyAndBodyHeadersButKeepsTheCustomMethod() throws {
         let request = try CurlRequest([
             "-L", "-X", "POST", "-d", "a=1", "--data-binary", "@f", "-F", "x=y", "--json", "{}", "-H",
             "Content-Type: text/plain", "-H", "content-length: 3", "-H", "Accept: */*", "https://h.example/",
@@ -168,11 +175,13 @@ struct CurlCommandLineTests {
         let arguments = request.arguments(for: hop, adding: Self.additions)
         #expect(
             arguments == [
-                "--header", "Accept: */*", "--resolve", "h.example:443:192.0.2.1", "--header", "@/tmp/x/cookie",
+                "--request", "POST", "--header", "Accept: */*", "--resolve", "h.example:443:192.0.2.1", "--header",
+                "@/tmp/x/cookie",
                 "--dump-header", "/tmp/x/headers", "--write-out", "W", "--location", "--max-redirs", "0", "--globoff",
                 "--url", "https://h.example/",
             ])
-        #expect(request.method(of: hop) == "GET")
+        #expect(request.method(of: hop) == "POST")
+        #expect(try CurlRequest(["-L", "-d", "a=1", "https://h.example/"]).method(of: hop) == "GET")
     }
 
     @Test func anotherOriginGetsNoCredentialsUnlessTrusted() throws {

@@ -219,11 +219,12 @@ struct CurlCommandTests {
     @Test(arguments: [
         (303, ["-d", "a=1"], "GET", ""), (302, ["-d", "a=1"], "GET", ""), (301, ["-d", "a=1"], "GET", ""),
         (307, ["-d", "a=1"], "POST", "a=1"), (308, ["-d", "a=1"], "POST", "a=1"),
-        (301, ["-X", "PUT", "-d", "a=1"], "PUT", "a=1"), (303, ["-X", "PUT", "-d", "a=1"], "GET", ""),
+        (301, ["-X", "PUT", "-d", "a=1"], "PUT", ""), (303, ["-X", "PUT", "-d", "a=1"], "PUT", ""),
+        (308, ["-X", "PUT", "-d", "a=1"], "PUT", "a=1"), (302, ["-X", "POST", "-d", "a=1"], "POST", ""),
         (307, ["-X", "PATCH", "-d", "a=1", "-H", "Content-Type: text/x-test"], "PATCH", "a=1"),
         (303, ["-d", "{}", "-H", "Content-Type: application/json"], "GET", ""),
     ])
-    func methodAndBodyFollowRFC9110(status: Int, options: [String], method: String, body: String) throws {
+    func methodAndBodyFollowCurl(status: Int, options: [String], method: String, body: String) throws {
         let fixture = try IPDirectFixture()
         let target = fixture.url(IPDirectFixture.app, "http", "/echo")
         let start = fixture.url(
@@ -237,6 +238,43 @@ struct CurlCommandTests {
             #expect(landed["contentType"] != .null)
         }
         #expect(fixture.requests.first?["method"] == .string(options.contains("-X") ? options[1] : "POST"))
+    }
+
+    /// Side by side with the real curl -L on the same origin: the method and the body that each
+    /// hop brought, for every redirect code and every way of asking for a method. curl 7.88
+    /// decides by its own kind of request (data or a form is a POST, -T a PUT), never by -X, and
+    /// sends -X on every hop, without the body where it would have switched to GET.
+    @Test func redirectsChangeTheMethodAndBodyAsTheRealCurlDoes() throws {
+        let fixture = try IPDirectFixture()
+        let upload = fixture.directory.file("upload.txt")
+        writeFile("uploaded\n", to: upload, mode: 0o600)
+        let target = fixture.url(IPDirectFixture.app, "http", "/echo")
+        let optionSets: [[String]] = [
+            ["-X", "PUT", "-d", "x=1"], ["-X", "POST", "-d", "x=1"], ["-d", "x=1"], ["-X", "GET", "-d", "x=1"],
+            ["-d", "x=1", "--post301"], ["-d", "x=1", "--post302"], ["-d", "x=1", "--post303"],
+            ["-X", "PUT", "-d", "x=1", "--post301", "--post302", "--post303"], ["-T", upload],
+            ["-X", "POST", "-T", upload],
+            ["-X", "DELETE"], ["-I"], ["--json", "{}"],
+        ]
+        func seen(_ run: () throws -> CommandResult) throws -> [String] {
+            let before = fixture.requests.count
+            let result = try run()
+            #expect(result.status == 0, "\(result.stderr)")
+            return fixture.requests.dropFirst(before).map { request in
+                "\(request["method"]?.stringValue ?? "?") \(request["body"]?.stringValue ?? "?")"
+            }
+        }
+        for options in optionSets {
+            for status in [301, 302, 303, 307, 308] {
+                let start = fixture.url(
+                    IPDirectFixture.login, "http", "/redirect?status=\(status)&to=\(IPDirectFixture.query(target))")
+                let arguments = ["-sSL", "-o", "/dev/null"] + options + [start]
+                let curl = try seen { try fixture.plainCurl(arguments) }
+                let ctl = try seen { try fixture.ctl(arguments) }
+                #expect(curl.count == 2, "\(status) \(options): curl \(curl)")
+                #expect(ctl == curl, "\(status) \(options): curl \(curl), httpdnsctl \(ctl)")
+            }
+        }
     }
 
     @Test func relativeLocationsResolveAgainstTheCurrentURL() throws {
