@@ -12,6 +12,10 @@ enum ExitStatus {
     static let dataError: Int32 = 65
     /// EX_NOINPUT: the file to import cannot be read.
     static let noInput: Int32 = 66
+    /// EX_NOHOST: `httpdnsctl curl` on an IP-address URL that the caller's resolves gave several host
+    /// names, with no Host header to say which: curl not run. (curl's own 68 is a TFTP error, which an
+    /// http or https URL cannot give.)
+    static let ambiguousAddress: Int32 = 68
     /// EX_UNAVAILABLE: no daemon at the socket, or it did not answer.
     static let unavailable: Int32 = 69
     /// EX_SOFTWARE: the daemon's reply is not what the contract says.

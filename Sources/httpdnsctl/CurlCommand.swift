@@ -115,6 +115,38 @@ extension CLIOutcome {
     }
 }
 
+/// The daemon's ambiguous-address refusal: the caller's resolves gave the URL's IP address
+/// several host names, and without a Host header nobody can say whose cookies a response sets.
+struct AmbiguousAddress {
+    var address: String
+    var candidates: [String]
+
+    init?(_ error: ClientError) {
+        guard case .rpc(let rpc) = error, rpc.code == .invalidParams,
+            rpc.data["reason"]?.stringValue == "ambiguous-address"
+        else { return nil }
+        address = rpc.data["address"]?.stringValue ?? ""
+        candidates = (rpc.data["candidates"]?.arrayValue ?? []).compactMap(\.stringValue).map {
+            CookieVerboseLines.printable(Substring($0))
+        }
+    }
+
+    /// Why a cookie could not be stored.
+    var reason: String {
+        "\(address) is the address of several hosts (\(candidates.joined(separator: ", "))), so it is not known whose cookie it is"
+    }
+
+    /// What httpdnsctl says before it stops, curl not run for `target`.
+    func message(for target: HTTPTarget, first: Bool) -> String {
+        let which = first ? "" : " (redirected to \(target.url))"
+        return """
+            httpdnsctl: \(address)\(which) is the address of several hosts you resolved: \(candidates.joined(separator: ", ")); \
+            say which with -H 'Host: NAME' (or --host NAME); curl not run
+
+            """
+    }
+}
+
 /// One `httpdnsctl curl` run: the hops, their scratch files and the user's output streams.
 private struct CurlSession {
     let request: CurlRequest
@@ -248,18 +280,28 @@ private struct CurlSession {
                 return .finished(failure(error, resolving: target.host))
             }
         }
-        if !request.suppressesCookies(for: hop) {
+        // An IP-address URL asks the jar even when no Cookie header goes out: an address that
+        // several of the caller's names share must stop the request before it is sent, since the
+        // cookies it sets could not be stored.
+        let sendsCookies = !request.suppressesCookies(for: hop)
+        if sendsCookies || target.isIPLiteral {
             var jar = ""
             do {
                 jar = try connection.cookieHeader(url: target.url).header
             } catch {
+                if let ambiguity = AmbiguousAddress(error) {
+                    return .finished(
+                        CLIOutcome(
+                            standardError: ambiguity.message(for: target, first: hop.redirects == 0),
+                            status: ExitStatus.ambiguousAddress))
+                }
                 if case .rpc = error {
                     warn("no cookies sent to \(target.url): \(error.description)")
                 } else {
                     return .finished(failure(error, resolving: nil))
                 }
             }
-            if let header = request.cookieHeader(jar: jar, for: hop) {
+            if sendsCookies, let header = request.cookieHeader(jar: jar, for: hop) {
                 if request.verbose { verbose(CookieVerboseLines.sending(header, to: target.host)) }
                 let cookies = CurlCookieFile(
                     path: scratch + "/cookie", value: header, curlSendsCookies: request.readsCookieFile)
@@ -303,9 +345,21 @@ private struct CurlSession {
         if !setCookie.isEmpty {
             do {
                 let result = try connection.handleSetCookie(url: target.url, setCookie: setCookie)
-                if request.verbose { verbose(CookieVerboseLines.decisions(setCookie: setCookie, result: result)) }
+                if request.verbose {
+                    verbose(CookieVerboseLines.decisions(setCookie: setCookie, result: result))
+                } else {
+                    // curl would print nothing; a cookie the jar refused is a login that silently fails.
+                    for line in CookieVerboseLines.rejections(setCookie: setCookie, result: result, from: target.host) {
+                        warn(line)
+                    }
+                }
             } catch {
-                warn("the cookies from \(target.url) were not stored: \(error.description)")
+                let reason = AmbiguousAddress(error)?.reason ?? error.description
+                for value in setCookie {
+                    warn(
+                        "cookie \(CookieVerboseLines.name(ofSetCookie: value)) from \(target.host) not stored: \(reason)"
+                    )
+                }
             }
         }
         if let hopJar = additions.cookieJar {

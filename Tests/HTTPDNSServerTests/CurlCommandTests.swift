@@ -371,6 +371,86 @@ struct CurlCommandTests {
         #expect(chained["cookie"] == "sid=file; sid=jar")
     }
 
+    /// An IP-address URL that the caller's resolves gave two names, with no Host header: the jar
+    /// cannot say whose login the response sets, so nothing is sent (the issue: the login's
+    /// cookies were dropped, nothing said, exit 0), with a message naming both hosts.
+    @Test func anAmbiguousAddressStopsBeforeTheRequestAndSaysWhichHostsItCouldBe() throws {
+        let (login, app) = (IPDirectFixture.login, IPDirectFixture.app)
+        let fixture = try IPDirectFixture(addresses: [login: "127.0.0.2", app: "127.0.0.2"])
+        let resolved = try runCommand(
+            BuiltProducts.path("httpdnsctl"), ["--socket", fixture.socketPath, "resolve", login, app],
+            environment: fixture.environment)
+        #expect(resolved.status == 0, "\(resolved.stderr)")
+        let url = "http://127.0.0.2:\(fixture.ports[login]!.http)/redirect?status=302&cookie=sid%3Dalice&to=echo"
+        for options in [["-v"], ["-sS"], ["-s"], ["-sS", "-H", "Cookie:"], ["-sSL", "-b", "lang=en"]] {
+            let result = try fixture.ctl(options + ["-d", "user=alice", url])
+            #expect(result.status == 68, "\(options): \(result.status) \(result.stderr)")
+            #expect(result.stdout.isEmpty)
+            let lines = result.stderr.split(separator: "\n", omittingEmptySubsequences: false)
+            #expect(lines.count == 2 && lines[1].isEmpty, "\(options): \(result.stderr)")
+            let line = String(lines[0])
+            #expect(line.hasPrefix("httpdnsctl: 127.0.0.2 is the address of several hosts"), "\(line)")
+            #expect(line.contains(login) && line.contains(app) && line.contains("-H 'Host: NAME'"), "\(line)")
+        }
+        #expect(fixture.requests.isEmpty, "nothing may be sent: \(fixture.requests)")
+
+        // Named, it runs and the cookie goes to that host's jar.
+        let named = try fixture.ctl(["-sS", "-H", "Host: \(login)", "-d", "user=alice", url])
+        #expect(named.status == 0 && named.stderr.isEmpty, "\(named.status) \(named.stderr)")
+        #expect(fixture.requests.count == 1)
+        #expect(try fixture.cookieHeaderThroughSocat("http://\(login)/") == "sid=alice")
+    }
+
+    /// Without -v, every Set-Cookie the jar refused gets a warning line (name, host, reason, never
+    /// the value), where curl prints nothing; with -v the verbose lines say it instead.
+    @Test func refusedCookiesAreWarnedAboutWithoutVerbose() throws {
+        let fixture = try IPDirectFixture()
+        let cookies = ["sid=topsecret1; Domain=example.org", "ok=1", "__Host-x=topsecret2; Path=/"]
+        let query = cookies.map { "cookie=\(IPDirectFixture.query($0))" }.joined(separator: "&")
+        let setter = fixture.url(IPDirectFixture.app, "http", "/redirect?status=302&\(query)&to=echo")
+        let curl = try fixture.plainCurl(["-sS", "-L", setter])
+        #expect(curl.status == 0 && curl.stderr.isEmpty)
+        let result = try fixture.ctl(["-sS", "-L", setter])
+        #expect(result.status == 0)
+        #expect(
+            result.stderr == """
+                httpdnsctl: warning: cookie sid from app.example.test rejected (domain-mismatch)
+                httpdnsctl: warning: cookie __Host-x from app.example.test rejected (prefix)
+
+                """, "\(result.stderr)")
+        #expect(try Self.echo(result.stdout)["cookie"] == "ok=1")
+        // -s alone silences httpdnsctl's warnings as it does curl's errors.
+        #expect(try fixture.ctl(["-s", "-L", setter]).stderr.isEmpty)
+        let verbose = try fixture.ctl(["-v", "-L", setter])
+        #expect(!verbose.stderr.contains("warning"), "\(verbose.stderr)")
+        #expect(verbose.stderr.contains("* httpdnsctl: rejected sid (domain-mismatch)"), "\(verbose.stderr)")
+        let own = verbose.stderr.split(separator: "\n").filter { $0.hasPrefix("* httpdnsctl") }
+        #expect(!own.isEmpty && !own.contains { $0.contains("topsecret") }, "\(own)")
+    }
+
+    /// A daemon that fails to store the cookies: one warning per cookie, the value never shown.
+    @Test func cookiesTheDaemonCouldNotStoreAreWarnedAbout() throws {
+        let fixture = try IPDirectFixture()
+        let daemon = try FakeRPCServer { request, _ in
+            switch request.method {
+            case "getCookieHeader": return .result(.object(["header": .string(""), "count": .int(0)]))
+            default: return .error(.internalError("the state directory is full"))
+            }
+        }
+        defer { daemon.stop() }
+        let address = IPDirectFixture.addresses[IPDirectFixture.app]!
+        let url =
+            "http://\(address):\(fixture.ports[IPDirectFixture.app]!.http)/redirect?status=302&cookie=sid%3Dtopsecret&cookie=b%3D2&to=echo"
+        let result = try fixture.ctl(["-sS", url], socket: daemon.socketPath)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(
+            result.stderr == """
+                httpdnsctl: warning: cookie sid from \(address) not stored: Internal error: the state directory is full (InternalError)
+                httpdnsctl: warning: cookie b from \(address) not stored: Internal error: the state directory is full (InternalError)
+
+                """, "\(result.stderr)")
+    }
+
     /// httpdnsctl's standard output and files, against plain curl's for the same options.
     @Test(arguments: [
         ["-i"], ["-w", "%{http_code} %{num_redirects} %{url_effective}\\n"], ["-D", "-"], ["-D", "-", "-o", "FILE"],
