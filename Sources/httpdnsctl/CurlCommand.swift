@@ -44,6 +44,9 @@ struct CurlCommand {
             curl on the URL with NAME in place of the address and --resolve to that address: SNI,
             the certificate check, the Host header and the jar use NAME. -c FILE gets every cookie
             of the chain, as curl -L -c does; -v adds a line per cookie sent, stored or rejected.
+            Without -v, a cookie the jar refused or could not store gets a warning (curl says nothing).
+            An IP-address URL that several of your resolved names share, with no Host header, is
+            refused before anything is sent (exit 68): name the host with -H 'Host: NAME'.
 
             Examples:
               httpdnsctl curl -sSL -c cookies.txt -d user=alice https://login.example.com/login

@@ -71,6 +71,13 @@ struct CurlRequest {
     /// Reads the command line after `httpdnsctl curl`. `readFile` reads `-w @file` (tests inject it).
     init(_ arguments: [String], readFile: (String) -> String? = LocalFile.readText) throws(UsageError) {
         let commandLine = try CurlCommandLine(arguments)
+        // A word neither table knows goes to curl as typed (a newer curl may know it), unless it
+        // is a near miss of a known option: then it is a usage error that names that option.
+        for option in commandLine.options where !option.known {
+            if let meant = CurlOptionTable.suggestion(for: option.name) {
+                throw UsageError("curl: unknown option \(option.name) (did you mean \(meant)?)")
+            }
+        }
         fallback = commandLine.own("fallback") != nil
         if commandLine.has("next") { throw UsageError("curl: one URL per command; --next is not supported") }
         let urls = commandLine.urls + commandLine.all("url")

@@ -38,6 +38,21 @@ struct CurlCommandLineTests {
         #expect(CurlOption("buffer", negated: true).arguments == ["--no-buffer"])
     }
 
+    @Test func aNearMissOfAKnownOptionIsAUsageErrorAndOtherWordsGoToCurl() throws {
+        #expect(throws: UsageError("curl: unknown option --lcoation (did you mean --location?)")) {
+            try CurlRequest(["--lcoation", "https://h/"])
+        }
+        #expect(throws: UsageError("curl: unknown option --hots (did you mean --host?)")) {
+            try CurlRequest(["--hots", "h.example", "https://192.0.2.1/"])
+        }
+        #expect(throws: UsageError("curl: unknown option --max-redirs=5 (did you mean --max-redirs?)")) {
+            try CurlRequest(["--max-redirs=5", "https://h/"])
+        }
+        // Nothing close (or an ambiguous prefix): curl decides.
+        let passed = try CurlRequest(["--frobnicate-widely", "--loc", "https://h/"])
+        #expect(passed.commandLine.options.map(\.name) == ["--frobnicate-widely", "--loc"])
+    }
+
     @Test func aMissingValueIsAUsageError() {
         #expect(throws: UsageError("curl option -o needs a value")) { try CurlCommandLine(["https://h/", "-o"]) }
         #expect(throws: UsageError("curl option --header needs a value")) { try CurlCommandLine(["--header"]) }
