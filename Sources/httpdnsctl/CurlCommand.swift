@@ -272,6 +272,8 @@ private struct CurlSession {
     private mutating func runHop(_ hop: CurlRequest.Hop) -> HopResult {
         let target = hop.target
         var additions = CurlRequest.HopAdditions(dumpHeaderPath: scratch + "/headers")
+        /// The user's cookie files when httpdnsctl sends their cookies itself.
+        var fileCookies: CurlCookieFileCookies?
         if request.resolvesItself(target) {
             // The user's own --resolve decides.
         } else if let pinned = request.pinnedResolveEntry(for: target) {
@@ -306,8 +308,18 @@ private struct CurlSession {
             }
             if sendsCookies, let header = request.cookieHeader(jar: jar, for: hop) {
                 if request.verbose { verbose(CookieVerboseLines.sending(header, to: target.host)) }
-                let cookies = CurlCookieFile(
+                var cookies = CurlCookieFile(
                     path: scratch + "/cookie", value: header, curlSendsCookies: request.readsCookieFile)
+                // A value curl cannot take as its cookie string would be a second Cookie header
+                // beside its engine's: httpdnsctl then sends the files' cookies in its own.
+                if request.readsCookieFile && !cookies.isCookieString,
+                    let files = CurlCookieFileCookies(files: request.cookieFiles)
+                {
+                    cookies = CurlCookieFile(
+                        path: cookies.path, value: files.header(to: target, then: header), curlSendsCookies: false)
+                    additions.withoutCookieFiles = true
+                    fileCookies = files
+                }
                 do {
                     try Self.writeFile(cookies.path, Array(cookies.contents.utf8), mode: 0o600)
                 } catch {
@@ -366,7 +378,17 @@ private struct CurlSession {
             }
         }
         if let hopJar = additions.cookieJar {
-            let text = (try? Files.read(hopJar, limit: .max)).map { String(decoding: $0, as: UTF8.self) }
+            var text = (try? Files.read(hopJar, limit: .max)).map { String(decoding: $0, as: UTF8.self) }
+            if let fileCookies {
+                // That curl never read the files: their cookies go into its jar as it would have kept them.
+                let named = Set(setCookie.compactMap { CurlCookieJar.key(ofSetCookie: $0, target: target) })
+                let lines = fileCookies.jarLines(except: named)
+                if !lines.isEmpty {
+                    var base = text ?? CurlCookieJar.curlHeader
+                    if !base.isEmpty && !base.hasSuffix("\n") { base += "\n" }
+                    text = base + lines.map { $0 + "\n" }.joined()
+                }
+            }
             cookieJar.add(hopJar: text, setCookie: setCookie, target: target)
         }
         copyHeaders(dump)

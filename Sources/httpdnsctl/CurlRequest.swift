@@ -266,6 +266,9 @@ struct CurlRequest {
         var include = false
         /// Where this hop's curl writes its cookie jar, when the user asked for one (`-c`).
         var cookieJar: String?
+        /// httpdnsctl sends the cookies of the user's `-b FILE`s itself (see
+        /// `CurlCookieFileCookies`): curl is not given the files.
+        var withoutCookieFiles = false
     }
 
     /// The arguments of curl for `hop`.
@@ -278,6 +281,7 @@ struct CurlRequest {
         var arguments: [String] = []
         for option in commandLine.options {
             if Self.ownedOptions.contains(option.name) || isCookieString(option) { continue }
+            if additions.withoutCookieFiles && option.name == "cookie" { continue }
             if hop.redirects > 0 && commandLine.flag("get") && (option.name == "get" || Self.isData(option)) {
                 continue  // -G put the data into the first URL's query; a Location replaces it
             }
@@ -352,6 +356,13 @@ struct CurlRequest {
     /// file's cookies for each request.
     var readsCookieFile: Bool {
         commandLine.options.contains { $0.name == "cookie" && !isCookieString($0) }
+    }
+
+    /// The files of `-b FILE` (`-b @FILE` too), in order.
+    var cookieFiles: [String] {
+        commandLine.options.filter { $0.name == "cookie" && !isCookieString($0) }.compactMap(\.value).map {
+            $0.hasPrefix("@") ? String($0.dropFirst()) : $0
+        }
     }
 
     /// Whether the user removed the Cookie header (`-H 'Cookie:'`), so none is sent.
