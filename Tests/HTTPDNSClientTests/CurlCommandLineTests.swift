@@ -181,6 +181,32 @@ struct CurlCommandLineTests {
         }
     }
 
+    /// The cookies curl's engine would send from a cookies.txt file: matched by domain, path,
+    /// Secure and expiry, longest path first, then longest domain and name, then file order.
+    @Test func theCookieFilesCookiesAreThoseCurlsEngineSendsInItsOrder() throws {
+        let file = [
+            "# Netscape HTTP Cookie File", ".example.test\tTRUE\t/\tFALSE\t0\tsite\t1",
+            "h.example.test\tFALSE\t/a\tFALSE\t0\tdeep\t2", "#HttpOnly_h.example.test\tFALSE\t/\tFALSE\t0\tho\t3",
+            "h.example.test\tFALSE\t/\tTRUE\t0\tsec\t4", "h.example.test\tFALSE\t/\tFALSE\t100\told\t5",
+            "x.h.example.test\tFALSE\t/\tFALSE\t0\tsub\t6", "h.example.test\tFALSE\t/ab\tFALSE\t0\tab\t7",
+            "h.example.test\tFALSE\t/\tFALSE\t0\tnovalue", "h.example.test\tFALSE\t/\tFALSE\t0\tho\t8",
+        ].joined(separator: "\n")
+        let files = try #require(CurlCookieFileCookies(files: ["c.txt"]) { $0 == "c.txt" ? file : nil })
+        let plain = try #require(HTTPTarget("http://h.example.test/a/b?q=1"))
+        #expect(files.header(to: plain, then: "jar=1", now: 200) == "deep=2; novalue=; ho=8; site=1; jar=1")
+        let secure = try #require(HTTPTarget("https://h.example.test/a"))
+        #expect(files.sent(to: secure, now: 50).map(\.name) == ["deep", "novalue", "sec", "old", "ho", "site"])
+        #expect(files.jarLines(except: [files.cookies[0].key], now: 200).count == 6)
+        // Not a cookies.txt file (curl also reads Set-Cookie lines), unreadable, standard input: not taken over.
+        #expect(CurlCookieFileCookies(files: ["c.txt"]) { _ in "Set-Cookie: a=1\n" } == nil)
+        #expect(CurlCookieFileCookies(files: ["c.txt"]) { _ in nil } == nil)
+        #expect(CurlCookieFileCookies(files: ["-"]) { _ in "" } == nil)
+        #expect(
+            try CurlRequest(["-b", "@c.txt", "-b", "a=1", "-b", "d.txt", "https://h/"]).cookieFiles == [
+                "c.txt", "d.txt",
+            ])
+    }
+
     @Test func aRedirectToGetDropsTheBodyAndBodyHeadersButKeepsTheCustomMethod() throws {
         let request = try CurlRequest([
             "-L", "-X", "POST", "-d", "a=1", "--data-binary", "@f", "-F", "x=y", "--json", "{}", "-H",

@@ -451,6 +451,44 @@ struct CurlCommandTests {
                 """, "\(result.stderr)")
     }
 
+    /// A jar value curl cannot take as its cookie string (8200 bytes or more, or without `=`)
+    /// still goes in the one Cookie header of a `-b FILE` request: httpdnsctl sends the file's
+    /// cookies itself, first, as curl's engine would, and `-c` still gets them.
+    @Test func aCookieFileAndALongOrNamelessJarValueGoInOneCookieHeader() throws {
+        let fixture = try IPDirectFixture()
+        let ctl = BuiltProducts.path("httpdnsctl")
+        let site = "http://\(IPDirectFixture.app)/"
+        let big = (1...3).map { "big\($0)=" + String(repeating: Character(String($0)), count: 3000) }
+        let stored = try runCommand(
+            ctl, ["--socket", fixture.socketPath, "cookie", "set", site] + big, environment: fixture.environment)
+        #expect(stored.status == 0, "\(stored.stdout) \(stored.stderr)")
+        let file = fixture.directory.file("cookies.txt")
+        writeFile(
+            "# Netscape HTTP Cookie File\n\(IPDirectFixture.app)\tFALSE\t/\tFALSE\t0\tsid\tfile\n"
+                + ".example.test\tTRUE\t/echo\tFALSE\t0\tlong\t1\n"
+                + "other.example\tFALSE\t/\tFALSE\t0\telsewhere\t1\n", to: file, mode: 0o600)
+        let echo = fixture.url(IPDirectFixture.app, "http", "/echo")
+        let jar = fixture.directory.file("out.txt")
+        let long = try Self.echo(try Self.succeed(fixture, ["-s", "-b", file, "-c", jar, echo]))
+        #expect(long["cookieFields"] == 1, "\(long["cookieFields"] ?? .null)")
+        let expected = (["long=1", "sid=file"] + big).joined(separator: "; ")
+        #expect(expected.utf8.count >= 8200)
+        #expect(long["cookie"] == .string(expected), "\(long["cookie"]?.stringValue?.prefix(80) ?? "")")
+        let written = try String(contentsOfFile: jar, encoding: .utf8)
+        #expect(written.contains("\tsid\tfile") && written.contains("\tlong\t1"), "\(written)")
+        #expect(written.contains("\telsewhere\t1"), "\(written)")
+
+        // A jar that holds only a nameless cookie: no `=`, which curl would read as a file name.
+        _ = try runCommand(
+            ctl, ["--socket", fixture.socketPath, "cookie", "delete", "--all"], environment: fixture.environment)
+        let nameless = try runCommand(
+            ctl, ["--socket", fixture.socketPath, "cookie", "set", site, "token"], environment: fixture.environment)
+        #expect(nameless.status == 0, "\(nameless.stdout) \(nameless.stderr)")
+        let plain = try Self.echo(try Self.succeed(fixture, ["-s", "-b", file, echo]))
+        #expect(plain["cookieFields"] == 1, "\(plain)")
+        #expect(plain["cookie"] == "long=1; sid=file; token", "\(plain)")
+    }
+
     /// httpdnsctl's standard output and files, against plain curl's for the same options.
     @Test(arguments: [
         ["-i"], ["-w", "%{http_code} %{num_redirects} %{url_effective}\\n"], ["-D", "-"], ["-D", "-", "-o", "FILE"],
