@@ -85,6 +85,7 @@ struct CurlRequest {
             throw UsageError(urls.isEmpty ? "curl: no URL given" : "curl: one URL at a time, not \(urls.count)")
         }
         var text = urls[0]
+        if text.isEmpty { throw UsageError("curl: url: must not be empty") }
         if !Self.hasScheme(text) {
             text = (commandLine.last("proto-default") ?? "http") + "://" + text
         }
@@ -152,6 +153,7 @@ struct CurlRequest {
         let header = commandLine.all("header").last { headerName($0) == "host" }
             .map { String($0.drop { $0 != ":" && $0 != ";" }.dropFirst()).trimmingWhitespace() }
             .flatMap { $0.isEmpty ? nil : $0 }
+        if option?.isEmpty == true { throw UsageError("curl: --host: must not be empty") }
         if let option, !url.isIPLiteral {
             throw UsageError("curl: --host \(option) is for a URL that names an IP address, not \(url.host)")
         }

@@ -382,7 +382,7 @@ struct CookieImportCommand: Subcommand {
     let file: String
 
     init(_ arguments: [String]) throws(UsageError) {
-        file = try Self.parse(arguments).positionals("FILE")[0]
+        file = try nonEmpty(try Self.parse(arguments).positionals("FILE")[0], "file")
     }
 
     func run(_ connection: HTTPDNSConnection, json: JSONStyle?) throws(CommandFailure) -> String {
@@ -440,7 +440,7 @@ struct CookieExportCommand: Subcommand {
     let file: String?
 
     init(_ arguments: [String]) throws(UsageError) {
-        let given = try Self.parse(arguments).optionalPositional()
+        let given = try nonEmpty(try Self.parse(arguments).optionalPositional(), "file")
         file = given == "-" ? nil : given
     }
 

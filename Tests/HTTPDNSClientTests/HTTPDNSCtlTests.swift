@@ -68,6 +68,8 @@ struct HTTPDNSCtlProcessTests {
         (["cookie", "get", "http://a/", "--site", ""], "siteForCookies"), (["cookie", "set", "", "a=1"], "url"),
         (["cookie", "delete", "--domain", ""], "domain"), (["cookie", "delete", "--url", ""], "url"),
         (["cookie", "delete", "--all", "--name", ""], "name"), (["cookie", "list", "--domain="], "domain"),
+        (["cookie", "import", ""], "file"), (["cookie", "export", ""], "file"), (["curl", ""], "curl: url"),
+        (["curl", "--host", "", "http://192.0.2.1/"], "curl: --host"),
     ])
     func anEmptyNameIsAUsageError(arguments: [String], field: String) throws {
         let server = try FakeRPCServer { _, _ in .error(.invalidParams(field: field, "empty")) }
