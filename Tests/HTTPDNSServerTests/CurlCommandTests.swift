@@ -264,15 +264,34 @@ struct CurlCommandTests {
                 "\(request["method"]?.stringValue ?? "?") \(request["body"]?.stringValue ?? "?")"
             }
         }
+        // Each code alone, and chains where a later hop meets a request an earlier one changed.
+        let chains = [[301], [302], [303], [307], [308], [303, 307], [301, 308], [307, 302]]
         for options in optionSets {
-            for status in [301, 302, 303, 307, 308] {
-                let start = fixture.url(
-                    IPDirectFixture.login, "http", "/redirect?status=\(status)&to=\(IPDirectFixture.query(target))")
+            for chain in chains {
+                var start = target
+                for status in chain.reversed() {
+                    start = fixture.url(
+                        IPDirectFixture.login, "http", "/redirect?status=\(status)&to=\(IPDirectFixture.query(start))")
+                }
                 let arguments = ["-sSL", "-o", "/dev/null"] + options + [start]
                 let curl = try seen { try fixture.plainCurl(arguments) }
                 let ctl = try seen { try fixture.ctl(arguments) }
-                #expect(curl.count == 2, "\(status) \(options): curl \(curl)")
-                #expect(ctl == curl, "\(status) \(options): curl \(curl), httpdnsctl \(ctl)")
+                #expect(curl.count == chain.count + 1, "\(chain) \(options): curl \(curl)")
+                #expect(ctl == curl, "\(chain) \(options): curl \(curl), httpdnsctl \(ctl)")
+            }
+        }
+        // A form's body has a random boundary: the method on each hop and whether a body came.
+        for chain in [[301], [303], [307], [308]] {
+            let start = fixture.url(
+                IPDirectFixture.login, "http", "/redirect?status=\(chain[0])&to=\(IPDirectFixture.query(target))")
+            for options in [["-F", "a=b"], ["-X", "PUT", "-F", "a=b"]] {
+                let arguments = ["-sSL", "-o", "/dev/null"] + options + [start]
+                func shape(_ hops: [String]) -> [String] {
+                    hops.map { hop in String(hop.prefix { $0 != " " }) + (hop.hasSuffix(" ") ? " -" : " body") }
+                }
+                let curl = shape(try seen { try fixture.plainCurl(arguments) })
+                let ctl = shape(try seen { try fixture.ctl(arguments) })
+                #expect(curl.count == 2 && ctl == curl, "\(chain) \(options): curl \(curl), httpdnsctl \(ctl)")
             }
         }
     }
