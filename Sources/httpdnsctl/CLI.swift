@@ -12,6 +12,10 @@ enum ExitStatus {
     static let dataError: Int32 = 65
     /// EX_NOINPUT: the file to import cannot be read.
     static let noInput: Int32 = 66
+    /// EX_NOHOST: `httpdnsctl curl` on an IP-address URL that the caller's resolves gave several host
+    /// names, with no Host header to say which: curl not run. (curl's own 68 is a TFTP error, which an
+    /// http or https URL cannot give.)
+    static let ambiguousAddress: Int32 = 68
     /// EX_UNAVAILABLE: no daemon at the socket, or it did not answer.
     static let unavailable: Int32 = 69
     /// EX_SOFTWARE: the daemon's reply is not what the contract says.
@@ -113,7 +117,9 @@ enum CLI {
                 } else if argument.hasPrefix("--json=") {
                     let word = String(argument.dropFirst("--json=".count))
                     guard let style = JSONStyle.parse(word) else {
-                        throw UsageError("--json takes short, pretty or off, not \(word)")
+                        throw UsageError(
+                            "--json takes short, pretty or off, not \(word)"
+                                + Suggest.didYouMean(word, among: ["short", "pretty", "off"]))
                     }
                     globals.json = style
                 } else {
@@ -241,9 +247,10 @@ enum CLI {
             Exit status:
               0   success
               1   the daemon answered with an error
-              64  usage error (unknown command or option, missing argument, bad JSON)
+              64  usage error (unknown command or option, missing argument, empty name, bad JSON)
               65  the file to import is not a cookies.txt file (no cookie line)
               66  the file to import cannot be read
+              68  curl: the URL's IP address is several hosts' and no Host header says which
               69  the daemon is not reachable (or did not answer in time)
               70  the daemon's reply is malformed
               73  the export file cannot be written

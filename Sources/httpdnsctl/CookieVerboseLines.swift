@@ -50,6 +50,17 @@ enum CookieVerboseLines {
         return text
     }
 
+    /// What httpdnsctl warns about without `-v`: one line per `Set-Cookie` value the jar refused,
+    /// `cookie NAME from HOST rejected (REASON)`, names only, never values.
+    static func rejections(setCookie: [String], result: SetCookieResult, from host: String) -> [String] {
+        var seen: Set<Int> = []
+        return result.rejected.compactMap { rejection in
+            guard setCookie.indices.contains(rejection.index), seen.insert(rejection.index).inserted else { return nil }
+            let name = name(ofSetCookie: setCookie[rejection.index])
+            return "cookie \(name) from \(host) rejected (\(printable(Substring(rejection.reason))))"
+        }
+    }
+
     /// The cookie name of a `Set-Cookie` value, shown safely; `(nameless)` when it has none.
     static func name(ofSetCookie value: String) -> String {
         guard let name = SetCookieFields(value).name, !name.isEmpty else { return "(nameless)" }

@@ -44,6 +44,9 @@ struct CurlCommand {
             curl on the URL with NAME in place of the address and --resolve to that address: SNI,
             the certificate check, the Host header and the jar use NAME. -c FILE gets every cookie
             of the chain, as curl -L -c does; -v adds a line per cookie sent, stored or rejected.
+            Without -v, a cookie the jar refused or could not store gets a warning (curl says nothing).
+            An IP-address URL that several of your resolved names share, with no Host header, is
+            refused before anything is sent (exit 68): name the host with -H 'Host: NAME'.
 
             Examples:
               httpdnsctl curl -sSL -c cookies.txt -d user=alice https://login.example.com/login
@@ -112,6 +115,38 @@ extension CLIOutcome {
         case .exited(let code): self.init(status: code)
         case .signaled(let signal): self.init(status: 128 + signal, signal: signal)
         }
+    }
+}
+
+/// The daemon's ambiguous-address refusal: the caller's resolves gave the URL's IP address
+/// several host names, and without a Host header nobody can say whose cookies a response sets.
+struct AmbiguousAddress {
+    var address: String
+    var candidates: [String]
+
+    init?(_ error: ClientError) {
+        guard case .rpc(let rpc) = error, rpc.code == .invalidParams,
+            rpc.data["reason"]?.stringValue == "ambiguous-address"
+        else { return nil }
+        address = rpc.data["address"]?.stringValue ?? ""
+        candidates = (rpc.data["candidates"]?.arrayValue ?? []).compactMap(\.stringValue).map {
+            CookieVerboseLines.printable(Substring($0))
+        }
+    }
+
+    /// Why a cookie could not be stored.
+    var reason: String {
+        "\(address) is the address of several hosts (\(candidates.joined(separator: ", "))), so it is not known whose cookie it is"
+    }
+
+    /// What httpdnsctl says before it stops, curl not run for `target`.
+    func message(for target: HTTPTarget, first: Bool) -> String {
+        let which = first ? "" : " (redirected to \(target.url))"
+        return """
+            httpdnsctl: \(address)\(which) is the address of several hosts you resolved: \(candidates.joined(separator: ", ")); \
+            say which with -H 'Host: NAME' (or --host NAME); curl not run
+
+            """
     }
 }
 
@@ -214,7 +249,7 @@ private struct CurlSession {
             if request.include, let file = request.outputFile, let written = try? Files.read(file, limit: .max) {
                 carriedOutput += written
             }
-            let dropsBody = request.dropsBody(status: outcome.response.status, method: request.method(of: hop))
+            let dropsBody = request.dropsBody(status: outcome.response.status, kind: request.requestKind(of: hop))
             hop = CurlRequest.Hop(
                 target: next, redirects: hop.redirects + 1, bodyDropped: hop.bodyDropped || dropsBody,
                 referrer: hop.target.url)
@@ -237,6 +272,8 @@ private struct CurlSession {
     private mutating func runHop(_ hop: CurlRequest.Hop) -> HopResult {
         let target = hop.target
         var additions = CurlRequest.HopAdditions(dumpHeaderPath: scratch + "/headers")
+        /// The user's cookie files when httpdnsctl sends their cookies itself.
+        var fileCookies: CurlCookieFileCookies?
         if request.resolvesItself(target) {
             // The user's own --resolve decides.
         } else if let pinned = request.pinnedResolveEntry(for: target) {
@@ -248,21 +285,41 @@ private struct CurlSession {
                 return .finished(failure(error, resolving: target.host))
             }
         }
-        if !request.suppressesCookies(for: hop) {
+        // An IP-address URL asks the jar even when no Cookie header goes out: an address that
+        // several of the caller's names share must stop the request before it is sent, since the
+        // cookies it sets could not be stored.
+        let sendsCookies = !request.suppressesCookies(for: hop)
+        if sendsCookies || target.isIPLiteral {
             var jar = ""
             do {
                 jar = try connection.cookieHeader(url: target.url).header
             } catch {
+                if let ambiguity = AmbiguousAddress(error) {
+                    return .finished(
+                        CLIOutcome(
+                            standardError: ambiguity.message(for: target, first: hop.redirects == 0),
+                            status: ExitStatus.ambiguousAddress))
+                }
                 if case .rpc = error {
                     warn("no cookies sent to \(target.url): \(error.description)")
                 } else {
                     return .finished(failure(error, resolving: nil))
                 }
             }
-            if let header = request.cookieHeader(jar: jar, for: hop) {
+            if sendsCookies, let header = request.cookieHeader(jar: jar, for: hop) {
                 if request.verbose { verbose(CookieVerboseLines.sending(header, to: target.host)) }
-                let cookies = CurlCookieFile(
+                var cookies = CurlCookieFile(
                     path: scratch + "/cookie", value: header, curlSendsCookies: request.readsCookieFile)
+                // A value curl cannot take as its cookie string would be a second Cookie header
+                // beside its engine's: httpdnsctl then sends the files' cookies in its own.
+                if request.readsCookieFile && !cookies.isCookieString,
+                    let files = CurlCookieFileCookies(files: request.cookieFiles)
+                {
+                    cookies = CurlCookieFile(
+                        path: cookies.path, value: files.header(to: target, then: header), curlSendsCookies: false)
+                    additions.withoutCookieFiles = true
+                    fileCookies = files
+                }
                 do {
                     try Self.writeFile(cookies.path, Array(cookies.contents.utf8), mode: 0o600)
                 } catch {
@@ -303,13 +360,35 @@ private struct CurlSession {
         if !setCookie.isEmpty {
             do {
                 let result = try connection.handleSetCookie(url: target.url, setCookie: setCookie)
-                if request.verbose { verbose(CookieVerboseLines.decisions(setCookie: setCookie, result: result)) }
+                if request.verbose {
+                    verbose(CookieVerboseLines.decisions(setCookie: setCookie, result: result))
+                } else {
+                    // curl would print nothing; a cookie the jar refused is a login that silently fails.
+                    for line in CookieVerboseLines.rejections(setCookie: setCookie, result: result, from: target.host) {
+                        warn(line)
+                    }
+                }
             } catch {
-                warn("the cookies from \(target.url) were not stored: \(error.description)")
+                let reason = AmbiguousAddress(error)?.reason ?? error.description
+                for value in setCookie {
+                    warn(
+                        "cookie \(CookieVerboseLines.name(ofSetCookie: value)) from \(target.host) not stored: \(reason)"
+                    )
+                }
             }
         }
         if let hopJar = additions.cookieJar {
-            let text = (try? Files.read(hopJar, limit: .max)).map { String(decoding: $0, as: UTF8.self) }
+            var text = (try? Files.read(hopJar, limit: .max)).map { String(decoding: $0, as: UTF8.self) }
+            if let fileCookies {
+                // That curl never read the files: their cookies go into its jar as it would have kept them.
+                let named = Set(setCookie.compactMap { CurlCookieJar.key(ofSetCookie: $0, target: target) })
+                let lines = fileCookies.jarLines(except: named)
+                if !lines.isEmpty {
+                    var base = text ?? CurlCookieJar.curlHeader
+                    if !base.isEmpty && !base.hasSuffix("\n") { base += "\n" }
+                    text = base + lines.map { $0 + "\n" }.joined()
+                }
+            }
             cookieJar.add(hopJar: text, setCookie: setCookie, target: target)
         }
         copyHeaders(dump)

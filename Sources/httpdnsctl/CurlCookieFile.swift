@@ -6,7 +6,8 @@
 /// value goes as curl's cookie string instead (`--config FILE` holding `cookie = "VALUE"`, what
 /// `-b NAME=VALUE` sets), which curl appends to its engine's cookies in that one header. Without
 /// a cookie file, or for a value curl would not take as a cookie string, it is a header
-/// (`-H @FILE` holding `Cookie: VALUE`).
+/// (`-H @FILE` holding `Cookie: VALUE`); with a cookie file that value then starts with the
+/// file's cookies and curl is not given the file (see `CurlCookieFileCookies`).
 struct CurlCookieFile: Equatable {
     /// Where the file goes.
     let path: String

@@ -1,3 +1,5 @@
+import HTTPDNSProtocol
+
 /// What httpdnsctl knows of curl's command line: which options take a value, which are flags,
 /// and the long name of each one-letter option. Taken from curl 7.88's `--help all` plus the
 /// options later releases added, so that an argument is never mistaken for the URL. curl itself
@@ -93,4 +95,15 @@ enum CurlOptionTable {
     }
 
     static func takesValue(_ name: String) -> Bool { valued.contains(name) }
+
+    /// The option a mistyped long option (`--lcoation`, `--fallbak`, `--no-bufer`) most likely
+    /// meant, with its `--`: among curl's options, their `--no-` forms and httpdnsctl's own;
+    /// nil when none is close (the word then goes to curl as typed).
+    static func suggestion(for typed: String) -> String? {
+        guard typed.hasPrefix("--") else { return nil }
+        let word = String(typed.dropFirst(2))
+        var names = Array(valued) + Array(flags) + Array(httpdnsctlOptions.keys)
+        if word.hasPrefix("no-") { names += flags.map { "no-" + $0 } }
+        return NameSuggestion.closest(to: word, among: names).map { "--" + $0 }
+    }
 }

@@ -71,6 +71,13 @@ struct CurlRequest {
     /// Reads the command line after `httpdnsctl curl`. `readFile` reads `-w @file` (tests inject it).
     init(_ arguments: [String], readFile: (String) -> String? = LocalFile.readText) throws(UsageError) {
         let commandLine = try CurlCommandLine(arguments)
+        // A word neither table knows goes to curl as typed (a newer curl may know it), unless it
+        // is a near miss of a known option: then it is a usage error that names that option.
+        for option in commandLine.options where !option.known {
+            if let meant = CurlOptionTable.suggestion(for: option.name) {
+                throw UsageError("curl: unknown option \(option.name) (did you mean \(meant)?)")
+            }
+        }
         fallback = commandLine.own("fallback") != nil
         if commandLine.has("next") { throw UsageError("curl: one URL per command; --next is not supported") }
         let urls = commandLine.urls + commandLine.all("url")
@@ -78,6 +85,7 @@ struct CurlRequest {
             throw UsageError(urls.isEmpty ? "curl: no URL given" : "curl: one URL at a time, not \(urls.count)")
         }
         var text = urls[0]
+        if text.isEmpty { throw UsageError("curl: url: must not be empty") }
         if !Self.hasScheme(text) {
             text = (commandLine.last("proto-default") ?? "http") + "://" + text
         }
@@ -145,6 +153,7 @@ struct CurlRequest {
         let header = commandLine.all("header").last { headerName($0) == "host" }
             .map { String($0.drop { $0 != ":" && $0 != ";" }.dropFirst()).trimmingWhitespace() }
             .flatMap { $0.isEmpty ? nil : $0 }
+        if option?.isEmpty == true { throw UsageError("curl: --host: must not be empty") }
         if let option, !url.isIPLiteral {
             throw UsageError("curl: --host \(option) is for a URL that names an IP address, not \(url.host)")
         }
@@ -176,29 +185,54 @@ struct CurlRequest {
         return scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
     }
 
-    /// The method of `hop`'s request.
-    func method(of hop: Hop) -> String { hop.bodyDropped ? "GET" : initialMethod }
+    /// The method of `hop`'s request: `-X` on every hop, as curl sends it even where a redirect
+    /// made the request a GET without its body; else GET once a redirect did, else the first one's.
+    func method(of hop: Hop) -> String {
+        if let method = commandLine.last("request") { return method }
+        return hop.bodyDropped && requestKind != .head ? "GET" : initialMethod
+    }
 
     /// The method of the first request, as curl picks it.
     var initialMethod: String {
         if let method = commandLine.last("request") { return method }
-        if commandLine.flag("head") { return "HEAD" }
+        switch requestKind {
+        case .get: return "GET"
+        case .head: return "HEAD"
+        case .post: return "POST"
+        case .put: return "PUT"
+        }
+    }
+
+    /// What curl makes of the request whatever `-X` says (libcurl's `httpreq`): its redirect
+    /// rules look at this, never at the custom method.
+    enum RequestKind: Equatable {
+        case get, head, post, put
+    }
+
+    /// curl's kind of the first request: `-I` HEAD, data or a form POST (GET with `-G`), `-T` PUT.
+    var requestKind: RequestKind {
+        if commandLine.flag("head") { return .head }
         if commandLine.has(
             "data", "data-ascii", "data-binary", "data-raw", "data-urlencode", "json", "form", "form-string")
         {
-            return commandLine.flag("get") ? "GET" : "POST"
+            return commandLine.flag("get") ? .get : .post
         }
-        return commandLine.has("upload-file") ? "PUT" : "GET"
+        return commandLine.has("upload-file") ? .put : .get
     }
 
-    /// Whether a redirect with `status` after a request with `method` turns it into a body-less
-    /// GET (RFC 9110 section 15.4: 301 and 302 after POST, 303 after anything but GET and HEAD;
-    /// 307 and 308 keep both). `--post301`, `--post302`, `--post303` keep POST, as in curl.
-    func dropsBody(status: Int, method: String) -> Bool {
+    /// The kind of `hop`'s request: a GET once a redirect dropped the body.
+    func requestKind(of hop: Hop) -> RequestKind { hop.bodyDropped ? .get : requestKind }
+
+    /// Whether a redirect with `status` after a request of `kind` drops the body and makes the
+    /// request a GET, as curl 7.88 decides it: 301 and 302 after a POST (data or a form), unless
+    /// `--post301`/`--post302`; 303 after anything but a GET or HEAD, unless a POST with
+    /// `--post303`; 307 and 308 never. `-X` changes none of this (curl then sends the `-X`
+    /// method without the body), and a PUT of `-T` keeps its body on 301 and 302.
+    func dropsBody(status: Int, kind: RequestKind) -> Bool {
         switch status {
-        case 301: return method == "POST" && !commandLine.flag("post301")
-        case 302: return method == "POST" && !commandLine.flag("post302")
-        case 303: return method != "GET" && method != "HEAD" && !(method == "POST" && commandLine.flag("post303"))
+        case 301: return kind == .post && !commandLine.flag("post301")
+        case 302: return kind == .post && !commandLine.flag("post302")
+        case 303: return kind != .get && kind != .head && !(kind == .post && commandLine.flag("post303"))
         default: return false
         }
     }
@@ -234,6 +268,9 @@ struct CurlRequest {
         var include = false
         /// Where this hop's curl writes its cookie jar, when the user asked for one (`-c`).
         var cookieJar: String?
+        /// httpdnsctl sends the cookies of the user's `-b FILE`s itself (see
+        /// `CurlCookieFileCookies`): curl is not given the files.
+        var withoutCookieFiles = false
     }
 
     /// The arguments of curl for `hop`.
@@ -246,12 +283,12 @@ struct CurlRequest {
         var arguments: [String] = []
         for option in commandLine.options {
             if Self.ownedOptions.contains(option.name) || isCookieString(option) { continue }
+            if additions.withoutCookieFiles && option.name == "cookie" { continue }
             if hop.redirects > 0 && commandLine.flag("get") && (option.name == "get" || Self.isData(option)) {
                 continue  // -G put the data into the first URL's query; a Location replaces it
             }
-            if hop.bodyDropped && (option.name == "request" || option.name == "get" || Self.isData(option)) {
-                continue
-            }
+            // curl keeps -X on every hop: only the body goes.
+            if hop.bodyDropped && (option.name == "get" || Self.isData(option)) { continue }
             if !sameOrigin && (option.name == "user" || option.name == "oauth2-bearer") { continue }
             if option.name == "header", let field = Self.headerName(option.value ?? "") {
                 if field == "cookie" { continue }
@@ -321,6 +358,13 @@ struct CurlRequest {
     /// file's cookies for each request.
     var readsCookieFile: Bool {
         commandLine.options.contains { $0.name == "cookie" && !isCookieString($0) }
+    }
+
+    /// The files of `-b FILE` (`-b @FILE` too), in order.
+    var cookieFiles: [String] {
+        commandLine.options.filter { $0.name == "cookie" && !isCookieString($0) }.compactMap(\.value).map {
+            $0.hasPrefix("@") ? String($0.dropFirst()) : $0
+        }
     }
 
     /// Whether the user removed the Cookie header (`-H 'Cookie:'`), so none is sent.

@@ -85,7 +85,9 @@ struct ParsedArguments: Equatable {
                 guard values[name] == nil else { throw UsageError("option \(name) given twice") }
                 values[name] = value
             } else {
-                throw UsageError("unknown option \(name)" + Suggest.didYouMean(name, among: spec.names))
+                // The global options go anywhere before `--`: a mistyped one is theirs too.
+                let names = spec.names + CLI.globalOptions.map(\.name)
+                throw UsageError("unknown option \(name)" + Suggest.didYouMean(name, among: names))
             }
         }
     }

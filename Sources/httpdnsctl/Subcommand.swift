@@ -95,6 +95,20 @@ extension SingleCallCommand {
     }
 }
 
+/// `value`, refused when it is empty (`resolve ''`): the daemon would only answer
+/// `: Invalid params`. `field` is the member of the call's params, as the daemon names it.
+@discardableResult
+func nonEmpty(_ value: String?, _ field: String) throws(UsageError) -> String? {
+    if value?.isEmpty == true { throw UsageError("\(field): must not be empty") }
+    return value
+}
+
+@discardableResult
+func nonEmpty(_ value: String, _ field: String) throws(UsageError) -> String {
+    if value.isEmpty { throw UsageError("\(field): must not be empty") }
+    return value
+}
+
 // MARK: resolve
 
 struct ResolveCommand: Subcommand {
@@ -150,6 +164,7 @@ struct ResolveCommand: Subcommand {
             timeout = Int(ms)
         }
         let allowStale = !parsed.flags.contains("--no-stale")
+        for name in parsed.positionals { try nonEmpty(name, "host") }
         requests = parsed.positionals.map {
             ResolveParams(host: $0, family: family, allowStale: allowStale, timeoutMs: timeout)
         }
@@ -206,7 +221,7 @@ struct ReverseCommand: SingleCallCommand {
 
     init(_ arguments: [String]) throws(UsageError) {
         let parsed = try Self.parse(arguments)
-        request = ReverseParams(address: try parsed.positionals("ADDRESS")[0])
+        request = ReverseParams(address: try nonEmpty(try parsed.positionals("ADDRESS")[0], "address"))
     }
 
     var method: Method { .reverse }
@@ -237,8 +252,10 @@ struct CookieGetCommand: SingleCallCommand {
     init(_ arguments: [String]) throws(UsageError) {
         let parsed = try Self.parse(arguments)
         request = GetCookieHeaderParams(
-            url: try parsed.positionals("URL")[0], host: parsed.values["--host"],
-            forScript: parsed.flags.contains("--for-script"), siteForCookies: parsed.values["--site"],
+            url: try nonEmpty(try parsed.positionals("URL")[0], "url"),
+            host: try nonEmpty(parsed.values["--host"], "host"),
+            forScript: parsed.flags.contains("--for-script"),
+            siteForCookies: try nonEmpty(parsed.values["--site"], "siteForCookies"),
             topLevelNavigation: parsed.flags.contains("--top-level"))
     }
 
@@ -265,7 +282,8 @@ struct CookieSetCommand: SingleCallCommand {
         guard let url = parsed.positionals.first else { throw UsageError("missing URL") }
         let values = Array(parsed.positionals.dropFirst())
         guard !values.isEmpty else { throw UsageError("missing a Set-Cookie value") }
-        request = HandleSetCookieParams(url: url, host: parsed.values["--host"], setCookie: values)
+        request = HandleSetCookieParams(
+            url: try nonEmpty(url, "url"), host: try nonEmpty(parsed.values["--host"], "host"), setCookie: values)
     }
 
     var method: Method { .handleSetCookie }
@@ -297,8 +315,10 @@ struct CookieDeleteCommand: SingleCallCommand {
     init(_ arguments: [String]) throws(UsageError) {
         let parsed = try Self.parse(arguments)
         _ = try parsed.positionals()
-        let url = parsed.values["--url"]
-        let domain = parsed.values["--domain"]
+        let url = try nonEmpty(parsed.values["--url"], "url")
+        let domain = try nonEmpty(parsed.values["--domain"], "domain")
+        try nonEmpty(parsed.values["--host"], "host")
+        try nonEmpty(parsed.values["--name"], "name")
         let all = parsed.flags.contains("--all")
         let chosen = (url != nil ? 1 : 0) + (domain != nil ? 1 : 0) + (all ? 1 : 0)
         guard chosen == 1 else { throw UsageError("give exactly one of --url, --domain or --all") }
@@ -337,7 +357,7 @@ struct CookieListCommand: SingleCallCommand {
     init(_ arguments: [String]) throws(UsageError) {
         let parsed = try Self.parse(arguments)
         _ = try parsed.positionals()
-        request = ListCookiesParams(domain: parsed.values["--domain"])
+        request = ListCookiesParams(domain: try nonEmpty(parsed.values["--domain"], "domain"))
     }
 
     var method: Method { .listCookies }
@@ -362,7 +382,7 @@ struct CookieImportCommand: Subcommand {
     let file: String
 
     init(_ arguments: [String]) throws(UsageError) {
-        file = try Self.parse(arguments).positionals("FILE")[0]
+        file = try nonEmpty(try Self.parse(arguments).positionals("FILE")[0], "file")
     }
 
     func run(_ connection: HTTPDNSConnection, json: JSONStyle?) throws(CommandFailure) -> String {
@@ -420,7 +440,7 @@ struct CookieExportCommand: Subcommand {
     let file: String?
 
     init(_ arguments: [String]) throws(UsageError) {
-        let given = try Self.parse(arguments).optionalPositional()
+        let given = try nonEmpty(try Self.parse(arguments).optionalPositional(), "file")
         file = given == "-" ? nil : given
     }
 
@@ -480,7 +500,7 @@ struct FlushCommand: SingleCallCommand {
     let request: FlushCacheParams
 
     init(_ arguments: [String]) throws(UsageError) {
-        request = FlushCacheParams(host: try Self.parse(arguments).optionalPositional())
+        request = FlushCacheParams(host: try nonEmpty(try Self.parse(arguments).optionalPositional(), "host"))
     }
 
     var method: Method { .flushCache }

@@ -38,6 +38,21 @@ struct CurlCommandLineTests {
         #expect(CurlOption("buffer", negated: true).arguments == ["--no-buffer"])
     }
 
+    @Test func aNearMissOfAKnownOptionIsAUsageErrorAndOtherWordsGoToCurl() throws {
+        #expect(throws: UsageError("curl: unknown option --lcoation (did you mean --location?)")) {
+            try CurlRequest(["--lcoation", "https://h/"])
+        }
+        #expect(throws: UsageError("curl: unknown option --hots (did you mean --host?)")) {
+            try CurlRequest(["--hots", "h.example", "https://192.0.2.1/"])
+        }
+        #expect(throws: UsageError("curl: unknown option --max-redirs=5 (did you mean --max-redirs?)")) {
+            try CurlRequest(["--max-redirs=5", "https://h/"])
+        }
+        // Nothing close (or an ambiguous prefix): curl decides.
+        let passed = try CurlRequest(["--frobnicate-widely", "--loc", "https://h/"])
+        #expect(passed.commandLine.options.map(\.name) == ["--frobnicate-widely", "--loc"])
+    }
+
     @Test func aMissingValueIsAUsageError() {
         #expect(throws: UsageError("curl option -o needs a value")) { try CurlCommandLine(["https://h/", "-o"]) }
         #expect(throws: UsageError("curl option --header needs a value")) { try CurlCommandLine(["--header"]) }
@@ -84,20 +99,27 @@ struct CurlCommandLineTests {
         }
     }
 
+    /// curl 7.88's rules look at its kind of request (data is a POST, -T a PUT), never at -X.
     @Test(arguments: [
-        (301, "POST", true), (302, "POST", true), (303, "POST", true), (307, "POST", false), (308, "POST", false),
-        (301, "PUT", false), (302, "DELETE", false), (303, "PUT", true), (303, "GET", false), (303, "HEAD", false),
+        (301, ["-d", "a"], true), (302, ["-d", "a"], true), (303, ["-d", "a"], true), (307, ["-d", "a"], false),
+        (308, ["-d", "a"], false), (301, ["-X", "PUT", "-d", "a"], true), (302, ["-X", "GET", "-d", "a"], true),
+        (303, ["-X", "PUT", "-d", "a"], true), (307, ["-X", "PUT", "-d", "a"], false), (301, ["-T", "f"], false),
+        (302, ["-X", "POST", "-T", "f"], false), (303, ["-T", "f"], true), (303, ["-G", "-d", "a"], false),
+        (303, ["-X", "DELETE"], false), (303, ["-I"], false), (301, ["-F", "x=y"], true),
+        (302, ["--json", "{}"], true),
     ])
-    func methodRulesOfRFC9110(status: Int, method: String, drops: Bool) throws {
-        #expect(try CurlRequest(["https://h/"]).dropsBody(status: status, method: method) == drops)
+    func methodRulesOfCurl(status: Int, options: [String], drops: Bool) throws {
+        let request = try CurlRequest(options + ["https://h/"])
+        #expect(request.dropsBody(status: status, kind: request.requestKind) == drops)
     }
 
     @Test func curlsPost30xOptionsKeepPost() throws {
-        let request = try CurlRequest(["--post301", "--post302", "--post303", "https://h/"])
-        #expect(!request.dropsBody(status: 301, method: "POST"))
-        #expect(!request.dropsBody(status: 302, method: "POST"))
-        #expect(!request.dropsBody(status: 303, method: "POST"))
-        #expect(request.dropsBody(status: 303, method: "PUT"))
+        let request = try CurlRequest(["--post301", "--post302", "--post303", "-X", "PUT", "-d", "a", "https://h/"])
+        #expect(!request.dropsBody(status: 301, kind: .post))
+        #expect(!request.dropsBody(status: 302, kind: .post))
+        #expect(!request.dropsBody(status: 303, kind: .post))
+        #expect(request.dropsBody(status: 303, kind: .put))
+        #expect(try CurlRequest(["--post301", "-d", "a", "https://h/"]).dropsBody(status: 302, kind: .post))
     }
 
     static let additions = CurlRequest.HopAdditions(
@@ -159,7 +181,33 @@ struct CurlCommandLineTests {
         }
     }
 
-    @Test func aRedirectToGetDropsTheBodyTheMethodAndBodyHeaders() throws {
+    /// The cookies curl's engine would send from a cookies.txt file: matched by domain, path,
+    /// Secure and expiry, longest path first, then longest domain and name, then file order.
+    @Test func theCookieFilesCookiesAreThoseCurlsEngineSendsInItsOrder() throws {
+        let file = [
+            "# Netscape HTTP Cookie File", ".example.test\tTRUE\t/\tFALSE\t0\tsite\t1",
+            "h.example.test\tFALSE\t/a\tFALSE\t0\tdeep\t2", "#HttpOnly_h.example.test\tFALSE\t/\tFALSE\t0\tho\t3",
+            "h.example.test\tFALSE\t/\tTRUE\t0\tsec\t4", "h.example.test\tFALSE\t/\tFALSE\t100\told\t5",
+            "x.h.example.test\tFALSE\t/\tFALSE\t0\tsub\t6", "h.example.test\tFALSE\t/ab\tFALSE\t0\tab\t7",
+            "h.example.test\tFALSE\t/\tFALSE\t0\tnovalue", "h.example.test\tFALSE\t/\tFALSE\t0\tho\t8",
+        ].joined(separator: "\n")
+        let files = try #require(CurlCookieFileCookies(files: ["c.txt"]) { $0 == "c.txt" ? file : nil })
+        let plain = try #require(HTTPTarget("http://h.example.test/a/b?q=1"))
+        #expect(files.header(to: plain, then: "jar=1", now: 200) == "deep=2; novalue=; ho=8; site=1; jar=1")
+        let secure = try #require(HTTPTarget("https://h.example.test/a"))
+        #expect(files.sent(to: secure, now: 50).map(\.name) == ["deep", "novalue", "sec", "old", "ho", "site"])
+        #expect(files.jarLines(except: [files.cookies[0].key], now: 200).count == 6)
+        // Not a cookies.txt file (curl also reads Set-Cookie lines), unreadable, standard input: not taken over.
+        #expect(CurlCookieFileCookies(files: ["c.txt"]) { _ in "Set-Cookie: a=1\n" } == nil)
+        #expect(CurlCookieFileCookies(files: ["c.txt"]) { _ in nil } == nil)
+        #expect(CurlCookieFileCookies(files: ["-"]) { _ in "" } == nil)
+        #expect(
+            try CurlRequest(["-b", "@c.txt", "-b", "a=1", "-b", "d.txt", "https://h/"]).cookieFiles == [
+                "c.txt", "d.txt",
+            ])
+    }
+
+    @Test func aRedirectToGetDropsTheBodyAndBodyHeadersButKeepsTheCustomMethod() throws {
         let request = try CurlRequest([
             "-L", "-X", "POST", "-d", "a=1", "--data-binary", "@f", "-F", "x=y", "--json", "{}", "-H",
             "Content-Type: text/plain", "-H", "content-length: 3", "-H", "Accept: */*", "https://h.example/",
@@ -168,11 +216,13 @@ struct CurlCommandLineTests {
         let arguments = request.arguments(for: hop, adding: Self.additions)
         #expect(
             arguments == [
-                "--header", "Accept: */*", "--resolve", "h.example:443:192.0.2.1", "--header", "@/tmp/x/cookie",
+                "--request", "POST", "--header", "Accept: */*", "--resolve", "h.example:443:192.0.2.1", "--header",
+                "@/tmp/x/cookie",
                 "--dump-header", "/tmp/x/headers", "--write-out", "W", "--location", "--max-redirs", "0", "--globoff",
                 "--url", "https://h.example/",
             ])
-        #expect(request.method(of: hop) == "GET")
+        #expect(request.method(of: hop) == "POST")
+        #expect(try CurlRequest(["-L", "-d", "a=1", "https://h.example/"]).method(of: hop) == "GET")
     }
 
     @Test func anotherOriginGetsNoCredentialsUnlessTrusted() throws {

@@ -37,13 +37,56 @@ struct HTTPDNSCtlProcessTests {
         #expect(run.standardError.hasSuffix("Try 'httpdnsctl --help'.\n"))
     }
 
+    /// A mistyped long option gets the name it most likely meant: a subcommand's own, a global
+    /// one typed after the subcommand, `--json`'s styles, and in `curl` httpdnsctl's own options
+    /// and curl's; nothing is sent to the daemon and curl is not run.
+    @Test(arguments: [
+        (["status", "--jsno"], "unknown option --jsno (did you mean --json?)"),
+        (["resolve", "a.example", "--sokcet", "x"], "unknown option --sokcet (did you mean --socket?)"),
+        (["resolve", "a.example", "--no-stael"], "unknown option --no-stael (did you mean --no-stale?)"),
+        (["--json=prety", "status"], "--json takes short, pretty or off, not prety (did you mean pretty?)"),
+        (["curl", "--fallbak", "http://a.example/"], "curl: unknown option --fallbak (did you mean --fallback?)"),
+        (["curl", "--lcoation", "http://a.example/"], "curl: unknown option --lcoation (did you mean --location?)"),
+        (["curl", "--no-bufer", "http://a.example/"], "curl: unknown option --no-bufer (did you mean --no-buffer?)"),
+        (["curl", "--jsno", "{}", "http://a.example/"], "curl: unknown option --jsno (did you mean --json?)"),
+    ])
+    func mistypedOptionsGetADidYouMean(arguments: [String], message: String) throws {
+        let server = try FakeRPCServer { _, _ in .error(.internalError("must not be called")) }
+        defer { server.stop() }
+        let run = try CommandRun(["--socket", server.socketPath] + arguments)
+        #expect(run.status == 64, "\(run.standardError)")
+        #expect(run.standardError == "httpdnsctl: \(message)\nTry 'httpdnsctl --help'.\n")
+        #expect(server.receivedRequests.isEmpty)
+    }
+
+    /// An empty name is a usage error named after the parameter, before anything is sent (it
+    /// was the daemon's `httpdnsctl: : Invalid params`, exit 1).
+    @Test(arguments: [
+        (["resolve", ""], "host"), (["resolve", "a.example", ""], "host"), (["reverse", ""], "address"),
+        (["flush", ""], "host"), (["cookie", "get", ""], "url"),
+        (["cookie", "get", "http://a/", "--host", ""], "host"),
+        (["cookie", "get", "http://a/", "--site", ""], "siteForCookies"), (["cookie", "set", "", "a=1"], "url"),
+        (["cookie", "delete", "--domain", ""], "domain"), (["cookie", "delete", "--url", ""], "url"),
+        (["cookie", "delete", "--all", "--name", ""], "name"), (["cookie", "list", "--domain="], "domain"),
+        (["cookie", "import", ""], "file"), (["cookie", "export", ""], "file"), (["curl", ""], "curl: url"),
+        (["curl", "--host", "", "http://192.0.2.1/"], "curl: --host"),
+    ])
+    func anEmptyNameIsAUsageError(arguments: [String], field: String) throws {
+        let server = try FakeRPCServer { _, _ in .error(.invalidParams(field: field, "empty")) }
+        defer { server.stop() }
+        let run = try CommandRun(["--socket", server.socketPath] + arguments)
+        #expect(run.status == 64)
+        #expect(run.standardError == "httpdnsctl: \(field): must not be empty\nTry 'httpdnsctl --help'.\n")
+        #expect(server.receivedRequests.isEmpty)
+    }
+
     @Test func helpGoesToStdoutAndListsTheExitCodes() throws {
         for flag in ["--help", "-h"] {
             let run = try CommandRun([flag])
             #expect(run.status == 0)
             for word in [
                 "resolve NAME...", "cookie get URL", "cookie set URL", "cookie delete", "cookie list", "cookie import",
-                "cookie export", "status", "flush", "call METHOD", "--socket PATH", "--json", "64", "69", "70",
+                "cookie export", "status", "flush", "call METHOD", "--socket PATH", "--json", "64", "68", "69", "70",
             ] {
                 #expect(run.standardOutput.contains(word), "help lacks \(word)")
             }

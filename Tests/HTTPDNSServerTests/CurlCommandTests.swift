@@ -219,11 +219,12 @@ struct CurlCommandTests {
     @Test(arguments: [
         (303, ["-d", "a=1"], "GET", ""), (302, ["-d", "a=1"], "GET", ""), (301, ["-d", "a=1"], "GET", ""),
         (307, ["-d", "a=1"], "POST", "a=1"), (308, ["-d", "a=1"], "POST", "a=1"),
-        (301, ["-X", "PUT", "-d", "a=1"], "PUT", "a=1"), (303, ["-X", "PUT", "-d", "a=1"], "GET", ""),
+        (301, ["-X", "PUT", "-d", "a=1"], "PUT", ""), (303, ["-X", "PUT", "-d", "a=1"], "PUT", ""),
+        (308, ["-X", "PUT", "-d", "a=1"], "PUT", "a=1"), (302, ["-X", "POST", "-d", "a=1"], "POST", ""),
         (307, ["-X", "PATCH", "-d", "a=1", "-H", "Content-Type: text/x-test"], "PATCH", "a=1"),
         (303, ["-d", "{}", "-H", "Content-Type: application/json"], "GET", ""),
     ])
-    func methodAndBodyFollowRFC9110(status: Int, options: [String], method: String, body: String) throws {
+    func methodAndBodyFollowCurl(status: Int, options: [String], method: String, body: String) throws {
         let fixture = try IPDirectFixture()
         let target = fixture.url(IPDirectFixture.app, "http", "/echo")
         let start = fixture.url(
@@ -237,6 +238,62 @@ struct CurlCommandTests {
             #expect(landed["contentType"] != .null)
         }
         #expect(fixture.requests.first?["method"] == .string(options.contains("-X") ? options[1] : "POST"))
+    }
+
+    /// Side by side with the real curl -L on the same origin: the method and the body that each
+    /// hop brought, for every redirect code and every way of asking for a method. curl 7.88
+    /// decides by its own kind of request (data or a form is a POST, -T a PUT), never by -X, and
+    /// sends -X on every hop, without the body where it would have switched to GET.
+    @Test func redirectsChangeTheMethodAndBodyAsTheRealCurlDoes() throws {
+        let fixture = try IPDirectFixture()
+        let upload = fixture.directory.file("upload.txt")
+        writeFile("uploaded\n", to: upload, mode: 0o600)
+        let target = fixture.url(IPDirectFixture.app, "http", "/echo")
+        let optionSets: [[String]] = [
+            ["-X", "PUT", "-d", "x=1"], ["-X", "POST", "-d", "x=1"], ["-d", "x=1"], ["-X", "GET", "-d", "x=1"],
+            ["-d", "x=1", "--post301"], ["-d", "x=1", "--post302"], ["-d", "x=1", "--post303"],
+            ["-X", "PUT", "-d", "x=1", "--post301", "--post302", "--post303"], ["-T", upload],
+            ["-X", "POST", "-T", upload],
+            ["-X", "DELETE"], ["-I"], ["--json", "{}"],
+        ]
+        func seen(_ run: () throws -> CommandResult) throws -> [String] {
+            let before = fixture.requests.count
+            let result = try run()
+            #expect(result.status == 0, "\(result.stderr)")
+            return fixture.requests.dropFirst(before).map { request in
+                "\(request["method"]?.stringValue ?? "?") \(request["body"]?.stringValue ?? "?")"
+            }
+        }
+        // Each code alone, and chains where a later hop meets a request an earlier one changed.
+        let chains = [[301], [302], [303], [307], [308], [303, 307], [301, 308], [307, 302]]
+        for options in optionSets {
+            for chain in chains {
+                var start = target
+                for status in chain.reversed() {
+                    start = fixture.url(
+                        IPDirectFixture.login, "http", "/redirect?status=\(status)&to=\(IPDirectFixture.query(start))")
+                }
+                let arguments = ["-sSL", "-o", "/dev/null"] + options + [start]
+                let curl = try seen { try fixture.plainCurl(arguments) }
+                let ctl = try seen { try fixture.ctl(arguments) }
+                #expect(curl.count == chain.count + 1, "\(chain) \(options): curl \(curl)")
+                #expect(ctl == curl, "\(chain) \(options): curl \(curl), httpdnsctl \(ctl)")
+            }
+        }
+        // A form's body has a random boundary: the method on each hop and whether a body came.
+        for chain in [[301], [303], [307], [308]] {
+            let start = fixture.url(
+                IPDirectFixture.login, "http", "/redirect?status=\(chain[0])&to=\(IPDirectFixture.query(target))")
+            for options in [["-F", "a=b"], ["-X", "PUT", "-F", "a=b"]] {
+                let arguments = ["-sSL", "-o", "/dev/null"] + options + [start]
+                func shape(_ hops: [String]) -> [String] {
+                    hops.map { hop in String(hop.prefix { $0 != " " }) + (hop.hasSuffix(" ") ? " -" : " body") }
+                }
+                let curl = shape(try seen { try fixture.plainCurl(arguments) })
+                let ctl = shape(try seen { try fixture.ctl(arguments) })
+                #expect(curl.count == 2 && ctl == curl, "\(chain) \(options): curl \(curl), httpdnsctl \(ctl)")
+            }
+        }
     }
 
     @Test func relativeLocationsResolveAgainstTheCurrentURL() throws {
@@ -331,6 +388,124 @@ struct CurlCommandTests {
         let chained = try Self.echo(try Self.succeed(fixture, ["-sL", "-b", file, setter]))
         #expect(chained["cookieFields"] == 1, "\(chained)")
         #expect(chained["cookie"] == "sid=file; sid=jar")
+    }
+
+    /// An IP-address URL that the caller's resolves gave two names, with no Host header: the jar
+    /// cannot say whose login the response sets, so nothing is sent (the issue: the login's
+    /// cookies were dropped, nothing said, exit 0), with a message naming both hosts.
+    @Test func anAmbiguousAddressStopsBeforeTheRequestAndSaysWhichHostsItCouldBe() throws {
+        let (login, app) = (IPDirectFixture.login, IPDirectFixture.app)
+        let fixture = try IPDirectFixture(addresses: [login: "127.0.0.2", app: "127.0.0.2"])
+        let resolved = try runCommand(
+            BuiltProducts.path("httpdnsctl"), ["--socket", fixture.socketPath, "resolve", login, app],
+            environment: fixture.environment)
+        #expect(resolved.status == 0, "\(resolved.stderr)")
+        let url = "http://127.0.0.2:\(fixture.ports[login]!.http)/redirect?status=302&cookie=sid%3Dalice&to=echo"
+        for options in [["-v"], ["-sS"], ["-s"], ["-sS", "-H", "Cookie:"], ["-sSL", "-b", "lang=en"]] {
+            let result = try fixture.ctl(options + ["-d", "user=alice", url])
+            #expect(result.status == 68, "\(options): \(result.status) \(result.stderr)")
+            #expect(result.stdout.isEmpty)
+            let lines = result.stderr.split(separator: "\n", omittingEmptySubsequences: false)
+            #expect(lines.count == 2 && lines[1].isEmpty, "\(options): \(result.stderr)")
+            let line = String(lines[0])
+            #expect(line.hasPrefix("httpdnsctl: 127.0.0.2 is the address of several hosts"), "\(line)")
+            #expect(line.contains(login) && line.contains(app) && line.contains("-H 'Host: NAME'"), "\(line)")
+        }
+        #expect(fixture.requests.isEmpty, "nothing may be sent: \(fixture.requests)")
+
+        // Named, it runs and the cookie goes to that host's jar.
+        let named = try fixture.ctl(["-sS", "-H", "Host: \(login)", "-d", "user=alice", url])
+        #expect(named.status == 0 && named.stderr.isEmpty, "\(named.status) \(named.stderr)")
+        #expect(fixture.requests.count == 1)
+        #expect(try fixture.cookieHeaderThroughSocat("http://\(login)/") == "sid=alice")
+    }
+
+    /// Without -v, every Set-Cookie the jar refused gets a warning line (name, host, reason, never
+    /// the value), where curl prints nothing; with -v the verbose lines say it instead.
+    @Test func refusedCookiesAreWarnedAboutWithoutVerbose() throws {
+        let fixture = try IPDirectFixture()
+        let cookies = ["sid=topsecret1; Domain=example.org", "ok=1", "__Host-x=topsecret2; Path=/"]
+        let query = cookies.map { "cookie=\(IPDirectFixture.query($0))" }.joined(separator: "&")
+        let setter = fixture.url(IPDirectFixture.app, "http", "/redirect?status=302&\(query)&to=echo")
+        let curl = try fixture.plainCurl(["-sS", "-L", setter])
+        #expect(curl.status == 0 && curl.stderr.isEmpty)
+        let result = try fixture.ctl(["-sS", "-L", setter])
+        #expect(result.status == 0)
+        #expect(
+            result.stderr == """
+                httpdnsctl: warning: cookie sid from app.example.test rejected (domain-mismatch)
+                httpdnsctl: warning: cookie __Host-x from app.example.test rejected (prefix)
+
+                """, "\(result.stderr)")
+        #expect(try Self.echo(result.stdout)["cookie"] == "ok=1")
+        // -s alone silences httpdnsctl's warnings as it does curl's errors.
+        #expect(try fixture.ctl(["-s", "-L", setter]).stderr.isEmpty)
+        let verbose = try fixture.ctl(["-v", "-L", setter])
+        #expect(!verbose.stderr.contains("warning"), "\(verbose.stderr)")
+        #expect(verbose.stderr.contains("* httpdnsctl: rejected sid (domain-mismatch)"), "\(verbose.stderr)")
+        let own = verbose.stderr.split(separator: "\n").filter { $0.hasPrefix("* httpdnsctl") }
+        #expect(!own.isEmpty && !own.contains { $0.contains("topsecret") }, "\(own)")
+    }
+
+    /// A daemon that fails to store the cookies: one warning per cookie, the value never shown.
+    @Test func cookiesTheDaemonCouldNotStoreAreWarnedAbout() throws {
+        let fixture = try IPDirectFixture()
+        let daemon = try FakeRPCServer { request, _ in
+            switch request.method {
+            case "getCookieHeader": return .result(.object(["header": .string(""), "count": .int(0)]))
+            default: return .error(.internalError("the state directory is full"))
+            }
+        }
+        defer { daemon.stop() }
+        let address = IPDirectFixture.addresses[IPDirectFixture.app]!
+        let url =
+            "http://\(address):\(fixture.ports[IPDirectFixture.app]!.http)/redirect?status=302&cookie=sid%3Dtopsecret&cookie=b%3D2&to=echo"
+        let result = try fixture.ctl(["-sS", url], socket: daemon.socketPath)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(
+            result.stderr == """
+                httpdnsctl: warning: cookie sid from \(address) not stored: Internal error: the state directory is full (InternalError)
+                httpdnsctl: warning: cookie b from \(address) not stored: Internal error: the state directory is full (InternalError)
+
+                """, "\(result.stderr)")
+    }
+
+    /// A jar value curl cannot take as its cookie string (8200 bytes or more, or without `=`)
+    /// still goes in the one Cookie header of a `-b FILE` request: httpdnsctl sends the file's
+    /// cookies itself, first, as curl's engine would, and `-c` still gets them.
+    @Test func aCookieFileAndALongOrNamelessJarValueGoInOneCookieHeader() throws {
+        let fixture = try IPDirectFixture()
+        let ctl = BuiltProducts.path("httpdnsctl")
+        let site = "http://\(IPDirectFixture.app)/"
+        let big = (1...3).map { "big\($0)=" + String(repeating: Character(String($0)), count: 3000) }
+        let stored = try runCommand(
+            ctl, ["--socket", fixture.socketPath, "cookie", "set", site] + big, environment: fixture.environment)
+        #expect(stored.status == 0, "\(stored.stdout) \(stored.stderr)")
+        let file = fixture.directory.file("cookies.txt")
+        writeFile(
+            "# Netscape HTTP Cookie File\n\(IPDirectFixture.app)\tFALSE\t/\tFALSE\t0\tsid\tfile\n"
+                + ".example.test\tTRUE\t/echo\tFALSE\t0\tlong\t1\n"
+                + "other.example\tFALSE\t/\tFALSE\t0\telsewhere\t1\n", to: file, mode: 0o600)
+        let echo = fixture.url(IPDirectFixture.app, "http", "/echo")
+        let jar = fixture.directory.file("out.txt")
+        let long = try Self.echo(try Self.succeed(fixture, ["-s", "-b", file, "-c", jar, echo]))
+        #expect(long["cookieFields"] == 1, "\(long["cookieFields"] ?? .null)")
+        let expected = (["long=1", "sid=file"] + big).joined(separator: "; ")
+        #expect(expected.utf8.count >= 8200)
+        #expect(long["cookie"] == .string(expected), "\(long["cookie"]?.stringValue?.prefix(80) ?? "")")
+        let written = try String(contentsOfFile: jar, encoding: .utf8)
+        #expect(written.contains("\tsid\tfile") && written.contains("\tlong\t1"), "\(written)")
+        #expect(written.contains("\telsewhere\t1"), "\(written)")
+
+        // A jar that holds only a nameless cookie: no `=`, which curl would read as a file name.
+        _ = try runCommand(
+            ctl, ["--socket", fixture.socketPath, "cookie", "delete", "--all"], environment: fixture.environment)
+        let nameless = try runCommand(
+            ctl, ["--socket", fixture.socketPath, "cookie", "set", site, "token"], environment: fixture.environment)
+        #expect(nameless.status == 0, "\(nameless.stdout) \(nameless.stderr)")
+        let plain = try Self.echo(try Self.succeed(fixture, ["-s", "-b", file, echo]))
+        #expect(plain["cookieFields"] == 1, "\(plain)")
+        #expect(plain["cookie"] == "long=1; sid=file; token", "\(plain)")
     }
 
     /// httpdnsctl's standard output and files, against plain curl's for the same options.
