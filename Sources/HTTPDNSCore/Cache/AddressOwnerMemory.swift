@@ -381,25 +381,20 @@ private struct UserAddresses {
 
     /// Drops expired attributions and the addresses left with none; returns how many addresses went.
     mutating func prune(now: MonotonicInstant) -> Int {
-        var removed = 0
-        for (ip, slot) in slotByIP {
-            let live = nodes[slot].hosts.filter { now < $0.forgetAt }
-            if live.isEmpty {
-                _ = remove(ip: ip)
-                removed += 1
-            } else {
-                nodes[slot].hosts = live
-            }
-        }
-        return removed
+        removeAttributions { now >= $0.forgetAt }
     }
 
     /// Drops `host` from every address, and the addresses left with no name; returns how many
     /// addresses went.
     mutating func removeHost(_ host: String) -> Int {
+        removeAttributions { $0.host == host }
+    }
+
+    /// Drops the attributions `shouldRemove` selects, and the addresses left with none.
+    private mutating func removeAttributions(where shouldRemove: (AddressOwnerMemory.Attribution) -> Bool) -> Int {
         var removed = 0
-        for (ip, slot) in slotByIP where nodes[slot].hosts.contains(where: { $0.host == host }) {
-            let left = nodes[slot].hosts.filter { $0.host != host }
+        for (ip, slot) in slotByIP where nodes[slot].hosts.contains(where: shouldRemove) {
+            let left = nodes[slot].hosts.filter { !shouldRemove($0) }
             if left.isEmpty {
                 _ = remove(ip: ip)
                 removed += 1
