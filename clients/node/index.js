@@ -364,9 +364,13 @@ function ipDirectAgent(Base, options) {
 /** A connection to httpdnsd, shared by everything that uses it; reopened when the daemon closed it. */
 class Client {
   /** options: `socket` (default: the rules of socketPath), `timeoutMs` per call, `ca` (extra
-   * trusted certificates for client.fetch), `agentOptions` for its http/https agents. */
+   * trusted certificates for client.fetch), `agentOptions` for its http/https agents, and
+   * `onRejectedCookie({ url, host, setCookie, index, reason })`, called for each Set-Cookie
+   * value of a fetch that the daemon's policy refused (without it, a process warning of type
+   * HttpdnsCookieWarning, code HTTPDNS_COOKIE_REJECTED, names the cookie and the reason). */
   constructor(options = {}) {
     this.socketPath = socketPath(options.socket);
+    this.onRejectedCookie = options.onRejectedCookie;
     this.timeoutMs = options.timeoutMs || DEFAULT_TIMEOUT_MS;
     this.connection = null;
     this.closed = false;
@@ -565,28 +569,51 @@ class Client {
    * body; at most 20) with the daemon's Cookie header on every hop and every hop's Set-Cookie
    * stored through the daemon. Resolves to a WHATWG Response with a streaming body.
    * init: method, headers, body, redirect ('follow', 'manual', 'error'), signal; and, beyond
-   * the standard, `agent` (an agent of your own, such as a proxy's: no IP-direct connection,
-   * the daemon's cookies still) and `ca`. */
+   * the standard, `host` (the host name of an IP-literal URL, as a Host header also names it:
+   * connect to the IP, check TLS for the name, key cookies by it), `onRejectedCookie` (see
+   * Client), `agent` (an agent of your own, such as a proxy's: no IP-direct connection, the
+   * daemon's cookies still) and `ca`. A redirect to another host drops the Host header and the
+   * name: that hop is its own URL's host. */
   async fetch(input, init = {}) {
     let url = new URL(String(input && input.url ? input.url : input));
     let method = (init.method || 'GET').toUpperCase();
     const headers = new Headers(init.headers);
+    let hostHeader = headers.get('host');
+    headers.delete('host');
+    let name = hostName(url, init.host, hostHeader);
     let body = await requestBody(init.body, headers);
     const redirect = init.redirect || 'follow';
     const signal = init.signal;
     let redirected = false;
     for (let hop = 0; ; hop++) {
       if (signal && signal.aborted) throw signal.reason;
-      const host = urlHost(url.href);
       const hopHeaders = new Headers(headers);
-      const jarHeader = await this.getCookieHeader(url.href, { host, signal });
+      if (hostHeader) hopHeaders.set('host', hostHeader);
+      else if (name && !urlHost(url.href)) hopHeaders.set('host', url.port ? `${name}:${url.port}` : name);
+      let jarHeader;
+      try {
+        jarHeader = await this.getCookieHeader(url.href, { host: name, signal });
+      } catch (error) {
+        if (error instanceof RPCError && error.reason === 'ambiguous-address') {
+          throw Object.assign(new TypeError(`client.fetch: ${url.hostname} is an address of ` +
+            `${error.candidates.join(', ')}: name the host with init.host or a Host header`, { cause: error }),
+          { code: 'ERR_HTTPDNS_AMBIGUOUS_ADDRESS', address: url.hostname, candidates: error.candidates });
+        }
+        throw error;
+      }
       if (jarHeader) {
         const own = hopHeaders.get('cookie');
         hopHeaders.set('cookie', own ? `${jarHeader}; ${own}` : jarHeader);
       }
-      const response = await this.request(url, method, hopHeaders, body, init);
+      const response = await this.request(url, name, method, hopHeaders, body, init);
       const setCookie = response.headers['set-cookie'];
-      if (setCookie && setCookie.length) await this.handleSetCookie(url.href, setCookie, { host, signal });
+      if (setCookie && setCookie.length) {
+        const stored = await this.handleSetCookie(url.href, setCookie, { host: name, signal });
+        for (const { index, reason } of stored.rejected || []) {
+          this.reportRejectedCookie({ url: url.href, host: stored.host, setCookie: setCookie[index], index, reason },
+            init.onRejectedCookie);
+        }
+      }
       const status = response.statusCode;
       const location = response.headers.location;
       if (![301, 302, 303, 307, 308].includes(status) || !location || redirect === 'manual') {
@@ -599,19 +626,36 @@ class Client {
       if ((status === 303 && method !== 'GET' && method !== 'HEAD') || ((status === 301 || status === 302) && method === 'POST')) {
         method = 'GET';
         body = null;
-        for (const name of ['content-type', 'content-length', 'content-encoding', 'content-language', 'content-location']) {
-          headers.delete(name);
+        for (const header of ['content-type', 'content-length', 'content-encoding', 'content-language', 'content-location']) {
+          headers.delete(header);
         }
       } else if (body && body.stream) {
         throw new TypeError('client.fetch: a streamed body cannot be sent again on a redirect');
       }
       if (next.origin !== url.origin) headers.delete('authorization');
+      if (next.host !== url.host) {
+        // Another host: the caller's Host header and name were about the first one only.
+        hostHeader = null;
+        name = urlHost(next.href);
+      }
       url = next;
       redirected = true;
     }
   }
 
-  async request(url, method, headers, body, init) {
+  /** A cookie the daemon refused: to the hook of init or of the client, else a process warning. */
+  reportRejectedCookie(refusal, hook) {
+    const report = hook || this.onRejectedCookie;
+    if (report) {
+      report(refusal);
+      return;
+    }
+    const cookieName = String(refusal.setCookie).split(/[=;]/, 1)[0].trim();
+    process.emitWarning(`httpdnsd refused the cookie ${cookieName} from ${refusal.url}: ${refusal.reason}`,
+      { type: 'HttpdnsCookieWarning', code: 'HTTPDNS_COOKIE_REJECTED' });
+  }
+
+  async request(url, name, method, headers, body, init) {
     const secure = url.protocol === 'https:';
     if (!secure && url.protocol !== 'http:') throw new TypeError(`client.fetch: unsupported scheme ${url.protocol}`);
     const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
@@ -638,7 +682,7 @@ class Client {
         if (lookupOptions && lookupOptions.all) callback(null, addresses);
         else callback(null, addresses[0].address, addresses[0].family);
       };
-      if (secure && !net.isIP(hostname)) options.servername = hostname;
+      if (secure && name) options.servername = name;
     }
     return new Promise((resolve, reject) => {
       const request = (secure ? https : http).request(options, resolve);
@@ -667,6 +711,26 @@ class Client {
     if (list.length === 0) throw new TypeError(`client.fetch: httpdnsd has no address for ${hostname}`);
     return list;
   }
+}
+
+/** The host name a fetch of `url` is for: the URL's own, else `init.host` or the Host header's
+ * (without its port) for an IP literal, else undefined (the daemon's address memory decides). */
+function hostName(url, explicit, hostHeader) {
+  const own = urlHost(url.href);
+  const fromHeader = hostHeader ? new URL(`http://${hostHeader}`).hostname : undefined;
+  const given = explicit ? String(explicit).toLowerCase() : fromHeader;
+  if (explicit && fromHeader && given !== fromHeader) {
+    throw Object.assign(new TypeError(`client.fetch: init.host ${given} and the Host header ${fromHeader} differ`),
+      { code: 'ERR_INVALID_ARG_VALUE' });
+  }
+  if (own) {
+    if (explicit && given !== own) {
+      throw Object.assign(new TypeError(`client.fetch: init.host ${given} is not the URL's host ${own}`),
+        { code: 'ERR_INVALID_ARG_VALUE' });
+    }
+    return own;
+  }
+  return given;
 }
 
 function toResponse(incoming, url, method, redirected) {

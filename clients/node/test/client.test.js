@@ -425,3 +425,61 @@ test('fetch: one connection per host and address, and a move is followed', live,
   }
   client.close();
 });
+
+test('fetch: an IP URL with a Host header is that host (TLS, Host, cookies); a redirect to another host is its own', live, async () => {
+  const client = await liveClient();
+  await client.handleSetCookie(url('app.example.test', '/'), 'apponly=1; Path=/');
+  const marker = token('ip-host');
+  const next = url('login.example.test', `${marker}/redirect?status=302&to=${encodeURIComponent(marker + '/home/echo')}&cookie=hop%3Dlogin`);
+  const response = await client.fetch(url('127.0.0.3', `${marker}/login?domain=example.test&next=${encodeURIComponent(next)}`),
+    { method: 'POST', headers: { HOST: 'app.example.test' }, body: new URLSearchParams({ user: 'ip' }) });
+  assert.equal(response.status, 200);
+  const [login, hop, home] = recordsWith(marker);
+  assert.deepEqual([login.server, login.sni, login.host, login.cookie], ['127.0.0.3', 'app.example.test', 'app.example.test', 'apponly=1']);
+  const named = `login.example.test:${world.httpsPort}`;
+  assert.deepEqual([hop.server, hop.sni, hop.host, hop.cookie], ['127.0.0.2', 'login.example.test', named, 'sid=ip']);
+  assert.deepEqual([home.server, home.sni, home.host], ['127.0.0.2', 'login.example.test', named]);
+  assert.deepEqual(home.cookie.split('; ').sort(), ['hop=login', 'sid=ip']);
+  const cookies = Object.fromEntries((await client.listCookies()).map((c) => [c.name, [c.domain, c.hostOnly]]));
+  assert.deepEqual(cookies, { apponly: ['app.example.test', true], sid: ['example.test', false], hop: ['login.example.test', true] });
+  // init.host names it too; Host then carries the URL's port.
+  const echoed = await (await client.fetch(url('127.0.0.3', marker + '/option/echo'), { host: 'app.example.test' })).json();
+  assert.deepEqual([echoed.server, echoed.sni, echoed.host, echoed.cookie],
+    ['127.0.0.3', 'app.example.test', `app.example.test:${world.httpsPort}`, 'apponly=1; sid=ip']);
+  await assert.rejects(client.fetch(url('127.0.0.3', '/echo'), { host: 'app.example.test', headers: { host: 'login.example.test' } }),
+    { code: 'ERR_INVALID_ARG_VALUE', message: 'client.fetch: init.host app.example.test and the Host header login.example.test differ' });
+  client.close();
+});
+
+test('fetch: an address of several hosts without a name is refused before anything is sent', live, async () => {
+  const client = await liveClient();
+  await client.resolve('node.example.test');
+  await client.resolve('go.example.test');
+  const marker = token('ambiguous');
+  await assert.rejects(client.fetch(url('127.0.0.4', marker + '/echo')), (error) => {
+    assert.equal(error.code, 'ERR_HTTPDNS_AMBIGUOUS_ADDRESS');
+    assert.ok(error.candidates.includes('node.example.test') && error.candidates.includes('go.example.test'), error.candidates);
+    assert.equal(error.message, `client.fetch: 127.0.0.4 is an address of ${error.candidates.join(', ')}: ` +
+      'name the host with init.host or a Host header');
+    return true;
+  });
+  assert.deepEqual(recordsWith(marker), []);
+  client.close();
+});
+
+test('fetch: a cookie the daemon refuses is reported, to the hook or as a warning', live, async () => {
+  const refusals = [];
+  const client = httpdns.connect({ socket: daemonSocket, ca: fs.readFileSync(world.ca), onRejectedCookie: (r) => refusals.push(r) });
+  await client.deleteCookies({ all: true });
+  const target = url('node.example.test', `${token('refused')}/set?cookie=ok%3D1&cookie=${encodeURIComponent('t=1; Domain=com')}`);
+  assert.equal((await client.fetch(target)).status, 200);
+  assert.deepEqual(refusals, [{ url: target, host: 'node.example.test', setCookie: 't=1; Domain=com', index: 1, reason: 'public-suffix' }]);
+  client.close();
+  const plain = await liveClient();
+  const warned = new Promise((resolve) => process.once('warning', resolve));
+  await plain.fetch(target);
+  const warning = await warned;
+  assert.deepEqual([warning.name, warning.code, warning.message],
+    ['HttpdnsCookieWarning', 'HTTPDNS_COOKIE_REJECTED', `httpdnsd refused the cookie t from ${target}: public-suffix`]);
+  plain.close();
+});
