@@ -49,18 +49,26 @@ function urlHost(url) {
   return bare && net.isIP(bare) === 0 ? bare : undefined;
 }
 
-/** An error answer of the daemon: `code` (-32602, -32001, ...), `message`, and `data` as sent
- * (`data.name` is the stable name; `field`, `reason`, `candidates`, ... are kept whatever they are). */
+// The names of JSON-RPC's own codes, for an error answer without data.name.
+const RPC_NAMES = { '-32700': 'ParseError', '-32600': 'InvalidRequest', '-32601': 'MethodNotFound', '-32602': 'InvalidParams', '-32603': 'InternalError' };
+
+/** An error answer of the daemon: `code` as Node's errors have one, ERR_HTTPDNS_ and data.name
+ * in capitals (ERR_HTTPDNS_INVALID_PARAMS, ERR_HTTPDNS_HOST_NOT_FOUND, ...), `rpcCode` the
+ * JSON-RPC code (-32602, -32001, ...), and `data` as sent (`data.name` is the stable name;
+ * `field`, `reason`, `candidates`, ... are kept whatever they are). */
 class RPCError extends Error {
   constructor(method, error) {
     const data = error && typeof error.data === 'object' && error.data !== null ? error.data : {};
-    const details = Object.entries(data).filter(([key]) => key !== 'name')
-      .map(([key, value]) => `${key}=${JSON.stringify(value)}`);
-    super(`httpdnsd: ${method}: ${error.message} (${error.code} ${data.name || ''}` +
-      `${details.length ? ': ' + details.join(', ') : ''})`);
+    const text = String(error.message || 'error');
+    // The daemon's message names most of data already: the rest once, in parentheses.
+    const details = Object.entries(data).filter(([key, value]) => key !== 'name' && !text.includes(String(value)))
+      .map(([key, value]) => `${key}=${Array.isArray(value) ? value.join(',') : typeof value === 'string' ? value : JSON.stringify(value)}`);
+    super(`httpdnsd: ${method}: ${text}${details.length ? ` (${details.join(', ')})` : ''}`);
     this.name = 'RPCError';
     this.method = method;
-    this.code = error.code;
+    this.rpcCode = error.code;
+    const name = typeof data.name === 'string' ? data.name : RPC_NAMES[error.code] || 'Error';
+    this.code = `ERR_HTTPDNS_${name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()}`;
     this.data = data;
   }
 
@@ -72,12 +80,19 @@ class RPCError extends Error {
   get candidates() { return Array.isArray(this.data.candidates) ? this.data.candidates : []; }
 }
 
-/** The daemon could not be reached, or closed the connection before answering. */
+/** The daemon could not be reached, closed the connection before answering, or did not answer
+ * in time: `code` is the system error's (ENOENT, ECONNREFUSED, EACCES, ...), ECONNRESET for a
+ * connection it closed, ETIMEDOUT for a call past its deadline; `detail` is the message without
+ * the socket. */
 class ConnectionError extends Error {
-  constructor(socket, message, { retryable = false, cause } = {}) {
-    super(`httpdnsd at ${socket}: ${message}`, cause ? { cause } : undefined);
+  constructor(socket, detail, { retryable = false, cause, code } = {}) {
+    super(`httpdnsd at ${socket}: ${detail}`, cause ? { cause } : undefined);
     this.name = 'ConnectionError';
-    this.code = cause && cause.code ? cause.code : 'ECONNRESET';
+    this.detail = detail;
+    this.address = socket;
+    this.code = code || (cause && cause.code) || 'ECONNRESET';
+    if (cause && cause.errno !== undefined) this.errno = cause.errno;
+    if (cause && cause.syscall) this.syscall = cause.syscall;
     // The request went out on a connection that had answered before with nothing else in
     // flight: the daemon closes only idle connections without answering (IdleTimeout=), so it
     // never read it, and sending it again is safe.
@@ -99,7 +114,9 @@ class Connection extends events.EventEmitter {
     this.bufferedLength = 0;
     this.stream = net.createConnection(socket);
     this.stream.on('data', (chunk) => this.receive(chunk));
-    this.stream.on('error', (error) => this.shut(new ConnectionError(socket, error.message, { cause: error })));
+    // A system error's message repeats the socket path: its syscall and code say the rest.
+    this.stream.on('error', (error) => this.shut(new ConnectionError(socket,
+      error.syscall && error.code ? `${error.syscall} ${error.code}` : error.message, { cause: error })));
     this.stream.on('close', () => this.shut(this.orphan
       ? new ConnectionError(socket, `closed after error ${this.orphan.code}: ${this.orphan.message}`)
       : new ConnectionError(socket, 'the daemon closed the connection')));
@@ -107,7 +124,7 @@ class Connection extends events.EventEmitter {
   }
 
   send(method, params, { signal, timeoutMs } = {}) {
-    if (this.closed) return Promise.reject(new ConnectionError(this.socket, this.closed.message, { retryable: true }));
+    if (this.closed) return Promise.reject(new ConnectionError(this.socket, this.closed.detail, { retryable: true }));
     if (signal && signal.aborted) return Promise.reject(signal.reason);
     const id = ++this.nextId;
     const request = { jsonrpc: '2.0', id, method };
@@ -117,7 +134,7 @@ class Connection extends events.EventEmitter {
       const onAbort = () => { this.forget(id); reject(signal.reason); };
       const timer = setTimeout(() => {
         this.forget(id);
-        reject(Object.assign(new Error(`httpdnsd: ${method}: no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' }));
+        reject(new ConnectionError(this.socket, `${method}: no answer within ${timeoutMs} ms`, { code: 'ETIMEDOUT' }));
       }, timeoutMs);
       entry.cleanup = () => {
         clearTimeout(timer);
@@ -150,8 +167,8 @@ class Connection extends events.EventEmitter {
     this.pending.clear();
     for (const entry of pending) {
       entry.cleanup();
-      entry.reject(new ConnectionError(this.socket, reason.message,
-        { retryable: entry.retryable && !this.orphan, cause: reason.cause }));
+      entry.reject(new ConnectionError(this.socket, reason.detail,
+        { retryable: entry.retryable && !this.orphan, cause: reason.cause, code: reason.code }));
     }
   }
 
@@ -170,7 +187,7 @@ class Connection extends events.EventEmitter {
       this.buffered.push(chunk.subarray(start));
       this.bufferedLength += chunk.length - start;
       if (this.bufferedLength > MAX_LINE) {
-        this.shut(new ConnectionError(this.socket, `an answer longer than ${MAX_LINE} bytes`));
+        this.shut(new ConnectionError(this.socket, `an answer longer than ${MAX_LINE} bytes`, { code: 'ERR_HTTPDNS_PROTOCOL' }));
         this.stream.destroy();
       }
     }
@@ -181,7 +198,7 @@ class Connection extends events.EventEmitter {
     try {
       message = JSON.parse(line);
     } catch (error) {
-      this.shut(new ConnectionError(this.socket, `the daemon sent a line that is not JSON: ${error.message}`));
+      this.shut(new ConnectionError(this.socket, `the daemon sent a line that is not JSON: ${error.message}`, { code: 'ERR_HTTPDNS_PROTOCOL' }));
       this.stream.destroy();
       return;
     }
@@ -280,7 +297,7 @@ async function requestBody(body, headers) {
   if (typeof body[Symbol.asyncIterator] === 'function' || typeof body.pipe === 'function') {
     return { stream: Readable.from(body) };
   }
-  throw new TypeError('client.fetch: unsupported body type');
+  throw fetchError('unsupported body type', 'ERR_INVALID_ARG_TYPE');
 }
 
 /** An https/http agent whose pools are per host, port and the daemon's addresses. */
@@ -382,7 +399,7 @@ class Client {
   }
 
   connected() {
-    if (this.closed) throw new ConnectionError(this.socketPath, 'the client is closed');
+    if (this.closed) throw new ConnectionError(this.socketPath, 'the client is closed', { code: 'ERR_HTTPDNS_CLIENT_CLOSED' });
     if (!this.connection || this.connection.closed) this.connection = new Connection(this.socketPath);
     return this.connection;
   }
@@ -401,7 +418,7 @@ class Client {
         throw error;
       }
       if (response.error) throw new RPCError(method, response.error);
-      if (!('result' in response)) throw new ConnectionError(this.socketPath, `${method}: an answer without a result`);
+      if (!('result' in response)) throw new ConnectionError(this.socketPath, `${method}: an answer without a result`, { code: 'ERR_HTTPDNS_PROTOCOL' });
       return response.result;
     }
   }
@@ -553,11 +570,12 @@ class Client {
       (result) => {
         const list = [...result.ipv4.map((address) => ({ address, family: 4 })),
           ...result.ipv6.map((address) => ({ address, family: 6 }))];
-        if (list.length === 0) throw new RPCError('resolve', { code: -32001, message: 'Host not found', data: { name: 'HostNotFound' } });
+        if (list.length === 0) throw new RPCError('resolve', { code: -32001, message: `Host not found: ${hostname}`, data: { name: 'HostNotFound' } });
         answer(list);
       }).catch((cause) => {
-      const code = cause instanceof RPCError && cause.code === -32001 ? 'ENOTFOUND' : 'EAI_AGAIN';
-      const error = new Error(`httpdnsd: getaddrinfo ${code} ${hostname}: ${cause.message}`, { cause });
+      const code = cause instanceof RPCError && cause.rpcCode === -32001 ? 'ENOTFOUND' : 'EAI_AGAIN';
+      // As dns.lookup words it; the daemon's error is the cause.
+      const error = new Error(`getaddrinfo ${code} ${hostname}`, { cause });
       Object.assign(error, { code, errno: code, syscall: 'getaddrinfo', hostname });
       callback(error);
     });
@@ -576,6 +594,7 @@ class Client {
    * name: that hop is its own URL's host. */
   async fetch(input, init = {}) {
     let url = new URL(String(input && input.url ? input.url : input));
+    checkScheme(url);
     let method = (init.method || 'GET').toUpperCase();
     const headers = new Headers(init.headers);
     let hostHeader = headers.get('host');
@@ -595,9 +614,9 @@ class Client {
         jarHeader = await this.getCookieHeader(url.href, { host: name, signal });
       } catch (error) {
         if (error instanceof RPCError && error.reason === 'ambiguous-address') {
-          throw Object.assign(new TypeError(`client.fetch: ${url.hostname} is an address of ` +
-            `${error.candidates.join(', ')}: name the host with init.host or a Host header`, { cause: error }),
-          { code: 'ERR_HTTPDNS_AMBIGUOUS_ADDRESS', address: url.hostname, candidates: error.candidates });
+          throw Object.assign(fetchError(`${url.hostname} is an address of ${error.candidates.join(', ')}: ` +
+            'name the host with init.host or a Host header', 'ERR_HTTPDNS_AMBIGUOUS_ADDRESS', error),
+          { address: url.hostname, candidates: error.candidates });
         }
         throw error;
       }
@@ -620,9 +639,10 @@ class Client {
         return toResponse(response, url, method, redirected);
       }
       response.resume();
-      if (redirect === 'error') throw new TypeError(`client.fetch: ${url.href} redirected (redirect: 'error')`);
-      if (hop >= MAX_REDIRECTS) throw new TypeError(`client.fetch: more than ${MAX_REDIRECTS} redirects`);
+      if (redirect === 'error') throw fetchError(`${url.href} redirected (redirect: 'error')`, 'ERR_HTTPDNS_REDIRECTED');
+      if (hop >= MAX_REDIRECTS) throw fetchError(`more than ${MAX_REDIRECTS} redirects`, 'ERR_HTTPDNS_TOO_MANY_REDIRECTS');
       const next = new URL(location, url);
+      checkScheme(next);
       if ((status === 303 && method !== 'GET' && method !== 'HEAD') || ((status === 301 || status === 302) && method === 'POST')) {
         method = 'GET';
         body = null;
@@ -630,7 +650,7 @@ class Client {
           headers.delete(header);
         }
       } else if (body && body.stream) {
-        throw new TypeError('client.fetch: a streamed body cannot be sent again on a redirect');
+        throw fetchError('a streamed body cannot be sent again on a redirect', 'ERR_HTTPDNS_BODY_NOT_REPLAYABLE');
       }
       if (next.origin !== url.origin) headers.delete('authorization');
       if (next.host !== url.host) {
@@ -657,7 +677,6 @@ class Client {
 
   async request(url, name, method, headers, body, init) {
     const secure = url.protocol === 'https:';
-    if (!secure && url.protocol !== 'http:') throw new TypeError(`client.fetch: unsupported scheme ${url.protocol}`);
     const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
     const options = {
       method,
@@ -696,20 +715,25 @@ class Client {
     });
   }
 
+  /** The daemon's addresses for `hostname`; its errors (RPCError, ConnectionError) as they are. */
   async addresses(hostname, signal) {
-    let answer;
-    try {
-      answer = await this.resolve(hostname, { signal });
-    } catch (cause) {
-      if (cause instanceof RPCError || cause instanceof ConnectionError) {
-        throw new TypeError(`client.fetch: httpdnsd could not resolve ${hostname}: ${cause.message}`, { cause });
-      }
-      throw cause;
-    }
+    const answer = await this.resolve(hostname, { signal });
     const list = [...answer.ipv4.map((address) => ({ address, family: 4 })),
       ...answer.ipv6.map((address) => ({ address, family: 6 }))];
-    if (list.length === 0) throw new TypeError(`client.fetch: httpdnsd has no address for ${hostname}`);
+    if (list.length === 0) throw fetchError(`httpdnsd has no address for ${hostname}`, 'ERR_HTTPDNS_NO_ADDRESS');
     return list;
+  }
+}
+
+/** A TypeError of client.fetch (as the fetch standard's errors are) with a Node-style `code`. */
+function fetchError(message, code, cause) {
+  return Object.assign(new TypeError(`client.fetch: ${message}`, cause ? { cause } : undefined), { code });
+}
+
+/** Only http: and https: are fetched; anything else is said to be so before the daemon is asked. */
+function checkScheme(url) {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw fetchError(`the scheme ${url.protocol} is not supported (only http: and https:)`, 'ERR_INVALID_PROTOCOL');
   }
 }
 
@@ -720,13 +744,11 @@ function hostName(url, explicit, hostHeader) {
   const fromHeader = hostHeader ? new URL(`http://${hostHeader}`).hostname : undefined;
   const given = explicit ? String(explicit).toLowerCase() : fromHeader;
   if (explicit && fromHeader && given !== fromHeader) {
-    throw Object.assign(new TypeError(`client.fetch: init.host ${given} and the Host header ${fromHeader} differ`),
-      { code: 'ERR_INVALID_ARG_VALUE' });
+    throw fetchError(`init.host ${given} and the Host header ${fromHeader} differ`, 'ERR_INVALID_ARG_VALUE');
   }
   if (own) {
     if (explicit && given !== own) {
-      throw Object.assign(new TypeError(`client.fetch: init.host ${given} is not the URL's host ${own}`),
-        { code: 'ERR_INVALID_ARG_VALUE' });
+      throw fetchError(`init.host ${given} is not the URL's host ${own}`, 'ERR_INVALID_ARG_VALUE');
     }
     return own;
   }

@@ -10,11 +10,14 @@ const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const httpdns = require('..');
 
+// Every test has a deadline: a hang is a failure, not a stuck run.
+const bounded = { timeout: 60000 };
+
 function temporaryDirectory() {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'httpdns-node-'));
 }
 
-test('socket rules', () => {
+test('socket rules', bounded, () => {
   const saved = { ...process.env };
   try {
     const dir = temporaryDirectory();
@@ -32,7 +35,7 @@ test('socket rules', () => {
   }
 });
 
-test('urlHost is the client\'s own parse', () => {
+test('urlHost is the client\'s own parse', bounded, () => {
   assert.equal(httpdns.urlHost('https://App.Example.test:8443/x'), 'app.example.test');
   assert.equal(httpdns.urlHost('https://203.0.113.10/'), undefined);
   assert.equal(httpdns.urlHost('http://[2001:db8::1]/'), undefined);
@@ -64,7 +67,7 @@ async function fakeDaemon(handler) {
   return { file, state, close: () => server.close() };
 }
 
-test('answers out of order reach their callers', async () => {
+test('answers out of order reach their callers', bounded, async () => {
   const fake = await fakeDaemon(async ({ next, send }) => {
     const first = await next();
     const second = await next();
@@ -77,7 +80,7 @@ test('answers out of order reach their callers', async () => {
   fake.close();
 });
 
-test('notifications are emitted by the connection; answers still route', async () => {
+test('notifications are emitted by the connection; answers still route', bounded, async () => {
   const fake = await fakeDaemon(async ({ next, send }) => {
     const request = await next();
     send({ method: 'event', params: { n: 1 } });
@@ -97,7 +100,7 @@ test('notifications are emitted by the connection; answers still route', async (
   fake.close();
 });
 
-test('error data is carried through whatever it holds', async () => {
+test('error data is carried through whatever it holds', bounded, async () => {
   const data = { name: 'InvalidParams', field: 'url', reason: 'ambiguous-url', hosts: ['a.example', 'b.example'] };
   const fake = await fakeDaemon(async ({ next, send }) => {
     const request = await next();
@@ -106,7 +109,9 @@ test('error data is carried through whatever it holds', async () => {
   const client = httpdns.connect({ socket: fake.file });
   await assert.rejects(client.getCookieHeader('https://a.example/\\@b.example/'), (error) => {
     assert.ok(error instanceof httpdns.RPCError);
-    assert.equal(error.code, -32602);
+    assert.equal(error.code, 'ERR_HTTPDNS_INVALID_PARAMS');
+    assert.equal(error.rpcCode, -32602);
+    assert.equal(error.message, 'httpdnsd: getCookieHeader: Invalid params (field=url, reason=ambiguous-url, hosts=a.example,b.example)');
     assert.equal(error.data.name, 'InvalidParams');
     assert.equal(error.reason, 'ambiguous-url');
     assert.equal(error.field, 'url');
@@ -118,7 +123,7 @@ test('error data is carried through whatever it holds', async () => {
   fake.close();
 });
 
-test('a connection closed while idle is opened again', async () => {
+test('a connection closed while idle is opened again', bounded, async () => {
   const fake = await fakeDaemon(async ({ socket, next, send }) => {
     const request = await next();
     send({ id: request.id, result: 'ok' });
@@ -133,7 +138,7 @@ test('a connection closed while idle is opened again', async () => {
   fake.close();
 });
 
-test('an AbortSignal stops the wait', async () => {
+test('an AbortSignal stops the wait', bounded, async () => {
   const fake = await fakeDaemon(async () => {});
   const client = httpdns.connect({ socket: fake.file });
   const controller = new AbortController();
@@ -144,19 +149,39 @@ test('an AbortSignal stops the wait', async () => {
   fake.close();
 });
 
-test('an unreachable daemon is a ConnectionError', async () => {
-  const client = httpdns.connect({ socket: path.join(temporaryDirectory(), 'nobody.sock') });
-  await assert.rejects(client.status(), (error) => error instanceof httpdns.ConnectionError && /nobody\.sock/.test(error.message));
+test('an unreachable daemon is a ConnectionError with the system error\'s code, said once', bounded, async () => {
+  const missing = path.join(temporaryDirectory(), 'nobody.sock');
+  const client = httpdns.connect({ socket: missing });
+  const expected = { name: 'ConnectionError', code: 'ENOENT', syscall: 'connect', message: `httpdnsd at ${missing}: connect ENOENT` };
+  await assert.rejects(client.status(), expected);
+  await assert.rejects(client.fetch('https://node.example.test/'), expected); // the cookie lookup failed: nothing is sent
+  client.close();
+  // A socket file nobody listens on (bound, never listening).
+  const refusing = path.join(temporaryDirectory(), 'refusing.sock');
+  execFileSync('/usr/bin/python3', ['-c', 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])', refusing]);
+  const refused = httpdns.connect({ socket: refusing });
+  await assert.rejects(refused.resolve('node.example.test'),
+    { name: 'ConnectionError', code: 'ECONNREFUSED', message: `httpdnsd at ${refusing}: connect ECONNREFUSED` });
+  await assert.rejects(new Promise((resolve, reject) => refused.lookup('node.example.test', (e) => (e ? reject(e) : resolve()))),
+    (error) => error.code === 'EAI_AGAIN' && error.message === 'getaddrinfo EAI_AGAIN node.example.test' && error.cause.code === 'ECONNREFUSED');
+  refused.close();
 });
 
-test('the ESM entry point exports the same objects', async () => {
+test('fetch says an unsupported scheme is one, before asking the daemon', bounded, async () => {
+  const client = httpdns.connect({ socket: path.join(temporaryDirectory(), 'nobody.sock') });
+  await assert.rejects(client.fetch('ftp://node.example.test/file'),
+    { name: 'TypeError', code: 'ERR_INVALID_PROTOCOL', message: 'client.fetch: the scheme ftp: is not supported (only http: and https:)' });
+  client.close();
+});
+
+test('the ESM entry point exports the same objects', bounded, async () => {
   const esm = await import('../index.mjs');
   assert.equal(esm.connect, httpdns.connect);
   assert.equal(esm.RPCError, httpdns.RPCError);
   assert.equal(esm.default, httpdns);
 });
 
-test('npm pack builds the package, and it installs and loads from CommonJS and ESM', () => {
+test('npm pack builds the package, and it installs and loads from CommonJS and ESM', bounded, () => {
   const dir = temporaryDirectory();
   const npmEnv = { ...process.env, npm_config_cache: path.join(dir, 'cache'), npm_config_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
   const tarball = execFileSync('npm', ['pack', '--pack-destination', dir, path.join(__dirname, '..')], { env: npmEnv, encoding: 'utf8' }).trim().split('\n').pop();
@@ -188,7 +213,7 @@ function typedefs() {
   return found;
 }
 
-test('the answer typedefs name every member of the OpenRPC document, optional and nullable as it says', () => {
+test('the answer typedefs name every member of the OpenRPC document, optional and nullable as it says', bounded, () => {
   const document = JSON.parse(fs.readFileSync(documentPath, 'utf8'));
   const result = (name) => document.methods.find((method) => method.name === name).result.schema;
   const upstream = result('status').properties.upstreams.items;
@@ -228,7 +253,7 @@ test('the answer typedefs name every member of the OpenRPC document, optional an
 
 const fixturePath = process.env.HTTPDNS_FIXTURE;
 const daemonSocket = process.env.HTTPDNSD_SOCKET;
-const live = { skip: !fixturePath || !daemonSocket ? 'needs HTTPDNS_FIXTURE and HTTPDNSD_SOCKET' : false };
+const live = { ...bounded, skip: !fixturePath || !daemonSocket ? 'needs HTTPDNS_FIXTURE and HTTPDNSD_SOCKET' : false };
 const world = live.skip ? {} : JSON.parse(fs.readFileSync(fixturePath, 'utf8'));
 const url = (host, pathname, scheme = 'https') => `${scheme}://${host}:${scheme === 'https' ? world.httpsPort : world.httpPort}${pathname}`;
 const token = (name) => `/node-${name.replace(/\W+/g, '-')}-${Date.now()}`;
@@ -278,8 +303,15 @@ test('typed calls', live, async () => {
     'monitor', 'rpc.discover'];
   assert.deepEqual((await client.discover()).methods.map((method) => method.name).sort(), typed.sort(),
     'a typed call for every method');
-  await assert.rejects(client.resolve('nowhere.example.test'), { code: -32001 });
-  await assert.rejects(client.call('noSuchMethod'), (error) => error.code === -32601 && error.data.method === 'noSuchMethod');
+  await assert.rejects(client.resolve('nowhere.example.test'),
+    { code: 'ERR_HTTPDNS_HOST_NOT_FOUND', rpcCode: -32001, message: 'httpdnsd: resolve: Host not found: nowhere.example.test (reason=no-data)' });
+  await assert.rejects(client.call('noSuchMethod'),
+    { code: 'ERR_HTTPDNS_METHOD_NOT_FOUND', rpcCode: -32601, data: { name: 'MethodNotFound', method: 'noSuchMethod' },
+      message: 'httpdnsd: noSuchMethod: Method not found: noSuchMethod' });
+  // A scheme the daemon refuses is the client's to say, not a getCookieHeader error.
+  await assert.rejects(client.fetch('ftp://node.example.test/'), { code: 'ERR_INVALID_PROTOCOL' });
+  await assert.rejects(client.fetch(url('login.example.test', `/redirect?status=302&to=${encodeURIComponent('ftp://node.example.test/')}`)),
+    { code: 'ERR_INVALID_PROTOCOL', message: 'client.fetch: the scheme ftp: is not supported (only http: and https:)' });
   client.close();
 });
 
@@ -336,6 +368,7 @@ test('lookup answers as dns.lookup does', live, async () => {
   assert.deepEqual(all, [{ address: '127.0.0.9', family: 4 }, { address: '127.0.0.4', family: 4 }]);
   const missing = await new Promise((resolve) => client.lookup('nowhere.example.test', (e) => resolve(e)));
   assert.equal(missing.code, 'ENOTFOUND');
+  assert.equal(missing.message, 'getaddrinfo ENOTFOUND nowhere.example.test');
   assert.equal(missing.cause.data.name, 'HostNotFound');
   // As the lookup of an https agent of the user's own.
   const https = require('node:https');
@@ -397,7 +430,8 @@ test('fetch: failover, the certificate, an unknown host, streaming, abort', live
   const marker = token('misc');
   assert.equal((await (await client.fetch(url('failover.example.test', marker + '/echo'))).json()).server, '127.0.0.4');
   await assert.rejects(client.fetch(url('wrongcert.example.test', marker + '/bad/echo')), /altnames|certificate/i);
-  await assert.rejects(client.fetch(url('nowhere.example.test', '/echo')), (error) => error.cause && error.cause.data.name === 'HostNotFound');
+  await assert.rejects(client.fetch(url('nowhere.example.test', '/echo')),
+    { code: 'ERR_HTTPDNS_HOST_NOT_FOUND', message: 'httpdnsd: resolve: Host not found: nowhere.example.test (reason=no-data)' });
   const streamed = await client.fetch(url('node.example.test', marker + '/stream?chunks=3'));
   const chunks = [];
   for await (const chunk of streamed.body) chunks.push(Buffer.from(chunk).toString());
