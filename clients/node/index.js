@@ -23,6 +23,9 @@ const SYSTEM_SOCKET = '/run/httpdnsd/httpdnsd.sock';
 const MAX_LINE = 256 * 1024 * 1024;
 const DEFAULT_TIMEOUT_MS = 30000;
 const MAX_REDIRECTS = 20; // the fetch standard's limit
+const DEFAULT_CONNECT_TIMEOUT_MS = 10000;
+// What a connection attempt that never reached the origin fails with.
+const CONNECT_FAILURES = new Set(['ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ENETDOWN', 'EADDRNOTAVAIL']);
 
 /** The socket httpdnsd-rpc(7) says to use: `explicit`, else $HTTPDNSD_SOCKET, else the
  * per-user socket when $XDG_RUNTIME_DIR is set and it exists, else the system socket. */
@@ -380,7 +383,8 @@ function ipDirectAgent(Base, options) {
 
 /** A connection to httpdnsd, shared by everything that uses it; reopened when the daemon closed it. */
 class Client {
-  /** options: `socket` (default: the rules of socketPath), `timeoutMs` per call, `ca` (extra
+  /** options: `socket` (default: the rules of socketPath), `timeoutMs` per call (30 s),
+   * `connectTimeoutMs` for each of client.fetch's connections to an origin (10 s), `ca` (extra
    * trusted certificates for client.fetch), `agentOptions` for its http/https agents, and
    * `onRejectedCookie({ url, host, setCookie, index, reason })`, called for each Set-Cookie
    * value of a fetch that the daemon's policy refused (without it, a process warning of type
@@ -389,6 +393,7 @@ class Client {
     this.socketPath = socketPath(options.socket);
     this.onRejectedCookie = options.onRejectedCookie;
     this.timeoutMs = options.timeoutMs || DEFAULT_TIMEOUT_MS;
+    this.connectTimeoutMs = options.connectTimeoutMs || DEFAULT_CONNECT_TIMEOUT_MS;
     this.connection = null;
     this.closed = false;
     const agentOptions = { ...(options.agentOptions || {}) };
@@ -591,7 +596,9 @@ class Client {
    * connect to the IP, check TLS for the name, key cookies by it), `onRejectedCookie` (see
    * Client), `agent` (an agent of your own, such as a proxy's: no IP-direct connection, the
    * daemon's cookies still) and `ca`. A redirect to another host drops the Host header and the
-   * name: that hop is its own URL's host. */
+   * name: that hop is its own URL's host. A stale answer (resolve's stale: true) whose every
+   * address refuses or times out (connectTimeoutMs) is asked again with allowStale: false, and
+   * the request goes to the fresh addresses. */
   async fetch(input, init = {}) {
     let url = new URL(String(input && input.url ? input.url : input));
     checkScheme(url);
@@ -688,40 +695,72 @@ class Client {
     };
     if (body && body.bytes) options.headers['content-length'] = String(body.bytes.length);
     if (init.ca) options.ca = init.ca;
-    if (init.agent) {
-      options.agent = init.agent;
-    } else {
-      const addresses = net.isIP(hostname)
-        ? [{ address: hostname, family: net.isIP(hostname) }]
-        : await this.addresses(hostname, init.signal);
-      options.agent = secure ? this.httpsAgent : this.httpAgent;
-      options.httpdnsAddresses = addresses.map((a) => a.address).join(',');
-      options.autoSelectFamily = true; // every address in turn (Node >= 18.13)
-      options.lookup = (_name, lookupOptions, callback) => {
+    if (init.agent) return this.send({ ...options, agent: init.agent }, secure, body);
+    options.agent = secure ? this.httpsAgent : this.httpAgent;
+    options.autoSelectFamily = true; // every address in turn (Node >= 18.13)
+    if (secure && name) options.servername = name;
+    const direct = (addresses) => this.send({
+      ...options,
+      httpdnsAddresses: addresses.map((a) => a.address).join(','),
+      lookup: (_name, lookupOptions, callback) => {
         if (lookupOptions && lookupOptions.all) callback(null, addresses);
         else callback(null, addresses[0].address, addresses[0].family);
-      };
-      if (secure && name) options.servername = name;
+      },
+    }, secure, body);
+    if (net.isIP(hostname)) return direct([{ address: hostname, family: net.isIP(hostname) }]);
+    const answer = await this.addresses(hostname, { signal: init.signal });
+    try {
+      return await direct(answer.list);
+    } catch (error) {
+      // A stale answer whose every address refused or timed out: the request never left, so
+      // it goes once more to the fresh answer (the daemon waits for its upstream for it).
+      if (!answer.stale || !error.beforeConnect) throw error;
+      const fresh = await this.addresses(hostname, { signal: init.signal, allowStale: false });
+      if (fresh.list.map((a) => a.address).join(',') === answer.list.map((a) => a.address).join(',')) throw error;
+      return direct(fresh.list);
     }
+  }
+
+  /** One HTTP request; an error before the connection was made (refused, unreachable, the
+   * connect timeout) is marked `beforeConnect`, and a streamed body is read only once connected,
+   * so such a request can be sent again. */
+  send(options, secure, body) {
     return new Promise((resolve, reject) => {
       const request = (secure ? https : http).request(options, resolve);
-      request.on('error', reject);
-      if (body && body.stream) {
-        body.stream.on('error', (error) => request.destroy(error));
-        body.stream.pipe(request);
-      } else {
-        request.end(body && body.bytes);
-      }
+      let connected = false;
+      let timer;
+      request.on('error', (error) => {
+        clearTimeout(timer);
+        if (!connected && CONNECT_FAILURES.has(error.code)) error.beforeConnect = true;
+        reject(error);
+      });
+      const start = () => {
+        connected = true;
+        clearTimeout(timer);
+        if (body && body.stream) {
+          body.stream.on('error', (error) => request.destroy(error));
+          body.stream.pipe(request);
+        }
+      };
+      request.on('socket', (socket) => {
+        if (!socket.connecting) return start();
+        socket.once('connect', start);
+        timer = setTimeout(() => request.destroy(Object.assign(
+          new Error(`connect ETIMEDOUT ${options.host}:${options.port} (no connection within ${this.connectTimeoutMs} ms)`),
+          { code: 'ETIMEDOUT', syscall: 'connect' })), this.connectTimeoutMs);
+      });
+      if (!body || !body.stream) request.end(body && body.bytes);
     });
   }
 
-  /** The daemon's addresses for `hostname`; its errors (RPCError, ConnectionError) as they are. */
-  async addresses(hostname, signal) {
-    const answer = await this.resolve(hostname, { signal });
+  /** The daemon's addresses for `hostname` ({ list, stale }); its errors (RPCError,
+   * ConnectionError) as they are. */
+  async addresses(hostname, { signal, allowStale } = {}) {
+    const answer = await this.resolve(hostname, { signal, allowStale });
     const list = [...answer.ipv4.map((address) => ({ address, family: 4 })),
       ...answer.ipv6.map((address) => ({ address, family: 6 }))];
     if (list.length === 0) throw fetchError(`httpdnsd has no address for ${hostname}`, 'ERR_HTTPDNS_NO_ADDRESS');
-    return list;
+    return { list, stale: answer.stale === true };
   }
 }
 

@@ -4,6 +4,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
+const events = require('node:events');
 const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
@@ -516,4 +517,71 @@ test('fetch: a cookie the daemon refuses is reported, to the hook or as a warnin
   assert.deepEqual([warning.name, warning.code, warning.message],
     ['HttpdnsCookieWarning', 'HTTPDNS_COOKIE_REJECTED', `httpdnsd refused the cookie t from ${target}: public-suffix`]);
   plain.close();
+});
+
+/** As fixture.set_answers: answers.json rewritten atomically with `changes` (null drops a name). */
+function setAnswers(changes) {
+  const answers = JSON.parse(fs.readFileSync(world.answers, 'utf8'));
+  for (const [name, answer] of Object.entries(changes)) {
+    if (answer === null) delete answers[name]; else answers[name] = answer;
+  }
+  fs.writeFileSync(world.answers + '.tmp', JSON.stringify(answers));
+  fs.renameSync(world.answers + '.tmp', world.answers);
+}
+
+/** A stale answer at `deadAddress` (its TTL run out), then the name moved to 127.0.0.4: the first
+ * fetch must reach 127.0.0.4 within the connect timeout plus 1 s. */
+async function staleThenMoved(deadAddress, connectTimeoutMs) {
+  const client = httpdns.connect({ socket: daemonSocket, ca: fs.readFileSync(world.ca), connectTimeoutMs });
+  const host = 'moving.example.test';
+  setAnswers({ [host]: { ips: [deadAddress], ttl: 1 } });
+  try {
+    await client.flushCache(host);
+    assert.deepEqual((await client.resolve(host)).ipv4, [deadAddress]);
+    await new Promise((resolve) => setTimeout(resolve, 2500)); // past the TTL: the daemon serves it stale
+    setAnswers({ [host]: ['127.0.0.4'] });
+    const marker = token('stale');
+    const started = Date.now();
+    const echoed = await (await client.fetch(url(host, marker + '/echo'), { method: 'POST', body: 'once' })).json();
+    const elapsed = Date.now() - started;
+    assert.ok(elapsed < connectTimeoutMs + 1000, `${elapsed} ms`);
+    assert.deepEqual([echoed.server, echoed.sni, echoed.body], ['127.0.0.4', host, 'once']);
+    assert.equal(recordsWith(marker).length, 1);
+    return elapsed;
+  } finally {
+    setAnswers({ [host]: world.hosts[host] });
+    await client.flushCache(host);
+    client.close();
+  }
+}
+
+test('fetch: a stale answer whose address refuses is asked again fresh, and the first request succeeds', live, async () => {
+  await staleThenMoved('127.0.0.9', 3000); // nothing listens on 127.0.0.9
+});
+
+test('fetch: a stale answer whose address is black-holed is asked again after the connect timeout', live, async () => {
+  // 127.0.0.8 listens with a full accept queue that is never taken: the kernel drops every
+  // further SYN, as a vanished host does not answer.
+  const { spawn } = require('node:child_process');
+  const listener = spawn('/usr/bin/python3', ['-c', 'import socket, sys\ns = socket.socket()\n' +
+    's.bind(("127.0.0.8", int(sys.argv[1])))\ns.listen(0)\nprint("ready", flush=True)\nsys.stdin.read()', String(world.httpsPort)],
+  { stdio: ['pipe', 'pipe', 'inherit'] });
+  const fillers = [];
+  try {
+    await new Promise((resolve, reject) => {
+      listener.stdout.once('data', resolve);
+      listener.once('exit', (code) => reject(new Error(`the listener exited (${code})`)));
+    });
+    const filler = net.connect(world.httpsPort, '127.0.0.8');
+    fillers.push(filler);
+    await events.once(filler, 'connect');
+    fillers.push(net.connect(world.httpsPort, '127.0.0.8').on('error', () => {}));
+    const connectTimeoutMs = 1500;
+    const elapsed = await staleThenMoved('127.0.0.8', connectTimeoutMs);
+    assert.ok(elapsed >= connectTimeoutMs - 100, `${elapsed} ms: the black hole answered`);
+  } finally {
+    for (const socket of fillers) socket.destroy();
+    listener.stdin.end();
+    listener.kill();
+  }
 });
