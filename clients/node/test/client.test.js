@@ -585,3 +585,52 @@ test('fetch: a stale answer whose address is black-holed is asked again after th
     listener.kill();
   }
 });
+
+/** The daemon binary for a test's own daemon: $HTTPDNSD_BIN, the one beside $HTTPDNSCTL, or the
+ * checkout's debug build (as .ci/test runs it). */
+function daemonBinary() {
+  const candidates = [process.env.HTTPDNSD_BIN,
+    process.env.HTTPDNSCTL && path.join(path.dirname(process.env.HTTPDNSCTL), 'httpdnsd'),
+    path.join(__dirname, '..', '..', '..', '.build', 'debug', 'httpdnsd')];
+  return candidates.find((file) => file && fs.existsSync(file));
+}
+
+test('every daemon call has a deadline: a stopped daemon is ETIMEDOUT, and fetch sends nothing', live, async () => {
+  assert.equal(httpdns.connect().timeoutMs, 30000);
+  const binary = daemonBinary();
+  assert.ok(binary, 'no httpdnsd binary: set HTTPDNSD_BIN');
+  const { spawn } = require('node:child_process');
+  const dir = temporaryDirectory();
+  const socket = path.join(dir, 'd.sock');
+  // A daemon of this test's own, in the fixture's namespace, so stopping it stops nobody else's.
+  const daemon = spawn(binary, ['--socket', socket, '--state-dir', path.join(dir, 'state'), '--config', world.config],
+    { stdio: 'ignore', env: { ...process.env, SWIFT_BACKTRACE: 'enable=no' } });
+  const exited = events.once(daemon, 'exit');
+  const clients = [];
+  try {
+    for (let i = 0; i < 200 && !fs.existsSync(socket); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    const client = httpdns.connect({ socket, timeoutMs: 1000, ca: fs.readFileSync(world.ca) });
+    clients.push(client);
+    assert.equal(typeof (await client.status()).version, 'string');
+    process.kill(daemon.pid, 'SIGSTOP');
+    const started = Date.now();
+    await assert.rejects(client.status(),
+      { name: 'ConnectionError', code: 'ETIMEDOUT', message: `httpdnsd at ${socket}: status: no answer within 1000 ms` });
+    const elapsed = Date.now() - started;
+    assert.ok(elapsed >= 900 && elapsed < 10000, `${elapsed} ms`);
+    const marker = token('stopped');
+    await assert.rejects(client.fetch(url('node.example.test', marker + '/echo')),
+      { code: 'ETIMEDOUT', message: `httpdnsd at ${socket}: getCookieHeader: no answer within 1000 ms` });
+    assert.deepEqual(recordsWith(marker), []);
+    // A new connection: the kernel accepts it for the stopped daemon, which never answers.
+    const fresh = httpdns.connect({ socket, timeoutMs: 1000 });
+    clients.push(fresh);
+    const lookup = await new Promise((resolve) => fresh.lookup('node.example.test', (error) => resolve(error)));
+    assert.deepEqual([lookup.code, lookup.cause.code], ['EAI_AGAIN', 'ETIMEDOUT']);
+  } finally {
+    for (const client of clients) client.close();
+    process.kill(daemon.pid, 'SIGCONT');
+    daemon.kill('SIGTERM');
+    await exited;
+  }
+});
