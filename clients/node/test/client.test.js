@@ -182,14 +182,23 @@ test('the ESM entry point exports the same objects', bounded, async () => {
   assert.equal(esm.default, httpdns);
 });
 
-test('npm pack builds the package, and it installs and loads from CommonJS and ESM', bounded, () => {
+/** npm without a registry: a cache of its own, nothing asked of the network. */
+function npmEnvironment(dir) {
+  return { ...process.env, npm_config_cache: path.join(dir, 'cache'), npm_config_update_notifier: 'false' };
+}
+
+test('npm pack builds the package, and npm install --offline installs it; it loads from CommonJS and ESM', bounded, () => {
   const dir = temporaryDirectory();
-  const npmEnv = { ...process.env, npm_config_cache: path.join(dir, 'cache'), npm_config_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
-  const tarball = execFileSync('npm', ['pack', '--pack-destination', dir, path.join(__dirname, '..')], { env: npmEnv, encoding: 'utf8' }).trim().split('\n').pop();
+  const npmEnv = npmEnvironment(dir);
+  const tarball = execFileSync('npm', ['pack', '--offline', '--pack-destination', dir, path.join(__dirname, '..')],
+    { env: npmEnv, encoding: 'utf8' }).trim().split('\n').pop();
+  assert.match(tarball, /^httpdns-\d+\.\d+\.\d+\.tgz$/);
   const project = path.join(dir, 'project');
   fs.mkdirSync(project);
   fs.writeFileSync(path.join(project, 'package.json'), '{"name":"consumer","private":true}');
-  execFileSync('npm', ['install', '--no-save', path.join(dir, tarball)], { cwd: project, env: npmEnv, encoding: 'utf8' });
+  execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', path.join(dir, tarball)],
+    { cwd: project, env: npmEnv, encoding: 'utf8' });
+  assert.equal(JSON.parse(fs.readFileSync(path.join(project, 'package.json'), 'utf8')).dependencies.httpdns, `file:../${tarball}`);
   const loaded = execFileSync(process.execPath, ['-e', 'console.log(typeof require("httpdns").connect)'], { cwd: project, encoding: 'utf8' });
   assert.equal(loaded.trim(), 'function');
   fs.writeFileSync(path.join(project, 'probe.mjs'), 'import { connect } from "httpdns"; console.log(typeof connect);');
@@ -633,4 +642,28 @@ test('every daemon call has a deadline: a stopped daemon is ETIMEDOUT, and fetch
     daemon.kill('SIGTERM');
     await exited;
   }
+});
+
+test('the README\'s Node setup, as written: its npm install line, then its line of code', live, async () => {
+  const readme = fs.readFileSync(path.join(__dirname, '..', '..', '..', 'README.md'), 'utf8');
+  const block = /<!-- example: js fragment -->\n```js\n([\s\S]*?)```/.exec(readme);
+  assert.ok(block, 'no js fragment example in README.md');
+  const [comment, code] = block[1].trim().split('\n');
+  const install = /\((npm install [^)]+)\)/.exec(comment);
+  assert.ok(install, comment);
+  // A project beside a copy of clients/node, so the README's relative path is the same.
+  const dir = temporaryDirectory();
+  const project = path.join(dir, 'project');
+  fs.cpSync(path.join(__dirname, '..'), path.join(project, 'clients', 'node'),
+    { recursive: true, filter: (source) => path.basename(source) !== 'node_modules' });
+  fs.writeFileSync(path.join(project, 'package.json'), '{"name":"consumer","private":true}');
+  execFileSync('/bin/sh', ['-c', install[1]], { cwd: project, env: npmEnvironment(dir), encoding: 'utf8' });
+  const marker = token('readme');
+  const program = `const url = ${JSON.stringify(url('node.example.test', marker + '/echo'))}; const init = {};\n` +
+    `(async () => {\n${code}\nconsole.log(JSON.stringify(await response.json())); client.close();\n})();\n`;
+  fs.writeFileSync(path.join(project, 'setup.js'), program);
+  const output = execFileSync(process.execPath, ['setup.js'], { cwd: project, encoding: 'utf8',
+    env: { ...process.env, NODE_EXTRA_CA_CERTS: world.ca } });
+  const echoed = JSON.parse(output);
+  assert.deepEqual([echoed.server, echoed.sni], ['127.0.0.4', 'node.example.test']);
 });
