@@ -313,7 +313,7 @@ function ipDirectAgent(Base, options) {
   return new IPDirectAgent({ keepAlive: true, ...options });
 }
 
-// The answers of resolve and status, as the daemon sends them (httpdnsd-rpc(7), the OpenRPC
+// The answers of every method, as the daemon sends them (httpdnsd-rpc(7), the OpenRPC
 // document): a bracketed property may be absent; a daemon may add members.
 
 /**
@@ -331,8 +331,96 @@ function ipDirectAgent(Base, options) {
  * @property {number} ttl seconds before the addresses expire (0 when stale)
  * @property {FamilyTTLs} [ttls] with family both only
  * @property {boolean} stale
- * @property {string} source cache, upstream, system, literal, static or fleet
+ * @property {('cache'|'upstream'|'system'|'literal'|'static'|'fleet')} source where the answer came from (fleet: through the fleet tier)
  * @property {string} [upstream] the upstream that answered
+ */
+
+/**
+ * @typedef {object} ReverseAnswer A reverse answer: the caller's host names for an address.
+ * @property {string} address the address in canonical form
+ * @property {string[]} hosts most recent first
+ * @property {number} ttl seconds the most recent answer for it is still valid
+ */
+
+/**
+ * @typedef {object} CookieHeader A getCookieHeader answer.
+ * @property {string} header "" when no cookie matches
+ * @property {number} count
+ */
+
+/**
+ * @typedef {object} RejectedCookie One Set-Cookie value the jar refused.
+ * @property {number} index position in setCookie, from 0
+ * @property {string} reason syntax, domain-mismatch, public-suffix, secure-required, prefix, too-large, limit, ...
+ */
+
+/**
+ * @typedef {object} StoredCookies A handleSetCookie answer.
+ * @property {string} host the host name the cookies were stored under
+ * @property {number} stored
+ * @property {RejectedCookie[]} rejected
+ */
+
+/**
+ * @typedef {object} DeletedCookies A deleteCookies answer.
+ * @property {number} deleted how many cookies were deleted
+ */
+
+/**
+ * @typedef {object} Cookie One cookie of the jar.
+ * @property {string} name
+ * @property {string} value
+ * @property {string} domain the host name the cookie is keyed by (never an IP when a host name is known)
+ * @property {boolean} hostOnly no Domain attribute: sent to exactly this host
+ * @property {string} path
+ * @property {(number|null)} expires Unix seconds; null for a session cookie
+ * @property {boolean} secure
+ * @property {boolean} httpOnly
+ * @property {('strict'|'lax'|'none'|'default')} sameSite default: no valid SameSite attribute
+ * @property {boolean} partitioned
+ * @property {number} created Unix seconds
+ */
+
+/**
+ * @typedef {object} CookieList A listCookies answer.
+ * @property {Cookie[]} cookies
+ */
+
+/**
+ * @typedef {object} ImportedCookies An importCookies answer.
+ * @property {number} imported how many cookies were imported
+ */
+
+/**
+ * @typedef {object} LeftOutCookie A cookie cookies.txt cannot hold.
+ * @property {string} domain
+ * @property {string} path
+ * @property {string} name
+ */
+
+/**
+ * @typedef {object} ExportedCookies An exportCookies answer.
+ * @property {string} data the whole cookies.txt text
+ * @property {LeftOutCookie[]} [leftOut] the cookies left out of data
+ */
+
+/**
+ * @typedef {object} FlushedCache A flushCache answer.
+ * @property {number} flushed how many cache entries were dropped
+ */
+
+/**
+ * @typedef {object} CacheCounters The shared cache (status.cache, statistics.cache): entries
+ *   now, and its hits, misses and stale answers served.
+ * @property {number} entries
+ * @property {number} hits
+ * @property {number} misses
+ * @property {number} staleServed
+ */
+
+/**
+ * @typedef {object} CookieCount The caller's jar in a status answer.
+ * @property {number} count cookies in the caller's jar
  */
 
 /**
@@ -344,23 +432,34 @@ function ipDirectAgent(Base, options) {
 
 /**
  * @typedef {object} ServiceAddresses Where an upstream with several service addresses sends its queries.
- * @property {string} source configured, boot, persisted or scheduler
+ * @property {('configured'|'boot'|'persisted'|'scheduler')} source where the addresses came from
  * @property {string} current the address queries go to now
  * @property {ServiceAddress[]} addresses
  * @property {(string|null)} schedulerError why the last scheduler round got no answer
- * @property {(number|null)} nextRefresh seconds until the scheduler is asked again (null without one)
+ * @property {(number|null)} nextRefresh seconds until the scheduler is asked again (0 while it is, null without one)
  */
 
 /**
  * @typedef {object} UpstreamStatus One configured upstream in a status answer.
  * @property {string} name
- * @property {string} kind alibaba, tencent, doh, doh-json or system
+ * @property {('alibaba'|'tencent'|'doh'|'doh-json'|'system')} kind
  * @property {boolean} healthy
  * @property {(string|null)} lastError
  * @property {(number|null)} latencyMs the last successful query's
  * @property {number} [answered] queries it answered since the daemon started
  * @property {string[]} [domains] with Route= lines: the routed domains it is asked for
  * @property {ServiceAddresses} [serviceAddresses] only for an upstream with several service addresses
+ */
+
+/**
+ * @typedef {object} FleetStatus status.fleet: the fleet tier as this daemon sees it ([Fleet] only).
+ * @property {boolean} connected Redis answers (with state full, reads do but writes do not)
+ * @property {('connecting'|'connected'|'unreachable'|'authentication-failed'|'full')} state
+ * @property {(string|null)} lastError the last failure, kept after recovery; never a secret
+ * @property {number} lastStateChange Unix seconds of the last change of state
+ * @property {(number|null)} lag seconds from a change's publication to its application here (null before the first read)
+ * @property {number} outbox local changes of shared jars not yet taken by the fleet
+ * @property {number} rejected fleet entries that failed to open or validate since start
  */
 
 /**
@@ -374,11 +473,73 @@ function ipDirectAgent(Base, options) {
  * @typedef {object} Status A status answer.
  * @property {string} version
  * @property {number} uptime seconds since the daemon started
- * @property {{entries: number, hits: number, misses: number, staleServed: number}} cache
- * @property {{count: number}} cookies the caller's jar
+ * @property {CacheCounters} cache
+ * @property {CookieCount} cookies
  * @property {UpstreamStatus[]} upstreams
- * @property {object} [fleet] with a [Fleet] section only
+ * @property {FleetStatus} [fleet] only with a [Fleet] section
  * @property {NetworkStatus} [network]
+ */
+
+/**
+ * @typedef {object} CacheEntry One cache entry the caller may see.
+ * @property {string} host
+ * @property {('ipv4'|'ipv6')} family
+ * @property {string[]} addresses empty: the name has no address of this family
+ * @property {number} ttl seconds left before the answer expires (0 once it has)
+ * @property {boolean} stale expired, kept only to be served while the upstreams fail (MaxStale=)
+ * @property {(string|null)} upstream the upstream that answered, when known
+ */
+
+/**
+ * @typedef {object} CacheListing A showCache answer.
+ * @property {CacheEntry[]} entries by host, then family
+ */
+
+/**
+ * @typedef {object} UpstreamStatistics One upstream's counters.
+ * @property {string} name
+ * @property {number} queries queries sent to it
+ * @property {number} failures those that failed (timeout, HTTP or parse error)
+ */
+
+/**
+ * @typedef {object} CookieStatistics The cookie counters.
+ * @property {number} stored cookies stored or replaced
+ * @property {number} rejected Set-Cookie values refused
+ * @property {number} deleted cookies removed (deleteCookies, expiry, eviction, a deleting Set-Cookie)
+ * @property {number} headers Cookie headers built (getCookieHeader)
+ */
+
+/**
+ * @typedef {object} Statistics A statistics answer: every user's counters since `since`.
+ * @property {number} since Unix seconds the counters start from: the daemon's start or the last reset
+ * @property {CacheCounters} cache
+ * @property {UpstreamStatistics[]} upstreams
+ * @property {CookieStatistics} cookies
+ */
+
+/**
+ * @typedef {object} StatisticsReset A resetStatistics answer.
+ * @property {number} since Unix seconds: statistics.since from now on
+ */
+
+/**
+ * @typedef {object} Metrics A metrics answer.
+ * @property {string} contentType text/plain; version=0.0.4; charset=utf-8
+ * @property {string} text the exposition, each line ended by a newline
+ */
+
+/**
+ * @typedef {object} Subscription A monitor answer.
+ * @property {('all'|'own')} scope all: every user's events; own: the caller's
+ * @property {number} queueLimit events that may wait before newer ones are dropped and counted
+ */
+
+/**
+ * @typedef {object} OpenRPCDocument The daemon's OpenRPC document (rpc.discover).
+ * @property {string} openrpc
+ * @property {object} info the document's info object
+ * @property {object[]} methods the method descriptions
  */
 
 /** A connection to httpdnsd, shared by everything that uses it; reopened when the daemon closed it. */
@@ -454,25 +615,29 @@ class Client {
     return this.call('resolve', params, { signal, timeoutMs: timeoutMs ? Math.max(this.timeoutMs, timeoutMs + 5000) : undefined });
   }
 
-  /** reverse: { address, hosts, ttl }. */
+  /** reverse: { address, hosts, ttl }.
+   * @returns {Promise<ReverseAnswer>} */
   reverse(address, { signal } = {}) {
     return this.call('reverse', { address }, { signal });
   }
 
   /** getCookieHeader: the Cookie header value for `url` ('' for none). `host` names the real host
-   * of an IP-literal URL; by default the URL's own host name is sent, so the jar never guesses. */
+   * of an IP-literal URL; by default the URL's own host name is sent, so the jar never guesses.
+   * @returns {Promise<string>} CookieHeader's header */
   async getCookieHeader(url, { host, forScript, siteForCookies, topLevelNavigation, signal } = {}) {
     const params = Client.cookieParams(url, host, { forScript, siteForCookies, topLevelNavigation });
     return (await this.call('getCookieHeader', params, { signal })).header;
   }
 
-  /** handleSetCookie: stores Set-Cookie values (a string or an array) for `url`: { host, stored, rejected }. */
+  /** handleSetCookie: stores Set-Cookie values (a string or an array) for `url`: { host, stored, rejected }.
+   * @returns {Promise<StoredCookies>} */
   handleSetCookie(url, setCookie, { host, signal } = {}) {
     const values = typeof setCookie === 'string' ? [setCookie] : [...setCookie];
     return this.call('handleSetCookie', Client.cookieParams(url, host, { setCookie: values }), { signal });
   }
 
-  /** deleteCookies: exactly one of `url`, `domain`, `all: true`; `name` narrows it. Resolves to the count. */
+  /** deleteCookies: exactly one of `url`, `domain`, `all: true`; `name` narrows it. Resolves to the count.
+   * @returns {Promise<number>} DeletedCookies' deleted */
   async deleteCookies({ url, host, domain, all, name, signal } = {}) {
     const params = url !== undefined ? Client.cookieParams(url, host, {}) : {};
     if (domain !== undefined) params.domain = domain;
@@ -481,22 +646,27 @@ class Client {
     return (await this.call('deleteCookies', params, { signal })).deleted;
   }
 
-  /** listCookies: the cookies of this user's jar (of `domain` and its subdomains when given). */
+  /** listCookies: the cookies of this user's jar (of `domain` and its subdomains when given).
+   * @returns {Promise<Cookie[]>} */
   async listCookies({ domain, signal } = {}) {
     return (await this.call('listCookies', domain !== undefined ? { domain } : undefined, { signal })).cookies;
   }
 
-  /** importCookies: adds the cookies of Netscape cookies.txt text; resolves to the count. */
+  /** importCookies: adds the cookies of Netscape cookies.txt text; resolves to the count.
+   * @returns {Promise<number>} ImportedCookies' imported */
   async importCookies(data, { format, signal } = {}) {
     return (await this.call('importCookies', format ? { data, format } : { data }, { signal })).imported;
   }
 
-  /** exportCookies: this user's jar as Netscape cookies.txt text. */
+  /** exportCookies: this user's jar as Netscape cookies.txt text (`call('exportCookies')` for
+   * ExportedCookies' leftOut too).
+   * @returns {Promise<string>} */
   async exportCookies({ format, signal } = {}) {
     return (await this.call('exportCookies', format ? { format } : undefined, { signal })).data;
   }
 
-  /** flushCache (root and the daemon's user only): resolves to the number of entries dropped. */
+  /** flushCache (root and the daemon's user only): resolves to the number of entries dropped.
+   * @returns {Promise<number>} FlushedCache's flushed */
   async flushCache(host, { signal } = {}) {
     return (await this.call('flushCache', host ? { host } : undefined, { signal })).flushed;
   }
@@ -508,22 +678,26 @@ class Client {
   }
 
   /** showCache: the cache entries this user may see ({ host, family, addresses, ttl, stale,
-   * upstream }), by host, then family. */
+   * upstream }), by host, then family.
+   * @returns {Promise<CacheEntry[]>} */
   async showCache({ signal } = {}) {
     return (await this.call('showCache', undefined, { signal })).entries;
   }
 
-  /** statistics: { since, cache, upstreams, cookies }, every user's counters since `since`. */
+  /** statistics: { since, cache, upstreams, cookies }, every user's counters since `since`.
+   * @returns {Promise<Statistics>} */
   statistics({ signal } = {}) {
     return this.call('statistics', undefined, { signal });
   }
 
-  /** resetStatistics (root and the daemon's user only): resolves to the new `since` (Unix seconds). */
+  /** resetStatistics (root and the daemon's user only): resolves to the new `since` (Unix seconds).
+   * @returns {Promise<number>} StatisticsReset's since */
   async resetStatistics({ signal } = {}) {
     return (await this.call('resetStatistics', undefined, { signal })).since;
   }
 
-  /** metrics: the Prometheus text exposition (format 0.0.4). */
+  /** metrics: the Prometheus text exposition (format 0.0.4).
+   * @returns {Promise<string>} Metrics' text */
   async metrics({ signal } = {}) {
     return (await this.call('metrics', undefined, { signal })).text;
   }
@@ -538,7 +712,10 @@ class Client {
     try {
       const response = await connection.send('monitor', undefined, { signal, timeoutMs: this.timeoutMs });
       if (response.error) throw new RPCError('monitor', response.error);
-      monitor.scope = response.result && response.result.scope;
+      /** @type {Subscription} */
+      const result = response.result || {};
+      monitor.scope = result.scope;
+      monitor.queueLimit = result.queueLimit;
     } catch (error) {
       monitor.close();
       throw error;
@@ -547,7 +724,8 @@ class Client {
     return monitor;
   }
 
-  /** rpc.discover: the daemon's OpenRPC document. */
+  /** rpc.discover: the daemon's OpenRPC document.
+   * @returns {Promise<OpenRPCDocument>} */
   discover({ signal } = {}) {
     return this.call('rpc.discover', undefined, { signal });
   }

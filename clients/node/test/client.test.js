@@ -223,40 +223,69 @@ function typedefs() {
   return found;
 }
 
-test('the answer typedefs name every member of the OpenRPC document, optional and nullable as it says', bounded, () => {
+// The typedef of each object in the document's results, by where it is (`[]`: an array's items).
+const typedefOf = {
+  resolve: 'Resolution', 'resolve.ttls': 'FamilyTTLs', reverse: 'ReverseAnswer', getCookieHeader: 'CookieHeader',
+  handleSetCookie: 'StoredCookies', 'handleSetCookie.rejected[]': 'RejectedCookie', deleteCookies: 'DeletedCookies',
+  listCookies: 'CookieList', 'listCookies.cookies[]': 'Cookie', importCookies: 'ImportedCookies',
+  exportCookies: 'ExportedCookies', 'exportCookies.leftOut[]': 'LeftOutCookie', flushCache: 'FlushedCache',
+  status: 'Status', 'status.cache': 'CacheCounters', 'status.cookies': 'CookieCount', 'status.upstreams[]': 'UpstreamStatus',
+  'status.upstreams[].serviceAddresses': 'ServiceAddresses', 'status.upstreams[].serviceAddresses.addresses[]': 'ServiceAddress',
+  'status.fleet': 'FleetStatus', 'status.network': 'NetworkStatus', showCache: 'CacheListing', 'showCache.entries[]': 'CacheEntry',
+  statistics: 'Statistics', 'statistics.cache': 'CacheCounters', 'statistics.upstreams[]': 'UpstreamStatistics',
+  'statistics.cookies': 'CookieStatistics', resetStatistics: 'StatisticsReset', metrics: 'Metrics', monitor: 'Subscription',
+  'rpc.discover': 'OpenRPCDocument',
+};
+
+/** The JSDoc type a schema's member must have: enums as unions of their values, objects as their typedef. */
+function expectedType(schema, where) {
+  const types = [].concat(schema.type);
+  const main = types.find((type) => type !== 'null');
+  let type = { string: 'string', integer: 'number', number: 'number', boolean: 'boolean' }[main];
+  if (schema.enum) type = `(${schema.enum.map((value) => `'${value}'`).join('|')})`;
+  if (main === 'object') type = typedefOf[where] || 'object';
+  if (main === 'array') type = `${schema.items ? expectedType(schema.items, where + '[]') : 'object'}[]`;
+  return types.includes('null') ? `(${type}|null)` : type;
+}
+
+test('the answer typedefs name every member of every result of the OpenRPC document, typed as it says', bounded, () => {
   const document = JSON.parse(fs.readFileSync(documentPath, 'utf8'));
-  const result = (name) => document.methods.find((method) => method.name === name).result.schema;
-  const upstream = result('status').properties.upstreams.items;
-  const schemas = {
-    Resolution: result('resolve'), FamilyTTLs: result('resolve').properties.ttls, Status: result('status'),
-    UpstreamStatus: upstream, ServiceAddresses: upstream.properties.serviceAddresses,
-    ServiceAddress: upstream.properties.serviceAddresses.properties.addresses.items,
-    NetworkStatus: result('status').properties.network,
-  };
   const found = typedefs();
-  for (const [name, schema] of Object.entries(schemas)) {
+  const checked = new Set();
+  const check = (schema, where) => {
+    const properties = schema.properties || {};
+    if (Object.keys(properties).length === 0) return; // rpc.discover's info: the document's own
+    const name = typedefOf[where];
+    assert.ok(name, `${where}: an object without a typedef`);
     const members = found[name];
-    assert.ok(members, `no typedef ${name}`);
-    assert.deepEqual(Object.keys(members).sort(), Object.keys(schema.properties).sort(), `${name}: members`);
+    assert.ok(members, `no typedef ${name} (${where})`);
+    checked.add(where);
+    assert.deepEqual(Object.keys(members).sort(), Object.keys(properties).sort(), `${name}: members of ${where}`);
     for (const [member, { type, optional }] of Object.entries(members)) {
-      const label = `${name}.${member}`;
+      const label = `${name}.${member} (${where})`;
       assert.equal(optional, !(schema.required || []).includes(member), `${label}: optional`);
-      const documented = schema.properties[member].type;
-      assert.equal(/\bnull\b/.test(type), Array.isArray(documented) && documented.includes('null'), `${label}: null`);
+      assert.equal(type, expectedType(properties[member], `${where}.${member}`), `${label}: type`);
     }
-  }
+    for (const [member, value] of Object.entries(properties)) {
+      if (value.type === 'object' || value.properties) check(value, `${where}.${member}`);
+      if (value.items) check(value.items, `${where}.${member}[]`);
+    }
+  };
+  for (const method of document.methods) check(method.result.schema, method.name);
+  assert.deepEqual([...checked].sort(), Object.keys(typedefOf).sort(), 'every typedef is of the document');
+  assert.ok(checked.has('status.cache') && checked.has('status.fleet'));
   // The document's examples have no member a typedef leaves out.
-  const example = (method, name) => document.methods.find((m) => m.name === method).examples
-    .find((e) => e.name === name).result.value;
-  const running = example('status', 'running');
-  for (const item of running.upstreams) {
-    for (const key of Object.keys(item)) assert.ok(key in found.UpstreamStatus, key);
+  const walk = (value, where) => {
+    if (Array.isArray(value)) return value.forEach((item) => walk(item, where + '[]'));
+    if (value === null || typeof value !== 'object' || !typedefOf[where]) return;
+    for (const [key, member] of Object.entries(value)) {
+      assert.ok(key in found[typedefOf[where]], `${where}.${key} of an example`);
+      walk(member, `${where}.${key}`);
+    }
+  };
+  for (const method of document.methods) {
+    for (const example of method.examples || []) if (example.result) walk(example.result.value, method.name);
   }
-  const [scheduled] = running.upstreams;
-  for (const key of Object.keys(scheduled.serviceAddresses)) assert.ok(key in found.ServiceAddresses, key);
-  for (const key of Object.keys(scheduled.serviceAddresses.addresses[0])) assert.ok(key in found.ServiceAddress, key);
-  for (const key of Object.keys(running.network)) assert.ok(key in found.NetworkStatus, key);
-  assert.deepEqual(Object.keys(example('resolve', 'fresh answer').ttls).sort(), Object.keys(found.FamilyTTLs).sort());
 });
 
 // -- against the daemon ------------------------------------------------------------------------
