@@ -64,7 +64,8 @@ class RPCError extends Error {
     const data = error && typeof error.data === 'object' && error.data !== null ? error.data : {};
     const text = String(error.message || 'error');
     // The daemon's message names most of data already: the rest once, in parentheses.
-    const details = Object.entries(data).filter(([key, value]) => key !== 'name' && !text.includes(String(value)))
+    const details = Object.entries(data).filter(([key, value]) => key !== 'name' &&
+      !(typeof value === 'string' && value.length > 2 && text.includes(value)))
       .map(([key, value]) => `${key}=${Array.isArray(value) ? value.join(',') : typeof value === 'string' ? value : JSON.stringify(value)}`);
     super(`httpdnsd: ${method}: ${text}${details.length ? ` (${details.join(', ')})` : ''}`);
     this.name = 'RPCError';
@@ -958,7 +959,13 @@ function checkScheme(url) {
  * (without its port) for an IP literal, else undefined (the daemon's address memory decides). */
 function hostName(url, explicit, hostHeader) {
   const own = urlHost(url.href);
-  const fromHeader = hostHeader ? new URL(`http://${hostHeader}`).hostname : undefined;
+  let fromHeader;
+  try {
+    if (hostHeader && /[@/\\?#\s]/.test(hostHeader)) throw new Error('not a host');
+    fromHeader = hostHeader ? new URL(`http://${hostHeader}`).hostname : undefined;
+  } catch {
+    throw fetchError(`the Host header ${JSON.stringify(hostHeader)} is not a host`, 'ERR_INVALID_ARG_VALUE');
+  }
   const given = explicit ? String(explicit).toLowerCase() : fromHeader;
   if (explicit && fromHeader && given !== fromHeader) {
     throw fetchError(`init.host ${given} and the Host header ${fromHeader} differ`, 'ERR_INVALID_ARG_VALUE');

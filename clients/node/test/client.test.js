@@ -9,6 +9,7 @@ const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
+const { Readable } = require('node:stream');
 const httpdns = require('..');
 
 // Every test has a deadline: a hang is a failure, not a stuck run.
@@ -172,6 +173,9 @@ test('fetch says an unsupported scheme is one, before asking the daemon', bounde
   const client = httpdns.connect({ socket: path.join(temporaryDirectory(), 'nobody.sock') });
   await assert.rejects(client.fetch('ftp://node.example.test/file'),
     { name: 'TypeError', code: 'ERR_INVALID_PROTOCOL', message: 'client.fetch: the scheme ftp: is not supported (only http: and https:)' });
+  // A Host header that is no host name is the caller's error too, not the jar's to read.
+  await assert.rejects(client.fetch('https://127.0.0.3/', { headers: { host: 'evil@app.example.test' } }),
+    { code: 'ERR_INVALID_ARG_VALUE', message: 'client.fetch: the Host header "evil@app.example.test" is not a host' });
   client.close();
 });
 
@@ -580,7 +584,9 @@ async function staleThenMoved(deadAddress, connectTimeoutMs) {
     setAnswers({ [host]: ['127.0.0.4'] });
     const marker = token('stale');
     const started = Date.now();
-    const echoed = await (await client.fetch(url(host, marker + '/echo'), { method: 'POST', body: 'once' })).json();
+    // A streamed body: read only once connected, so it is whole on the second connection.
+    const body = Readable.from(['on', 'ce']);
+    const echoed = await (await client.fetch(url(host, marker + '/echo'), { method: 'POST', body })).json();
     const elapsed = Date.now() - started;
     assert.ok(elapsed < connectTimeoutMs + 1000, `${elapsed} ms`);
     assert.deepEqual([echoed.server, echoed.sni, echoed.body], ['127.0.0.4', host, 'once']);
