@@ -4,17 +4,22 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
+const events = require('node:events');
 const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
+const { Readable } = require('node:stream');
 const httpdns = require('..');
+
+// Every test has a deadline: a hang is a failure, not a stuck run.
+const bounded = { timeout: 60000 };
 
 function temporaryDirectory() {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'httpdns-node-'));
 }
 
-test('socket rules', () => {
+test('socket rules', bounded, () => {
   const saved = { ...process.env };
   try {
     const dir = temporaryDirectory();
@@ -32,7 +37,7 @@ test('socket rules', () => {
   }
 });
 
-test('urlHost is the client\'s own parse', () => {
+test('urlHost is the client\'s own parse', bounded, () => {
   assert.equal(httpdns.urlHost('https://App.Example.test:8443/x'), 'app.example.test');
   assert.equal(httpdns.urlHost('https://203.0.113.10/'), undefined);
   assert.equal(httpdns.urlHost('http://[2001:db8::1]/'), undefined);
@@ -64,7 +69,7 @@ async function fakeDaemon(handler) {
   return { file, state, close: () => server.close() };
 }
 
-test('answers out of order reach their callers', async () => {
+test('answers out of order reach their callers', bounded, async () => {
   const fake = await fakeDaemon(async ({ next, send }) => {
     const first = await next();
     const second = await next();
@@ -77,7 +82,7 @@ test('answers out of order reach their callers', async () => {
   fake.close();
 });
 
-test('notifications are emitted by the connection; answers still route', async () => {
+test('notifications are emitted by the connection; answers still route', bounded, async () => {
   const fake = await fakeDaemon(async ({ next, send }) => {
     const request = await next();
     send({ method: 'event', params: { n: 1 } });
@@ -97,7 +102,7 @@ test('notifications are emitted by the connection; answers still route', async (
   fake.close();
 });
 
-test('error data is carried through whatever it holds', async () => {
+test('error data is carried through whatever it holds', bounded, async () => {
   const data = { name: 'InvalidParams', field: 'url', reason: 'ambiguous-url', hosts: ['a.example', 'b.example'] };
   const fake = await fakeDaemon(async ({ next, send }) => {
     const request = await next();
@@ -106,7 +111,9 @@ test('error data is carried through whatever it holds', async () => {
   const client = httpdns.connect({ socket: fake.file });
   await assert.rejects(client.getCookieHeader('https://a.example/\\@b.example/'), (error) => {
     assert.ok(error instanceof httpdns.RPCError);
-    assert.equal(error.code, -32602);
+    assert.equal(error.code, 'ERR_HTTPDNS_INVALID_PARAMS');
+    assert.equal(error.rpcCode, -32602);
+    assert.equal(error.message, 'httpdnsd: getCookieHeader: Invalid params (field=url, reason=ambiguous-url, hosts=a.example,b.example)');
     assert.equal(error.data.name, 'InvalidParams');
     assert.equal(error.reason, 'ambiguous-url');
     assert.equal(error.field, 'url');
@@ -118,7 +125,7 @@ test('error data is carried through whatever it holds', async () => {
   fake.close();
 });
 
-test('a connection closed while idle is opened again', async () => {
+test('a connection closed while idle is opened again', bounded, async () => {
   const fake = await fakeDaemon(async ({ socket, next, send }) => {
     const request = await next();
     send({ id: request.id, result: 'ok' });
@@ -133,7 +140,7 @@ test('a connection closed while idle is opened again', async () => {
   fake.close();
 });
 
-test('an AbortSignal stops the wait', async () => {
+test('an AbortSignal stops the wait', bounded, async () => {
   const fake = await fakeDaemon(async () => {});
   const client = httpdns.connect({ socket: fake.file });
   const controller = new AbortController();
@@ -144,26 +151,58 @@ test('an AbortSignal stops the wait', async () => {
   fake.close();
 });
 
-test('an unreachable daemon is a ConnectionError', async () => {
-  const client = httpdns.connect({ socket: path.join(temporaryDirectory(), 'nobody.sock') });
-  await assert.rejects(client.status(), (error) => error instanceof httpdns.ConnectionError && /nobody\.sock/.test(error.message));
+test('an unreachable daemon is a ConnectionError with the system error\'s code, said once', bounded, async () => {
+  const missing = path.join(temporaryDirectory(), 'nobody.sock');
+  const client = httpdns.connect({ socket: missing });
+  const expected = { name: 'ConnectionError', code: 'ENOENT', syscall: 'connect', message: `httpdnsd at ${missing}: connect ENOENT` };
+  await assert.rejects(client.status(), expected);
+  await assert.rejects(client.fetch('https://node.example.test/'), expected); // the cookie lookup failed: nothing is sent
+  client.close();
+  // A socket file nobody listens on (bound, never listening).
+  const refusing = path.join(temporaryDirectory(), 'refusing.sock');
+  execFileSync('/usr/bin/python3', ['-c', 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])', refusing]);
+  const refused = httpdns.connect({ socket: refusing });
+  await assert.rejects(refused.resolve('node.example.test'),
+    { name: 'ConnectionError', code: 'ECONNREFUSED', message: `httpdnsd at ${refusing}: connect ECONNREFUSED` });
+  await assert.rejects(new Promise((resolve, reject) => refused.lookup('node.example.test', (e) => (e ? reject(e) : resolve()))),
+    (error) => error.code === 'EAI_AGAIN' && error.message === 'getaddrinfo EAI_AGAIN node.example.test' && error.cause.code === 'ECONNREFUSED');
+  refused.close();
 });
 
-test('the ESM entry point exports the same objects', async () => {
+test('fetch says an unsupported scheme is one, before asking the daemon', bounded, async () => {
+  const client = httpdns.connect({ socket: path.join(temporaryDirectory(), 'nobody.sock') });
+  await assert.rejects(client.fetch('ftp://node.example.test/file'),
+    { name: 'TypeError', code: 'ERR_INVALID_PROTOCOL', message: 'client.fetch: the scheme ftp: is not supported (only http: and https:)' });
+  // A Host header that is no host name is the caller's error too, not the jar's to read.
+  await assert.rejects(client.fetch('https://127.0.0.3/', { headers: { host: 'evil@app.example.test' } }),
+    { code: 'ERR_INVALID_ARG_VALUE', message: 'client.fetch: the Host header "evil@app.example.test" is not a host' });
+  client.close();
+});
+
+test('the ESM entry point exports the same objects', bounded, async () => {
   const esm = await import('../index.mjs');
   assert.equal(esm.connect, httpdns.connect);
   assert.equal(esm.RPCError, httpdns.RPCError);
   assert.equal(esm.default, httpdns);
 });
 
-test('npm pack builds the package, and it installs and loads from CommonJS and ESM', () => {
+/** npm without a registry: a cache of its own, nothing asked of the network. */
+function npmEnvironment(dir) {
+  return { ...process.env, npm_config_cache: path.join(dir, 'cache'), npm_config_update_notifier: 'false' };
+}
+
+test('npm pack builds the package, and npm install --offline installs it; it loads from CommonJS and ESM', bounded, () => {
   const dir = temporaryDirectory();
-  const npmEnv = { ...process.env, npm_config_cache: path.join(dir, 'cache'), npm_config_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
-  const tarball = execFileSync('npm', ['pack', '--pack-destination', dir, path.join(__dirname, '..')], { env: npmEnv, encoding: 'utf8' }).trim().split('\n').pop();
+  const npmEnv = npmEnvironment(dir);
+  const tarball = execFileSync('npm', ['pack', '--offline', '--pack-destination', dir, path.join(__dirname, '..')],
+    { env: npmEnv, encoding: 'utf8' }).trim().split('\n').pop();
+  assert.match(tarball, /^httpdns-\d+\.\d+\.\d+\.tgz$/);
   const project = path.join(dir, 'project');
   fs.mkdirSync(project);
   fs.writeFileSync(path.join(project, 'package.json'), '{"name":"consumer","private":true}');
-  execFileSync('npm', ['install', '--no-save', path.join(dir, tarball)], { cwd: project, env: npmEnv, encoding: 'utf8' });
+  execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', path.join(dir, tarball)],
+    { cwd: project, env: npmEnv, encoding: 'utf8' });
+  assert.equal(JSON.parse(fs.readFileSync(path.join(project, 'package.json'), 'utf8')).dependencies.httpdns, `file:../${tarball}`);
   const loaded = execFileSync(process.execPath, ['-e', 'console.log(typeof require("httpdns").connect)'], { cwd: project, encoding: 'utf8' });
   assert.equal(loaded.trim(), 'function');
   fs.writeFileSync(path.join(project, 'probe.mjs'), 'import { connect } from "httpdns"; console.log(typeof connect);');
@@ -188,47 +227,76 @@ function typedefs() {
   return found;
 }
 
-test('the answer typedefs name every member of the OpenRPC document, optional and nullable as it says', () => {
+// The typedef of each object in the document's results, by where it is (`[]`: an array's items).
+const typedefOf = {
+  resolve: 'Resolution', 'resolve.ttls': 'FamilyTTLs', reverse: 'ReverseAnswer', getCookieHeader: 'CookieHeader',
+  handleSetCookie: 'StoredCookies', 'handleSetCookie.rejected[]': 'RejectedCookie', deleteCookies: 'DeletedCookies',
+  listCookies: 'CookieList', 'listCookies.cookies[]': 'Cookie', importCookies: 'ImportedCookies',
+  exportCookies: 'ExportedCookies', 'exportCookies.leftOut[]': 'LeftOutCookie', flushCache: 'FlushedCache',
+  status: 'Status', 'status.cache': 'CacheCounters', 'status.cookies': 'CookieCount', 'status.upstreams[]': 'UpstreamStatus',
+  'status.upstreams[].serviceAddresses': 'ServiceAddresses', 'status.upstreams[].serviceAddresses.addresses[]': 'ServiceAddress',
+  'status.fleet': 'FleetStatus', 'status.network': 'NetworkStatus', showCache: 'CacheListing', 'showCache.entries[]': 'CacheEntry',
+  statistics: 'Statistics', 'statistics.cache': 'CacheCounters', 'statistics.upstreams[]': 'UpstreamStatistics',
+  'statistics.cookies': 'CookieStatistics', resetStatistics: 'StatisticsReset', metrics: 'Metrics', monitor: 'Subscription',
+  'rpc.discover': 'OpenRPCDocument',
+};
+
+/** The JSDoc type a schema's member must have: enums as unions of their values, objects as their typedef. */
+function expectedType(schema, where) {
+  const types = [].concat(schema.type);
+  const main = types.find((type) => type !== 'null');
+  let type = { string: 'string', integer: 'number', number: 'number', boolean: 'boolean' }[main];
+  if (schema.enum) type = `(${schema.enum.map((value) => `'${value}'`).join('|')})`;
+  if (main === 'object') type = typedefOf[where] || 'object';
+  if (main === 'array') type = `${schema.items ? expectedType(schema.items, where + '[]') : 'object'}[]`;
+  return types.includes('null') ? `(${type}|null)` : type;
+}
+
+test('the answer typedefs name every member of every result of the OpenRPC document, typed as it says', bounded, () => {
   const document = JSON.parse(fs.readFileSync(documentPath, 'utf8'));
-  const result = (name) => document.methods.find((method) => method.name === name).result.schema;
-  const upstream = result('status').properties.upstreams.items;
-  const schemas = {
-    Resolution: result('resolve'), FamilyTTLs: result('resolve').properties.ttls, Status: result('status'),
-    UpstreamStatus: upstream, ServiceAddresses: upstream.properties.serviceAddresses,
-    ServiceAddress: upstream.properties.serviceAddresses.properties.addresses.items,
-    NetworkStatus: result('status').properties.network,
-  };
   const found = typedefs();
-  for (const [name, schema] of Object.entries(schemas)) {
+  const checked = new Set();
+  const check = (schema, where) => {
+    const properties = schema.properties || {};
+    if (Object.keys(properties).length === 0) return; // rpc.discover's info: the document's own
+    const name = typedefOf[where];
+    assert.ok(name, `${where}: an object without a typedef`);
     const members = found[name];
-    assert.ok(members, `no typedef ${name}`);
-    assert.deepEqual(Object.keys(members).sort(), Object.keys(schema.properties).sort(), `${name}: members`);
+    assert.ok(members, `no typedef ${name} (${where})`);
+    checked.add(where);
+    assert.deepEqual(Object.keys(members).sort(), Object.keys(properties).sort(), `${name}: members of ${where}`);
     for (const [member, { type, optional }] of Object.entries(members)) {
-      const label = `${name}.${member}`;
+      const label = `${name}.${member} (${where})`;
       assert.equal(optional, !(schema.required || []).includes(member), `${label}: optional`);
-      const documented = schema.properties[member].type;
-      assert.equal(/\bnull\b/.test(type), Array.isArray(documented) && documented.includes('null'), `${label}: null`);
+      assert.equal(type, expectedType(properties[member], `${where}.${member}`), `${label}: type`);
     }
-  }
+    for (const [member, value] of Object.entries(properties)) {
+      if (value.type === 'object' || value.properties) check(value, `${where}.${member}`);
+      if (value.items) check(value.items, `${where}.${member}[]`);
+    }
+  };
+  for (const method of document.methods) check(method.result.schema, method.name);
+  assert.deepEqual([...checked].sort(), Object.keys(typedefOf).sort(), 'every typedef is of the document');
+  assert.ok(checked.has('status.cache') && checked.has('status.fleet'));
   // The document's examples have no member a typedef leaves out.
-  const example = (method, name) => document.methods.find((m) => m.name === method).examples
-    .find((e) => e.name === name).result.value;
-  const running = example('status', 'running');
-  for (const item of running.upstreams) {
-    for (const key of Object.keys(item)) assert.ok(key in found.UpstreamStatus, key);
+  const walk = (value, where) => {
+    if (Array.isArray(value)) return value.forEach((item) => walk(item, where + '[]'));
+    if (value === null || typeof value !== 'object' || !typedefOf[where]) return;
+    for (const [key, member] of Object.entries(value)) {
+      assert.ok(key in found[typedefOf[where]], `${where}.${key} of an example`);
+      walk(member, `${where}.${key}`);
+    }
+  };
+  for (const method of document.methods) {
+    for (const example of method.examples || []) if (example.result) walk(example.result.value, method.name);
   }
-  const [scheduled] = running.upstreams;
-  for (const key of Object.keys(scheduled.serviceAddresses)) assert.ok(key in found.ServiceAddresses, key);
-  for (const key of Object.keys(scheduled.serviceAddresses.addresses[0])) assert.ok(key in found.ServiceAddress, key);
-  for (const key of Object.keys(running.network)) assert.ok(key in found.NetworkStatus, key);
-  assert.deepEqual(Object.keys(example('resolve', 'fresh answer').ttls).sort(), Object.keys(found.FamilyTTLs).sort());
 });
 
 // -- against the daemon ------------------------------------------------------------------------
 
 const fixturePath = process.env.HTTPDNS_FIXTURE;
 const daemonSocket = process.env.HTTPDNSD_SOCKET;
-const live = { skip: !fixturePath || !daemonSocket ? 'needs HTTPDNS_FIXTURE and HTTPDNSD_SOCKET' : false };
+const live = { ...bounded, skip: !fixturePath || !daemonSocket ? 'needs HTTPDNS_FIXTURE and HTTPDNSD_SOCKET' : false };
 const world = live.skip ? {} : JSON.parse(fs.readFileSync(fixturePath, 'utf8'));
 const url = (host, pathname, scheme = 'https') => `${scheme}://${host}:${scheme === 'https' ? world.httpsPort : world.httpPort}${pathname}`;
 const token = (name) => `/node-${name.replace(/\W+/g, '-')}-${Date.now()}`;
@@ -278,8 +346,15 @@ test('typed calls', live, async () => {
     'monitor', 'rpc.discover'];
   assert.deepEqual((await client.discover()).methods.map((method) => method.name).sort(), typed.sort(),
     'a typed call for every method');
-  await assert.rejects(client.resolve('nowhere.example.test'), { code: -32001 });
-  await assert.rejects(client.call('noSuchMethod'), (error) => error.code === -32601 && error.data.method === 'noSuchMethod');
+  await assert.rejects(client.resolve('nowhere.example.test'),
+    { code: 'ERR_HTTPDNS_HOST_NOT_FOUND', rpcCode: -32001, message: 'httpdnsd: resolve: Host not found: nowhere.example.test (reason=no-data)' });
+  await assert.rejects(client.call('noSuchMethod'),
+    { code: 'ERR_HTTPDNS_METHOD_NOT_FOUND', rpcCode: -32601, data: { name: 'MethodNotFound', method: 'noSuchMethod' },
+      message: 'httpdnsd: noSuchMethod: Method not found: noSuchMethod' });
+  // A scheme the daemon refuses is the client's to say, not a getCookieHeader error.
+  await assert.rejects(client.fetch('ftp://node.example.test/'), { code: 'ERR_INVALID_PROTOCOL' });
+  await assert.rejects(client.fetch(url('login.example.test', `/redirect?status=302&to=${encodeURIComponent('ftp://node.example.test/')}`)),
+    { code: 'ERR_INVALID_PROTOCOL', message: 'client.fetch: the scheme ftp: is not supported (only http: and https:)' });
   client.close();
 });
 
@@ -336,6 +411,7 @@ test('lookup answers as dns.lookup does', live, async () => {
   assert.deepEqual(all, [{ address: '127.0.0.9', family: 4 }, { address: '127.0.0.4', family: 4 }]);
   const missing = await new Promise((resolve) => client.lookup('nowhere.example.test', (e) => resolve(e)));
   assert.equal(missing.code, 'ENOTFOUND');
+  assert.equal(missing.message, 'getaddrinfo ENOTFOUND nowhere.example.test');
   assert.equal(missing.cause.data.name, 'HostNotFound');
   // As the lookup of an https agent of the user's own.
   const https = require('node:https');
@@ -397,7 +473,8 @@ test('fetch: failover, the certificate, an unknown host, streaming, abort', live
   const marker = token('misc');
   assert.equal((await (await client.fetch(url('failover.example.test', marker + '/echo'))).json()).server, '127.0.0.4');
   await assert.rejects(client.fetch(url('wrongcert.example.test', marker + '/bad/echo')), /altnames|certificate/i);
-  await assert.rejects(client.fetch(url('nowhere.example.test', '/echo')), (error) => error.cause && error.cause.data.name === 'HostNotFound');
+  await assert.rejects(client.fetch(url('nowhere.example.test', '/echo')),
+    { code: 'ERR_HTTPDNS_HOST_NOT_FOUND', message: 'httpdnsd: resolve: Host not found: nowhere.example.test (reason=no-data)' });
   const streamed = await client.fetch(url('node.example.test', marker + '/stream?chunks=3'));
   const chunks = [];
   for await (const chunk of streamed.body) chunks.push(Buffer.from(chunk).toString());
@@ -424,4 +501,204 @@ test('fetch: one connection per host and address, and a move is followed', live,
     await move(client, 'node.example.test', ['127.0.0.4']);
   }
   client.close();
+});
+
+test('fetch: an IP URL with a Host header is that host (TLS, Host, cookies); a redirect to another host is its own', live, async () => {
+  const client = await liveClient();
+  await client.handleSetCookie(url('app.example.test', '/'), 'apponly=1; Path=/');
+  const marker = token('ip-host');
+  const next = url('login.example.test', `${marker}/redirect?status=302&to=${encodeURIComponent(marker + '/home/echo')}&cookie=hop%3Dlogin`);
+  const response = await client.fetch(url('127.0.0.3', `${marker}/login?domain=example.test&next=${encodeURIComponent(next)}`),
+    { method: 'POST', headers: { HOST: 'app.example.test' }, body: new URLSearchParams({ user: 'ip' }) });
+  assert.equal(response.status, 200);
+  const [login, hop, home] = recordsWith(marker);
+  assert.deepEqual([login.server, login.sni, login.host, login.cookie], ['127.0.0.3', 'app.example.test', 'app.example.test', 'apponly=1']);
+  const named = `login.example.test:${world.httpsPort}`;
+  assert.deepEqual([hop.server, hop.sni, hop.host, hop.cookie], ['127.0.0.2', 'login.example.test', named, 'sid=ip']);
+  assert.deepEqual([home.server, home.sni, home.host], ['127.0.0.2', 'login.example.test', named]);
+  assert.deepEqual(home.cookie.split('; ').sort(), ['hop=login', 'sid=ip']);
+  const cookies = Object.fromEntries((await client.listCookies()).map((c) => [c.name, [c.domain, c.hostOnly]]));
+  assert.deepEqual(cookies, { apponly: ['app.example.test', true], sid: ['example.test', false], hop: ['login.example.test', true] });
+  // init.host names it too; Host then carries the URL's port.
+  const echoed = await (await client.fetch(url('127.0.0.3', marker + '/option/echo'), { host: 'app.example.test' })).json();
+  assert.deepEqual([echoed.server, echoed.sni, echoed.host, echoed.cookie],
+    ['127.0.0.3', 'app.example.test', `app.example.test:${world.httpsPort}`, 'apponly=1; sid=ip']);
+  await assert.rejects(client.fetch(url('127.0.0.3', '/echo'), { host: 'app.example.test', headers: { host: 'login.example.test' } }),
+    { code: 'ERR_INVALID_ARG_VALUE', message: 'client.fetch: init.host app.example.test and the Host header login.example.test differ' });
+  client.close();
+});
+
+test('fetch: an address of several hosts without a name is refused before anything is sent', live, async () => {
+  const client = await liveClient();
+  await client.resolve('node.example.test');
+  await client.resolve('go.example.test');
+  const marker = token('ambiguous');
+  await assert.rejects(client.fetch(url('127.0.0.4', marker + '/echo')), (error) => {
+    assert.equal(error.code, 'ERR_HTTPDNS_AMBIGUOUS_ADDRESS');
+    assert.ok(error.candidates.includes('node.example.test') && error.candidates.includes('go.example.test'), error.candidates);
+    assert.equal(error.message, `client.fetch: 127.0.0.4 is an address of ${error.candidates.join(', ')}: ` +
+      'name the host with init.host or a Host header');
+    return true;
+  });
+  assert.deepEqual(recordsWith(marker), []);
+  client.close();
+});
+
+test('fetch: a cookie the daemon refuses is reported, to the hook or as a warning', live, async () => {
+  const refusals = [];
+  const client = httpdns.connect({ socket: daemonSocket, ca: fs.readFileSync(world.ca), onRejectedCookie: (r) => refusals.push(r) });
+  await client.deleteCookies({ all: true });
+  const target = url('node.example.test', `${token('refused')}/set?cookie=ok%3D1&cookie=${encodeURIComponent('t=1; Domain=com')}`);
+  assert.equal((await client.fetch(target)).status, 200);
+  assert.deepEqual(refusals, [{ url: target, host: 'node.example.test', setCookie: 't=1; Domain=com', index: 1, reason: 'public-suffix' }]);
+  client.close();
+  const plain = await liveClient();
+  const warned = new Promise((resolve) => process.once('warning', resolve));
+  await plain.fetch(target);
+  const warning = await warned;
+  assert.deepEqual([warning.name, warning.code, warning.message],
+    ['HttpdnsCookieWarning', 'HTTPDNS_COOKIE_REJECTED', `httpdnsd refused the cookie t from ${target}: public-suffix`]);
+  plain.close();
+});
+
+/** As fixture.set_answers: answers.json rewritten atomically with `changes` (null drops a name). */
+function setAnswers(changes) {
+  const answers = JSON.parse(fs.readFileSync(world.answers, 'utf8'));
+  for (const [name, answer] of Object.entries(changes)) {
+    if (answer === null) delete answers[name]; else answers[name] = answer;
+  }
+  fs.writeFileSync(world.answers + '.tmp', JSON.stringify(answers));
+  fs.renameSync(world.answers + '.tmp', world.answers);
+}
+
+/** A stale answer at `deadAddress` (its TTL run out), then the name moved to 127.0.0.4: the first
+ * fetch must reach 127.0.0.4 within the connect timeout plus 1 s. */
+async function staleThenMoved(deadAddress, connectTimeoutMs) {
+  const client = httpdns.connect({ socket: daemonSocket, ca: fs.readFileSync(world.ca), connectTimeoutMs });
+  const host = 'moving.example.test';
+  setAnswers({ [host]: { ips: [deadAddress], ttl: 1 } });
+  try {
+    await client.flushCache(host);
+    assert.deepEqual((await client.resolve(host)).ipv4, [deadAddress]);
+    await new Promise((resolve) => setTimeout(resolve, 2500)); // past the TTL: the daemon serves it stale
+    setAnswers({ [host]: ['127.0.0.4'] });
+    const marker = token('stale');
+    const started = Date.now();
+    // A streamed body: read only once connected, so it is whole on the second connection.
+    const body = Readable.from(['on', 'ce']);
+    const echoed = await (await client.fetch(url(host, marker + '/echo'), { method: 'POST', body })).json();
+    const elapsed = Date.now() - started;
+    assert.ok(elapsed < connectTimeoutMs + 1000, `${elapsed} ms`);
+    assert.deepEqual([echoed.server, echoed.sni, echoed.body], ['127.0.0.4', host, 'once']);
+    assert.equal(recordsWith(marker).length, 1);
+    return elapsed;
+  } finally {
+    setAnswers({ [host]: world.hosts[host] });
+    await client.flushCache(host);
+    client.close();
+  }
+}
+
+test('fetch: a stale answer whose address refuses is asked again fresh, and the first request succeeds', live, async () => {
+  await staleThenMoved('127.0.0.9', 3000); // nothing listens on 127.0.0.9
+});
+
+test('fetch: a stale answer whose address is black-holed is asked again after the connect timeout', live, async () => {
+  // 127.0.0.8 listens with a full accept queue that is never taken: the kernel drops every
+  // further SYN, as a vanished host does not answer.
+  const { spawn } = require('node:child_process');
+  const listener = spawn('/usr/bin/python3', ['-c', 'import socket, sys\ns = socket.socket()\n' +
+    's.bind(("127.0.0.8", int(sys.argv[1])))\ns.listen(0)\nprint("ready", flush=True)\nsys.stdin.read()', String(world.httpsPort)],
+  { stdio: ['pipe', 'pipe', 'inherit'] });
+  const fillers = [];
+  try {
+    await new Promise((resolve, reject) => {
+      listener.stdout.once('data', resolve);
+      listener.once('exit', (code) => reject(new Error(`the listener exited (${code})`)));
+    });
+    const filler = net.connect(world.httpsPort, '127.0.0.8');
+    fillers.push(filler);
+    await events.once(filler, 'connect');
+    fillers.push(net.connect(world.httpsPort, '127.0.0.8').on('error', () => {}));
+    const connectTimeoutMs = 1500;
+    const elapsed = await staleThenMoved('127.0.0.8', connectTimeoutMs);
+    assert.ok(elapsed >= connectTimeoutMs - 100, `${elapsed} ms: the black hole answered`);
+  } finally {
+    for (const socket of fillers) socket.destroy();
+    listener.stdin.end();
+    listener.kill();
+  }
+});
+
+/** The daemon binary for a test's own daemon: $HTTPDNSD_BIN, the one beside $HTTPDNSCTL, or the
+ * checkout's debug build (as .ci/test runs it). */
+function daemonBinary() {
+  const candidates = [process.env.HTTPDNSD_BIN,
+    process.env.HTTPDNSCTL && path.join(path.dirname(process.env.HTTPDNSCTL), 'httpdnsd'),
+    path.join(__dirname, '..', '..', '..', '.build', 'debug', 'httpdnsd')];
+  return candidates.find((file) => file && fs.existsSync(file));
+}
+
+test('every daemon call has a deadline: a stopped daemon is ETIMEDOUT, and fetch sends nothing', live, async () => {
+  assert.equal(httpdns.connect().timeoutMs, 30000);
+  const binary = daemonBinary();
+  assert.ok(binary, 'no httpdnsd binary: set HTTPDNSD_BIN');
+  const { spawn } = require('node:child_process');
+  const dir = temporaryDirectory();
+  const socket = path.join(dir, 'd.sock');
+  // A daemon of this test's own, in the fixture's namespace, so stopping it stops nobody else's.
+  const daemon = spawn(binary, ['--socket', socket, '--state-dir', path.join(dir, 'state'), '--config', world.config],
+    { stdio: 'ignore', env: { ...process.env, SWIFT_BACKTRACE: 'enable=no' } });
+  const exited = events.once(daemon, 'exit');
+  const clients = [];
+  try {
+    for (let i = 0; i < 200 && !fs.existsSync(socket); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    const client = httpdns.connect({ socket, timeoutMs: 1000, ca: fs.readFileSync(world.ca) });
+    clients.push(client);
+    assert.equal(typeof (await client.status()).version, 'string');
+    process.kill(daemon.pid, 'SIGSTOP');
+    const started = Date.now();
+    await assert.rejects(client.status(),
+      { name: 'ConnectionError', code: 'ETIMEDOUT', message: `httpdnsd at ${socket}: status: no answer within 1000 ms` });
+    const elapsed = Date.now() - started;
+    assert.ok(elapsed >= 900 && elapsed < 10000, `${elapsed} ms`);
+    const marker = token('stopped');
+    await assert.rejects(client.fetch(url('node.example.test', marker + '/echo')),
+      { code: 'ETIMEDOUT', message: `httpdnsd at ${socket}: getCookieHeader: no answer within 1000 ms` });
+    assert.deepEqual(recordsWith(marker), []);
+    // A new connection: the kernel accepts it for the stopped daemon, which never answers.
+    const fresh = httpdns.connect({ socket, timeoutMs: 1000 });
+    clients.push(fresh);
+    const lookup = await new Promise((resolve) => fresh.lookup('node.example.test', (error) => resolve(error)));
+    assert.deepEqual([lookup.code, lookup.cause.code], ['EAI_AGAIN', 'ETIMEDOUT']);
+  } finally {
+    for (const client of clients) client.close();
+    process.kill(daemon.pid, 'SIGCONT');
+    daemon.kill('SIGTERM');
+    await exited;
+  }
+});
+
+test('the README\'s Node setup, as written: its npm install line, then its line of code', live, async () => {
+  const readme = fs.readFileSync(path.join(__dirname, '..', '..', '..', 'README.md'), 'utf8');
+  const block = /<!-- example: js fragment -->\n```js\n([\s\S]*?)```/.exec(readme);
+  assert.ok(block, 'no js fragment example in README.md');
+  const [comment, code] = block[1].trim().split('\n');
+  const install = /\((npm install [^)]+)\)/.exec(comment);
+  assert.ok(install, comment);
+  // A project beside a copy of clients/node, so the README's relative path is the same.
+  const dir = temporaryDirectory();
+  const project = path.join(dir, 'project');
+  fs.cpSync(path.join(__dirname, '..'), path.join(project, 'clients', 'node'),
+    { recursive: true, filter: (source) => path.basename(source) !== 'node_modules' });
+  fs.writeFileSync(path.join(project, 'package.json'), '{"name":"consumer","private":true}');
+  execFileSync('/bin/sh', ['-c', install[1]], { cwd: project, env: npmEnvironment(dir), encoding: 'utf8' });
+  const marker = token('readme');
+  const program = `const url = ${JSON.stringify(url('node.example.test', marker + '/echo'))}; const init = {};\n` +
+    `(async () => {\n${code}\nconsole.log(JSON.stringify(await response.json())); client.close();\n})();\n`;
+  fs.writeFileSync(path.join(project, 'setup.js'), program);
+  const output = execFileSync(process.execPath, ['setup.js'], { cwd: project, encoding: 'utf8',
+    env: { ...process.env, NODE_EXTRA_CA_CERTS: world.ca } });
+  const echoed = JSON.parse(output);
+  assert.deepEqual([echoed.server, echoed.sni], ['127.0.0.4', 'node.example.test']);
 });
