@@ -111,7 +111,9 @@ final class CookieService {
         let account = account(ofJar: uid)
         let others = (heldByAccount[account] ?? 0) - jar.count
         var room = limits.maxTotal - others
-        let allJars = Self.sharesOfAllJars * limits.maxTotal
+        // A huge MaxTotal= must not overflow: then the total is no bound.
+        let (product, overflow) = limits.maxTotal.multipliedReportingOverflow(by: Self.sharesOfAllJars)
+        let allJars = overflow ? Int.max : product
         if held >= allJars {
             let users = heldByAccount.count + (heldByAccount[account] == nil ? 1 : 0)
             room = min(room, allJars / users - others)
@@ -296,7 +298,11 @@ final class CookieService {
 
     /// Every unexpired cookie of `uid`'s jar.
     func allCookies(uid: UInt32, now: Int64) -> [Cookie] {
-        (try? jars[uid]?.list(now: now)) ?? []
+        guard let jar = jars[uid] else { return [] }
+        // Listing purges the expired cookies: the shares count what is left.
+        let before = jar.count
+        defer { if jar.count != before { settle(uid, jar, heldBefore: before) } }
+        return (try? jar.list(now: now)) ?? []
     }
 
     /// Applies a change another machine made to a shared jar: memory only, without recording it

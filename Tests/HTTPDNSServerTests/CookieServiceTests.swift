@@ -327,6 +327,28 @@ struct CookieServiceTests {
         #expect(try first.list().count == 10, "over its share, a user does not grow")
     }
 
+    /// Every path that purges expired cookies keeps the shares right: a streamed export (as
+    /// listCookies) of a jar whose cookies all expired leaves its user room for new ones (the
+    /// count stayed at the expired ones, and later imports were refused).
+    @Test func sharesFollowPurgesOfExpiredCookies() throws {
+        let harness = try CookieServiceHarness(limits: CookieJarLimits(maxPerDomain: 180, maxTotal: 10))
+        let client = try harness.connect(uid: 3000)
+        try client.set("https://a.example.com/", (0..<10).map { "c\($0)=1; Max-Age=1" })
+        #expect(harness.service.accountCount(uid: 3000) == 10)
+        harness.advance(seconds: 2)
+        #expect(harness.service.allCookies(uid: 3000, now: Self.wallNow(harness)).isEmpty)
+        #expect(harness.service.accountCount(uid: 3000) == 0)
+        try client.set("https://a.example.com/", (0..<10).map { "n\($0)=1" })
+        #expect(try client.list().count == 10)
+    }
+
+    /// A `MaxTotal=` so large that 32 of it overflows is no bound at all, not a trap.
+    @Test func aHugeMaxTotalIsNoOverflow() throws {
+        let harness = try CookieServiceHarness(limits: CookieJarLimits(maxPerDomain: 180, maxTotal: Int.max / 4))
+        let client = try harness.connect(uid: 3000)
+        #expect(try client.set("https://a.example.com/", ["a=1"])["stored"] == 1)
+    }
+
     /// Two users' sets in one loop turn (one transaction) are each stored in that user's jar.
     @Test func setsOfTwoUsersInOneTurnGoToTheirOwnJars() throws {
         let harness = try CookieServiceHarness(commitsOnLoopThread: false)

@@ -270,6 +270,39 @@ import Testing
         #expect(harness.resolve("moved.example.com", family: .ipv4).result?.ipv4 == ["203.0.113.32"])
     }
 
+    /// A `staleAfterMs` caller whose refresh may not start (its user at its query cap) gets the
+    /// expired answer at once, as without the timer, not -32003.
+    @Test func staleAfterMsServesStaleWhenTheRefreshIsRefused() throws {
+        let harness = try ResolverHarness(Self.one + "MaxUpstreamQueriesPerUser=1\n")
+        harness.resolve("old.example.com", family: .ipv4, uid: 1000)
+        harness.transport.pending("old.example.com")?.answer(v4: ["203.0.113.33"], ttl: 1)
+        harness.advance(milliseconds: 1_500)
+        harness.resolve("hanging.example.com", family: .ipv4, uid: 1000, timeoutMs: 60_000)
+        let stale = harness.resolve("old.example.com", family: .ipv4, uid: 1000, staleAfterMs: 500)
+        #expect(
+            stale.result?.stale == true && stale.result?.ipv4 == ["203.0.113.33"], "\(String(describing: stale.error))")
+    }
+
+    /// One user's callers waiting for one name are capped (256): each caller is a reply in the
+    /// turn the query ends, and thousands of them held the loop for seconds. Another user still
+    /// joins; callers whose own wait ends leave at no cost and get their fallback.
+    @Test func callersOfOneUserWaitingForOneNameAreCapped() throws {
+        let harness = try ResolverHarness(Self.one + "Timeout=60s\n")
+        let cap = ResolverMachine.maxWaitersPerUser
+        let calls = (0..<cap).map { _ in harness.resolve("hot.example.com", family: .ipv4, uid: 3000, timeoutMs: 100) }
+        let refused = harness.resolve("hot.example.com", family: .ipv4, uid: 3000, timeoutMs: 100)
+        #expect(refused.error?.code == .limitExceeded, "\(String(describing: refused.error))")
+        let other = harness.resolve("hot.example.com", family: .ipv4, uid: 2000, timeoutMs: 60_000)
+        #expect(!other.isAnswered)
+        harness.advance(milliseconds: 100)
+        #expect(calls.allSatisfy { $0.error?.code == .resolutionUnavailable })
+        #expect(harness.transport.exchanges(for: "hot.example.com").count == 1, "one query for all")
+        // Their places are free again: the user joins anew, and the answer reaches who waits.
+        let again = harness.resolve("hot.example.com", family: .ipv4, uid: 3000)
+        harness.transport.pending("hot.example.com")?.answer(v4: ["203.0.113.34"])
+        #expect(again.result?.ipv4 == ["203.0.113.34"] && other.result?.ipv4 == ["203.0.113.34"])
+    }
+
     /// With `allowStale: false` the caller waits for the upstream and fails with it; with stale
     /// allowed, a failed refresh still answers from the expired entry.
     @Test func allowStaleFalseWaitsAndFailsWhenUpstreamsAreDown() throws {

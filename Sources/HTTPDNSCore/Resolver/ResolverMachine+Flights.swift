@@ -118,7 +118,12 @@ struct Flight {
     let owner: FlightOwner
     /// Who asked for its answer (the cache's fair shares).
     var use: CacheUse
+    /// Everyone who joined, in order; a caller whose own wait ended stays here (no longer in
+    /// `ResolverMachine.callers`), so leaving costs no search nor shift of the list.
     var waiters: [Waiter] = []
+    /// Callers still waiting, and how many of them each account has.
+    var liveWaiters = 0
+    var waitersByAccount: [UInt32: Int] = [:]
     /// A stale refresh or a prefetch: it runs its whole budget for the cache, waited for or not.
     var background: Bool
     /// A prefetched name: refreshed again before its answer expires.
@@ -166,20 +171,24 @@ extension ResolverMachine {
         _ key: FlightKey, owner: FlightOwner, background: Bool, prefetch: Bool = false, waiter: Waiter? = nil,
         localOnly: Bool = false, now: MonotonicInstant
     ) -> Result<UInt64, RPCError> {
-        if let id = flightByKey[key], var flight = flights[id], !isEnding(flight, now: now) {
+        if let id = flightByKey[key], flights[id].map({ !isEnding($0, now: now) }) == true {
+            // Changed in place: a copy of the flight would copy its waiter list at every join.
             if let waiter {
-                flight.waiters.append(waiter)
-                flight.use = flight.use.adding(waiter.account)
+                guard flights[id]!.waitersByAccount[waiter.account, default: 0] < Self.maxWaitersPerUser else {
+                    return .failure(
+                        .limitExceeded("callers of one user waiting for one name", limit: Self.maxWaitersPerUser))
+                }
+                addWaiter(waiter, to: id)
             }
-            if background { flight.background = true }
-            if prefetch { flight.prefetch = true }
-            let queued = flight.phase == .queued
+            if background { flights[id]!.background = true }
+            if prefetch { flights[id]!.prefetch = true }
+            let queued = flights[id]!.phase == .queued
             if !queued {
                 // Running: a caller with more time keeps it going longer, never past its budget.
-                let wanted = background ? flight.budgetEnd : waiter?.deadline ?? flight.deadline
-                flight.deadline = max(flight.deadline, min(wanted, flight.budgetEnd))
+                let budgetEnd = flights[id]!.budgetEnd
+                let wanted = background ? budgetEnd : waiter?.deadline ?? flights[id]!.deadline
+                flights[id]!.deadline = max(flights[id]!.deadline, min(wanted, budgetEnd))
             }
-            flights[id] = flight
             if queued {
                 queue.sponsor(id, by: owner)
                 pump(now: now)
@@ -201,14 +210,23 @@ extension ResolverMachine {
         var flight = Flight(id: id, key: key, owner: owner, background: background)
         flight.prefetch = prefetch
         flight.localOnly = localOnly
-        if let waiter {
-            flight.waiters.append(waiter)
-            flight.use = flight.use.adding(waiter.account)
-        }
         flights[id] = flight
+        if let waiter { addWaiter(waiter, to: id) }
         flightByKey[key] = id
         pump(now: now)
         return .success(id)
+    }
+
+    /// Callers of one account that may wait for one flight: a thousand joins of one name are no
+    /// more use than this many, and each one waiting is a reply in the turn the flight ends.
+    public static let maxWaitersPerUser = 256
+
+    private mutating func addWaiter(_ waiter: Waiter, to id: UInt64) {
+        waiterSlots[waiter.caller] = flights[id]!.waiters.count
+        flights[id]!.waiters.append(waiter)
+        flights[id]!.liveWaiters += 1
+        flights[id]!.waitersByAccount[waiter.account, default: 0] += 1
+        flights[id]!.use = flights[id]!.use.adding(waiter.account)
     }
 
     /// Whether a running flight's callers' deadline is over or within 2 ms of it. An attempt is
@@ -536,6 +554,7 @@ extension ResolverMachine {
         if flight.reportsToFleet { emit(.reportToFleet(flight: id, answered: fleetReport(outcome, flight.key))) }
         if flightByKey[flight.key] == id { flightByKey[flight.key] = nil }
         for waiter in flight.waiters where callers.removeValue(forKey: waiter.caller) != nil {
+            waiterSlots[waiter.caller] = nil
             emit(.cancelTimer(.caller(waiter.caller)))
             emit(.answer(caller: waiter.caller, reply(outcome, flight.key, waiter, now: now)))
         }

@@ -37,6 +37,8 @@ public struct ResolverMachine {
     var flightByKey: [FlightKey: UInt64] = [:]
     /// Waiting callers, by caller id: the flight they wait for.
     var callers: [UInt64: UInt64] = [:]
+    /// Each waiting caller's place in its flight's `waiters`.
+    var waiterSlots: [UInt64: Int] = [:]
     /// Running attempts, by id: their flight.
     var attempts: [UInt64: UInt64] = [:]
     /// Prefetch batches queued or running, by id.
@@ -150,6 +152,8 @@ public struct ResolverMachine {
         var asked = params.family
         var timeoutMs = params.timeoutMs ?? settings.timeoutMs
         var refreshesInBackground = false
+        /// The expired answer a `staleAfterMs` caller falls back to.
+        var staleEntries: [DNSCacheEntry]?
         switch cache.answer(
             host: host, families: params.family.families, now: now, allowStale: allowStale, user: account)
         {
@@ -161,12 +165,13 @@ public struct ResolverMachine {
                 uid: uid, account: account, now: now,
                 answer: answer)
             return nil
-        case .stale where params.staleAfterMs != nil:
+        case .stale(let entries) where params.staleAfterMs != nil:
             // RFC 8767: the caller waits for the refresh as for a miss, up to its client response
             // timer; then (or when the upstreams fail) `fallback` serves the stale answer, and the
             // refresh goes on for the next caller.
             timeoutMs = min(timeoutMs, params.staleAfterMs ?? timeoutMs)
             refreshesInBackground = true
+            staleEntries = entries
         case .stale(let entries):
             // A stale answer always holds a positive entry: negative ones are never served stale.
             let result = Self.reply(host, cached: entries, requested: params.family, now: now, stale: true)
@@ -198,6 +203,17 @@ public struct ResolverMachine {
         {
         case .failure(let refusal):
             callers[caller] = nil
+            // A refresh it may not start (its caps, its rate) leaves the expired answer, as
+            // without `staleAfterMs`.
+            if let staleEntries,
+                case .success(let result) = Self.reply(
+                    host, cached: staleEntries, requested: params.family, now: now, stale: true)
+            {
+                cache.noteStaleServed()
+                remember(result, uid: uid, now: now)
+                answer(.success(result))
+                return nil
+            }
             answer(.failure(refusal))
             return nil
         case .success(let flight):
@@ -244,20 +260,19 @@ public struct ResolverMachine {
     /// A caller's own wait is over before its flight's: it gets the fallback, and a queued
     /// flight nobody waits for any more is dropped.
     private mutating func callerTimedOut(_ caller: UInt64, now: MonotonicInstant) {
-        guard let id = callers.removeValue(forKey: caller), var flight = flights[id],
-            let index = flight.waiters.firstIndex(where: { $0.caller == caller })
+        guard let id = callers.removeValue(forKey: caller), let slot = waiterSlots.removeValue(forKey: caller),
+            let waiter = flights[id]?.waiters[slot], waiter.caller == caller
         else { return }
-        let waiter = flight.waiters.remove(at: index)
-        if flight.waiters.isEmpty, !flight.background, queue.isQueued(id) {
+        // It stays in the list, left out when the flight ends (no search, no shift, no copy).
+        flights[id]!.liveWaiters -= 1
+        flights[id]!.waitersByAccount[waiter.account, default: 1] -= 1
+        let key = flights[id]!.key
+        if flights[id]!.liveWaiters == 0, !flights[id]!.background, queue.isQueued(id) {
             queue.cancel(id)
             flights[id] = nil
-            if flightByKey[flight.key] == id { flightByKey[flight.key] = nil }
-        } else {
-            flights[id] = flight
+            if flightByKey[key] == id { flightByKey[key] = nil }
         }
-        emit(
-            .answer(
-                caller: caller, fallback(flight.key.host, waiter, .timedOut(milliseconds: waiter.timeoutMs), now: now)))
+        emit(.answer(caller: caller, fallback(key.host, waiter, .timedOut(milliseconds: waiter.timeoutMs), now: now)))
     }
 }
 
