@@ -190,6 +190,32 @@ import Testing
         #expect(harness.upstreams["doh-json"]?.healthy == true)
     }
 
+    /// Two colluders alone, with no other name answered lately: each one's time-out has the
+    /// probe ask the other's name, which hangs too, and then there is no name left. Names the
+    /// failing users chose confirm nothing (the review confirmed with two such uids): the
+    /// primary stays healthy until ten minutes pass without an answer.
+    @Test func namesOnlyColludersChoseConfirmNothing() throws {
+        let harness = try ResolverHarness(Self.two)
+        for uid in [UInt32(3_000), 3_001] {
+            harness.resolve("own.z\(uid).example", family: .ipv4, uid: uid)
+            try #require(harness.transport.pending("own.z\(uid).example")).answer(v4: ["198.51.100.7"])
+        }
+        harness.advance(seconds: 1)
+        for round in 0..<6 {
+            for uid in [UInt32(3_000), 3_001] {
+                harness.resolve("h\(round).z\(uid).example", family: .ipv4, uid: uid)
+                harness.advance(milliseconds: 1_000)
+                for exchange in harness.transport.pending where exchange.upstream == "doh-json" {
+                    exchange.fail(.timeout)
+                }
+                for _ in 0..<3 {
+                    for probe in harness.transport.pending where probe.host.hasPrefix("own.") { probe.fail(.timeout) }
+                }
+            }
+            #expect(harness.upstreams["doh-json"]?.healthy == true, "round \(round)")
+        }
+    }
+
     /// A real outage on a machine with one user: nobody else's name can vouch, so the
     /// time-outs count once the primary has answered nothing for ten minutes, and names go to
     /// the fallback first from then on.

@@ -49,7 +49,7 @@ struct RecentAnswer {
 struct RecentAnswers {
     /// At most `ownersKept`, one per owner.
     private(set) var answers: [RecentAnswer]
-    static let ownersKept = 16
+    static let ownersKept = 64
 
     init(_ answer: RecentAnswer) {
         answers = [answer]
@@ -81,6 +81,8 @@ struct Probe {
     var blamed: Set<FlightOwner>
     /// Owners whose names the probes before it in the same check asked, and which failed too.
     var failedNames: Set<FlightOwner> = []
+    /// Whether one of those was a name no user chose: the daemon's (`Prefetch=`) or root's.
+    var aTrustedNameFailed = false
     var startedAt = MonotonicInstant(nanoseconds: 0)
     /// The service address whose time-out it checks (nil: the upstream's URL as configured).
     var address: String?
@@ -407,7 +409,8 @@ extension ResolverMachine {
     /// something since the attempt began (it works), a probe asks it again for a name it answered
     /// recently for an owner with no time-out of it in the last ten minutes (a `Prefetch=` name
     /// is the daemon's). When a probe fails, the next probe asks the next such owner's name: the
-    /// time-out counts (once per owner) only once every such name failed, so colluding owners whose zones hang (each one's name answered,
+    /// time-out counts (once per owner) only once every such name failed and one of them was a
+    /// name no user chose (root's, or the daemon's), so colluding owners whose zones hang (each one's name answered,
     /// then made to hang) only lead the probes to a name of somebody else, which answers. Without
     /// any such name there is no probe: the time-out counts only once the upstream has answered
     /// nothing for ten minutes while time-outs went on. One probe per upstream at a time.
@@ -445,6 +448,14 @@ extension ResolverMachine {
         probeUpstreams[id] = index
         pump(now: now)
         return true
+    }
+
+    /// A name no user chose: prefetched by the daemon, or asked by root.
+    static func isTrusted(_ owner: FlightOwner) -> Bool {
+        switch owner {
+        case .daemon, .user(0): return true
+        case .user: return false
+        }
     }
 
     /// Records `owner`'s time-out of `upstream` and returns the owners with one in the last ten
@@ -509,11 +520,22 @@ extension ResolverMachine {
             // Its name's owner may be a colluder whose zone hangs: the next owner's name is asked,
             // and only when none is left does the time-out count.
             let failedNames = probe.failedNames.union([probe.name.owner])
+            let trusted = probe.aTrustedNameFailed || Self.isTrusted(probe.name.owner)
             let failing = failedNames.union(recentTimeOuts[index]?.keys ?? [:].keys)
             if startProbe(
                 upstream: index, blamed: probe.blamed, excluding: failing, address: probe.address,
                 failedNames: failedNames, now: now)
             {
+                probes[index]?.aTrustedNameFailed = trusted
+                return
+            }
+            // Every name failed, but all were users' own: colluders whose zones hang can be all of
+            // them. Only a name no user chose confirms; else the ten minutes of silence do.
+            guard trusted else {
+                if let since = timeOutsSince[index], since.advanced(bySeconds: Self.probeRecencySeconds) <= now {
+                    for owner in probe.blamed { healths[index].recordFailure(error.description, by: owner, now: now) }
+                }
+                pump(now: now)
                 return
             }
             for owner in probe.blamed { healths[index].recordFailure(error.description, by: owner, now: now) }
