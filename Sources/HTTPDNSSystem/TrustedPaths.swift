@@ -20,15 +20,18 @@ public enum TrustedPaths {
     /// read is tightened to 0700. Every entry already in it must be the daemon's too and no
     /// symbolic link: once the directory is private, nobody else can add one. Symbolic links on
     /// the way are followed only when root owns them (systemd's `StateDirectory=` with
-    /// `DynamicUser=yes` is such a link), and no directory above it may be writable by others
-    /// unless it is sticky (/tmp), so that nobody can rename it away and put another in its place.
+    /// `DynamicUser=yes` is such a link), and every directory above the path they lead to must be
+    /// root's or the daemon's and writable by nobody else unless it is sticky (/tmp), so that
+    /// nobody can rename it away and put another in its place. The directory is opened without
+    /// following a link and checked, tightened and listed through that descriptor, so a swap after
+    /// the checks changes nothing it does.
     ///
     /// Returns the directory's path without symbolic links (the store opens its files with
     /// SQLITE_OPEN_NOFOLLOW, which refuses a link anywhere in the path).
     @discardableResult
     public static func preparePrivateDirectory(_ path: String, fix: String) throws(UntrustedPathError) -> String {
         let owner = geteuid()
-        try checkAncestors(of: path, fix: fix)
+        try checkLinks(in: path, fix: fix)
         var status = stat()
         if lstat(path, &status) != 0 {
             do {
@@ -39,9 +42,15 @@ public enum TrustedPaths {
             } catch {
                 throw UntrustedPathError(path: path, problem: "cannot be created (\(error))", fix: fix)
             }
-            try checkAncestors(of: path, fix: fix)
+            try checkLinks(in: path, fix: fix)
         }
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard let resolved = realpath(path, nil) else {
+            throw UntrustedPathError(path: path, problem: "cannot be resolved (\(Errno.current))", fix: fix)
+        }
+        let canonical = String(cString: resolved)
+        free(resolved)
+        try checkAncestors(of: canonical, fix: fix)
+        let fd = open(canonical, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else {
             throw UntrustedPathError(
                 path: path, problem: "cannot be opened as a directory (\(Errno.current))", fix: fix)
@@ -59,28 +68,25 @@ public enum TrustedPaths {
             throw UntrustedPathError(
                 path: path, problem: "is writable by other users (mode \(octal(status.st_mode & 0o7777)))", fix: fix)
         }
+        try checkEntries(of: fd, path: path, owner: owner, fix: fix)
         if status.st_mode & 0o077 != 0 && fchmod(fd, 0o700) != 0 {
             throw UntrustedPathError(path: path, problem: "cannot be made private (\(Errno.current))", fix: fix)
         }
-        try checkEntries(of: fd, path: path, owner: owner, fix: fix)
-        guard let resolved = realpath(path, nil) else {
-            throw UntrustedPathError(path: path, problem: "cannot be resolved (\(Errno.current))", fix: fix)
-        }
-        defer { free(resolved) }
-        return String(cString: resolved)
+        return canonical
     }
 
     /// Checks the directory a socket is bound in: owned by root or the daemon's user, and not
     /// writable by others unless sticky (then nobody else can remove or replace what the daemon
-    /// binds there); the same rule for symbolic links and directories above it as
+    /// binds there); the same rules for symbolic links and directories above it as
     /// `preparePrivateDirectory`.
     public static func checkSocketDirectory(_ path: String, fix: String) throws(UntrustedPathError) {
-        try checkAncestors(of: path + "/.", fix: fix)
-        var status = stat()
-        guard stat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR else {
-            throw UntrustedPathError(path: path, problem: "is not a directory", fix: fix)
+        try checkLinks(in: path, fix: fix)
+        guard let resolved = realpath(path, nil) else {
+            throw UntrustedPathError(path: path, problem: "cannot be resolved (\(Errno.current))", fix: fix)
         }
-        try checkDirectory(path, status, fix: fix)
+        let canonical = String(cString: resolved)
+        free(resolved)
+        try checkAncestors(of: canonical + "/.", fix: fix)
     }
 
     /// Whether an existing socket file at `path` may be replaced by the daemon's own bind: it is
@@ -99,35 +105,45 @@ public enum TrustedPaths {
         }
     }
 
-    /// Every directory from the root down to `path`'s parent (and `path` itself when it is a
-    /// link): a symbolic link must be root's; a directory writable by others must be sticky.
-    private static func checkAncestors(of path: String, fix: String) throws(UntrustedPathError) {
-        let components = path.split(separator: "/", omittingEmptySubsequences: true)
+    /// Every symbolic link on the way to `path` (itself included) must be root's.
+    private static func checkLinks(in path: String, fix: String) throws(UntrustedPathError) {
         var prefix = path.hasPrefix("/") ? "" : "."
-        for (index, component) in components.enumerated() {
+        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
             prefix += "/" + component
             var status = stat()
             guard lstat(prefix, &status) == 0 else { return }
-            let isLast = index == components.count - 1
-            if (status.st_mode & S_IFMT) == S_IFLNK {
-                guard status.st_uid == 0 else {
-                    throw UntrustedPathError(
-                        path: prefix, problem: "is a symbolic link owned by uid \(status.st_uid)", fix: fix)
-                }
-                continue
-            }
-            guard !isLast, (status.st_mode & S_IFMT) == S_IFDIR else { continue }
-            if status.st_mode & 0o002 != 0 && status.st_mode & S_ISVTX == 0 {
+            if (status.st_mode & S_IFMT) == S_IFLNK && status.st_uid != 0 {
                 throw UntrustedPathError(
-                    path: prefix,
-                    problem: "is writable by every user and not sticky (mode \(octal(status.st_mode & 0o7777)))",
-                    fix: fix)
+                    path: prefix, problem: "is a symbolic link owned by uid \(status.st_uid)", fix: fix)
             }
+        }
+    }
+
+    /// Every directory above `path` (canonical, no links): root's or the daemon's user's, and
+    /// writable by nobody else unless sticky. Another user's directory above it, or one others
+    /// may write, lets them rename what is below away and put their own in its place.
+    private static func checkAncestors(of path: String, fix: String) throws(UntrustedPathError) {
+        var prefix = ""
+        var directories = ["/"]
+        let components = path.split(separator: "/", omittingEmptySubsequences: true)
+        for component in components.dropLast() {
+            prefix += "/" + component
+            directories.append(prefix)
+        }
+        for directory in directories {
+            var status = stat()
+            guard lstat(directory, &status) == 0 else {
+                throw UntrustedPathError(path: directory, problem: "cannot be read (\(Errno.current))", fix: fix)
+            }
+            try checkDirectory(directory, status, fix: fix)
         }
     }
 
     private static func checkDirectory(_ path: String, _ status: stat, fix: String) throws(UntrustedPathError) {
         let owner = geteuid()
+        guard (status.st_mode & S_IFMT) == S_IFDIR else {
+            throw UntrustedPathError(path: path, problem: "is not a directory", fix: fix)
+        }
         guard status.st_uid == 0 || status.st_uid == owner else {
             throw UntrustedPathError(
                 path: path,

@@ -92,6 +92,51 @@ struct PlantedFilesTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: target).isEmpty)
     }
 
+    /// A directory above the state directory that another user owns, or that others may write
+    /// (a group-writable one too), lets them rename the state directory away and put theirs in
+    /// its place: refused, as the review reproduced with an owned 0755 and a root 0775 parent.
+    @Test(arguments: [[UInt32(65534), 0o755], [0, 0o775]])
+    func aParentOthersControlIsRefused(_ ownerAndMode: [UInt32]) throws {
+        let (owner, mode) = (uid_t(ownerAndMode[0]), mode_t(ownerAndMode[1]))
+        let directory = TemporaryDirectory(prefix: "planted")
+        let parent = directory.file("parent")
+        try Self.makeDirectory(parent, owner: owner, mode: mode)
+        let state = parent + "/state"
+        try Self.makeDirectory(state, owner: 0, mode: 0o700)
+        let result = try Self.refused(stateDirectory: state, socket: directory.file("d.sock"))
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("Refusing the state directory: \(parent) is"), "\(result.stderr)")
+    }
+
+    /// The same for a socket: with its directory's parent another user's, that user could move
+    /// the directory away and listen in its place (the review received another user's login).
+    @Test func aSocketDirectoryUnderAnotherUsersIsRefused() throws {
+        let directory = TemporaryDirectory(prefix: "planted")
+        let theirs = directory.file("theirs")
+        try Self.makeDirectory(theirs, owner: Self.other, mode: 0o755)
+        let run = theirs + "/run"
+        try Self.makeDirectory(run, owner: 0, mode: 0o755)
+        let result = try Self.refused(stateDirectory: directory.file("state"), socket: run + "/d.sock")
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("Refusing the socket path: \(theirs) is owned by uid 65534"), "\(result.stderr)")
+    }
+
+    /// A root-owned link to a directory another user controls is followed to that directory's
+    /// owner check: the daemon's checks are of the directory it opens, never of a name that a
+    /// swap could point elsewhere (a race chmod'ed a root directory to 0700 before).
+    @Test func aRootLinkToAnotherUsersDirectoryIsRefusedWithoutTouchingIt() throws {
+        let directory = TemporaryDirectory(prefix: "planted")
+        let target = directory.file("theirs")
+        try Self.makeDirectory(target, owner: Self.other, mode: 0o755)
+        let link = directory.file("state")
+        #expect(symlink(target, link) == 0)
+        let result = try Self.refused(stateDirectory: link, socket: directory.file("d.sock"))
+        #expect(result.status == 1)
+        var status = stat()
+        #expect(stat(target, &status) == 0 && status.st_mode & 0o777 == 0o755, "its mode is untouched")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: target).isEmpty)
+    }
+
     /// The daemon's own directory that others may only read is made private and used, and a
     /// root-owned link to it is followed (systemd's `StateDirectory=` with `DynamicUser=yes`).
     @Test func itsOwnDirectoryIsMadePrivateAndARootLinkIsFollowed() throws {
