@@ -164,6 +164,7 @@ public final class Daemon {
         let subordinateIDs = SubordinateIDFile { [unowned loop] in loop.now }
         server.accountOf = { subordinateIDs.account(of: $0) }
         services.cookies.chargeJars { subordinateIDs.account(of: $0) }
+        services.resolver.chargeAddressMemory { subordinateIDs.account(of: $0) }
         server.onConnectionCountChange = { [unowned self] count in self.connectionCountChanged(count) }
         reloadRequest.reload = { [unowned self] in self.reload() }
     }

@@ -166,6 +166,12 @@ final class ResolverService {
         performActions()
     }
 
+    /// Counts the address memory of each uid against the account `accountOf` gives (the owner
+    /// of a subordinate uid), for its caps.
+    func chargeAddressMemory(to accountOf: @escaping (UInt32) -> UInt32) {
+        machine.owners.accountOf = accountOf
+    }
+
     /// `reverse`: the host names `address` was handed out for to `uid`.
     func reverse(_ params: ReverseParams, uid: UInt32) throws(RPCError) -> ReverseResult {
         restoreSavedDNS()

@@ -14,6 +14,30 @@ struct CacheAddressOwnerTests {
         return memory.attributions(uid: uid, of: address, now: now).map(\.host)
     }
 
+    /// The caps count accounts: ten subordinate uids of one user hold no more than one uid
+    /// may (here 4), evicting their own, so another user's memory is never pushed out (the
+    /// review saw a victim keep 33 of its 150 addresses against 1000 uids).
+    @Test func subordinateUidsShareTheirOwnersCaps() {
+        let clock = CacheManualClock()
+        let memory = AddressOwnerMemory(capacityPerUser: 4, capacity: 8)
+        memory.accountOf = { $0 >= 100_000 ? 1000 : $0 }
+        memory.record(
+            uid: 2000, host: "victim.example", addresses: (1...4).map { "192.0.2.\($0)" }, ttl: 60, now: clock.now)
+        for index in 0..<10 {
+            memory.record(
+                uid: 100_000 + UInt32(index), host: "s\(index).example", addresses: ["198.51.100.\(index)"], ttl: 60,
+                now: clock.now)
+        }
+        #expect(memory.count == 8)
+        #expect((1...4).allSatisfy { Self.hosts(memory, 2000, "192.0.2.\($0)", clock.now) == ["victim.example"] })
+        #expect(Self.hosts(memory, 100_009, "198.51.100.9", clock.now) == ["s9.example"], "the newest is kept")
+        #expect(Self.hosts(memory, 100_000, "198.51.100.0", clock.now) == [], "the account's oldest went")
+        // Forgetting them all (a flush) frees the account's share.
+        memory.removeAll()
+        memory.record(uid: 100_001, host: "again.example", addresses: ["198.51.100.50"], ttl: 60, now: clock.now)
+        #expect(memory.count == 1)
+    }
+
     @Test func everyHostOfAnAddressMostRecentFirst() {
         var clock = CacheManualClock()
         let memory = AddressOwnerMemory()

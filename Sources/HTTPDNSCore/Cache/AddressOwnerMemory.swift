@@ -10,8 +10,10 @@
 ///
 /// Bounded twice, by addresses: `capacityPerUser` per uid (least recently used first out) and
 /// `capacity` in total (both follow `CacheSize=`: see `sized(forCacheSize:)`), where room is made at the expense of the uid remembering the most, so a
-/// uid that fills the memory only ever evicts its own entries while it holds the most. Time is
-/// injected; one thread owns an instance.
+/// uid that fills the memory only ever evicts its own entries while it holds the most. Both
+/// bounds count accounts (`accountOf`: a user with its subordinate uids), so a rootless
+/// container's many uids hold no more than one uid, and evict only their own. Time is injected;
+/// one thread owns an instance.
 public final class AddressOwnerMemory {
     /// Most addresses remembered for one uid. Default 4096: the DNS cache's default size.
     public private(set) var capacityPerUser: Int
@@ -50,6 +52,19 @@ public final class AddressOwnerMemory {
     private var users: [UInt32: UserBox] = [:]
     /// Addresses remembered over every uid (some may have expired and not been pruned yet).
     public private(set) var count = 0
+    /// The account a uid's addresses count against (set once, at its first address).
+    public var accountOf: (UInt32) -> UInt32 = { $0 }
+    private var accounts: [UInt32: AccountShare] = [:]
+    private var accountOfUser: [UInt32: UInt32] = [:]
+
+    /// What the uids of one account remember, and those uids in the order they came (eviction
+    /// takes from the earliest that holds something; the ones left empty are dropped as passed).
+    private struct AccountShare {
+        var count = 0
+        var uids: [UInt32] = []
+        var listed: Set<UInt32> = []
+        var head = 0
+    }
 
     public init(capacityPerUser: Int = 4_096, capacity: Int = 32_768, retention: Int = 86_400) {
         precondition(capacityPerUser > 0 && capacity > 0, "the memory needs room for at least one address")
@@ -155,7 +170,8 @@ public final class AddressOwnerMemory {
             guard let removed = users[uid]?.list.prune(now: now) else { continue }
             forgotten += removed
             count -= removed
-            if users[uid]?.list.count == 0 { users[uid] = nil }
+            charge(uid, -removed)
+            if users[uid]?.list.count == 0 { dropUser(uid) }
         }
         return forgotten
     }
@@ -164,6 +180,8 @@ public final class AddressOwnerMemory {
     public func removeAll() {
         users.removeAll()
         count = 0
+        accounts.removeAll()
+        accountOfUser.removeAll()
     }
 
     /// Forgets `host` (canonical) for every uid and every address; an address left with no name
@@ -177,7 +195,8 @@ public final class AddressOwnerMemory {
             guard let removed = users[uid]?.list.removeHost(host) else { continue }
             forgotten += removed
             count -= removed
-            if users[uid]?.list.count == 0 { users[uid] = nil }
+            charge(uid, -removed)
+            if users[uid]?.list.count == 0 { dropUser(uid) }
         }
         return forgotten
     }
@@ -271,28 +290,82 @@ public final class AddressOwnerMemory {
 
     private func upsert(uid: UInt32, ip: String, _ attribution: Attribution, now: MonotonicInstant) {
         if users[uid]?.list.update(ip: ip, with: attribution, now: now) == true { return }
-        makeRoom(for: uid)
+        guard makeRoom(for: uid) else { return }
         // After making room: evicting the uid's last address would have dropped it from `users`.
         let box = users[uid] ?? UserBox()
         users[uid] = box
         box.list.insertNewest(ip: ip, hosts: [attribution])
         count += 1
+        charge(uid, 1)
     }
 
-    /// Frees one address for `uid`: its own least recently used one at its cap; at the total cap,
-    /// the least recently used one of whoever remembers the most (`uid` itself on a tie).
-    private func makeRoom(for uid: UInt32) {
+    /// Counts `delta` addresses of `uid` against its account.
+    private func charge(_ uid: UInt32, _ delta: Int) {
+        guard delta != 0 else { return }
+        let account: UInt32
+        if let known = accountOfUser[uid] {
+            account = known
+        } else {
+            account = accountOf(uid)
+            accountOfUser[uid] = account
+            if accounts[account, default: AccountShare()].listed.insert(uid).inserted {
+                accounts[account]!.uids.append(uid)
+            }
+        }
+        accounts[account, default: AccountShare()].count += delta
+        // Every uid of it holds nothing (each was dropped with its last address).
+        if accounts[account]?.count ?? 0 <= 0 { accounts[account] = nil }
+    }
+
+    /// A uid with no address left: registered again (with its account) at its next one.
+    private func dropUser(_ uid: UInt32) {
+        users[uid] = nil
+        accountOfUser[uid] = nil
+    }
+
+    /// Frees one address for `uid`: its own least recently used one at its cap (its account's
+    /// cap, for the uids of one account together); at the total cap, one of the account that
+    /// remembers the most (`uid`'s own on a tie). False when there is no room to be had.
+    private func makeRoom(for uid: UInt32) -> Bool {
         let own = users[uid]?.list.count ?? 0
         if own >= capacityPerUser {
             evictOldest(of: uid)
-            return
+            return true
         }
-        guard count >= capacity else { return }
-        var victim = (uid: uid, count: own)
-        for (other, candidate) in users where candidate.list.count > victim.count {
-            victim = (other, candidate.list.count)
+        let account = accountOfUser[uid] ?? accountOf(uid)
+        if accounts[account]?.count ?? 0 >= capacityPerUser {
+            return evictOne(ofAccount: account, preferring: uid)
         }
-        evictOldest(of: victim.uid)
+        guard count >= capacity else { return true }
+        var victim = (account: account, count: accounts[account]?.count ?? 0)
+        for (other, share) in accounts where share.count > victim.count {
+            victim = (other, share.count)
+        }
+        return evictOne(ofAccount: victim.account, preferring: uid)
+    }
+
+    /// Evicts `uid`'s oldest address when it is of `account` and has one, else the oldest of
+    /// the account's earliest uid that holds any.
+    private func evictOne(ofAccount account: UInt32, preferring uid: UInt32) -> Bool {
+        if accountOfUser[uid] == account, users[uid]?.list.count ?? 0 > 0 {
+            evictOldest(of: uid)
+            return true
+        }
+        while var share = accounts[account], share.head < share.uids.count {
+            let candidate = share.uids[share.head]
+            if accountOfUser[candidate] == account, users[candidate]?.list.count ?? 0 > 0 {
+                evictOldest(of: candidate)
+                return true
+            }
+            share.head += 1
+            share.listed.remove(candidate)
+            if share.head > 64 && share.head * 2 > share.uids.count {
+                share.uids.removeFirst(share.head)
+                share.head = 0
+            }
+            accounts[account] = share
+        }
+        return false
     }
 
     private func evictOldest(of uid: UInt32) {
@@ -303,7 +376,8 @@ public final class AddressOwnerMemory {
     private func forget(uid: UInt32, ip: String) {
         guard let box = users[uid], box.list.remove(ip: ip) else { return }
         count -= 1
-        if box.list.count == 0 { users[uid] = nil }
+        charge(uid, -1)
+        if box.list.count == 0 { dropUser(uid) }
     }
 }
 
