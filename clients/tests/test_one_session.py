@@ -206,3 +206,35 @@ print(json.dumps({{"cookies": len(client.list_cookies()), "sent": echo["cookie"]
                 json.dump(answers, f)
             os.replace(answers_path + ".tmp", answers_path)
             daemon.flush_cache("app.example.test")
+
+
+def test_an_ip_url_with_a_host_header_logs_in_for_every_language(world, build, go_fetch, node_fetch, c_fetch):
+    """The seed's own request: Python posts to the login host's address with a Host header (as
+    code migrating from an HTTPDNS SDK does); the session is the host's, so Go, Node, the shell
+    and C continue it by name, and the shell by address and Host header too."""
+    with httpdns.Client(world["socket"]) as daemon:
+        daemon.delete_cookies(all=True)
+        token = "/seed-" + os.urandom(4).hex()
+        home = url(world, "app.example.test", f"{token}/python/echo")
+        login = url(world, "127.0.0.2", f"{token}/login?domain=example.test&next={urllib.parse.quote(home, safe='')}")
+        with httpdns.requests.Session(daemon) as session:
+            session.trust_env = False
+            response = session.post(login, data={"user": "dave"}, verify=world["ca"],
+                                    headers={"Host": "login.example.test"})
+        assert response.status_code == 200 and response.json()["cookie"] == "sid=dave"
+        [posted] = [r for r in records_with(world, token) if "/login?" in r["path"]]
+        assert (posted["server"], posted["sni"], posted["host"]) == (
+            "127.0.0.2", "login.example.test", "login.example.test")
+        [sid] = daemon.list_cookies("example.test")
+        assert (sid.name, sid.domain, sid.host_only) == ("sid", "example.test", False)
+
+        seen = fetch_from_every_language(world, go_fetch, node_fetch, c_fetch, token)
+        for language in ("python", "go", "node", "shell", "c"):
+            record = seen[language]
+            assert (record["server"], record["sni"], record["cookie"]) == (
+                "127.0.0.3", "app.example.test", "sid=dave"), language
+
+        ctl = os.environ.get("HTTPDNSCTL") or os.path.join(ROOT, ".build/debug/httpdnsctl")
+        direct = json.loads(run([ctl, "--socket", world["socket"], "curl", "-sSf", "--cacert", world["ca"],
+                                 "-H", "Host: app.example.test", url(world, "127.0.0.3", f"{token}/direct/echo")]))
+        assert (direct["server"], direct["sni"], direct["cookie"]) == ("127.0.0.3", "app.example.test", "sid=dave")
