@@ -57,6 +57,26 @@ import Testing
         #expect(try Self.fail(harness, "later.example.com", .httpStatus(503)) == "127.0.0.3")
     }
 
+    /// A service address that refuses the connection costs no failed resolve: the same upstream
+    /// is asked again at once at its next address, within the resolve, once (Alibaba's SDKs
+    /// retry so); what a later request starts with still follows the rotation rule.
+    @Test func aRefusedConnectionIsAskedAgainAtTheNextAddressInTheSameResolve() throws {
+        let harness = try ResolverHarness(Self.tencent)
+        let call = harness.resolve("www.example.com", family: .ipv4)
+        try #require(harness.transport.pending("www.example.com")).fail(.transport("connection refused"))
+        let again = try #require(harness.transport.pending("www.example.com"), "asked again in the same resolve")
+        #expect(Self.address(again) == "127.0.0.3" && again.upstream == "tencent")
+        again.answer(v4: ["203.0.113.7"])
+        #expect(call.result?.ipv4 == ["203.0.113.7"])
+        #expect(harness.upstreams["tencent"]?.serviceAddresses?.current == "127.0.0.2", "one failure rotates nothing")
+        // Once per resolve: a second refusal ends its tries at this upstream.
+        let twice = harness.resolve("twice.example.com", family: .ipv4)
+        try #require(harness.transport.pending("twice.example.com")).fail(.transport("connection refused"))
+        try #require(harness.transport.pending("twice.example.com")).fail(.transport("connection refused"))
+        #expect(twice.error?.code == .resolutionUnavailable)
+        #expect(harness.transport.exchanges(for: "twice.example.com").count == 2)
+    }
+
     /// However many names fail on their own (SERVFAIL, the service refusing a name, a 4xx of the
     /// service's), whoever asks them, the address stays.
     @Test func namesThatFailNeverRotateTheAddress() throws {

@@ -100,6 +100,9 @@ struct Flight {
         case querying
     }
 
+    /// Candidate positions already asked again at another service address in this flight.
+    var retriedElsewhere: Set<Int> = []
+
     /// The attempt running now.
     struct Attempt {
         var id: UInt64
@@ -297,7 +300,9 @@ extension ResolverMachine {
     /// Asks the candidate at `position` within its fair share of what is left of `Timeout=` (the
     /// last one gets whatever is left), never past the callers' deadline; past the last
     /// candidate the flight ends with what the attempts came to.
-    private mutating func nextAttempt(_ id: UInt64, position: Int, now: MonotonicInstant) {
+    private mutating func nextAttempt(
+        _ id: UInt64, position: Int, at serviceAddress: String? = nil, now: MonotonicInstant
+    ) {
         guard var flight = flights[id] else { return }
         guard position < flight.candidates.count else {
             finish(id, flight.outcome ?? .failed(.noUpstreamAsked), now: now)
@@ -311,7 +316,9 @@ extension ResolverMachine {
         let shareMs = max(
             1, flight.budgetEnd.nanoseconds(since: now) / 1_000_000 / Int64(flight.candidates.count - position))
         let timeoutMs = Int(min(shareMs, waitMs))
-        let (endpoint, address) = serviceEndpoint(flight.candidates[position], now: now)
+        let (endpoint, address) =
+            serviceAddress.map { (self.endpoint(flight.candidates[position], at: $0), $0) }
+            ?? serviceEndpoint(flight.candidates[position], now: now)
         let attempt = Flight.Attempt(
             id: makeID(), position: position, timeoutMs: timeoutMs, shareMs: Int(shareMs), startedAt: now,
             address: address)
@@ -394,6 +401,17 @@ extension ResolverMachine {
             }
             emit(.log(.warning, "Upstream \(endpoint.name) failed for \(flight.key.host): \(error)"))
             flight.outcome = .failed(.upstreamFailed(upstream: endpoint.name, error))
+            // No connection at that service address: the same upstream at its next address, at
+            // once and once, within the flight's time (the SDKs retry so).
+            if case .transport = error.code, index >= 0, let failed = attempt.address,
+                !flight.retriedElsewhere.contains(attempt.position),
+                let next = serviceAddresses.alternative(for: settings.upstreams[index], after: failed, now: now)
+            {
+                flight.retriedElsewhere.insert(attempt.position)
+                flights[id] = flight
+                nextAttempt(id, position: attempt.position, at: next, now: now)
+                return
+            }
         }
         flights[id] = flight
         nextAttempt(id, position: attempt.position + 1, now: now)

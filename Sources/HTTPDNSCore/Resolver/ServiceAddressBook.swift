@@ -203,6 +203,20 @@ public struct ServiceAddressBook {
         return lists[index].entries[lists[index].current].address
     }
 
+    /// Another address of `endpoint`'s list than `address` that is not backing off, the next in
+    /// the list's order: where a query whose connection failed at `address` is sent again at
+    /// once, as the SDKs retry once at the next service address. Nil without one.
+    public func alternative(for endpoint: UpstreamEndpoint, after address: String, now: MonotonicInstant) -> String? {
+        guard let index = listIndex(endpoint) else { return nil }
+        let entries = lists[index].entries
+        guard let position = entries.firstIndex(where: { $0.address == address }) else { return nil }
+        for step in 1..<max(entries.count, 1) {
+            let candidate = entries[(position + step) % entries.count]
+            if (candidate.retryAt ?? now) <= now { return candidate.address }
+        }
+        return nil
+    }
+
     /// A query of `endpoint` at `address` got an answer of the service's (any answer, "no such
     /// name" included).
     public mutating func succeeded(_ endpoint: UpstreamEndpoint, address: String?, now: MonotonicInstant) {
