@@ -270,6 +270,43 @@ import Testing
         #expect(harness.resolve("moved.example.com", family: .ipv4).result?.ipv4 == ["203.0.113.32"])
     }
 
+    /// A service that refuses the account itself (UnsignedInterfaceDisabled, InvalidAccount,
+    /// AccountNotExists) is left alone for an hour: names go to the next upstream of their route
+    /// at once, nobody's query is billed and refused again, and status names the code; an hour
+    /// on, it is asked again. With no other upstream, -32002 at once.
+    @Test(arguments: ["UnsignedInterfaceDisabled", "InvalidAccount", "AccountNotExists"])
+    func anAccountRefusalLeavesTheUpstreamAloneForAnHour(_ code: String) throws {
+        let harness = try ResolverHarness(
+            "Upstream=alibaba http://127.0.0.1:9/100000\nUpstream=doh-json http://127.0.0.1:9/resolve\n")
+        let first = harness.resolve("a.example.com", family: .ipv4, uid: 1000)
+        try #require(harness.transport.pending("a.example.com")).fail(.serviceError(code: code))
+        let fallback = try #require(harness.transport.pending("a.example.com"))
+        #expect(fallback.upstream == "doh-json")
+        fallback.answer(v4: ["203.0.113.40"])
+        #expect(first.result?.upstream == "doh-json")
+        #expect(harness.upstreams["alibaba"]?.healthy == false)
+        #expect(harness.upstreams["alibaba"]?.lastError == "service error \(code)")
+        for index in 0..<5 {
+            harness.advance(seconds: 300)
+            harness.resolve("n\(index).example.com", family: .ipv4, uid: 2000 + UInt32(index))
+            #expect(harness.transport.pending("n\(index).example.com")?.upstream == "doh-json", "\(index)")
+            harness.transport.pending("n\(index).example.com")?.fail(.httpStatus(503))
+        }
+        #expect(harness.transport.exchanges.filter { $0.upstream == "alibaba" }.count == 1)
+        harness.advance(seconds: 2_100)
+        harness.resolve("later.example.com", family: .ipv4)
+        #expect(harness.transport.pending("later.example.com")?.upstream == "alibaba", "asked again after the hour")
+    }
+
+    @Test func anAccountRefusalOfTheOnlyUpstreamIsUnavailableAtOnce() throws {
+        let harness = try ResolverHarness("Upstream=alibaba http://127.0.0.1:9/100000\n")
+        harness.resolve("a.example.com", family: .ipv4)
+        try #require(harness.transport.pending("a.example.com")).fail(.serviceError(code: "InvalidAccount"))
+        let next = harness.resolve("b.example.com", family: .ipv4)
+        #expect(next.error?.code == .resolutionUnavailable)
+        #expect(harness.transport.exchanges(for: "b.example.com").isEmpty, "not asked at all")
+    }
+
     /// A `staleAfterMs` caller whose refresh may not start (its user at its query cap) gets the
     /// expired answer at once, as without the timer, not -32003.
     @Test func staleAfterMsServesStaleWhenTheRefreshIsRefused() throws {

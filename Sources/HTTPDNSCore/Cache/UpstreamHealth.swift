@@ -27,6 +27,13 @@ public struct UpstreamHealth: Sendable, Equatable {
     public private(set) var answered = 0
     /// Whose failures counted since the last success.
     private var blamed: Set<FlightOwner> = []
+    /// Until when the service refuses the account itself (`UpstreamError.isAccountLevel`): no
+    /// query goes to it, not even when every other upstream backs off.
+    public private(set) var unusableUntil: MonotonicInstant?
+
+    /// How long an account refusal keeps an upstream unused: the SDKs cache such an answer for
+    /// an hour.
+    public static let accountRefusalSeconds = 3_600
 
     public init() {}
 
@@ -45,6 +52,21 @@ public struct UpstreamHealth: Sendable, Equatable {
     public func shouldTry(now: MonotonicInstant) -> Bool {
         guard let retryAt else { return true }
         return now >= retryAt
+    }
+
+    /// Whether the service refused the account less than `accountRefusalSeconds` ago.
+    public func isUnusable(now: MonotonicInstant) -> Bool {
+        guard let unusableUntil else { return false }
+        return now < unusableUntil
+    }
+
+    /// The service refused the account (`error` names its code): no query for an hour, whoever
+    /// asks.
+    public mutating func recordAccountRefusal(_ error: String, now: MonotonicInstant) {
+        lastError = Self.oneLine(error)
+        consecutiveFailures += 1
+        unusableUntil = now + Self.accountRefusalSeconds
+        retryAt = unusableUntil
     }
 
     /// A request succeeded in `latencyMs` milliseconds: clears the backoff.
@@ -82,8 +104,9 @@ public struct UpstreamHealth: Sendable, Equatable {
     public static func tryOrder(_ upstreams: [UpstreamHealth], among candidates: [Int], now: MonotonicInstant)
         -> [Int]
     {
-        let ready = candidates.filter { upstreams[$0].shouldTry(now: now) }
-        return ready.isEmpty ? candidates : ready
+        let usable = candidates.filter { !upstreams[$0].isUnusable(now: now) }
+        let ready = usable.filter { upstreams[$0].shouldTry(now: now) }
+        return ready.isEmpty ? usable : ready
     }
 
     /// Control characters become spaces and long text is cut, so the error fits a status line.

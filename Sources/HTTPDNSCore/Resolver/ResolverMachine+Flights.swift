@@ -394,6 +394,16 @@ extension ResolverMachine {
             flight.outcome = .failed(.upstreamFailed(upstream: endpoint.name, error))
         case .failure(let error) where error.isNameLevel:
             flight.outcome = .failed(.upstreamFailed(upstream: endpoint.name, error))
+        case .failure(let error) where error.isAccountLevel && index >= 0:
+            if !healths[index].isUnusable(now: now) {
+                emit(
+                    .log(
+                        .warning,
+                        "Upstream \(endpoint.name) refuses the account (\(error)): no query goes to it for "
+                            + "\(UpstreamHealth.accountRefusalSeconds / 60) minutes"))
+            }
+            healths[index].recordAccountRefusal(error.description, now: now)
+            flight.outcome = .failed(.upstreamFailed(upstream: endpoint.name, error))
         case .failure(let error):
             if index >= 0 {
                 healths[index].recordFailure(error.description, by: flight.owner, now: now)

@@ -36,6 +36,19 @@ public struct UpstreamError: Error, Sendable, Equatable, CustomStringConvertible
     /// zone can cause; or the service refusing that one name (Alibaba's `InvalidHost`). Such a
     /// failure never moves the upstream's health nor its service address; the name alone may be
     /// asked of the next upstream.
+    /// The account is refused whatever the name (an unsigned query where signing is required, an
+    /// account that does not exist): asking again per call would only bill and fail every name.
+    public var isAccountLevel: Bool {
+        guard case .serviceError(let code) = code else { return false }
+        return Self.accountErrorCodes.contains(code)
+    }
+
+    /// The providers' codes for an account that cannot query (UPSTREAMS.md; Alibaba's SDKs cache
+    /// such an answer and stop asking).
+    public static let accountErrorCodes: Set<String> = [
+        "UnsignedInterfaceDisabled", "InvalidAccount", "AccountNotExists",
+    ]
+
     public var isNameLevel: Bool {
         switch code {
         case .dnsStatus(let rcode): return rcode == 2 || rcode == 5
