@@ -108,19 +108,6 @@ struct PlantedFilesTests {
         #expect(result.stderr.contains("Refusing the state directory: \(parent) is"), "\(result.stderr)")
     }
 
-    /// The same for a socket: with its directory's parent another user's, that user could move
-    /// the directory away and listen in its place (the review received another user's login).
-    @Test func aSocketDirectoryUnderAnotherUsersIsRefused() throws {
-        let directory = TemporaryDirectory(prefix: "planted")
-        let theirs = directory.file("theirs")
-        try Self.makeDirectory(theirs, owner: Self.other, mode: 0o755)
-        let run = theirs + "/run"
-        try Self.makeDirectory(run, owner: 0, mode: 0o755)
-        let result = try Self.refused(stateDirectory: directory.file("state"), socket: run + "/d.sock")
-        #expect(result.status == 1)
-        #expect(result.stderr.contains("Refusing the socket path: \(theirs) is owned by uid 65534"), "\(result.stderr)")
-    }
-
     /// A root-owned link to a directory another user controls is followed to that directory's
     /// owner check: the daemon's checks are of the directory it opens, never of a name that a
     /// swap could point elsewhere (a race chmod'ed a root directory to 0700 before).
@@ -177,13 +164,16 @@ struct PlantedFilesTests {
         #expect(result.stderr.contains("\(socket) is in use"), "\(result.stderr)")
     }
 
-    @Test func aSocketDirectoryAnotherUserOwnsIsRefused() throws {
+    /// A socket directory another user owns, or one under a directory of theirs (they could move
+    /// it away and listen in its place: the review received another user's login that way).
+    @Test(arguments: ["", "/run"]) func aSocketDirectoryOfAnotherUsersIsRefused(_ below: String) throws {
         let directory = TemporaryDirectory(prefix: "planted")
         let theirs = directory.file("theirs")
         try Self.makeDirectory(theirs, owner: Self.other, mode: 0o755)
-        let result = try Self.refused(stateDirectory: directory.file("state"), socket: theirs + "/d.sock")
+        if !below.isEmpty { try Self.makeDirectory(theirs + below, owner: 0, mode: 0o755) }
+        let result = try Self.refused(stateDirectory: directory.file("state"), socket: theirs + below + "/d.sock")
         #expect(result.status == 1)
-        #expect(result.stderr.contains("\(theirs) is owned by uid 65534"), "\(result.stderr)")
+        #expect(result.stderr.contains("Refusing the socket path: \(theirs) is owned by uid 65534"), "\(result.stderr)")
     }
 
     /// A sticky directory every user may write (/tmp) is fine for a fresh socket name: nobody

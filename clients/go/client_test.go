@@ -443,6 +443,13 @@ func setup(t *testing.T) (*world, *Client, *http.Client, *Transport) {
 	if _, err := c.DeleteCookies(context.Background(), DeleteCookiesParams{All: true}); err != nil {
 		t.Fatal(err)
 	}
+	transport := fixtureTransport(t, w, c)
+	return w, c, &http.Client{Transport: transport}, transport
+}
+
+// fixtureTransport is c's Transport trusting the fixture's CA, with no proxy from the
+// environment (the tests' origins are reached directly).
+func fixtureTransport(t *testing.T, w *world, c *Client) *Transport {
 	pem, err := os.ReadFile(w.CA)
 	if err != nil {
 		t.Fatal(err)
@@ -450,10 +457,10 @@ func setup(t *testing.T) (*world, *Client, *http.Client, *Transport) {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(pem)
 	transport := c.Transport()
-	transport.Proxy = c.Proxy(transport, nil) // no proxy from the environment in the tests
+	transport.Proxy = c.Proxy(transport, nil)
 	transport.TLSClientConfig = &tls.Config{RootCAs: pool}
 	t.Cleanup(transport.CloseIdleConnections)
-	return w, c, &http.Client{Transport: transport}, transport
+	return transport
 }
 
 func token(t *testing.T) string {

@@ -2,8 +2,6 @@ package httpdns
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"net"
 	"net/http"
@@ -80,16 +78,7 @@ func stoppedDaemon(t *testing.T) (*world, *Client, *Transport) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	pem, err := os.ReadFile(w.CA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(pem)
-	transport := c.Transport()
-	transport.Proxy = c.Proxy(transport, nil)
-	transport.TLSClientConfig = &tls.Config{RootCAs: pool}
-	t.Cleanup(transport.CloseIdleConnections)
+	transport := fixtureTransport(t, w, c)
 	if err := process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
