@@ -278,7 +278,7 @@ extension Services: MethodTable {
             run.next { chunk, done in
                 let held = self.cookies.count(uid: uid)
                 self.cookies.importCookies(ImportCookiesParams(data: chunk), uid: uid, done: done)
-                return ImportSlices.cost(lines: ImportSlices.linesPerSlice, jarCount: held)
+                return ImportSlices.cost(lines: ImportSlices.linesPerSlice, bytes: chunk.utf8.count, jarCount: held)
             }
         }
     }
