@@ -286,15 +286,19 @@ public struct ListCookiesResult: MethodResult, DescribedRecord {
 
 // MARK: importCookies / exportCookies
 
-/// `importCookies` / `exportCookies` format; only Netscape cookies.txt exists.
+/// `importCookies` / `exportCookies` format: Netscape cookies.txt (curl, wget), or Playwright's
+/// storageState JSON.
 public enum CookieFileFormat: String, Sendable, CaseIterable {
     case netscape
+    case storageState = "storage-state"
 }
 
 extension ParamField {
     /// The optional `format` member (default netscape).
     static func format(_ path: MemberPath<Root, CookieFileFormat>) -> Self {
-        .optional("format", path, default: .netscape, unknown: "only \"netscape\" (cookies.txt) is supported")
+        .optional(
+            "format", path, default: .netscape,
+            unknown: "\"netscape\" (cookies.txt) or \"storage-state\" (Playwright's storageState JSON)")
     }
 }
 

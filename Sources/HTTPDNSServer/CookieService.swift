@@ -240,6 +240,20 @@ final class CookieService {
         persist(uid: uid, jar: jar) { done($0.map { _ in ImportCookiesResult(imported: result.imported) }) }
     }
 
+    /// `importCookies` of a storageState text, whole (it is one JSON value): -32602 when it is
+    /// no storageState object.
+    func importStorageState(
+        _ params: ImportCookiesParams, uid: UInt32, done: @escaping (Result<ImportCookiesResult, RPCError>) -> Void
+    ) throws(RPCError) {
+        let (jar, before) = jarWithRoom(for: uid)
+        let imported = jar.importStorageState(params.data, now: clock.wallSeconds())
+        settle(uid, jar, heldBefore: before)
+        guard let imported else {
+            throw .invalidParams(field: "data", "not a storageState JSON object with a \"cookies\" array")
+        }
+        persist(uid: uid, jar: jar) { done($0.map { _ in ImportCookiesResult(imported: imported.imported) }) }
+    }
+
     func exportCookies(_ params: ExportCookiesParams, uid: UInt32) -> ExportCookiesResult {
         let jar = jar(for: uid)
         let before = jar.count

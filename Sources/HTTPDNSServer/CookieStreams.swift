@@ -100,3 +100,42 @@ final class NetscapeExportStream: ResultStream {
         return true
     }
 }
+
+/// `exportCookies` in Playwright's storageState JSON: the text as one JSON string, a few cookies
+/// at a time; partitioned cookies, which the format has no place for, are left out and named.
+final class StorageStateExportStream: ResultStream {
+    private let cookies: [Cookie]
+    private let leftOut: [CookieKey]
+    private var next = 0
+    private var started = false
+    let heldBytes: Int
+    var preparationUnits: Int { heldBytes / 16384 }
+
+    init(_ snapshot: [Cookie]) {
+        cookies = snapshot.filter(CookieJar.storageStateCanHold)
+        leftOut = snapshot.filter { !CookieJar.storageStateCanHold($0) }.map(\.key)
+        heldBytes = snapshot.reduce(snapshot.count * MemoryLayout<Cookie>.stride) { total, cookie in
+            total + cookie.name.utf8.count + cookie.value.utf8.count + cookie.domain.utf8.count
+                + cookie.path.utf8.count
+        }
+    }
+
+    func writeNext(to out: inout JSONOutput, budget: Int) -> Bool {
+        let start = out.count
+        if !started {
+            started = true
+            JSONWriter.raw(#"{"data":""#, to: &out)
+            JSONWriter.stringContent(CookieJar.storageStateStart, to: &out)
+        }
+        while next < cookies.count && out.count - start < budget {
+            let object = CookieJar.storageStateObject(cookies[next]).encodedString
+            JSONWriter.stringContent((next == 0 ? "" : ",") + object, to: &out)
+            next += 1
+        }
+        guard next == cookies.count else { return false }
+        JSONWriter.stringContent(CookieJar.storageStateEnd, to: &out)
+        out.append(UInt8(ascii: "\""))
+        ExportCookiesResult.writeEnd(leavingOut: leftOut, to: &out)
+        return true
+    }
+}

@@ -272,6 +272,11 @@ extension Services: MethodTable {
         _ params: ImportCookiesParams, context: CallContext, reply: Reply<ImportCookiesResult>
     ) throws(RPCError) {
         let uid = context.peer.uid
+        if params.format == .storageState {
+            // One JSON value, parsed whole: charged by its bytes, as a line of that size is.
+            reply.charge(WorkCost.line(bytes: params.data.utf8.count))
+            return try cookies.importStorageState(params, uid: uid) { reply($0) }
+        }
         guard let slices else { return cookies.importCookies(params, uid: uid) { reply($0) } }
         let run = ImportSlices(text: params.data) { reply($0) }
         slices.run(for: context.account) { [unowned self] in
@@ -289,7 +294,11 @@ extension Services: MethodTable {
         _ params: ExportCookiesParams, context: CallContext, reply: Reply<ExportCookiesResult>
     ) throws(RPCError) {
         guard reply.isRead else { return reply(.success(ExportCookiesResult(data: ""))) }
-        reply.stream(NetscapeExportStream(cookies.allCookies(uid: context.peer.uid, now: clock.wallSeconds())))
+        let snapshot = cookies.allCookies(uid: context.peer.uid, now: clock.wallSeconds())
+        switch params.format {
+        case .netscape: reply.stream(NetscapeExportStream(snapshot))
+        case .storageState: reply.stream(StorageStateExportStream(snapshot))
+        }
     }
 
     func workUnits(of method: Method, context: CallContext) -> Int {

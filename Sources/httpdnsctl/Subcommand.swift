@@ -372,6 +372,7 @@ struct CookieImportCommand: Subcommand {
     static let synopsis = "FILE"
     static let abstract = "Import a Netscape cookies.txt file (- reads standard input)."
     static let positionalCompletion = PositionalCompletion.files
+    static let options: [OptionDoc] = [CookieFileFormat.option]
     static let details = """
         Example:
           printf '.example.test\\tTRUE\\t/\\tFALSE\\t0\\tsid\\tabc\\n' > cookies.txt
@@ -380,15 +381,18 @@ struct CookieImportCommand: Subcommand {
         """
 
     let file: String
+    let format: CookieFileFormat
 
     init(_ arguments: [String]) throws(UsageError) {
-        file = try nonEmpty(try Self.parse(arguments).positionals("FILE")[0], "file")
+        let parsed = try Self.parse(arguments)
+        file = try nonEmpty(try parsed.positionals("FILE")[0], "file")
+        format = try CookieFileFormat.named(parsed.values["--format"])
     }
 
     func run(_ connection: HTTPDNSConnection, json: JSONStyle?) throws(CommandFailure) -> String {
         let data: String
         do { data = try LocalFile.read(file) } catch { throw .file(error.description, exitCode: ExitStatus.noInput) }
-        guard Self.isCookiesTxt(data) else {
+        guard format == .storageState || Self.isCookiesTxt(data) else {
             let name = file == "-" ? "standard input" : file
             throw .file(
                 "\(name): not a cookies.txt file: no line has a cookie's 7 TAB-separated fields"
@@ -397,7 +401,8 @@ struct CookieImportCommand: Subcommand {
         }
         let result: JSON
         do {
-            result = try connection.call(Method.importCookies.rawValue, params: ImportCookiesParams(data: data).json)
+            result = try connection.call(
+                Method.importCookies.rawValue, params: ImportCookiesParams(format: format, data: data).json)
         } catch { throw .client(error) }
         if let json { return json.render(result) }
         guard let imported = ImportCookiesResult(json: result) else {
@@ -429,8 +434,10 @@ struct CookieExportCommand: Subcommand {
     static let synopsis = "[FILE]"
     static let abstract = "Write the jar as a Netscape cookies.txt file (standard output when FILE is absent or -)."
     static let positionalCompletion = PositionalCompletion.files
+    static let options: [OptionDoc] = [CookieFileFormat.option]
     static let details = """
-        curl reads the file with -b FILE; so do Python's http.cookiejar.MozillaCookieJar and wget.
+        curl reads the file with -b FILE; so does wget. With --format storage-state the file is
+        Playwright's storageState JSON: browser.new_context(storage_state=FILE) starts logged in.
 
         Example:
           httpdnsctl cookie export cookies.txt
@@ -438,16 +445,20 @@ struct CookieExportCommand: Subcommand {
         """
 
     let file: String?
+    let format: CookieFileFormat
 
     init(_ arguments: [String]) throws(UsageError) {
-        let given = try nonEmpty(try Self.parse(arguments).optionalPositional(), "file")
+        let parsed = try Self.parse(arguments)
+        let given = try nonEmpty(try parsed.optionalPositional(), "file")
         file = given == "-" ? nil : given
+        format = try CookieFileFormat.named(parsed.values["--format"])
     }
 
     func run(_ connection: HTTPDNSConnection, json: JSONStyle?) throws(CommandFailure) -> String {
         let result: JSON
         do {
-            result = try connection.call(Method.exportCookies.rawValue, params: ExportCookiesParams().json)
+            result = try connection.call(
+                Method.exportCookies.rawValue, params: ExportCookiesParams(format: format).json)
         } catch { throw .client(error) }
         guard let data = ExportCookiesResult(json: result)?.data else {
             throw .client(.malformedResponse("the exportCookies result does not match the contract"))
@@ -548,5 +559,19 @@ struct CallCommand: Subcommand {
         do { return (json ?? .short).render(try connection.call(method, params: params)) } catch {
             throw .client(error)
         }
+    }
+}
+
+extension CookieFileFormat {
+    /// `cookie import` and `cookie export`'s `--format`.
+    static let option = OptionDoc.valued(
+        "--format", "F", "netscape (cookies.txt, the default) or storage-state (Playwright's storageState JSON)")
+
+    static func named(_ value: String?) throws(UsageError) -> CookieFileFormat {
+        guard let value else { return .netscape }
+        guard let format = CookieFileFormat(rawValue: value) else {
+            throw UsageError("--format: unknown format \(value) (netscape or storage-state)")
+        }
+        return format
     }
 }

@@ -54,6 +54,36 @@ struct CtlEndToEndTests {
 
     // MARK: resolve, status, flush, call
 
+    /// `cookie export --format storage-state` writes Playwright's storageState JSON of the jar and
+    /// `cookie import --format storage-state` reads it back; the daemon refuses data that is no
+    /// such object (-32602), and cookies.txt stays the default.
+    @Test func cookiesGoOutAndComeBackAsPlaywrightStorageState() throws {
+        let rpc = try RPCSession()
+        _ = try rpc.result(
+            "handleSetCookie",
+            [
+                "url": "https://app.example.test/",
+                "setCookie": ["sid=abc; Secure; HttpOnly; SameSite=Strict", "lang=en; Domain=example.test"],
+            ])
+        let file = rpc.daemon.directory.file("state.json")
+        _ = try Self.succeed(rpc, ["cookie", "export", "--format", "storage-state", file])
+        let state = try JSONParser.parse(try String(contentsOfFile: file, encoding: .utf8))
+        let cookies = try #require(state["cookies"]?.arrayValue)
+        #expect(state["origins"] == .array([]))
+        #expect(Set(cookies.compactMap { $0["domain"]?.stringValue }) == ["app.example.test", ".example.test"])
+        #expect(cookies.first { $0["name"] == "sid" }?["sameSite"] == "Strict")
+        #expect(cookies.allSatisfy { $0["expires"] == .int(-1) }, "session cookies")
+        _ = try rpc.result("deleteCookies", ["all": true])
+        #expect(try Self.succeed(rpc, ["cookie", "import", "--format", "storage-state", file]) == "imported 2\n")
+        #expect(try rpc.result("listCookies")["cookies"]?.arrayValue?.count == 2)
+        let refused = try rpc.error(
+            "importCookies", ["format": "storage-state", "data": "# Netscape HTTP Cookie File\n"])
+        #expect(refused["code"] == -32602 && refused["data"]?["field"] == "data", "\(refused.encodedString)")
+        let unknown = try Self.ctl(rpc, ["cookie", "export", "--format", "har"])
+        #expect(unknown.status == 64 && unknown.stderr.contains("--format: unknown format har"), "\(unknown.stderr)")
+        #expect(try Self.succeed(rpc, ["cookie", "export"]).hasPrefix("# Netscape HTTP Cookie File"))
+    }
+
     @Test func resolveLocalhostAsTextAndJSON() throws {
         let rpc = try RPCSession()
         let text = try Self.succeed(rpc, ["resolve", "localhost", "--family", "ipv4"])
