@@ -1,5 +1,5 @@
 // Targets over the cookie parsers: Set-Cookie (and the jar's storage model behind it), cookie dates,
-// and the Netscape cookies.txt import.
+// the Netscape cookies.txt import and Playwright's storageState import.
 
 import HTTPDNSProtocol
 
@@ -15,6 +15,9 @@ let cookieTargets = [
     },
     FuzzTarget(name: "netscape", summary: "cookies.txt import: limits held, export re-imports whole and unchanged") {
         checkNetscape($0)
+    },
+    FuzzTarget(name: "storage-state", summary: "storageState import: limits held, what it wrote re-imports whole") {
+        checkStorageState($0)
     },
 ]
 
@@ -184,4 +187,22 @@ private func checkNetscape(_ bytes: UnsafeBufferPointer<UInt8>) {
     let again = copy.exportNetscape(now: now)
     require(
         again.leftOut.isEmpty && records(again.text) == records(exported), "export, import, export changed the text")
+}
+
+/// Any text as storageState: the jar keeps its limits, and what it then writes (the export's
+/// cookie objects) reads back to the same cookies.
+private func checkStorageState(_ bytes: UnsafeBufferPointer<UInt8>) {
+    let text = String(decoding: bytes, as: UTF8.self)
+    let jar = CookieJar(rules: BasicDomainRules(), limits: limits)
+    guard let result = jar.importStorageState(text, now: now) else { return }
+    require(jar.count <= result.imported, "more cookies than were imported")
+    checkJar(jar, now: now)
+    let cookies = (try? jar.list(now: now)) ?? []
+    let written = cookies.filter(CookieJar.storageStateCanHold).map { CookieJar.storageStateObject($0).encodedString }
+    let exported = CookieJar.storageStateStart + written.joined(separator: ",") + CookieJar.storageStateEnd
+    let copy = CookieJar(rules: BasicDomainRules(), limits: limits)
+    let reimport = copy.importStorageState(exported, now: now)
+    require(
+        reimport == NetscapeImportResult(imported: written.count, skipped: 0, expired: 0),
+        "the export re-imports as \(String(describing: reimport)), not \(written.count) cookies")
 }
