@@ -43,8 +43,8 @@ public enum IDNA {
 
     /// The most UTF-8 a name can take whose A-labels fit DNS's 253 octets: each code point is at
     /// least one octet of its A-label and at most four of UTF-8. libidn2 maps every code point,
-    /// a megabyte of them in 45 ms; only a name of code points UTS #46 ignores could be longer,
-    /// and is refused.
+    /// so its time grows with the input; only a name of code points UTS #46 ignores could be
+    /// longer, and is refused.
     public static let maxInputBytes = 4 * 253
 
     /// Without a NUL (libidn2 reads C strings) and within `maxInputBytes`.

@@ -155,9 +155,9 @@ extension String {
     }
 
     /// A test over this string's and `other`'s UTF-8, both in place (copies only for bridged
-    /// strings). Not generic and always inlined: the generic `withUTF8Bytes` nested in itself
-    /// was not flattened and cost 700 instructions more per cookie lookup; `var` copies for
-    /// `withUTF8` cost a retain and a release each.
+    /// strings). Not generic and always inlined, because the optimizer does not flatten the
+    /// generic `withUTF8Bytes` nested in itself; no `var` copies for `withUTF8`, which cost a
+    /// retain and a release each.
     @inlinable @inline(__always)
     public func withUTF8Bytes(
         and other: String, _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Bool

@@ -49,8 +49,8 @@ final class Connection: EventHandler {
     let context: CallContext
     let user: UserLoad
     /// The server, unretained: it owns its connections and outlives them. The request path
-    /// calls it borrowed (`onServer`): a call through `server` (as through an `unowned(unsafe)`
-    /// reference) retains it and releases it after, which was eight times a request.
+    /// calls it borrowed (`onServer`), because a call through `server` (as through an
+    /// `unowned(unsafe)` reference) retains it and releases it after, several times a request.
     private let borrowedServer: Unmanaged<RPCServer>
     var server: RPCServer { borrowedServer.takeUnretainedValue() }
 

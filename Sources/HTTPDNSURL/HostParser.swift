@@ -22,7 +22,8 @@ enum HostParser {
 
     /// The most UTF-8 of a domain whose A-labels fit DNS (each code point is at least an octet of
     /// its A-label, at most four of UTF-8). The daemon's `toASCII` refuses longer ones (libidn2
-    /// maps every code point of a megabyte in 45 ms); refused here before they are decoded again.
+    /// maps every code point, so its time grows with the input); refused here before they are
+    /// decoded again.
     static let maxIDNAInput = 4 * 253
 
     /// "Domain to ASCII" with beStrict false: an ASCII domain without an `xn--` label is only

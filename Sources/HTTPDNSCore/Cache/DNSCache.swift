@@ -388,9 +388,8 @@ public final class DNSCache {
     /// Every entry still worth keeping, with its expiry converted to Unix seconds (rounded up),
     /// earliest expiry first.
     ///
-    /// Taken on the loop thread once a minute: one pass into one array and one sort (a chain of
-    /// flatMap, compactMap, filter, sort and map over whole entries held the loop for about 20 ms
-    /// with 20,000 entries).
+    /// Taken on the loop thread once a minute: one pass into one array and one sort, because a chain of
+    /// whole-entry transformations over a full cache holds the loop for milliseconds.
     public func snapshot(now: MonotonicInstant, wallNow: Int64) -> [PersistedDNSEntry] {
         var kept: [(expiresAt: MonotonicInstant, entry: PersistedDNSEntry)] = []
         kept.reserveCapacity(storedCount)

@@ -165,8 +165,8 @@ struct CookieBuckets {
     ///
     /// At or below a registrable domain, those are among the domain's own suffixes (a
     /// subdomain's cookies are in the domain's bucket): a lookup per label. Only a domain with
-    /// none (a public suffix, a single label) needs a scan of the keys, by bytes: a scan per set
-    /// that parsed each key as an IP address cost a set 230 us in a jar of 3000 buckets.
+    /// none (a public suffix, a single label) needs a scan of the keys, by bytes, not by parsing
+    /// each key as an IP address, which would make a set in a large jar slow.
     mutating func bucketKeys(relatedTo domain: String) -> [String] {
         if IPLiteral.isIPLiteral(domain) { return table[domain] == nil ? [] : [domain] }
         guard bucketKeyAndKind(domain).isRegistrable else {

@@ -36,8 +36,7 @@ extension CookieJar {
         !holdsTab(cookie.name) && !holdsTab(cookie.value) && !holdsTab(cookie.path)
     }
 
-    /// Eight bytes a step, in place: a byte at a time through `contains`, an export of a full
-    /// jar of 4 KiB values held the loop for 22 ms.
+    /// Eight bytes a step, in place: an export checks every value of a full jar on the loop.
     private static func holdsTab(_ string: String) -> Bool {
         let found = string.utf8.withContiguousStorageIfAvailable { bytes in
             ByteWords.firstIndex(in: bytes, flags: { ByteWords.equal($0, 0x09) }, isMatch: { $0 == 0x09 }) != nil
