@@ -9,8 +9,12 @@ enum PercentEncoding {
         case path
         /// The path set and /, :, ;, =, @, [, \, ], ^, |.
         case userinfo
+        /// Everything but RFC 3986's unreserved characters (ALPHA, DIGIT, -, ., _, ~): a query
+        /// parameter's value as a client builds it, read the same by every server.
+        case allButUnreserved
 
         func contains(_ byte: UInt8) -> Bool {
+            if self == .allButUnreserved { return !PercentEncoding.isUnreserved(byte) }
             // The C0 control percent-encode set: controls, DEL and every non-ASCII byte.
             if byte < 0x20 || byte >= 0x7F { return true }
             switch byte {
@@ -28,6 +32,17 @@ enum PercentEncoding {
             default:
                 return false
             }
+        }
+    }
+
+    /// RFC 3986 section 2.3.
+    fileprivate static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+            UInt8(ascii: "~"):
+            true
+        default: false
         }
     }
 
@@ -97,5 +112,15 @@ enum PercentEncoding {
         case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
         default: nil
         }
+    }
+}
+
+/// Percent-encoding for what is not parsed from a URL but put into one.
+public enum URLComponentEncoding {
+    /// `value` with everything but RFC 3986's unreserved characters percent-encoded (uppercase
+    /// hex), as a query parameter's name or value.
+    public static func queryValue(_ value: String) -> String {
+        var value = value
+        return value.withUTF8 { PercentEncoding.encode($0, .allButUnreserved) }
     }
 }

@@ -222,7 +222,9 @@ struct ServiceAddressTests {
         #expect(
             signed.url == "http://127.0.0.3/100000/ss?region=hk&platform=linux&n=ab&t=1000&s="
                 + MD5.hexDigest("ab-s3-1000"))
-        #expect(ServiceURL.replacingHost(of: "http://[::1]:80/1", with: "127.0.0.9") == "http://127.0.0.9:80/1")
+        #expect(ServiceURL.replacingHost(of: "http://[::1]:80/1", with: "127.0.0.9") == "http://127.0.0.9/1")
+        #expect(ServiceURL.replacingHost(of: "https://127.0.0.2:8443", with: "::1") == "https://[::1]:8443")
+        #expect(ServiceURL.replacingHost(of: "http://u@127.0.0.2/", with: "::1") == nil)
         #expect(ServiceURL.host(of: "https://[::1]/1") == "::1")
     }
 

@@ -1,3 +1,5 @@
+import HTTPDNSURL
+
 /// Syntax checks for the values the configuration holds: host names, IP literals, URLs, paths.
 ///
 /// These only decide whether a value is acceptable in a config file. The resolver's own
@@ -49,46 +51,31 @@ enum ConfigSyntax {
         IPAddress(ipv6: text) != nil
     }
 
-    /// Why `url` is not an absolute http(s) URL with a host, or nil when it is one. The message
-    /// repeats the URL only when it carries no user information (which may hold a password).
+    /// Why `url` is not an absolute http(s) URL with a host, or nil when it is one. The URL is
+    /// read by the URL Standard parser the cookie jar uses (`HTTPURL`), and must be read the same
+    /// way by RFC 3986 readers such as libcurl. The message repeats the URL only when it has no
+    /// `@` (user information may hold a password).
     static func httpURLProblem(_ url: String) -> String? {
         guard !url.contains(where: { $0.isWhitespace || $0.asciiValue.map { $0 < 0x20 || $0 == 0x7F } ?? false })
         else { return "URL contains whitespace or control characters" }
+        let quoted = url.contains("@") ? "the URL" : "\"\(url)\""
         let lowered = url.lowercased()
-        let rest: Substring
-        if lowered.hasPrefix("https://") {
-            rest = url.dropFirst("https://".count)
-        } else if lowered.hasPrefix("http://") {
-            rest = url.dropFirst("http://".count)
-        } else {
-            return "not an http:// or https:// URL: \"\(url)\""
+        guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://") else {
+            return "not an http:// or https:// URL: \(quoted)"
         }
-        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        guard !authority.contains("@") else { return "URL must not contain user information" }
-        guard !url.contains("#") else { return "URL must not contain a fragment: \"\(url)\"" }
-        var host = Substring(authority)
-        var port: Substring?
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { return "unclosed IPv6 literal in \"\(url)\"" }
-            host = authority[authority.index(after: authority.startIndex)..<close]
-            let after = authority[authority.index(after: close)...]
-            guard isIPv6(String(host)) else { return "invalid IPv6 literal in \"\(url)\"" }
-            if !after.isEmpty {
-                guard after.hasPrefix(":") else { return "invalid authority in \"\(url)\"" }
-                port = after.dropFirst()
-            }
-        } else {
-            if let colon = authority.lastIndex(of: ":") {
-                host = authority[..<colon]
-                port = authority[authority.index(after: colon)...]
-            }
-            guard isServerHost(host) else { return "invalid host in \"\(url)\"" }
+        guard let parsed = HTTPURL(url) else { return "invalid host or port in \(quoted)" }
+        // An empty user information ("http://@host") parses to no user name: its "@" is missing
+        // from the serialization, while an "@" of the path or query stays.
+        let atSigns = { (text: String) in text.utf8.lazy.filter { $0 == UInt8(ascii: "@") }.count }
+        guard parsed.username.isEmpty, parsed.password.isEmpty, atSigns(parsed.description) == atSigns(url) else {
+            return "URL must not contain user information"
         }
-        if let port {
-            guard let number = Int(port), port.allSatisfy(\.isASCII), (1...65_535).contains(number) else {
-                return "invalid port in \"\(url)\""
-            }
+        guard parsed.fragment == nil else { return "URL must not contain a fragment: \(quoted)" }
+        guard parsed.agreesWithRFC3986(url) else {
+            return "invalid host (an RFC 3986 reader such as curl would take another one) in \(quoted)"
         }
+        if case .domain(let name) = parsed.host, !isServerHost(name) { return "invalid host in \(quoted)" }
+        guard parsed.port != 0 else { return "invalid port in \(quoted)" }
         return nil
     }
 

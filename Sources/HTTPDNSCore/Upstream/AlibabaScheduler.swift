@@ -1,4 +1,5 @@
 import HTTPDNSProtocol
+import HTTPDNSURL
 
 /// Alibaba's scheduler, which hands out the current service addresses of an account:
 /// `GET /{account}/ss?region=R&platform=linux` on a boot address, answered
@@ -96,38 +97,42 @@ public enum ServiceAddressRules {
     }
 }
 
-/// Putting a service address in an upstream's URL.
+/// Putting a service address in an upstream's URL, through the URL Standard parser (`HTTPURL`).
 public enum ServiceURL {
     /// `url` (an absolute http(s) URL, as the configuration checks it) with its host replaced by
-    /// `address` (bracketed when IPv6); the port, path and query stay. Nil when the URL has no
-    /// authority to replace.
+    /// `address` (bracketed when IPv6); the path and query stay, and the port unless it is the
+    /// scheme's default. Nil when `url` or `address` cannot be read, or the URL has user information.
     public static func replacingHost(of url: String, with address: String) -> String? {
-        guard let range = hostRange(of: url) else { return nil }
-        let host = address.contains(":") ? "[\(address)]" : address
-        return String(url[..<range.lowerBound]) + host + String(url[range.upperBound...])
+        guard var parsed = HTTPURL(url), parsed.username.isEmpty, parsed.password.isEmpty,
+            let ip = IPAddress(address)
+        else { return nil }
+        parsed.host = HTTPURL.Host(ip)
+        var replaced = parsed.description
+        // The serializer writes an empty path as "/"; callers append paths to a URL given without one.
+        if parsed.path == "/", parsed.query == nil, parsed.fragment == nil, !url.hasSuffix("/") {
+            replaced.removeLast()
+        }
+        return replaced
     }
 
     /// The URL's host: an IP literal in canonical form (without an IPv6 literal's brackets), a
     /// name lowercased.
     public static func host(of url: String) -> String? {
-        guard let range = hostRange(of: url) else { return nil }
-        var host = url[range]
-        if host.hasPrefix("[") {
-            host = host.dropFirst().dropLast()
-        }
-        return IPAddress(String(host))?.description ?? host.lowercased()
+        guard let host = HTTPURL(url)?.host.name else { return nil }
+        return IPAddress(host)?.description ?? host
     }
+}
 
-    private static func hostRange(of url: String) -> Range<String.Index>? {
-        let lowered = url.lowercased()
-        guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://") else { return nil }
-        let authority = url.drop { $0 != ":" }.dropFirst(3).prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        guard !authority.isEmpty, !authority.contains("@") else { return nil }
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { return nil }
-            return authority.startIndex..<authority.index(after: close)
+extension HTTPURL.Host {
+    /// An address as a URL's host.
+    init(_ address: IPAddress) {
+        let bytes = address.bytes
+        switch address.family {
+        case .ipv4:
+            self = .ipv4(bytes.reduce(0) { $0 << 8 | UInt32($1) })
+        case .ipv6:
+            let pieces = stride(from: 0, to: 16, by: 2).map { UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]) }
+            self = .ipv6(HTTPURL.IPv6Address(pieces: pieces))
         }
-        let end = authority.lastIndex(of: ":") ?? authority.endIndex
-        return authority.startIndex..<end
     }
 }

@@ -1,3 +1,5 @@
+import HTTPDNSURL
+
 /// Why an upstream gave no usable answer.
 ///
 /// The description is one line for logs and `status.lastError`. It is built only from the code
@@ -148,21 +150,7 @@ public struct UpstreamHeader: Sendable, Equatable {
 enum URLQuery {
     /// Percent-encodes everything but RFC 3986 unreserved characters.
     static func encode(_ value: String) -> String {
-        var out = ""
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "~"):
-                out.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                let digits = Array("0123456789ABCDEF".unicodeScalars)
-                out.unicodeScalars.append("%")
-                out.unicodeScalars.append(digits[Int(byte >> 4)])
-                out.unicodeScalars.append(digits[Int(byte & 0xf)])
-            }
-        }
-        return out
+        URLComponentEncoding.queryValue(value)
     }
 
     /// `base` without trailing slashes, so configured URLs may be written either way.
