@@ -74,13 +74,14 @@ extension FleetClient {
         let token = Sodium.randomHex(byteCount: 16)
         let flight = FleetCacheFlight(
             host: host, families: families, token: token, timing: FleetCacheFlight.Timing(timeoutMs: timeoutMs),
-            now: Self.now())
+            now: now())
         let driver = FleetFlightDriver(
             client: self, flight: flight, answer: answer, queryUpstream: queryUpstream)
         driver.start()
     }
 
-    static func now() -> MonotonicInstant { MonotonicInstant(nanoseconds: MonotonicClock.nowNanoseconds()) }
+    /// The loop's time, which the flight's timers run on too.
+    func now() -> MonotonicInstant { MonotonicInstant(nanoseconds: clock.nowNanoseconds()) }
 }
 
 /// Carries out a `FleetCacheFlight`'s actions with the client and the loop's timers.
@@ -103,7 +104,7 @@ final class FleetFlightDriver {
     func start() { perform(flight.start()) }
 
     private func handle(_ event: FleetCacheFlight.Event) {
-        perform(flight.handle(event, now: FleetClient.now()))
+        perform(flight.handle(event, now: client.now()))
     }
 
     /// The event of a Redis call, or `timedOut` once `milliseconds` passed on the loop without

@@ -19,6 +19,8 @@ public struct FleetClientOptions: Sendable {
     public var streamBlockMilliseconds = 1_000
     /// Retry delays after Redis failed.
     public var backoff = FleetBackoff()
+    /// Where the backoff's jitter comes from (a fraction in 0..<1): a test fixes it.
+    public var random: @Sendable () -> Double = { Double.random(in: 0..<1) }
 
     public init(redis: RedisOptions, fleetName: String) {
         self.redis = redis
@@ -39,6 +41,9 @@ public final class FleetClient {
     public let keyspace: FleetKeyspace
     /// The loop every call and completion runs on.
     public let loop: EventLoop
+    /// The loop's clock, read by the client's threads too: every time the fleet tier compares
+    /// or stamps is on it (a test's manual clock moves them all).
+    let clock: any DaemonClock
     let key: FleetKey
     let log: (FleetLogLine) -> Void
     private let worker: WorkerPool<FleetCommandWorker>
@@ -55,15 +60,17 @@ public final class FleetClient {
         self.options = options
         self.key = key
         self.loop = loop
+        let clock = loop.clock
+        self.clock = clock
         self.log = log
         self.keyspace = FleetKeyspace(fleetName: options.fleetName, hasher: key)
-        self.health = FleetHealth(nowUnix: WallClock.nowSeconds())
+        self.health = FleetHealth(nowUnix: clock.wallSeconds())
         worker = WorkerPool(threads: 1, named: "fleet-cache") {
             FleetCommandWorker(
                 redis: FleetRedis(
                     connection: RedisConnection(options: options.redis), key: key, fleetName: options.fleetName,
                     streamMaxLength: options.streamMaxLength),
-                backoff: options.backoff)
+                backoff: options.backoff, clock: clock, random: options.random)
         }
     }
 
@@ -87,8 +94,9 @@ public final class FleetClient {
         host: String, families: [IPFamily], deadlineMilliseconds: Int? = nil,
         completion: @escaping (Result<[IPFamily: FleetCacheHit], RedisError>) -> Void
     ) {
+        let clock = self.clock
         submit(kind: .read, deadlineMilliseconds: deadlineMilliseconds) { redis throws(RedisError) in
-            try redis.lookUp(host: host, families: families, nowUnixMs: WallClock.nowMilliseconds())
+            try redis.lookUp(host: host, families: families, nowUnixMs: clock.wallMilliseconds())
         } completion: { [weak self] result in
             completion(
                 result.map { lookup in
@@ -125,8 +133,9 @@ public final class FleetClient {
         _ records: [FleetCacheRecord], releasingLock lock: FleetLock? = nil,
         completion: @escaping (Result<Void, RedisError>) -> Void = { _ in }
     ) {
+        let clock = self.clock
         submit(kind: .write, deadlineMilliseconds: nil) { redis throws(RedisError) in
-            try redis.publish(records, nowUnixMs: WallClock.nowMilliseconds(), releasingLock: lock)
+            try redis.publish(records, nowUnixMs: clock.wallMilliseconds(), releasingLock: lock)
         } completion: {
             completion($0)
         }
@@ -182,7 +191,7 @@ public final class FleetClient {
             completion(timed.value)
         }
         let poster = loop.poster
-        let deadline = deadlineMilliseconds.map { MonotonicClock.nowMilliseconds() + Int64($0) }
+        let deadline = deadlineMilliseconds.map { clock.monotonicMilliseconds() + Int64($0) }
         worker.submit { worker in
             poster.post(token: token, value: worker.perform(deadline: deadline, body))
         }
@@ -191,7 +200,7 @@ public final class FleetClient {
     /// Feeds the health; `startedAtMs` and `endedAtMs` are the operation's monotonic times.
     func observe(_ observation: FleetObservation, _ startedAtMs: Int64?, _ endedAtMs: Int64?) {
         let line = health.observe(
-            observation, nowUnix: WallClock.nowSeconds(), startedAtMs: startedAtMs, endedAtMs: endedAtMs)
+            observation, nowUnix: clock.wallSeconds(), startedAtMs: startedAtMs, endedAtMs: endedAtMs)
         if let line { log(line) }
         if case .failed = observation { scheduleProbe() }
     }
@@ -252,16 +261,21 @@ final class FleetCommandWorker {
     /// When the attempt that failed with `lastError` began.
     private var lastErrorStartedAt: Int64 = 0
 
-    init(redis: FleetRedis, backoff: FleetBackoff) {
+    private let clock: any DaemonClock
+    private let random: @Sendable () -> Double
+
+    init(redis: FleetRedis, backoff: FleetBackoff, clock: any DaemonClock, random: @escaping @Sendable () -> Double) {
         self.redis = redis
         self.backoff = backoff
+        self.clock = clock
+        self.random = random
     }
 
     /// Runs `body`, or fails at once: queued past `deadline` (no Redis operation), or within the
     /// backoff after a failure (reported with the time of the attempt that failed, so the health
     /// does not take a repeated old failure for a new one).
     func perform<T>(deadline: Int64?, _ body: (FleetRedis) throws(RedisError) -> T) -> Timed<Result<T, RedisError>> {
-        let now = MonotonicClock.nowMilliseconds()
+        let now = clock.monotonicMilliseconds()
         if let deadline, now > deadline {
             let error = RedisError(.timeout, "\(redis.connection.options.endpoint): queued past its deadline")
             return Timed(value: .failure(error), startedAtMs: nil, endedAtMs: now)
@@ -270,11 +284,11 @@ final class FleetCommandWorker {
             return Timed(value: .failure(lastError), startedAtMs: lastErrorStartedAt, endedAtMs: now)
         }
         let result = attempt(body)
-        return Timed(value: result, startedAtMs: now, endedAtMs: MonotonicClock.nowMilliseconds())
+        return Timed(value: result, startedAtMs: now, endedAtMs: clock.monotonicMilliseconds())
     }
 
     private func attempt<T>(_ body: (FleetRedis) throws(RedisError) -> T) -> Result<T, RedisError> {
-        let started = MonotonicClock.nowMilliseconds()
+        let started = clock.monotonicMilliseconds()
         let wasConnected = redis.connection.isConnected
         do {
             let value: T
@@ -293,9 +307,7 @@ final class FleetCommandWorker {
             if error.dropsConnection {
                 lastError = error
                 lastErrorStartedAt = started
-                retryAt =
-                    MonotonicClock.nowMilliseconds()
-                    + Int64(backoff.nextDelayMilliseconds(random: Double.random(in: 0..<1)))
+                retryAt = clock.monotonicMilliseconds() + Int64(backoff.nextDelayMilliseconds(random: random()))
             }
             return .failure(error)
         }

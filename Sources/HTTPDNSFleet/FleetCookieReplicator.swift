@@ -163,7 +163,7 @@ public final class FleetCookieReplicator {
                 if let id { self.publishedID = id }
                 self.perform(self.pump.published(through: last.sequence, batchWasFull: full))
             case .failure:
-                self.perform(self.pump.failed(random: Double.random(in: 0..<1)))
+                self.perform(self.pump.failed(random: self.client.options.random()))
             }
         }
     }

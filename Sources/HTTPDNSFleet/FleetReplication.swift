@@ -45,7 +45,7 @@ extension FleetClient {
             redis: FleetRedis(
                 connection: RedisConnection(options: options.redis), key: key, fleetName: options.fleetName,
                 streamMaxLength: options.streamMaxLength),
-            options: options, cursor: cursor, lastPublishedID: lastPublishedID, mailbox: mailbox)
+            options: options, clock: clock, cursor: cursor, lastPublishedID: lastPublishedID, mailbox: mailbox)
         replication = thread
         armReplication(mailbox, handler: handler)
         spawnThread(named: "fleet-stream") { thread.run() }
@@ -89,6 +89,8 @@ final class FleetReplicationThread: Sendable {
     private let state: Mutex<State>
     private let redisBox: UncheckedBox<FleetRedis>
     private let options: FleetClientOptions
+    /// The client's clock (stamps and lag); the thread's sleeps and blocking reads stay on real time.
+    private let clock: any DaemonClock
     private let mailbox: LoopMailbox<ReplicationMessage>
     private let sleeper: WakeableSleep?
 
@@ -99,11 +101,12 @@ final class FleetReplicationThread: Sendable {
     }
 
     init(
-        redis: FleetRedis, options: FleetClientOptions, cursor: FleetCursor?, lastPublishedID: FleetStreamID?,
-        mailbox: LoopMailbox<ReplicationMessage>
+        redis: FleetRedis, options: FleetClientOptions, clock: any DaemonClock, cursor: FleetCursor?,
+        lastPublishedID: FleetStreamID?, mailbox: LoopMailbox<ReplicationMessage>
     ) {
         self.redisBox = UncheckedBox(redis)
         self.options = options
+        self.clock = clock
         self.mailbox = mailbox
         self.sleeper = try? WakeableSleep()
         self.state = Mutex(State(lastPublishedID: lastPublishedID))
@@ -140,12 +143,12 @@ final class FleetReplicationThread: Sendable {
         var retriedLostConnection = false
         while !stopping {
             // When the Redis operation under way began: what a failure reports.
-            var started = MonotonicClock.nowMilliseconds()
+            var started = clock.monotonicMilliseconds()
             do {
                 let lastPublished = state.withLock { $0.lastPublishedID }
                 let remembered = [cursor?.lastID, lastPublished].compactMap { $0 }
                 let observed = try redis.observe(remembering: remembered)
-                let observedAt = MonotonicClock.nowMilliseconds()
+                let observedAt = clock.monotonicMilliseconds()
                 let success = ReplicationMessage(
                     observation: .readSucceeded, startedAtMs: started, endedAtMs: observedAt)
                 guard send(success) else { return }
@@ -176,7 +179,7 @@ final class FleetReplicationThread: Sendable {
                 backoff.reset()
                 retriedLostConnection = false
                 while !stopping {
-                    started = MonotonicClock.nowMilliseconds()
+                    started = clock.monotonicMilliseconds()
                     let read = try redis.readChanges(
                         after: position.lastID, count: options.streamReadCount,
                         blockMilliseconds: options.streamBlockMilliseconds)
@@ -197,7 +200,7 @@ final class FleetReplicationThread: Sendable {
                         case .failure(let error): rejected.append(error.reason)
                         }
                     }
-                    let lag = max(0, WallClock.nowMilliseconds() - Int64(clamping: last.id.milliseconds))
+                    let lag = max(0, clock.wallMilliseconds() - Int64(clamping: last.id.milliseconds))
                     reportedLag = lag
                     let message = ReplicationMessage(
                         rejected: rejected, lagMilliseconds: lag, event: .changes(changes, cursor: position))
@@ -213,9 +216,9 @@ final class FleetReplicationThread: Sendable {
                 retriedLostConnection = false
                 let failure = ReplicationMessage(
                     observation: FleetClient.observation(for: error), startedAtMs: started,
-                    endedAtMs: MonotonicClock.nowMilliseconds())
+                    endedAtMs: clock.monotonicMilliseconds())
                 guard send(failure) else { return }
-                let delay = backoff.nextDelayMilliseconds(random: Double.random(in: 0..<1))
+                let delay = backoff.nextDelayMilliseconds(random: options.random())
                 sleeper?.sleep(milliseconds: delay)
             }
         }

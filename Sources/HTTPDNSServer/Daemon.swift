@@ -77,7 +77,8 @@ public final class Daemon {
     private let server: RPCServer
     private var idleTimer: EventLoop.TimerID?
 
-    public init(options: DaemonOptions, logger: Logger = Logger()) throws {
+    /// `clock` is every timer's and deadline's source (the loop's, which every service reads).
+    public init(options: DaemonOptions, logger: Logger = Logger(), clock: any DaemonClock = SystemClock()) throws {
         self.logger = logger
         // First, so that a configuration the daemon cannot use stops it before anything is
         // bound or opened, and `LogLevel=` holds for every line.
@@ -96,7 +97,7 @@ public final class Daemon {
         }
         // The loop and its signalfd come first: the signal mask is inherited by every thread
         // started afterwards (workers, the store thread), so SIGTERM always reaches the loop.
-        let loop = try EventLoop()
+        let loop = try EventLoop(clock: clock)
         let stopRequest = StopRequest()
         let reloadRequest = ReloadRequest()
         signals = try SignalSource(loop: loop, signals: [SIGTERM, SIGINT, SIGHUP]) { [unowned loop] signal in
@@ -242,7 +243,7 @@ public final class Daemon {
         if let idleTimer { loop.cancel(idleTimer) }
         server.beginShutdown()
         // In-flight requests get a grace period (an upstream may hang), then whatever is left is cut.
-        let deadline = MonotonicClock.nowNanoseconds() + configuration.shutdownGraceMilliseconds * 1_000_000
+        let deadline = loop.clock.nowNanoseconds() + configuration.shutdownGraceMilliseconds * 1_000_000
         guard !isDrained(until: deadline) else { return }
         waitForDrain(until: deadline)
         loop.run()
@@ -261,7 +262,7 @@ public final class Daemon {
     /// Whether nothing is left to answer; past `deadline`, closes what is left and says yes.
     private func isDrained(until deadline: Int64) -> Bool {
         if server.connectionCount == 0 && services.isQuiescent { return true }
-        guard MonotonicClock.nowNanoseconds() >= deadline else { return false }
+        guard loop.clock.nowNanoseconds() >= deadline else { return false }
         logger.warning("Shutdown grace period over: closing \(server.connectionCount) connection(s)")
         server.closeAll()
         return true

@@ -19,6 +19,8 @@ public protocol DaemonClock: AnyObject, Sendable {
 extension DaemonClock {
     /// Unix time in whole seconds (cookie expiry).
     public func wallSeconds() -> Int64 { wallMilliseconds() / 1000 }
+    /// Milliseconds on the monotonic scale.
+    public func monotonicMilliseconds() -> Int64 { nowNanoseconds() / 1_000_000 }
 }
 
 /// The kernel's clocks: what the daemon runs on outside tests.

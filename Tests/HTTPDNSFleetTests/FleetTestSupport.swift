@@ -64,9 +64,9 @@ final class LoopThread: @unchecked Sendable {
     private nonisolated(unsafe) var loop: EventLoop!
     private let wake = Mutex<(poster: LoopPoster?, token: UInt64)>((nil, 0))
 
-    init() {
+    init(clock: any DaemonClock = SystemClock()) {
         spawnThread { [self] in
-            let loop = try! EventLoop()
+            let loop = try! EventLoop(clock: clock)
             self.loop = loop
             self.wake.withLock { $0.poster = loop.poster }
             self.armWake()
