@@ -20,6 +20,8 @@ enum ExitStatus {
     static let unavailable: Int32 = 69
     /// EX_SOFTWARE: the daemon's reply is not what the contract says.
     static let software: Int32 = 70
+    /// EX_OSERR: `browser open` could not start the browser, or lost it other than by its exit.
+    static let browserFailed: Int32 = 71
     /// EX_CANTCREAT: the export file cannot be written.
     static let cannotCreate: Int32 = 73
 }
@@ -41,7 +43,8 @@ enum CLI {
             CookieDeleteCommand.self,
             CookieListCommand.self, CookieImportCommand.self, CookieExportCommand.self, StatusCommand.self,
             FlushCommand.self, ShowCacheCommand.self, StatisticsCommand.self, ResetStatisticsCommand.self,
-            MetricsCommand.self, MonitorCommand.self, CallCommand.self, HelpCommand.self, CompletionCommand.self,
+            MetricsCommand.self, MonitorCommand.self, BrowserOpenCommand.self, CallCommand.self, HelpCommand.self,
+            CompletionCommand.self,
         ]
     }
 
@@ -253,6 +256,7 @@ enum CLI {
               68  curl: the URL's IP address is several hosts' and no Host header says which
               69  the daemon is not reachable (or did not answer in time)
               70  the daemon's reply is malformed
+              71  browser open: the browser could not be started or stopped answering
               73  the export file cannot be written
 
             """
