@@ -21,27 +21,39 @@ final class BrowserFixture {
     let upstream: FakeHTTPServer
     let daemon: DaemonHarness
     let origins: ChildProcess
-    let ports: [String: Int]
+    /// Per host: its HTTP port and, with `https`, its HTTPS port.
+    let ports: [String: (http: Int, https: Int?)]
+    /// With `https`: the CA the origins' certificates come from, trusted by the browser through
+    /// the NSS database in the fixture's HOME, and by curl through `--cacert`.
+    let pki: TestPKI?
 
-    init() throws {
+    init(https: Bool = false) throws {
         guard Files.exists(Self.chromium) else {
             throw HarnessError("\(Self.chromium) is missing: install chromium (.ci/install-deps installs it)")
         }
         upstream = try FakeHTTPServer.alibaba(answers: Self.addresses.mapValues { (v4: [$0], v6: [], ttl: 300) })
         daemon = try DaemonHarness(config: "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\n")
         _ = try daemon.connectReady()
+        pki = https ? try TestPKI(leaves: Self.addresses.keys.map { ($0, "DNS:\($0)") }) : nil
+        if let pki { try Self.trustInNSSDatabase(pki.caCertificate, home: directory.path) }
         var arguments = ["-n", "/usr/bin/python3", Self.originScript, "--dir", directory.path, "--loopback-up"]
-        for (host, address) in Self.addresses { arguments += ["--host", "\(host)=\(address)"] }
+        for (host, address) in Self.addresses {
+            let certificate = pki.map { ",\($0.directory.file("\(host).pem")),\($0.directory.file("\(host).key"))" }
+            arguments += ["--host", "\(host)=\(address)\(certificate ?? "")"]
+        }
         let log = directory.file("origins.log")
         origins = try ChildProcess("/usr/bin/unshare", arguments, stdout: log, stderr: log)
-        var ports: [String: Int] = [:]
+        var ports: [String: (http: Int, https: Int?)] = [:]
         let started = origins
         let portsFile = directory.file("ports.json")
         _ = eventually(15, every: 20) {
             if let data = FileManager.default.contents(atPath: portsFile),
                 let object = (try? JSONParser.parse(Array(data)))?.objectValue
             {
-                for (host, port) in object { ports[host] = port.numberValue?.int64Value.map { Int($0) } }
+                for (host, entry) in object {
+                    guard let http = entry["http"]?.numberValue?.int64Value else { continue }
+                    ports[host] = (Int(http), entry["https"]?.numberValue?.int64Value.map { Int($0) })
+                }
             }
             return !ports.isEmpty || !started.isRunning
         }
@@ -57,7 +69,24 @@ final class BrowserFixture {
         _ = origins.wait(timeout: 5)
     }
 
-    func url(_ host: String, _ pathAndQuery: String) -> String { "http://\(host):\(ports[host]!)\(pathAndQuery)" }
+    func url(_ host: String, _ pathAndQuery: String, https: Bool = false) -> String {
+        https
+            ? "https://\(host):\(ports[host]!.https!)\(pathAndQuery)"
+            : "http://\(host):\(ports[host]!.http)\(pathAndQuery)"
+    }
+
+    /// Chromium on Linux trusts the CAs of the NSS database in $HOME/.pki/nssdb.
+    static func trustInNSSDatabase(_ caFile: String, home: String) throws {
+        let database = "sql:\(home)/.pki/nssdb"
+        try Files.createDirectory(home + "/.pki")
+        try Files.createDirectory(home + "/.pki/nssdb", mode: 0o700)
+        for arguments in [["-N", "--empty-password"], ["-A", "-t", "C,,", "-n", "httpdnsd test CA", "-i", caFile]] {
+            let result = try runCommand("/usr/bin/certutil", ["-d", database] + arguments)
+            guard result.status == 0 else {
+                throw HarnessError("certutil \(arguments): \(result.stderr) (libnss3-tools installs certutil)")
+            }
+        }
+    }
 
     var environment: [String: String] {
         var environment = ProcessInfo.processInfo.environment
@@ -84,11 +113,13 @@ final class BrowserFixture {
 
     /// A native login as `user` with `httpdnsctl curl -L`: a POST to the login host whose 302
     /// goes to the app host; each sets a host-only cookie.
-    func nativeLogin(_ user: String) throws {
-        let next = url(Self.app, "/welcome?user=\(user)").addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
-        let result = try ctl([
-            "curl", "-sSfL", "-o", "/dev/null", "-d", "user=\(user)", url(Self.login, "/login?next=\(next)"),
-        ])
+    func nativeLogin(_ user: String, https: Bool = false) throws {
+        let next = url(Self.app, "/welcome?user=\(user)", https: https)
+            .addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        let trust = pki.map { ["--cacert", $0.caCertificate] } ?? []
+        let result = try ctl(
+            ["curl", "-sSfL", "-o", "/dev/null"] + trust
+                + ["-d", "user=\(user)", url(Self.login, "/login?next=\(next)", https: https)])
         #expect(result.status == 0, "native login: \(result.stderr)")
     }
 
@@ -309,6 +340,22 @@ struct BrowserSessionTests {
         #expect(eventually(30, every: 50) { !fixture.requests("/app").isEmpty }, "\(browser.log)")
         let first = fixture.requests("/app").first?["cookie"]?.stringValue ?? ""
         #expect(first.contains("sid=carol"), "the first request's Cookie: \(first)")
+    }
+
+    /// Over HTTPS the browser reaches the origin through the proxy's CONNECT tunnel, at the
+    /// daemon's address, checking the origin's certificate itself, and its first request carries
+    /// the Secure session cookie logged in natively.
+    @Test func anHTTPSOriginGetsTheSessionThroughTheTunnel() throws {
+        let fixture = try BrowserFixture(https: true)
+        try fixture.nativeLogin("dave", https: true)
+        #expect(try fixture.cookie("sid")?["secure"] == true)
+        let browser = try fixture.openBrowser(fixture.url(BrowserFixture.app, "/app", https: true))
+        try browser.waitUntilOpen()
+        #expect(
+            eventually(30, every: 50) { !fixture.requests("/report").isEmpty }, "the page never ran: \(browser.log)")
+        let first = try #require(fixture.requests("/app").first)
+        #expect(first["scheme"] == "https" && first["address"] == "127.0.0.3", "\(first.encodedString)")
+        #expect(first["cookie"]?.stringValue?.contains("sid=dave") == true, "\(first.encodedString)")
     }
 
     /// A browser that cannot start fails the command with the reason, never silently.

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Origin servers for the browser-session tests (httpdnsctl browser open).
 
-For each --host NAME=ADDRESS it serves plain HTTP on ADDRESS (only there: a request that reaches
-it came to that address), on a port the kernel picks, and writes DIR/ports.json ({"NAME": port})
-once all listen. Every request is appended to DIR/requests.log as one JSON object: the server's
-name and address, method, path, query, Cookie header (null when absent) and the time it arrived.
+For each --host NAME=ADDRESS[,CERT,KEY] it serves HTTP (and, with a certificate, HTTPS) on
+ADDRESS only (a request that reaches it came to that address), on ports the kernel picks, and
+writes DIR/ports.json ({"NAME": {"http": PORT, "https": PORT or null}}) once all listen. Every
+request is appended to DIR/requests.log as one JSON object: the server's name, scheme and
+address, method, path, query, Cookie header (null when absent) and the time it arrived. Over
+HTTPS every cookie the server sets is Secure.
 
 Paths:
   POST /login?next=URL   form user=NAME: Set-Cookie lsid=NAME-login (host-only, HttpOnly), 302 to URL
@@ -25,6 +27,7 @@ import http.server
 import json
 import os
 import socket
+import ssl
 import struct
 import threading
 import time
@@ -51,7 +54,7 @@ def bring_loopback_up():
         fcntl.ioctl(s, siocsifflags, struct.pack("16sh", b"lo", flags | iff_up))
 
 
-def make_handler(name, address, log_path):
+def make_handler(name, scheme, address, log_path):
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -62,6 +65,7 @@ def make_handler(name, address, log_path):
             parts = urllib.parse.urlsplit(self.path)
             entry = {
                 "server": name,
+                "scheme": scheme,
                 "address": address,
                 "method": self.command,
                 "path": parts.path,
@@ -76,7 +80,7 @@ def make_handler(name, address, log_path):
         def answer(self, status, body=b"", content_type="text/html", cookies=(), location=None):
             self.send_response(status)
             for cookie in cookies:
-                self.send_header("Set-Cookie", cookie)
+                self.send_header("Set-Cookie", cookie + ("; Secure" if scheme == "https" else ""))
             if location:
                 self.send_header("Location", location)
             self.send_header("Content-Type", content_type)
@@ -129,11 +133,18 @@ def main():
     log_path = os.path.join(options.dir, "requests.log")
     ports = {}
     for spec in options.host:
-        name, address = spec.split("=", 1)
-        server = http.server.ThreadingHTTPServer((address, 0), make_handler(name, address, log_path))
-        server.daemon_threads = True
-        ports[name] = server.server_address[1]
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        name, rest = spec.split("=", 1)
+        address, *certificate = rest.split(",")
+        ports[name] = {"http": None, "https": None}
+        for scheme in ["http", "https"] if certificate else ["http"]:
+            server = http.server.ThreadingHTTPServer((address, 0), make_handler(name, scheme, address, log_path))
+            server.daemon_threads = True
+            if scheme == "https":
+                context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+                context.load_cert_chain(*certificate)
+                server.socket = context.wrap_socket(server.socket, server_side=True)
+            ports[name][scheme] = server.server_address[1]
+            threading.Thread(target=server.serve_forever, daemon=True).start()
     temporary = os.path.join(options.dir, "ports.json.tmp")
     with open(temporary, "w") as out:
         json.dump(ports, out)
