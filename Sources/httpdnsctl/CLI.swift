@@ -168,13 +168,14 @@ enum CLI {
         if let type = subcommand(for: arguments) {
             return try type.init(Array(arguments.dropFirst(type.words.count)))
         }
-        if arguments[0] == "cookie" {
-            let names = cookieSubcommands
+        if arguments[0] == "cookie" || arguments[0] == "browser" {
+            let group = arguments[0]
+            let names = subcommands.filter { $0.words.count == 2 && $0.words[0] == group }.map { $0.words[1] }
             guard arguments.count > 1 else {
-                throw UsageError("missing a cookie subcommand (\(names.joined(separator: ", ")))")
+                throw UsageError("missing a \(group) subcommand (\(names.joined(separator: ", ")))")
             }
             throw UsageError(
-                "unknown cookie subcommand \(arguments[1])" + Suggest.didYouMean(arguments[1], among: names))
+                "unknown \(group) subcommand \(arguments[1])" + Suggest.didYouMean(arguments[1], among: names))
         }
         if arguments[0].hasPrefix("-") {
             let names = globalOptions.map(\.name) + ["-h"]
