@@ -307,6 +307,12 @@ struct BrowserSessionTests {
         #expect(
             try eventually(15, every: 100) { try fixture.cookie("sid") != nil && fixture.cookie("lsid") != nil },
             "\(browser.log)")
+        // They came from the responses as they arrived (the 302 of the login host included),
+        // not from a later look at the browser's store.
+        for (origin, count) in [(BrowserFixture.login, 1), (BrowserFixture.app, 2)] {
+            let line = "stored \(count) of \(count) Set-Cookie from \(fixture.url(origin, ""))"
+            #expect(browser.log.contains(line), "no \(line): \(browser.log)")
+        }
         let sid = try #require(try fixture.cookie("sid"))
         let lsid = try #require(try fixture.cookie("lsid"))
         #expect(
