@@ -61,27 +61,17 @@ struct BrowserOpenCommand: Subcommand {
 
     func run(_ connection: HTTPDNSConnection, json: JSONStyle?) throws(CommandFailure) -> String {
         let log = SessionLog(verbose: verbose)
-        SignalSource.ignoreSIGPIPE()
-        let signals: SignalDescriptor
-        let watcher: JarChangeWatcher
-        let proxy: ResolvingProxy
+        let support = try BrowserSessionSupport(connection: connection, log: log)
         let profile: String
-        do {
-            // Before any thread starts, so that all of them inherit the blocked mask.
-            signals = try SignalDescriptor(signals: [SIGINT, SIGTERM, SIGHUP])
-            watcher = try JarChangeWatcher(socketPath: connection.socketPath)
-            proxy = try ResolvingProxy(socketPath: connection.socketPath) { log.warning($0) }
-            profile = try Files.makeTemporaryDirectory(prefix: "httpdnsctl-browser")
-        } catch {
+        do { profile = try Files.makeTemporaryDirectory(prefix: "httpdnsctl-browser") } catch {
             throw .file("browser: \(error.description)", exitCode: ExitStatus.browserFailed)
         }
         defer { Files.removeTree(profile) }
-        do { try watcher.start() } catch { throw .client(error) }
-        proxy.start()
 
         let arguments =
             Self.quietFlags + [
-                "--user-data-dir=\(profile)", "--remote-debugging-pipe", "--proxy-server=\(proxy.serverArgument)",
+                "--user-data-dir=\(profile)", "--remote-debugging-pipe",
+                "--proxy-server=\(support.proxy.serverArgument)",
             ] + browserArguments + ["about:blank"]
         let child: TiedChild
         do {
@@ -90,10 +80,8 @@ struct BrowserOpenCommand: Subcommand {
             throw .file("browser: cannot start \(browser): \(error.errno)", exitCode: ExitStatus.browserFailed)
         }
         defer { Self.stop(child) }
-        log.debug("started \(browser) as pid \(child.pid), proxy \(proxy.serverArgument), profile \(profile)")
-        let session = BrowserSession(
-            pipe: DevToolsPipe(input: child.input, output: child.output), daemon: connection, watcher: watcher,
-            signals: signals, log: log)
+        log.debug("started \(browser) as pid \(child.pid), proxy \(support.proxy.serverArgument), profile \(profile)")
+        let session = support.session(DevToolsPipe(input: child.input, output: child.output), context: nil)
         do {
             try session.open(url)
         } catch {
@@ -119,5 +107,36 @@ struct BrowserOpenCommand: Subcommand {
         _ = child.hasExited()
         child.input.close()
         child.output.close()
+    }
+}
+
+/// What `browser open` and `browser attach` share: signals read in the poll loop, the daemon's
+/// change stream, and the resolving proxy, all set up before the browser is reached.
+struct BrowserSessionSupport {
+    let connection: HTTPDNSConnection
+    let log: SessionLog
+    let signals: SignalDescriptor
+    let watcher: JarChangeWatcher
+    let proxy: ResolvingProxy
+
+    init(connection: HTTPDNSConnection, log: SessionLog) throws(CommandFailure) {
+        self.connection = connection
+        self.log = log
+        SignalSource.ignoreSIGPIPE()
+        do {
+            // Before any thread starts, so that all of them inherit the blocked mask.
+            signals = try SignalDescriptor(signals: [SIGINT, SIGTERM, SIGHUP])
+            watcher = try JarChangeWatcher(socketPath: connection.socketPath)
+            proxy = try ResolvingProxy(socketPath: connection.socketPath) { log.warning($0) }
+        } catch {
+            throw .file("browser: \(error.description)", exitCode: ExitStatus.browserFailed)
+        }
+        do { try watcher.start() } catch { throw .client(error) }
+        proxy.start()
+    }
+
+    func session(_ pipe: DevToolsPipe, context: String?) -> BrowserSession {
+        BrowserSession(
+            pipe: pipe, context: context, daemon: connection, watcher: watcher, signals: signals, log: log)
     }
 }

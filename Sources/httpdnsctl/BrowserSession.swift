@@ -25,14 +25,18 @@ final class BrowserSession {
     private let watcher: JarChangeWatcher
     private let signals: SignalDescriptor
     private let log: SessionLog
+    /// The browser context this session lives in (`browser attach`); nil: the browser's default
+    /// context, which is this session's alone (`browser open`).
+    private let context: String?
     private var mirror = CookieMirror()
     private var tracker = SetCookieTracker()
 
     init(
-        pipe: DevToolsPipe, daemon: HTTPDNSConnection, watcher: JarChangeWatcher, signals: SignalDescriptor,
-        log: SessionLog
+        pipe: DevToolsPipe, context: String? = nil, daemon: HTTPDNSConnection, watcher: JarChangeWatcher,
+        signals: SignalDescriptor, log: SessionLog
     ) {
         self.pipe = pipe
+        self.context = context
         self.daemon = daemon
         self.watcher = watcher
         self.signals = signals
@@ -44,7 +48,9 @@ final class BrowserSession {
         do {
             _ = try pipe.call("Target.setAutoAttach", Self.autoAttach)
             try syncFromDaemon()
-            _ = try pipe.call("Target.createTarget", ["url": .string(url)])
+            var target: JSONObject = ["url": .string(url)]
+            if let context { target.append("browserContextId", .string(context)) }
+            _ = try pipe.call("Target.createTarget", target)
         } catch {
             throw Self.commandFailure(error)
         }
@@ -109,6 +115,13 @@ final class BrowserSession {
             switch event.method {
             case "Target.attachedToTarget":
                 guard let session = event.params["sessionId"]?.stringValue else { continue }
+                if let context, event.params["targetInfo"]?["browserContextId"]?.stringValue != context {
+                    // Another context's target (the user's own pages of an attached browser): let it
+                    // run, and leave it alone.
+                    try pipe.send("Runtime.runIfWaitingForDebugger", session: session)
+                    try pipe.send("Target.detachFromTarget", ["sessionId": .string(session)])
+                    continue
+                }
                 // In this order, before the target runs: its first request is already seen.
                 try pipe.send("Network.enable", session: session)
                 try pipe.send("Target.setAutoAttach", Self.autoAttach, session: session)
@@ -162,8 +175,15 @@ final class BrowserSession {
 
     // MARK: syncing
 
+    /// Storage params for this session's browser context.
+    private func inContext(_ params: JSONObject = JSONObject()) -> JSONObject {
+        var params = params
+        if let context { params.append("browserContextId", .string(context)) }
+        return params
+    }
+
     private func browserStore() throws(BrowserFailure) -> [BrowserCookie] {
-        let result = try pipe.call("Storage.getCookies")
+        let result = try pipe.call("Storage.getCookies", inContext())
         return (result["cookies"]?.arrayValue ?? []).compactMap(BrowserCookie.init(devTools:))
     }
 
@@ -176,7 +196,8 @@ final class BrowserSession {
             // Storage has no per-cookie delete (Network's needs a page session): an expired
             // cookie of the same name, domain and path replaces it, which removes it.
             log.count(.setCookies)
-            _ = try pipe.call("Storage.setCookies", ["cookies": .array(changes.deleted.map(\.expiredCookieParam))])
+            _ = try pipe.call(
+                "Storage.setCookies", inContext(["cookies": .array(changes.deleted.map(\.expiredCookieParam))]))
             for cookie in changes.deleted { log.debug("deleted \(LogText.cookie(cookie)) in the browser") }
         }
         if !changes.stored.isEmpty {
@@ -190,12 +211,12 @@ final class BrowserSession {
     private func setInBrowser(_ cookies: [BrowserCookie]) throws(BrowserFailure) {
         log.count(.setCookies)
         do {
-            _ = try pipe.call("Storage.setCookies", ["cookies": .array(cookies.map(\.cookieParam))])
+            _ = try pipe.call("Storage.setCookies", inContext(["cookies": .array(cookies.map(\.cookieParam))]))
         } catch {
             guard !pipe.closed && cookies.count > 1 else { throw error }
             for cookie in cookies {
                 log.count(.setCookies)
-                _ = try? pipe.call("Storage.setCookies", ["cookies": [cookie.cookieParam]])
+                _ = try? pipe.call("Storage.setCookies", inContext(["cookies": [cookie.cookieParam]]))
             }
         }
         log.debug("set \(cookies.count) cookie(s) in the browser")

@@ -20,7 +20,8 @@ enum ExitStatus {
     static let unavailable: Int32 = 69
     /// EX_SOFTWARE: the daemon's reply is not what the contract says.
     static let software: Int32 = 70
-    /// EX_OSERR: `browser open` could not start the browser, or lost it other than by its exit.
+    /// EX_OSERR: `browser open` could not start the browser, `browser attach` could not reach it
+    /// or found it another user's, or the browser was lost other than by its exit.
     static let browserFailed: Int32 = 71
     /// EX_CANTCREAT: the export file cannot be written.
     static let cannotCreate: Int32 = 73
@@ -43,7 +44,8 @@ enum CLI {
             CookieDeleteCommand.self,
             CookieListCommand.self, CookieImportCommand.self, CookieExportCommand.self, StatusCommand.self,
             FlushCommand.self, ShowCacheCommand.self, StatisticsCommand.self, ResetStatisticsCommand.self,
-            MetricsCommand.self, MonitorCommand.self, BrowserOpenCommand.self, CallCommand.self, HelpCommand.self,
+            MetricsCommand.self, MonitorCommand.self, BrowserOpenCommand.self, BrowserAttachCommand.self,
+            CallCommand.self, HelpCommand.self,
             CompletionCommand.self,
         ]
     }
@@ -257,7 +259,8 @@ enum CLI {
               68  curl: the URL's IP address is several hosts' and no Host header says which
               69  the daemon is not reachable (or did not answer in time)
               70  the daemon's reply is malformed
-              71  browser open: the browser could not be started or stopped answering
+              71  browser: the browser could not be started or reached, stopped answering,
+                  or (attach) its debugging socket is another user's
               73  the export file cannot be written
 
             """

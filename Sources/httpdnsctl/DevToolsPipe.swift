@@ -16,33 +16,39 @@ struct DevToolsEvent {
     let sessionID: String?
 }
 
-/// The Chrome DevTools Protocol over `--remote-debugging-pipe`: the browser reads JSON messages
-/// ended by NUL on its fd 3 and writes them on its fd 4 (`TiedChild.input` and `.output`).
-///
-/// `call` waits for its own reply and keeps the events that arrive meanwhile for `takeEvents`;
-/// `send` does not wait (replies to it are dropped). Every wait has a deadline.
+/// How CDP messages travel: Chromium's pipe (`PipeTransport`) or a WebSocket (`WebSocketTransport`).
+protocol DevToolsTransport: AnyObject {
+    /// The descriptor to poll for incoming messages.
+    var readable: FileDescriptor { get }
+    /// Set once the browser closed its end.
+    var closed: Bool { get }
+    func send(_ message: [UInt8], deadline: Int64) throws(BrowserFailure)
+    /// The complete messages received, reading first; with `deadline` nil it reads only what
+    /// is ready and may return none.
+    func receive(until deadline: Int64?) throws(BrowserFailure) -> [[UInt8]]
+}
+
+/// A CDP client: `call` waits for its own reply and keeps the events that arrive meanwhile for
+/// `takeEvents`; `send` does not wait (replies to it are dropped). Every wait has a deadline.
 final class DevToolsPipe {
     /// A message longer than this ends the session (a whole cookie store fits many times over).
     static let maxMessageLength = 64 << 20
     /// How long one command may take to be answered.
     static let callTimeoutMilliseconds: Int64 = 15_000
 
-    private let input: FileDescriptor
-    private let output: FileDescriptor
-    private var received: [UInt8] = []
-    private var scanned = 0
+    private let transport: any DevToolsTransport
     private var nextID = 1
     private var events: [DevToolsEvent] = []
-    /// Set once the browser closed its end.
-    private(set) var closed = false
 
-    init(input: FileDescriptor, output: FileDescriptor) {
-        self.input = input
-        self.output = output
+    init(_ transport: any DevToolsTransport) { self.transport = transport }
+
+    /// Chromium's `--remote-debugging-pipe` (`TiedChild.input` and `.output`).
+    convenience init(input: FileDescriptor, output: FileDescriptor) {
+        self.init(PipeTransport(input: input, output: output))
     }
 
-    /// The descriptor to poll for the browser's messages.
-    var readable: FileDescriptor { output }
+    var readable: FileDescriptor { transport.readable }
+    var closed: Bool { transport.closed }
 
     /// Sends a command and returns its id without waiting for the reply.
     @discardableResult
@@ -53,20 +59,8 @@ final class DevToolsPipe {
         nextID += 1
         var message: JSONObject = ["id": .int(id), "method": .string(method), "params": .object(params)]
         if let session { message.append("sessionId", .string(session)) }
-        var bytes = JSON.object(message).encoded
-        bytes.append(0)
-        let deadline = MonotonicClock.nowMilliseconds() + Self.callTimeoutMilliseconds
-        var offset = 0
-        while offset < bytes.count {
-            let result = bytes.withUnsafeBytes { raw in
-                Result { () throws(SystemError) in try input.write(UnsafeRawBufferPointer(rebasing: raw[offset...])) }
-            }
-            switch result {
-            case .success(.done(let count)): offset += count
-            case .success(.wouldBlock): try wait(for: .writable, on: input, until: deadline, doing: method)
-            case .failure: throw BrowserFailure("the browser closed its DevTools pipe")
-            }
-        }
+        try transport.send(
+            JSON.object(message).encoded, deadline: MonotonicClock.nowMilliseconds() + Self.callTimeoutMilliseconds)
         return id
     }
 
@@ -77,7 +71,7 @@ final class DevToolsPipe {
         let id = try send(method, params, session: session)
         let deadline = MonotonicClock.nowMilliseconds() + Self.callTimeoutMilliseconds
         while true {
-            for message in try readMessages(until: deadline, doing: method) {
+            for message in try parse(transport.receive(until: deadline)) {
                 guard let replyID = message["id"]?.numberValue?.int64Value else {
                     keepEvent(message)
                     continue
@@ -94,7 +88,7 @@ final class DevToolsPipe {
     /// Reads what the browser sent, if anything is ready, into the event queue (replies to `send`
     /// are dropped).
     func readAvailable() throws(BrowserFailure) {
-        for message in try readMessages(until: nil, doing: "reading events") where message["id"] == nil {
+        for message in try parse(transport.receive(until: nil)) where message["id"] == nil {
             keepEvent(message)
         }
     }
@@ -105,6 +99,16 @@ final class DevToolsPipe {
         return events
     }
 
+    private func parse(_ messages: [[UInt8]]) throws(BrowserFailure) -> [JSON] {
+        var parsed: [JSON] = []
+        for body in messages {
+            do { parsed.append(try JSONParser.parse(body, maxDepth: 128)) } catch {
+                throw BrowserFailure("the browser sent a message that is not JSON (\(error.description))")
+            }
+        }
+        return parsed
+    }
+
     private func keepEvent(_ message: JSON) {
         guard let method = message["method"]?.stringValue else { return }
         events.append(
@@ -112,24 +116,62 @@ final class DevToolsPipe {
                 method: method, params: message["params"] ?? .null, sessionID: message["sessionId"]?.stringValue))
     }
 
-    /// The complete messages in the buffer, reading first; with `deadline` nil it reads only what
-    /// is ready and may return none.
-    private func readMessages(until deadline: Int64?, doing what: String) throws(BrowserFailure) -> [JSON] {
+    /// Waits for `readiness` on `fd` until `deadline`, or fails saying what was waited for.
+    static func wait(
+        for readiness: PollReadiness, on fd: FileDescriptor, until deadline: Int64, doing what: String
+    ) throws(BrowserFailure) {
+        let remaining = deadline - MonotonicClock.nowMilliseconds()
+        let ready =
+            remaining > 0 && ((try? fd.wait(for: readiness, timeoutMilliseconds: Int32(clamping: remaining))) ?? true)
+        if !ready { throw BrowserFailure("the browser did not answer \(what) in time") }
+    }
+}
+
+/// `--remote-debugging-pipe`: the browser reads JSON messages ended by NUL on its fd 3 and
+/// writes them on its fd 4.
+final class PipeTransport: DevToolsTransport {
+    private let input: FileDescriptor
+    private let output: FileDescriptor
+    private var received: [UInt8] = []
+    private var scanned = 0
+    private(set) var closed = false
+
+    init(input: FileDescriptor, output: FileDescriptor) {
+        self.input = input
+        self.output = output
+    }
+
+    var readable: FileDescriptor { output }
+
+    func send(_ message: [UInt8], deadline: Int64) throws(BrowserFailure) {
+        let bytes = message + [0]
+        var offset = 0
+        while offset < bytes.count {
+            let result = bytes.withUnsafeBytes { raw in
+                Result { () throws(SystemError) in try input.write(UnsafeRawBufferPointer(rebasing: raw[offset...])) }
+            }
+            switch result {
+            case .success(.done(let count)): offset += count
+            case .success(.wouldBlock):
+                try DevToolsPipe.wait(for: .writable, on: input, until: deadline, doing: "a command")
+            case .failure: throw BrowserFailure("the browser closed its DevTools pipe")
+            }
+        }
+    }
+
+    func receive(until deadline: Int64?) throws(BrowserFailure) -> [[UInt8]] {
         var chunk = [UInt8](repeating: 0, count: 256 * 1024)
         while true {
-            var messages: [JSON] = []
+            var messages: [[UInt8]] = []
             while let end = received[scanned...].firstIndex(of: 0) {
-                let body = Array(received[..<end])
+                messages.append(Array(received[..<end]))
                 received.removeSubrange(...end)
                 scanned = 0
-                do { messages.append(try JSONParser.parse(body, maxDepth: 128)) } catch {
-                    throw BrowserFailure("the browser sent a message that is not JSON (\(error.description))")
-                }
             }
             scanned = received.count
             if !messages.isEmpty { return messages }
-            if received.count > Self.maxMessageLength {
-                throw BrowserFailure("the browser sent a message longer than \(Self.maxMessageLength) bytes")
+            if received.count > DevToolsPipe.maxMessageLength {
+                throw BrowserFailure("the browser sent a message longer than \(DevToolsPipe.maxMessageLength) bytes")
             }
             if closed { throw BrowserFailure("the browser closed its DevTools pipe") }
             let result = chunk.withUnsafeMutableBytes { raw in
@@ -142,19 +184,8 @@ final class DevToolsPipe {
                 received += chunk[..<count]
             case .success(.wouldBlock):
                 guard let deadline else { return [] }
-                try wait(for: .readable, on: output, until: deadline, doing: what)
+                try DevToolsPipe.wait(for: .readable, on: output, until: deadline, doing: "a command")
             }
-        }
-    }
-
-    private func wait(
-        for readiness: PollReadiness, on fd: FileDescriptor, until deadline: Int64, doing what: String
-    ) throws(BrowserFailure) {
-        let remaining = deadline - MonotonicClock.nowMilliseconds()
-        let ready =
-            remaining > 0 && ((try? fd.wait(for: readiness, timeoutMilliseconds: Int32(clamping: remaining))) ?? true)
-        if !ready {
-            throw BrowserFailure("the browser did not answer \(what) within \(Self.callTimeoutMilliseconds / 1000) s")
         }
     }
 }

@@ -183,4 +183,19 @@ struct BrowserSyncTests {
         address.sin_port = UInt16(8080).bigEndian
         #expect(LoopbackPeer.entry(address) == "0100007F:1F90")
     }
+
+    @Test func attachEndpointsAreLoopbackWebSockets() {
+        #expect(
+            WebSocketTransport.endpoint("ws://127.0.0.1:9222/devtools/browser/ab")! == (9222, "/devtools/browser/ab"))
+        #expect(WebSocketTransport.endpoint("ws://localhost:9222")! == (9222, "/"))
+        for bad in [
+            "http://127.0.0.1:9222/", "ws://192.0.2.1:9222/", "ws://127.0.0.1/", "ws://127.0.0.1:0/",
+            "wss://127.0.0.1:1/",
+        ] {
+            #expect(WebSocketTransport.endpoint(bad) == nil, "\(bad)")
+        }
+        #expect(Base64.encode(Array("any carnal pleas".utf8)) == "YW55IGNhcm5hbCBwbGVhcw==")
+        #expect(Base64.encode(Array("any carnal pleasu".utf8)) == "YW55IGNhcm5hbCBwbGVhc3U=")
+        #expect(Base64.encode(Array("any carnal pleasur".utf8)) == "YW55IGNhcm5hbCBwbGVhc3Vy")
+    }
 }

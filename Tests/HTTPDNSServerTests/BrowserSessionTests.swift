@@ -364,6 +364,72 @@ struct BrowserSessionTests {
         #expect(first["cookie"]?.stringValue?.contains("sid=dave") == true, "\(first.encodedString)")
     }
 
+    /// `browser attach` joins a running browser of the caller's (its --remote-debugging-port)
+    /// in a context of its own, logged in from the first request and IP-direct, and leaves the
+    /// browser running when it ends; an endpoint whose socket is another user's is refused.
+    @Test func attachJoinsARunningBrowserOfYoursAndRefusesAnotherUsers() throws {
+        let fixture = try BrowserFixture()
+        try fixture.nativeLogin("erin")
+        let profile = fixture.directory.file("running-profile")
+        try Files.createDirectory(profile, mode: 0o700)
+        let log = fixture.directory.file("running.log")
+        let command = [
+            "/usr/bin/nsenter", "--net=/proc/\(fixture.origins.pid)/ns/net", "--", BrowserFixture.chromium,
+            "--headless=new", "--no-sandbox", "--no-first-run", "--disable-background-networking",
+            "--disable-component-update", "--remote-debugging-port=0", "--user-data-dir=\(profile)", "about:blank",
+        ]
+        let running = try ChildProcess(command[0], Array(command.dropFirst()), stdout: log, stderr: log)
+        defer {
+            running.signal(SIGTERM)
+            if running.wait(timeout: 15) == nil { running.signal(SIGKILL) }
+        }
+        let portFile = profile + "/DevToolsActivePort"
+        #expect(eventually(30, every: 50) { Files.exists(portFile) || !running.isRunning }, "no DevToolsActivePort")
+        let lines = try String(contentsOfFile: portFile, encoding: .utf8).split(separator: "\n")
+        let endpoint = "ws://127.0.0.1:\(lines[0])\(lines[1])"
+
+        let attachLog = fixture.directory.file("attach.log")
+        let attach = [
+            "/usr/bin/nsenter", "--net=/proc/\(fixture.origins.pid)/ns/net", "--", BuiltProducts.path("httpdnsctl"),
+            "--socket", fixture.daemon.socketPath, "browser", "attach", "--verbose", endpoint,
+            fixture.url(BrowserFixture.app, "/app?js=attached"),
+        ]
+        let attached = BrowserRun(
+            process: try ChildProcess(
+                attach[0], Array(attach.dropFirst()), environment: fixture.environment, stdout: attachLog,
+                stderr: attachLog), logPath: attachLog)
+        try attached.waitUntilOpen()
+        #expect(eventually(30, every: 50) { !fixture.requests("/report").isEmpty }, "\(attached.log)")
+        let first = try #require(fixture.requests("/app").first)
+        #expect(first["address"] == "127.0.0.3", "\(first.encodedString)")
+        #expect(first["cookie"]?.stringValue?.contains("sid=erin") == true, "\(first.encodedString)")
+        #expect(try eventually(15, every: 100) { try fixture.cookie("js")?["value"] == "attached" }, "\(attached.log)")
+        attached.stop()
+        #expect(attached.process.wait(timeout: 1) == 0, "\(attached.log)")
+        #expect(running.isRunning, "attach ended the browser it attached to")
+
+        // Another user's endpoint: refused before a byte of the session is sent.
+        let stranger = try ChildProcess(
+            "/usr/bin/nsenter",
+            [
+                "--net=/proc/\(fixture.origins.pid)/ns/net", "--", "/usr/bin/setpriv", "--reuid=65534",
+                "--regid=65534", "--clear-groups", "/usr/bin/python3", "-m", "http.server", "--bind", "127.0.0.1",
+                "47123",
+            ], stdout: "/dev/null", stderr: "/dev/null")
+        defer {
+            stranger.signal(SIGKILL)
+            _ = stranger.wait(timeout: 5)
+        }
+        var refused: CommandResult?
+        #expect(
+            try eventually(15, every: 100) {
+                refused = try fixture.ctl(["browser", "attach", "ws://127.0.0.1:47123/devtools/browser/x"])
+                return refused?.stderr.contains("cannot connect") == false
+            })
+        #expect(refused?.status == 71, "\(refused?.stderr ?? "")")
+        #expect(refused?.stderr.contains("belongs to uid 65534") == true, "\(refused?.stderr ?? "")")
+    }
+
     /// A browser that cannot start fails the command with the reason, never silently.
     @Test func aBrowserThatCannotStartSaysWhy() throws {
         let fixture = try BrowserFixture()
