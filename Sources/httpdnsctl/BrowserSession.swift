@@ -164,8 +164,9 @@ final class BrowserSession {
         guard let received, received.url.hasPrefix("http://") || received.url.hasPrefix("https://") else { return }
         let result: SetCookieResult
         do { result = try daemon.handleSetCookie(url: received.url, setCookie: received.setCookie) } catch {
-            guard case .rpc = error else { throw error }
-            log.warning("Set-Cookie from \(LogText.origin(received.url)) not stored: \(error.description)")
+            guard case .rpc(let refusal) = error else { throw error }
+            // The code only: a message about a Set-Cookie may quote it, value and all.
+            log.warning("Set-Cookie from \(LogText.origin(received.url)) not stored: error \(refusal.code.rawValue)")
             return
         }
         log.count(.handleSetCookie)
