@@ -341,6 +341,7 @@ struct BrowserSessionTests {
         #expect(
             try fixture.ctl(["cookie", "import", "--format", "storage-state", state], daemon: second).stdout
                 == "imported 3\n")
+        #expect(try !fixture.ctl(["show-cache"], daemon: second).stdout.contains("app.example.test"))
         let browser = try fixture.openBrowser(fixture.url(BrowserFixture.app, "/app"), daemon: second)
         try browser.waitUntilOpen()
         #expect(eventually(30, every: 50) { !fixture.requests("/app").isEmpty }, "\(browser.log)")
