@@ -30,6 +30,7 @@ final class JarChangeWatcher: Sendable {
     /// one thread, so that thread opens it).
     func start() throws(ClientError) {
         let confirmed = ConditionLock()
+        // Written by the thread and read here, both under `confirmed`.
         nonisolated(unsafe) var outcome: Result<Void, ClientError>?
         spawnThread(named: "jar-monitor") { [self] in
             let connection = HTTPDNSConnection(socketPath: socketPath)

@@ -24,8 +24,8 @@ struct SetCookieTracker {
     private var pending: [String: Pending] = [:]
     private var clock: UInt64 = 0
 
-    /// A response's URL (requests from the disk cache or a service worker have no
-    /// ExtraInfo, and must not be counted).
+    /// A response's URL. The caller leaves out responses that get no ExtraInfo (from the disk
+    /// cache or a service worker): counted, they would take another response's headers.
     mutating func responseURL(_ url: String, session: String?, request: String) -> Received? {
         update(session, request) { $0.urls.append(url) }
     }
