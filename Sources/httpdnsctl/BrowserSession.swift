@@ -46,7 +46,8 @@ final class BrowserSession {
     /// Puts the whole jar into the browser, then opens `url` in a new page.
     func open(_ url: String) throws(CommandFailure) {
         do {
-            _ = try pipe.call("Target.setAutoAttach", Self.autoAttach)
+            _ = try pipe.call(
+                "Target.setAutoAttach", Self.autoAttach, timeoutMilliseconds: DevToolsPipe.startTimeoutMilliseconds)
             try syncFromDaemon()
             var target: JSONObject = ["url": .string(url)]
             if let context { target.append("browserContextId", .string(context)) }

@@ -35,6 +35,8 @@ final class DevToolsPipe {
     static let maxMessageLength = 64 << 20
     /// How long one command may take to be answered.
     static let callTimeoutMilliseconds: Int64 = 15_000
+    /// How long the first command may take: a browser starting on a busy machine answers late.
+    static let startTimeoutMilliseconds: Int64 = 60_000
 
     private let transport: any DevToolsTransport
     private var nextID = 1
@@ -65,11 +67,12 @@ final class DevToolsPipe {
     }
 
     /// Sends a command and waits for its result; a CDP error becomes a failure naming the method.
-    func call(_ method: String, _ params: JSONObject = JSONObject(), session: String? = nil) throws(BrowserFailure)
-        -> JSON
-    {
+    func call(
+        _ method: String, _ params: JSONObject = JSONObject(), session: String? = nil,
+        timeoutMilliseconds: Int64 = DevToolsPipe.callTimeoutMilliseconds
+    ) throws(BrowserFailure) -> JSON {
         let id = try send(method, params, session: session)
-        let deadline = MonotonicClock.nowMilliseconds() + Self.callTimeoutMilliseconds
+        let deadline = MonotonicClock.nowMilliseconds() + timeoutMilliseconds
         while true {
             for message in try parse(transport.receive(until: deadline)) {
                 guard let replyID = message["id"]?.numberValue?.int64Value else {
