@@ -20,6 +20,9 @@ enum ExitStatus {
     static let unavailable: Int32 = 69
     /// EX_SOFTWARE: the daemon's reply is not what the contract says.
     static let software: Int32 = 70
+    /// EX_OSERR: `browser open` could not start the browser, `browser attach` could not reach it
+    /// or found it another user's, or the browser was lost other than by its exit.
+    static let browserFailed: Int32 = 71
     /// EX_CANTCREAT: the export file cannot be written.
     static let cannotCreate: Int32 = 73
 }
@@ -41,7 +44,9 @@ enum CLI {
             CookieDeleteCommand.self,
             CookieListCommand.self, CookieImportCommand.self, CookieExportCommand.self, StatusCommand.self,
             FlushCommand.self, ShowCacheCommand.self, StatisticsCommand.self, ResetStatisticsCommand.self,
-            MetricsCommand.self, MonitorCommand.self, CallCommand.self, HelpCommand.self, CompletionCommand.self,
+            MetricsCommand.self, MonitorCommand.self, BrowserOpenCommand.self, BrowserAttachCommand.self,
+            CallCommand.self, HelpCommand.self,
+            CompletionCommand.self,
         ]
     }
 
@@ -165,13 +170,14 @@ enum CLI {
         if let type = subcommand(for: arguments) {
             return try type.init(Array(arguments.dropFirst(type.words.count)))
         }
-        if arguments[0] == "cookie" {
-            let names = cookieSubcommands
+        if arguments[0] == "cookie" || arguments[0] == "browser" {
+            let group = arguments[0]
+            let names = subcommands.filter { $0.words.count == 2 && $0.words[0] == group }.map { $0.words[1] }
             guard arguments.count > 1 else {
-                throw UsageError("missing a cookie subcommand (\(names.joined(separator: ", ")))")
+                throw UsageError("missing a \(group) subcommand (\(names.joined(separator: ", ")))")
             }
             throw UsageError(
-                "unknown cookie subcommand \(arguments[1])" + Suggest.didYouMean(arguments[1], among: names))
+                "unknown \(group) subcommand \(arguments[1])" + Suggest.didYouMean(arguments[1], among: names))
         }
         if arguments[0].hasPrefix("-") {
             let names = globalOptions.map(\.name) + ["-h"]
@@ -253,6 +259,8 @@ enum CLI {
               68  curl: the URL's IP address is several hosts' and no Host header says which
               69  the daemon is not reachable (or did not answer in time)
               70  the daemon's reply is malformed
+              71  browser: the browser could not be started or reached, stopped answering,
+                  or (attach) its debugging socket is another user's
               73  the export file cannot be written
 
             """

@@ -61,6 +61,10 @@ struct CompletionTable {
         commands.append(
             Command(path: "cookie", abstract: "The calling user's cookie jar.", options: [], positionals: .nothing))
         commands.append(
+            Command(
+                path: "browser", abstract: "A browser sharing the calling user's session.", options: [],
+                positionals: .nothing))
+        commands.append(
             Command(path: "curl", abstract: CurlCommand.abstract, options: CurlCommand.options, positionals: .files))
         self.commands = commands
     }

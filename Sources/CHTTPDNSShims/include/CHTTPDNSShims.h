@@ -47,3 +47,10 @@ int chttpdns_route_netlink_open(uint32_t groups, int receive_buffer);
 /* setns(fd, CLONE_NEWNET): the calling thread joins the network namespace `fd` opens (sockets it
    creates from then on live there). 0, or -1 with errno. For tests. */
 int chttpdns_enter_network_namespace(int fd);
+
+/* fork + execve of `path` with the descriptor `child_reads` as the child's fd 3 and `child_writes`
+   as its fd 4 (Chromium's --remote-debugging-pipe), /dev/null as fd 0, no other descriptor but 1
+   and 2, default signal handling, in a process group of its own, and SIGKILL when the calling
+   thread ends (PR_SET_PDEATHSIG). The child's pid, or -1 with errno (the exec's own when it failed). */
+pid_t chttpdns_spawn_tied(const char *path, char *const argv[], char *const envp[], int child_reads,
+                          int child_writes);
