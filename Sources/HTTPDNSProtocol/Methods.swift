@@ -10,6 +10,7 @@ public enum Method: String, CaseIterable, Sendable {
     case listCookies
     case importCookies
     case exportCookies
+    case forget
     case flushCache
     case status
     case showCache
@@ -30,14 +31,15 @@ public enum Method: String, CaseIterable, Sendable {
         case .listCookies: return 5
         case .importCookies: return 6
         case .exportCookies: return 7
-        case .flushCache: return 8
-        case .status: return 9
-        case .showCache: return 10
-        case .statistics: return 11
-        case .resetStatistics: return 12
-        case .metrics: return 13
-        case .monitor: return 14
-        case .discover: return 15
+        case .forget: return 8
+        case .flushCache: return 9
+        case .status: return 10
+        case .showCache: return 11
+        case .statistics: return 12
+        case .resetStatistics: return 13
+        case .metrics: return 14
+        case .monitor: return 15
+        case .discover: return 16
         }
     }
 
@@ -52,6 +54,7 @@ public enum Method: String, CaseIterable, Sendable {
         case .listCookies: return ListCookiesParams.self
         case .importCookies: return ImportCookiesParams.self
         case .exportCookies: return ExportCookiesParams.self
+        case .forget: return ForgetParams.self
         case .flushCache: return FlushCacheParams.self
         case .status: return StatusParams.self
         case .showCache: return ShowCacheParams.self
@@ -74,6 +77,7 @@ public enum Method: String, CaseIterable, Sendable {
         case .listCookies: return ListCookiesResult.self
         case .importCookies: return ImportCookiesResult.self
         case .exportCookies: return ExportCookiesResult.self
+        case .forget: return ForgetResult.self
         case .flushCache: return FlushCacheResult.self
         case .status: return StatusResult.self
         case .showCache: return ShowCacheResult.self

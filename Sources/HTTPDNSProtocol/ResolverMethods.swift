@@ -1,4 +1,4 @@
-// The DNS methods: resolve, reverse, flushCache.
+// The DNS methods: resolve, reverse, forget, flushCache.
 
 public enum AddressFamily: String, Sendable, CaseIterable {
     case ipv4, ipv6, both
@@ -159,22 +159,100 @@ public struct ReverseParams: DescribedParams {
 
 /// The host names the daemon handed `address` out for, to the calling uid, most recent first.
 public struct ReverseResult: MethodResult, DescribedRecord {
+    /// One remembered name and how long it is kept.
+    public struct Name: DescribedRecord {
+        public var host: String
+        /// Seconds its answer is still valid (0 once only retained).
+        public var ttl: Int
+        /// Seconds until the daemon forgets the name for this address (the answer's TTL plus the
+        /// retention period), unless `forget` or a flush comes first.
+        public var rememberedFor: Int
+
+        public init(host: String, ttl: Int, rememberedFor: Int) {
+            self.host = host
+            self.ttl = ttl
+            self.rememberedFor = rememberedFor
+        }
+
+        public static let blank = Name(host: "", ttl: 0, rememberedFor: 0)
+        public static let fields: [ResultField<Name>] = [
+            .string("host", \.host), .integer("ttl", \.ttl, in: nonNegative),
+            .integer("rememberedFor", \.rememberedFor, in: nonNegative),
+        ]
+    }
+
     /// The address in canonical form.
     public var address: String
     public var hosts: [String]
     /// Seconds the most recent attribution is still backed by a live answer (0 once only retained).
     public var ttl: Int
+    /// `hosts` in the same order, each with its own TTL and retention end.
+    public var names: [Name]
 
-    public init(address: String, hosts: [String], ttl: Int) {
+    public init(address: String, hosts: [String], ttl: Int, names: [Name]) {
         self.address = address
         self.hosts = hosts
         self.ttl = ttl
+        self.names = names
     }
 
-    public static let blank = ReverseResult(address: "", hosts: [], ttl: 0)
+    public static let blank = ReverseResult(address: "", hosts: [], ttl: 0, names: [])
     public static let fields: [ResultField<ReverseResult>] = [
         .string("address", \.address), .strings("hosts", \.hosts), .integer("ttl", \.ttl, in: nonNegative),
+        .objects("names", \.names),
     ]
+}
+
+// MARK: forget
+
+/// `forget`: the caller's own memory of one address, or all of it.
+public struct ForgetParams: MethodParams {
+    struct Members: DescribedParams {
+        var address: String? = nil
+        var all: Bool? = nil
+
+        static let blank = Members()
+        static let fields: [ParamField<Members>] = [.optional("address", \.address), .optional("all", \.all)]
+    }
+
+    public enum Target: Sendable, Equatable {
+        /// An IPv4 or IPv6 literal.
+        case address(String)
+        case all
+    }
+
+    public var target: Target
+
+    public init(target: Target) { self.target = target }
+
+    public init(_ params: Params) throws(RPCError) {
+        let members = try Members(params)
+        switch (members.address, members.all) {
+        case (let address?, nil), (let address?, false?): target = .address(address)
+        case (nil, true?): target = .all
+        case (nil, _): throw .invalidParams(field: "address", "exactly one of address or all: true is required")
+        case (_, true?): throw .invalidParams(field: "all", "only one of address or all may be given")
+        }
+    }
+
+    public var json: JSONObject {
+        switch target {
+        case .address(let address): Members(address: address).json
+        case .all: Members(all: true).json
+        }
+    }
+
+    public static var memberSchemas: [MemberSchema] { Members.memberSchemas }
+}
+
+public struct ForgetResult: MethodResult, DescribedRecord {
+    /// How many addresses the caller's memory no longer holds.
+    public var forgotten: Int
+
+    public init(forgotten: Int) { self.forgotten = forgotten }
+
+    public static let blank = ForgetResult(forgotten: 0)
+    public static let fields: [ResultField<ForgetResult>] = [.integer("forgotten", \.forgotten, in: nonNegative)]
 }
 
 // MARK: flushCache

@@ -771,7 +771,8 @@ extension Method {
     /// A method without effects is skipped when nobody will read its answer.
     var hasEffects: Bool {
         switch self {
-        case .resolve, .handleSetCookie, .deleteCookies, .importCookies, .flushCache, .resetStatistics: return true
+        case .resolve, .handleSetCookie, .deleteCookies, .importCookies, .forget, .flushCache, .resetStatistics:
+            return true
         case .reverse, .getCookieHeader, .listCookies, .exportCookies, .status, .showCache, .statistics, .metrics,
             .monitor, .discover:
             return false

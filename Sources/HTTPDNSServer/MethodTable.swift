@@ -77,6 +77,7 @@ protocol MethodTable: AnyObject {
     func exportCookies(
         _ params: ExportCookiesParams, context: CallContext, reply: Reply<ExportCookiesResult>
     ) throws(RPCError)
+    func forget(_ params: ForgetParams, context: CallContext, reply: Reply<ForgetResult>) throws(RPCError)
     func flushCache(_ params: FlushCacheParams, context: CallContext, reply: Reply<FlushCacheResult>)
         throws(RPCError)
     func status(_ params: StatusParams, context: CallContext, reply: Reply<StatusResult>) throws(RPCError)
@@ -135,6 +136,7 @@ extension MethodTable {
                 try importCookies(ImportCookiesParams(params), context: context, reply: Reply(responder: responder))
             case .exportCookies:
                 try exportCookies(ExportCookiesParams(params), context: context, reply: Reply(responder: responder))
+            case .forget: try forget(ForgetParams(params), context: context, reply: Reply(responder: responder))
             case .flushCache:
                 try flushCache(FlushCacheParams(params), context: context, reply: Reply(responder: responder))
             case .status: try status(StatusParams(params), context: context, reply: Reply(responder: responder))

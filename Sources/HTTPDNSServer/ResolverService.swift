@@ -178,6 +178,15 @@ final class ResolverService {
         return try machine.reverse(params, uid: uid, now: now)
     }
 
+    /// `forget`: the caller's own address memory.
+    func forget(_ params: ForgetParams, uid: UInt32) throws(RPCError) -> ForgetResult {
+        restoreSavedDNS()
+        return try machine.forget(params, uid: uid)
+    }
+
+    /// Addresses `uid`'s memory holds (what forgetting all of it frees).
+    func rememberedAddressCount(uid: UInt32) -> Int { machine.rememberedAddressCount(uid: uid) }
+
     /// `uid`'s host names for the address `ip`, most recent first: what cookie normalization reads.
     func hostNames(of ip: String, uid: UInt32) -> [String] {
         restoreSavedDNS()

@@ -308,6 +308,8 @@ extension Services: MethodTable {
         // Each deletion is recorded and committed.
         case .deleteCookies: return cookies.count(uid: context.peer.uid) / 8
         case .flushCache: return resolver.cachedNameCount / 32
+        // Forgetting all frees the caller's whole address memory.
+        case .forget: return resolver.rememberedAddressCount(uid: context.peer.uid) / 64
         // A walk of the cache (the caller's names only for a user, but found among all).
         case .showCache: return resolver.cachedNameCount / 16
         case .metrics: return cookies.jarCount / 16 + 8
@@ -315,6 +317,10 @@ extension Services: MethodTable {
             .resetStatistics, .monitor, .discover:
             return 0
         }
+    }
+
+    func forget(_ params: ForgetParams, context: CallContext, reply: Reply<ForgetResult>) throws(RPCError) {
+        reply(.success(try resolver.forget(params, uid: context.peer.uid)))
     }
 
     func flushCache(_ params: FlushCacheParams, context: CallContext, reply: Reply<FlushCacheResult>)

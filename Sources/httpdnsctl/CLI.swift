@@ -40,7 +40,7 @@ struct CLIOutcome: Equatable {
 enum CLI {
     static var subcommands: [any Subcommand.Type] {
         [
-            ResolveCommand.self, ReverseCommand.self, CookieGetCommand.self, CookieSetCommand.self,
+            ResolveCommand.self, ReverseCommand.self, ForgetCommand.self, CookieGetCommand.self, CookieSetCommand.self,
             CookieDeleteCommand.self,
             CookieListCommand.self, CookieImportCommand.self, CookieExportCommand.self, StatusCommand.self,
             FlushCommand.self, ShowCacheCommand.self, StatisticsCommand.self, ResetStatisticsCommand.self,

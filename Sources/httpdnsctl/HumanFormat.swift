@@ -25,7 +25,11 @@ enum HumanFormat {
     }
 
     static func reverse(_ result: ReverseResult) -> String {
-        "\(result.address): " + result.hosts.joined(separator: " ") + "\n-- ttl \(result.ttl)s\n"
+        var text = "\(result.address): " + result.hosts.joined(separator: " ") + "\n-- ttl \(result.ttl)s\n"
+        for name in result.names {
+            text += "   \(name.host): ttl \(name.ttl)s, remembered for \(name.rememberedFor)s\n"
+        }
+        return text
     }
 
     static func setCookie(_ result: SetCookieResult) -> String {

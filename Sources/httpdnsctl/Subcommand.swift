@@ -229,6 +229,38 @@ struct ReverseCommand: SingleCallCommand {
     func human(_ result: JSON) -> String? { ReverseResult(json: result).map(HumanFormat.reverse) }
 }
 
+struct ForgetCommand: SingleCallCommand {
+    static let words = ["forget"]
+    static let synopsis = "[ADDRESS]"
+    static let abstract = "Make the daemon forget this user's memory of ADDRESS (or all of it)."
+    static let options: [OptionDoc] = [.flag("--all", "forget every address this user's memory holds")]
+    static let details = """
+        The memory is what reverse prints and what files an IP URL's cookies under a host name.
+        Only this user's memory changes: other users', the DNS cache and the cookie jar stay.
+
+        Example:
+          httpdnsctl forget 203.0.113.10
+
+        """
+
+    let request: ForgetParams
+
+    init(_ arguments: [String]) throws(UsageError) {
+        let parsed = try Self.parse(arguments)
+        let address = try parsed.optionalPositional()
+        switch (address, parsed.flags.contains("--all")) {
+        case (let address?, false): request = ForgetParams(target: .address(try nonEmpty(address, "address")))
+        case (nil, true): request = ForgetParams(target: .all)
+        case (nil, false): throw UsageError("forget needs an ADDRESS or --all")
+        case (_?, true): throw UsageError("forget takes an ADDRESS or --all, not both")
+        }
+    }
+
+    var method: Method { .forget }
+    var params: JSONObject { request.json }
+    func human(_ result: JSON) -> String? { ForgetResult(json: result).map { "forgot \($0.forgotten)\n" } }
+}
+
 // MARK: cookies
 
 struct CookieGetCommand: SingleCallCommand {

@@ -25,7 +25,14 @@ struct MethodShapeTests {
                 ResolveResult(host: "f.example", ipv4: ["192.0.2.1"], ipv6: [], ttl: 9, stale: false, source: .fleet),
             ]
         case .reverse:
-            return [ReverseResult(address: "2001:db8::10", hosts: ["a.example.com", "b.example.com"], ttl: 0)]
+            return [
+                ReverseResult(
+                    address: "2001:db8::10", hosts: ["a.example.com", "b.example.com"], ttl: 0,
+                    names: [
+                        .init(host: "a.example.com", ttl: 0, rememberedFor: 86_000),
+                        .init(host: "b.example.com", ttl: 0, rememberedFor: 1),
+                    ])
+            ]
         case .getCookieHeader:
             return [
                 CookieHeaderResult(header: "sid=abc; lang=en", count: 2), CookieHeaderResult(header: "", count: 0),
@@ -62,6 +69,8 @@ struct MethodShapeTests {
                         "# Netscape HTTP Cookie File\n# Left out: 1 cookie holding a TAB in the name, value or path.\n",
                     leftOut: [CookieKey(domain: "a.example.com", path: "/", name: "t\tab")]),
             ]
+        case .forget:
+            return [ForgetResult(forgotten: 0), ForgetResult(forgotten: 3)]
         case .flushCache:
             return [FlushCacheResult(flushed: 0), FlushCacheResult(flushed: 12)]
         case .status:
@@ -130,6 +139,7 @@ struct MethodShapeTests {
         case .listCookies: return [ListCookiesParams(), ListCookiesParams(domain: "example.com")]
         case .importCookies: return [ImportCookiesParams(data: "")]
         case .exportCookies: return [ExportCookiesParams()]
+        case .forget: return [ForgetParams(target: .address("203.0.113.10")), ForgetParams(target: .all)]
         case .flushCache: return [FlushCacheParams(), FlushCacheParams(host: "a.example")]
         case .status: return [StatusParams()]
         case .showCache: return [ShowCacheParams()]

@@ -38,6 +38,29 @@ struct CacheAddressOwnerTests {
         #expect(memory.count == 1)
     }
 
+    /// `forget` takes one uid's memory of an address (or all of it) and frees its share: an
+    /// account at its cap records again at once, and no other uid loses anything.
+    @Test func forgettingFreesOnlyTheCallersShare() {
+        let clock = CacheManualClock()
+        let memory = AddressOwnerMemory(capacityPerUser: 2, capacity: 8)
+        memory.record(
+            uid: Self.root, host: "a.example", addresses: ["192.0.2.1", "192.0.2.2"], ttl: 60, now: clock.now)
+        memory.record(uid: Self.other, host: "a.example", addresses: ["192.0.2.1"], ttl: 60, now: clock.now)
+        #expect(memory.forget(uid: Self.root, address: IPAddress("::ffff:192.0.2.1")!) == 1)
+        #expect(memory.forget(uid: Self.root, address: IPAddress("192.0.2.1")!) == 0)
+        #expect(Self.hosts(memory, Self.root, "192.0.2.1", clock.now) == [])
+        #expect(Self.hosts(memory, Self.root, "192.0.2.2", clock.now) == ["a.example"])
+        #expect(Self.hosts(memory, Self.other, "192.0.2.1", clock.now) == ["a.example"])
+        #expect(memory.count == 2 && memory.count(uid: Self.root) == 1)
+        // The freed place is root's again: two addresses fit without evicting 192.0.2.2.
+        memory.record(uid: Self.root, host: "b.example", addresses: ["192.0.2.3"], ttl: 60, now: clock.now)
+        #expect(Self.hosts(memory, Self.root, "192.0.2.2", clock.now) == ["a.example"])
+        #expect(memory.forgetAll(uid: Self.root) == 2)
+        #expect(memory.forgetAll(uid: Self.root) == 0)
+        #expect(memory.count == 1 && memory.count(uid: Self.root) == 0)
+        #expect(Self.hosts(memory, Self.other, "192.0.2.1", clock.now) == ["a.example"])
+    }
+
     @Test func everyHostOfAnAddressMostRecentFirst() {
         var clock = CacheManualClock()
         let memory = AddressOwnerMemory()

@@ -180,6 +180,10 @@ private final class CookieMethods: MethodTable {
         throw .internalError("not served here")
     }
 
+    func forget(_ params: ForgetParams, context: CallContext, reply: Reply<ForgetResult>) throws(RPCError) {
+        throw .internalError("not served here")
+    }
+
     func flushCache(_ params: FlushCacheParams, context: CallContext, reply: Reply<FlushCacheResult>)
         throws(RPCError)
     {

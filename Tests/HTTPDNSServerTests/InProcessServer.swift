@@ -260,7 +260,11 @@ final class FakeMethods: MethodTable {
 
     func reverse(_ params: ReverseParams, context: CallContext, reply: Reply<ReverseResult>) throws(RPCError) {
         calls.append(.reverse)
-        reply(.success(ReverseResult(address: params.address, hosts: ["a.example"], ttl: 1)))
+        reply(
+            .success(
+                ReverseResult(
+                    address: params.address, hosts: ["a.example"], ttl: 1,
+                    names: [.init(host: "a.example", ttl: 1, rememberedFor: 86_401)])))
     }
 
     func getCookieHeader(_ params: consuming CookieHeaderQuery, context: CallContext, reply: Reply<CookieHeaderResult>)
@@ -337,6 +341,11 @@ final class FakeMethods: MethodTable {
         calls.append(.exportCookies)
         if let exportedCookies { return reply.stream(NetscapeExportStream(exportedCookies)) }
         reply(.success(ExportCookiesResult(data: exported)))
+    }
+
+    func forget(_ params: ForgetParams, context: CallContext, reply: Reply<ForgetResult>) throws(RPCError) {
+        calls.append(.forget)
+        reply(.success(ForgetResult(forgotten: 0)))
     }
 
     func flushCache(_ params: FlushCacheParams, context: CallContext, reply: Reply<FlushCacheResult>)

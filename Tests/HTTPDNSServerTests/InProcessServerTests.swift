@@ -60,7 +60,7 @@ struct InProcessServerTests {
             .resolve: ["host": "a.example"], .reverse: ["address": "192.0.2.1"],
             .getCookieHeader: ["url": "https://a.example/"],
             .handleSetCookie: ["url": "https://a.example/", "setCookie": ["a=1"]],
-            .deleteCookies: ["all": true], .importCookies: ["data": ""],
+            .deleteCookies: ["all": true], .importCookies: ["data": ""], .forget: ["all": true],
         ]
         for (i, method) in Method.allCases.enumerated() {
             try peer.send(peer.request(method.rawValue, id: .int(i), params[method]))

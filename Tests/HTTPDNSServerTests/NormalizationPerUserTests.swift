@@ -160,4 +160,51 @@ struct NormalizationPerUserTests {
             client, "handleSetCookie", ["url": "https://203.0.113.10/", "setCookie": ["k=v"]], id: 2)
         #expect(stored["host"] == "bank.example.com")
     }
+
+    /// `forget` clears the caller's own memory of an address and nobody else's: root's IP URL no
+    /// longer files cookies under the name, another user's memory of the address and the cache stay.
+    @Test func forgetClearsOnlyTheCallersMemory() throws {
+        let upstream = try FakeHTTPServer.alibaba(answers: Self.answers)
+        let (daemon, client) = try Self.start(upstream)
+        _ = try Self.result(client, "resolve", ["host": "bank.example.com", "family": "ipv4"], id: 1)
+        _ = try Self.result(client, "resolve", ["host": "a.example.com"], id: 2)
+        _ = try OtherUser.call(daemon, "resolve", ["host": "bank.example.com", "family": "ipv4"])
+
+        // Before: each name with its own TTL and retention end (TTL plus a day).
+        let before = try Self.result(client, "reverse", ["address": "203.0.113.10"], id: 3)
+        let name = try #require(before["names"]?.arrayValue?.first, "\(before.encodedString)")
+        #expect(name["host"] == "bank.example.com")
+        let ttl = try #require(name["ttl"]?.numberValue?.int64Value)
+        let remembered = try #require(name["rememberedFor"]?.numberValue?.int64Value)
+        #expect(ttl > 250 && ttl <= 300 && remembered == ttl + 86_400, "\(before.encodedString)")
+
+        #expect(try Self.result(client, "forget", ["address": "203.0.113.10"], id: 4)["forgotten"] == 1)
+        #expect(try Self.result(client, "forget", ["address": "203.0.113.10"], id: 5)["forgotten"] == 0)
+        let gone = try #require(try client.call("reverse", ["address": "203.0.113.10"], id: 6))
+        #expect(gone["error"]?["code"] == -32001, "\(gone.encodedString)")
+        let stored = try Self.result(
+            client, "handleSetCookie", ["url": "https://203.0.113.10/", "setCookie": ["k=v"]], id: 7)
+        #expect(stored["host"] == "203.0.113.10", "\(stored.encodedString)")
+        // Another user's memory of the address, and root's other addresses, stay.
+        let theirs = try OtherUser.call(daemon, "reverse", ["address": "203.0.113.10"])
+        #expect(theirs["result"]?["hosts"] == ["bank.example.com"], "\(theirs.encodedString)")
+        #expect(try Self.result(client, "reverse", ["address": "2001:db8::20"], id: 8)["hosts"] == ["a.example.com"])
+
+        // all: everything root remembers (a.example.com's two addresses), nothing of the other user's.
+        #expect(try Self.result(client, "forget", ["all": true], id: 9)["forgotten"] == 2)
+        let none = try #require(try client.call("reverse", ["address": "203.0.113.20"], id: 10))
+        #expect(none["error"]?["code"] == -32001, "\(none.encodedString)")
+        #expect(try OtherUser.call(daemon, "reverse", ["address": "203.0.113.10"])["result"] != nil)
+        // The cache is untouched: the names are still answered from it.
+        #expect(try Self.result(client, "resolve", ["host": "a.example.com"], id: 11)["source"] == "cache")
+
+        for (params, field) in [
+            (JSON.object([:]), "address"), (["address": "203.0.113.10", "all": true], "all"),
+            (["address": "bank.example.com"], "address"),
+        ] as [(JSON, String)] {
+            let refused = try #require(try client.call("forget", params, id: 12))
+            #expect(refused["error"]?["code"] == -32602, "\(refused.encodedString)")
+            #expect(refused["error"]?["data"]?["field"] == .string(field), "\(refused.encodedString)")
+        }
+    }
 }

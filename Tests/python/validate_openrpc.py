@@ -22,7 +22,7 @@ import jsonschema
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOCUMENT = os.path.join(ROOT, "rpc-schema", "httpdnsd.openrpc.json")
 API_METHODS = ["resolve", "reverse", "getCookieHeader", "handleSetCookie", "deleteCookies", "listCookies",
-               "importCookies", "exportCookies", "flushCache", "status", "showCache", "statistics",
+               "importCookies", "exportCookies", "forget", "flushCache", "status", "showCache", "statistics",
                "resetStatistics", "metrics", "monitor", "rpc.discover"]
 API_ERROR_CODES = {-32602, -32603, -32001, -32002, -32003, -32004}
 

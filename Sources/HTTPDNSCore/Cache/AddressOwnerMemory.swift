@@ -201,6 +201,28 @@ public final class AddressOwnerMemory {
         return forgotten
     }
 
+    /// Forgets `uid`'s memory of `address`, every name of it (`forget`).
+    ///
+    /// - Returns: 1 when the address was remembered, else 0.
+    @discardableResult
+    public func forget(uid: UInt32, address: IPAddress) -> Int {
+        let before = count
+        forget(uid: uid, ip: Self.key(for: address))
+        return before - count
+    }
+
+    /// Forgets everything `uid` remembers (`forget` with `all`).
+    ///
+    /// - Returns: the number of addresses forgotten.
+    @discardableResult
+    public func forgetAll(uid: UInt32) -> Int {
+        guard let remembered = users[uid]?.list.count else { return 0 }
+        count -= remembered
+        charge(uid, -remembered)
+        dropUser(uid)
+        return remembered
+    }
+
     /// The host names `uid` was handed addresses for and still remembers (`showCache` shows a
     /// user only these).
     public func hostNames(uid: UInt32, now: MonotonicInstant) -> Set<String> {

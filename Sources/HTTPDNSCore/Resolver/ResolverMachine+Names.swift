@@ -59,7 +59,31 @@ extension ResolverMachine {
         guard let latest = attributions.first else { throw .addressNotFound(address.description) }
         return ReverseResult(
             address: address.description, hosts: attributions.map(\.host),
-            ttl: Int(now.secondsRoundedUp(until: latest.answerExpiresAt)))
+            ttl: Int(now.secondsRoundedUp(until: latest.answerExpiresAt)),
+            names: attributions.map {
+                ReverseResult.Name(
+                    host: $0.host, ttl: Int(now.secondsRoundedUp(until: $0.answerExpiresAt)),
+                    rememberedFor: Int(now.secondsRoundedUp(until: $0.forgetAt)))
+            })
+    }
+
+    // MARK: forget
+
+    /// Addresses `uid`'s memory holds.
+    public func rememberedAddressCount(uid: UInt32) -> Int { owners.count(uid: uid) }
+
+    /// `forget`: the caller's own memory only, so any user may call it; another user's memory of
+    /// the same address stays.
+    public func forget(_ params: ForgetParams, uid: UInt32) throws(RPCError) -> ForgetResult {
+        switch params.target {
+        case .address(let text):
+            guard let address = IPAddress(text) else {
+                throw .invalidParams(field: "address", "\(RPCError.quoted(text)) is not an IPv4 or IPv6 literal")
+            }
+            return ForgetResult(forgotten: owners.forget(uid: uid, address: address))
+        case .all:
+            return ForgetResult(forgotten: owners.forgetAll(uid: uid))
+        }
     }
 
     // MARK: flushCache
