@@ -73,6 +73,7 @@ let package = Package(
             dependencies: [
                 "HTTPDNSProtocol", "HTTPDNSCore", "HTTPDNSSystem", "HTTPDNSSystemd",
                 "HTTPDNSPSL", "HTTPDNSIDNA", "HTTPDNSCurl", "HTTPDNSStore", "HTTPDNSFleet", "HTTPDNSSodium",
+                "HTTPDNSCrypto",
             ],
             swiftSettings: requestPathSettings
         ),
