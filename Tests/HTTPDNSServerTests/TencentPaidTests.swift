@@ -152,6 +152,31 @@ struct TencentPaidTests {
         #expect(try Self.mappedFiles(desDaemon.process.pid).contains { $0.hasSuffix("/legacy.so") })
     }
 
+    /// `--check-config` reads the credential files as a start would: one other users may read,
+    /// or a key of the wrong length, is refused (status 78) naming the file, never its contents.
+    @Test func checkConfigRefusesAnExposedOrWrongLengthKeyFileWithoutShowingIt() throws {
+        let files = TemporaryDirectory()
+        let keyFile = try Self.credentialFile(Self.desKey, in: files)
+        let config = files.file("httpdnsd.conf")
+        try
+            "[Resolver]\nUpstream=tencent http://127.0.0.1:9\nRoute=tencent example.com\nTencentAuthId=1\nTencentKeyFile=\(keyFile)\n"
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        let httpdnsd = BuiltProducts.path("httpdnsd")
+        let good = try runCommand(httpdnsd, ["--check-config", config])
+        #expect(good.status == 0 && good.stderr.contains("configuration OK"), "\(good.stderr)")
+
+        chmod(keyFile, 0o644)
+        let exposed = try runCommand(httpdnsd, ["--check-config", config])
+        #expect(exposed.status == 78 && exposed.stderr.contains("other users may access it"), "\(exposed.stderr)")
+        #expect(!exposed.stderr.contains(Self.desKey))
+
+        try (Self.aesKey + "\n").write(toFile: keyFile, atomically: true, encoding: .utf8)
+        chmod(keyFile, 0o600)
+        let long = try runCommand(httpdnsd, ["--check-config", config])
+        #expect(long.status == 78 && long.stderr.contains("a DES key is 8 bytes, this one is 16"), "\(long.stderr)")
+        #expect(!long.stderr.contains(Self.aesKey))
+    }
+
     // MARK: helpers
 
     /// A credential file as `LoadCredential=` leaves one: owner-only.
