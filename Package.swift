@@ -32,6 +32,8 @@ let package = Package(
         // The header is included as <hiredis/hiredis.h>, so no -I is needed.
         .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
         .systemLibrary(name: "CSodium", providers: [.apt(["libsodium-dev"])]),
+        // OpenSSL's libcrypto (the upstreams' HMAC, AES and DES), opened by HTTPDNSCrypto on first use.
+        .systemLibrary(name: "CCrypto", providers: [.apt(["libssl-dev"])]),
         // GNU-only libc calls that the Glibc module hides (accept4, struct ucred, signalfd).
         .target(name: "CHTTPDNSShims", cSettings: [.define("_GNU_SOURCE")]),
 
@@ -61,6 +63,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .target(name: "HTTPDNSRedis", dependencies: ["CHiredis", "HTTPDNSSystem"], swiftSettings: strictSettings),
         .target(name: "HTTPDNSSodium", dependencies: ["CSodium", "HTTPDNSSystem"], swiftSettings: strictSettings),
+        .target(name: "HTTPDNSCrypto", dependencies: ["CCrypto", "HTTPDNSSystem"], swiftSettings: strictSettings),
         .target(
             name: "HTTPDNSFleet",
             dependencies: ["HTTPDNSProtocol", "HTTPDNSCore", "HTTPDNSSystem", "HTTPDNSRedis", "HTTPDNSSodium"],
@@ -70,6 +73,7 @@ let package = Package(
             dependencies: [
                 "HTTPDNSProtocol", "HTTPDNSCore", "HTTPDNSSystem", "HTTPDNSSystemd",
                 "HTTPDNSPSL", "HTTPDNSIDNA", "HTTPDNSCurl", "HTTPDNSStore", "HTTPDNSFleet", "HTTPDNSSodium",
+                "HTTPDNSCrypto",
             ],
             swiftSettings: requestPathSettings
         ),
@@ -141,6 +145,9 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPDNSSodiumTests", dependencies: ["HTTPDNSSodium", "HTTPDNSSystem", "HTTPDNSTestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "HTTPDNSCryptoTests", dependencies: ["HTTPDNSCrypto", "HTTPDNSTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPDNSFleetTests",

@@ -26,7 +26,7 @@ public enum ConfigurationLoader {
         }
         switch DaemonConfiguration.parse(text: text, path: path) {
         case .success(let (configuration, warnings)):
-            return (try withSecretFromFile(configuration), warnings)
+            return (try withTencentFiles(try withSecretFromFile(configuration)), warnings)
         case .failure(let problems):
             throw StartupError.configuration(problems.description)
         }
@@ -70,6 +70,40 @@ public enum ConfigurationLoader {
         var updated = configuration
         updated.resolver.secretKey = ConfigSecret(key)
         return updated
+    }
+}
+
+extension ConfigurationLoader {
+    /// `TencentKeyFile=` and `TencentTokenFile=`, read as credentials: a regular file no other
+    /// user may read or write (a systemd `LoadCredential=` file is one), its contents trimmed; a
+    /// key must have its cipher's length. Messages name the file, never what it holds.
+    static func withTencentFiles(_ configuration: DaemonConfiguration) throws -> DaemonConfiguration {
+        var updated = configuration
+        let account = configuration.resolver.tencent
+        if let file = account.keyFile {
+            let key = try credential(file, key: "TencentKeyFile")
+            if let problem = account.encryption.keyLengthProblem(key.utf8.count) {
+                throw StartupError.configuration("TencentKeyFile=\(file): \(problem)")
+            }
+            updated.resolver.tencent.key = ConfigSecret(key)
+        }
+        if let file = account.tokenFile {
+            updated.resolver.tencent.token = ConfigSecret(try credential(file, key: "TencentTokenFile"))
+        }
+        return updated
+    }
+
+    private static func credential(_ file: String, key: String) throws -> String {
+        var bytes: [UInt8]
+        do {
+            bytes = try Files.readSecret(file, limit: 4_096)
+        } catch {
+            throw StartupError.configuration("Failed to read \(key)=: \(error)")
+        }
+        defer { bytes.withUnsafeMutableBytes { for index in $0.indices { $0[index] = 0 } } }
+        let text = String(String(decoding: bytes, as: UTF8.self).trimmingWhitespace())
+        guard !text.isEmpty else { throw StartupError.configuration("\(key)=\(file) is empty") }
+        return text
     }
 }
 

@@ -32,12 +32,15 @@ extension UpstreamTransport {
 /// What every upstream request shares. The secret is only ever placed in signed URLs.
 struct UpstreamSettings: Sendable {
     var secretKey: String?
+    /// The paid Tencent forms' account; its keys go only into encrypted names and token URLs.
+    var tencent: TencentAccount
     var caFile: String?
     var tlsName: String?
     var dohPost: Bool
 
     init(_ resolver: DaemonConfiguration.Resolver) {
         secretKey = resolver.secretKey?.revealed
+        tencent = resolver.tencent
         caFile = resolver.caFile
         tlsName = resolver.tlsName
         dohPost = resolver.dohPost
@@ -117,9 +120,22 @@ final class UpstreamWorker {
                 AlibabaV1.parseResolve(status: $0.status, body: $0.body, family: family)
             }
         case .tencent:
-            let request = TencentHTTPDNS(baseURL: url).request(host: host, family: family)
-            return fetch(request, timeoutMs: timeoutMs, settings: settings).flatMap {
-                TencentHTTPDNS.parse(status: $0.status, body: $0.body, family: family)
+            if request.endpoint.tencentForm == .free {
+                let request = TencentHTTPDNS(baseURL: url).request(host: host, family: family)
+                return fetch(request, timeoutMs: timeoutMs, settings: settings).flatMap {
+                    TencentHTTPDNS.parse(status: $0.status, body: $0.body, family: family)
+                }
+            }
+            let codec: TencentPaidHTTPDNS
+            let http: UpstreamHTTPRequest
+            do {
+                codec = try Self.tencentPaid(request.endpoint, settings: settings)
+                http = try codec.request(hosts: [host], family: family)
+            } catch {
+                return .failure(error)
+            }
+            return fetch(http, timeoutMs: timeoutMs, settings: settings).flatMap {
+                codec.parse(status: $0.status, body: $0.body, family: family)
             }
         case .dohJSON:
             let codec = DoHJSON(baseURL: url)
@@ -141,10 +157,24 @@ final class UpstreamWorker {
         }
     }
 
-    /// Alibaba's batch endpoint (`/resolve?host=a,b`, at most 5 names), used to prefetch.
+    /// A batch of at most 5 names, used to prefetch: Alibaba's batch endpoint
+    /// (`/resolve?host=a,b`), or a paid Tencent form's `dn=a,b`.
     func batch(_ request: UpstreamBatchRequest, settings: UpstreamSettings) -> Result<
         [String: UpstreamAnswer], UpstreamError
     > {
+        if request.endpoint.kind == .tencent {
+            let codec: TencentPaidHTTPDNS
+            let http: UpstreamHTTPRequest
+            do {
+                codec = try Self.tencentPaid(request.endpoint, settings: settings)
+                http = try codec.request(hosts: request.hosts, family: .both)
+            } catch {
+                return .failure(error)
+            }
+            return fetch(http, timeoutMs: request.timeoutMs, settings: settings).flatMap {
+                codec.parseBatch(status: $0.status, body: $0.body, family: .both)
+            }
+        }
         let codec = AlibabaV1(baseURL: request.endpoint.url ?? "", secret: settings.secretKey)
         let http = codec.batchRequest(hosts: request.hosts, family: .both, now: clock.wallSeconds())
         return fetch(http, timeoutMs: request.timeoutMs, settings: settings).flatMap {
@@ -163,6 +193,28 @@ final class UpstreamWorker {
         return self.fetch(
             request, timeoutMs: fetch.timeoutMs, settings: settings, maxBodyBytes: AlibabaScheduler.maxBodyBytes
         ).flatMap { AlibabaScheduler.parse(status: $0.status, body: $0.body) }
+    }
+
+    /// The codec of a paid `tencent` upstream; its credential is always loaded with the
+    /// configuration that gave the upstream its form.
+    private static func tencentPaid(_ endpoint: UpstreamEndpoint, settings: UpstreamSettings) throws(UpstreamError)
+        -> TencentPaidHTTPDNS
+    {
+        let account = settings.tencent
+        let missing = UpstreamError(.transport("the tencent account's credential is not loaded"))
+        let credential: TencentPaidHTTPDNS.Credential
+        switch endpoint.tencentForm {
+        case .free: throw UpstreamError(.transport("the free tencent form takes no batch"))
+        case .des, .aes:
+            guard let authID = account.authID, let key = account.key else { throw missing }
+            let bytes = Array(key.revealed.utf8)
+            credential =
+                endpoint.tencentForm == .des ? .des(authID: authID, key: bytes) : .aes(authID: authID, key: bytes)
+        case .token:
+            guard let token = account.token else { throw missing }
+            credential = .token(token.revealed)
+        }
+        return TencentPaidHTTPDNS(baseURL: endpoint.url ?? "", credential: credential, ciphers: LibCryptoCiphers())
     }
 
     /// DNS proper asks one record type at a time: A, then AAAA, combined into one answer.

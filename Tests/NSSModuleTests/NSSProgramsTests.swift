@@ -87,6 +87,26 @@ struct NSSProgramsTests {
         #expect(setup.daemon.log.contains("goes to the billed upstream(s) alibaba"), "\(setup.daemon.log)")
     }
 
+    /// A paid Tencent upstream (DES-encrypted names, Tests/fakes/tencent_paid.py) behind the
+    /// packaged line, also the default route: a routed name resolves through it, one outside the
+    /// routes through the machine's own sources, and the billed service never hears of that one.
+    @Test func aDESTencentUpstreamAnswersTheRoutedNamesOnly() throws {
+        let fake = try FakeTencentPaid(
+            answers: ["alpha.nss.test": .init(v4: ["127.0.0.21"], v6: [], ttl: 300)],
+            arguments: ["--des-key", "nss-des8", "--auth-id", "77"])
+        let setup = try Setup(
+            config: "[Resolver]\nUpstream=tencent http://127.0.0.1:\(fake.port)\nRoute=tencent nss.test\n"
+                + "DefaultRoute=tencent\nTencentAuthId=77\nTencentKey=nss-des8\n")
+        let space = try setup.namespace("httpdns [!UNAVAIL=return] files", hosts: "127.0.0.77 mirror.example.test\n")
+        let alpha = try space.run("getent", ["ahostsv4", "alpha.nss.test"])
+        #expect(Self.rows(alpha).first == ["127.0.0.21", "STREAM", "alpha.nss.test"], "\(alpha.stdout)\(alpha.stderr)")
+        let mirror = try space.run("getent", ["ahosts", "mirror.example.test"])
+        #expect(Self.rows(mirror).first == ["127.0.0.77", "STREAM", "mirror.example.test"], "\(mirror.stdout)")
+        let requests = fake.requests
+        #expect(requests.map(\.names) == [["alpha.nss.test"]], "\(requests.map(\.names))")
+        #expect(requests.allSatisfy { $0.alg == "des" && $0.status == 200 })
+    }
+
     @Test func getentForwardAndReverse() throws {
         let setup = try Setup()
         let space = try setup.namespace(Self.recommendedLine)

@@ -31,7 +31,8 @@ struct ConfigurationParser {
             "NegativeTTL", "CacheSize", "Prefetch", "CAFile", "TLSName", "Static", "DoHMethod", "MaxUpstreamQueries",
             "MaxUpstreamQueriesPerUser", "UpstreamQueryRatePerUser", "UpstreamQueryBurstPerUser", "Route",
             "DefaultRoute", "OnNetworkChange", "AlibabaRegion", "AlibabaBootAddresses", "SchedulerRefresh",
-            "TencentBackupAddresses",
+            "TencentBackupAddresses", "TencentAuthId", "TencentEncryption", "TencentKey", "TencentKeyFile",
+            "TencentToken", "TencentTokenFile",
         ],
         "Cookies": ["MaxPerDomain", "MaxTotal"],
         "Server": [
@@ -263,9 +264,36 @@ struct ConfigurationParser {
         case "TencentBackupAddresses":
             configuration.resolver.tencentBackupAddresses = try serviceAddresses(
                 assignment, after: value.isEmpty ? [] : configuration.resolver.tencentBackupAddresses)
+        case "TencentAuthId":
+            guard value.isEmpty || !ConfigSyntax.hasWhitespaceOrControl(value) else {
+                throw error(assignment, "invalid authId (it contains whitespace or control characters)")
+            }
+            configuration.resolver.tencent.authID = value.isEmpty ? nil : value
+        case "TencentEncryption":
+            guard let encryption = value.isEmpty ? .des : TencentEncryption(rawValue: value.lowercased()) else {
+                throw error(assignment, "expected des or aes, not \"\(value)\"")
+            }
+            configuration.resolver.tencent.encryption = encryption
+        case "TencentKey":
+            configuration.resolver.tencent.key = try secret(assignment, what: "key")
+        case "TencentKeyFile":
+            configuration.resolver.tencent.keyFile = try absolutePath(assignment)
+        case "TencentToken":
+            configuration.resolver.tencent.token = try secret(assignment, what: "token")
+        case "TencentTokenFile":
+            configuration.resolver.tencent.tokenFile = try absolutePath(assignment)
         default:
             break
         }
+    }
+
+    /// A secret written in the file (empty: none). The value is never repeated in a message.
+    private func secret(_ assignment: INIReader.Assignment, what: String) throws(ConfigError) -> ConfigSecret? {
+        if assignment.value.isEmpty { return nil }
+        guard !ConfigSyntax.hasWhitespaceOrControl(assignment.value) else {
+            throw error(assignment, "invalid \(what) (it contains whitespace or control characters)")
+        }
+        return ConfigSecret(assignment.value)
     }
 
     /// `refresh`, `flush` or `ignore` (empty: the default), with the one most likely meant.
@@ -426,10 +454,45 @@ struct ConfigurationParser {
             configuration.resolver.upstreams[index].name =
                 occurrence == 1 ? kind.rawValue : "\(kind.rawValue)#\(occurrence)"
         }
+        finishTencentAccount()
         finishRoutes()
         warnOfBilledDefault()
         finishDomainTTLs()
         finishServiceAddresses()
+    }
+
+    /// Gives each `tencent` upstream its form, and checks the keys: a key written here has its
+    /// cipher's length, a key needs an authId, and a credential no upstream can use is pointless.
+    private mutating func finishTencentAccount() {
+        let account = configuration.resolver.tencent
+        let keyLine = max(lastLine["Resolver.TencentKey"] ?? 0, lastLine["Resolver.TencentKeyFile"] ?? 0)
+        if let key = account.key, account.keyFile == nil,
+            let problem = account.encryption.keyLengthProblem(key.revealed.utf8.count)
+        {
+            let line = max(keyLine, lastLine["Resolver.TencentEncryption"] ?? 0)
+            errors.append(ConfigError(code: .conflict, path: path, line: line, key: "TencentKey", message: problem))
+        }
+        if account.key != nil || account.keyFile != nil, account.authID == nil {
+            errors.append(
+                ConfigError(
+                    code: .conflict, path: path, line: keyLine,
+                    key: account.keyFile != nil ? "TencentKeyFile" : "TencentKey",
+                    message: "the encrypted form needs TencentAuthId= (the id sent with the key's names)"))
+        }
+        var forms: [TencentForm] = []
+        for index in configuration.resolver.upstreams.indices
+        where configuration.resolver.upstreams[index].kind == .tencent {
+            let form = account.form(forURL: configuration.resolver.upstreams[index].url ?? "")
+            configuration.resolver.upstreams[index].tencentForm = form
+            forms.append(form)
+        }
+        if account.hasKey, !forms.contains(.des), !forms.contains(.aes) {
+            warn(keyLine, "TencentKey= is set but no tencent upstream has an http:// URL (the encrypted form's)")
+        }
+        if account.hasToken, !forms.contains(.token) {
+            let line = max(lastLine["Resolver.TencentToken"] ?? 0, lastLine["Resolver.TencentTokenFile"] ?? 0)
+            warn(line, "TencentToken= is set but no tencent upstream has an https:// URL (the token form's)")
+        }
     }
 
     /// Checks `DomainTTL=` lines: each domain listed once, and each line's floor (its own or

@@ -80,6 +80,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var schedulerRefreshMs = 21_600_000
         /// `TencentBackupAddresses=`: service addresses tried after a `tencent` upstream's own.
         public var tencentBackupAddresses: [String] = []
+        /// The account keys of the paid `tencent` forms.
+        public var tencent = TencentAccount()
 
         public init() {}
     }

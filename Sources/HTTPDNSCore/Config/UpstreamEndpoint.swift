@@ -26,6 +26,13 @@ public struct UpstreamEndpoint: Sendable, Equatable {
     public var url: String?
     /// Unique among the configured upstreams: the kind, with `#2`, `#3`... for repeats.
     public var name: String
+    /// How a `tencent` upstream is asked, decided from its URL and the Tencent account keys once
+    /// the whole file is read; `.free` for every other kind.
+    public var tencentForm = TencentForm.free
+
+    /// Whether prefetch asks this upstream for several names in one request: Alibaba's
+    /// `/resolve` and the paid Tencent forms' `dn=a,b`.
+    public var batchesPrefetch: Bool { kind == .alibaba || (kind == .tencent && tencentForm != .free) }
 
     public init(kind: Kind, url: String?, name: String) {
         self.kind = kind

@@ -4,8 +4,9 @@ extension ResolverMachine {
     /// Prefetched hosts are refreshed at this fraction of their TTL (Tencent's keep-alive uses 75 %).
     public static let prefetchRefreshFraction = 0.75
 
-    /// Resolves the `Prefetch=` hosts now and again before each answer expires, through Alibaba's
-    /// batch endpoint (5 names a request) for the names whose route prefers Alibaba. Prefetched
+    /// Resolves the `Prefetch=` hosts now and again before each answer expires, in batches of 5
+    /// names a request for the names whose route prefers an upstream that batches (Alibaba, the
+    /// paid Tencent forms). Prefetched
     /// answers fill the cache only: no uid was handed them, so nobody's IP -> host memory learns
     /// from them.
     public mutating func startPrefetch(now: MonotonicInstant) {
@@ -22,7 +23,7 @@ extension ResolverMachine {
         for host in hosts {
             let route = settings.routing.upstreams(for: host)
             if let index = UpstreamHealth.tryOrder(healths, among: route, now: now).first,
-                settings.upstreams[index].kind == .alibaba
+                settings.upstreams[index].batchesPrefetch
             {
                 if batched[index] == nil { batchOrder.append(index) }
                 batched[index, default: []].append(host)
