@@ -272,6 +272,55 @@ func documentExample(t *testing.T, method, name string) json.RawMessage {
 	return nil
 }
 
+func TestReverseExampleHasTypedNames(t *testing.T) {
+	var lookup ReverseLookup
+	if err := json.Unmarshal(documentExample(t, "reverse", "known address"), &lookup); err != nil {
+		t.Fatal(err)
+	}
+	want := []ReverseName{{Host: "api.example.com", TTL: 57, RememberedFor: 86457}}
+	if !reflect.DeepEqual(lookup.Names, want) || !reflect.DeepEqual(lookup.Hosts, []string{"api.example.com"}) {
+		t.Fatalf("reverse %+v", lookup)
+	}
+}
+
+// Forget sends exactly one of address and all: true, and refuses an empty address without a call.
+func TestForgetSendsOneTargetAndRefusesAnEmptyAddress(t *testing.T) {
+	received := make(chan request, 4)
+	fake := newFake(t, func(conn net.Conn, requests *bufio.Scanner) {
+		for {
+			r := next(requests)
+			if r.Method == "" {
+				return
+			}
+			received <- r
+			answer(conn, map[string]any{"jsonrpc": "2.0", "id": r.ID, "result": map[string]any{"forgotten": 3}})
+		}
+	})
+	c, err := Dial(fake.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if n, err := c.Forget(ctx, ""); err == nil || !strings.Contains(err.Error(), "forget: an empty address") || n != 0 {
+		t.Fatalf("an empty address: %d %v", n, err)
+	}
+	if n, err := c.Forget(ctx, "203.0.113.10"); err != nil || n != 3 {
+		t.Fatalf("forget an address: %d %v", n, err)
+	}
+	if n, err := c.ForgetAll(ctx); err != nil || n != 3 {
+		t.Fatalf("forget all: %d %v", n, err)
+	}
+	for _, want := range []map[string]any{{"address": "203.0.113.10"}, {"all": true}} {
+		if r := <-received; r.Method != "forget" || !reflect.DeepEqual(r.Params, want) {
+			t.Fatalf("sent %+v, want forget %v", r, want)
+		}
+	}
+	if len(received) != 0 {
+		t.Fatalf("the empty address reached the daemon: %+v", <-received)
+	}
+}
+
 func TestStatusExampleHasTypedServiceAddressesAndNetwork(t *testing.T) {
 	var status Status
 	if err := json.Unmarshal(documentExample(t, "status", "running"), &status); err != nil {
@@ -545,7 +594,7 @@ func TestTypedCalls(t *testing.T) {
 	if err != nil || json.Unmarshal(document, &parsed) != nil {
 		t.Fatalf("discover: %v", err)
 	}
-	typed := map[string]bool{"resolve": true, "reverse": true, "getCookieHeader": true, "handleSetCookie": true,
+	typed := map[string]bool{"resolve": true, "reverse": true, "forget": true, "getCookieHeader": true, "handleSetCookie": true,
 		"deleteCookies": true, "listCookies": true, "importCookies": true, "exportCookies": true, "flushCache": true,
 		"status": true, "showCache": true, "statistics": true, "resetStatistics": true, "metrics": true,
 		"monitor": true, "rpc.discover": true}
@@ -564,6 +613,65 @@ func TestTypedCalls(t *testing.T) {
 	err = c.Call(ctx, "noSuchMethod", nil, nil)
 	if !errors.As(err, &rpcError) || rpcError.Code != -32601 || rpcError.Data["method"] != "noSuchMethod" {
 		t.Fatalf("unknown method: %v", err)
+	}
+}
+
+func TestReverseNamesAndForget(t *testing.T) {
+	w, c, _, _ := setup(t)
+	ctx := context.Background()
+	// A name of its own on an address of its own, so that no other test's names share it.
+	w.setAnswer(t, "forget-go.example.test", []string{"127.0.0.7"})
+	if _, err := c.Resolve(ctx, "forget-go.example.test", nil); err != nil {
+		t.Fatal(err)
+	}
+	lookup, err := c.Reverse(ctx, "127.0.0.7")
+	if err != nil || len(lookup.Names) != 1 || !reflect.DeepEqual(lookup.Hosts, []string{"forget-go.example.test"}) {
+		t.Fatalf("reverse %+v %v", lookup, err)
+	}
+	if name := lookup.Names[0]; name.Host != lookup.Hosts[0] || name.TTL <= 0 || name.TTL > name.RememberedFor ||
+		name.TTL != lookup.TTL {
+		t.Fatalf("reverse names %+v", lookup.Names)
+	}
+	if n, err := c.Forget(ctx, "127.0.0.7"); err != nil || n != 1 {
+		t.Fatalf("forget %d %v", n, err)
+	}
+	hostNotFound := func(address string) {
+		t.Helper()
+		_, err := c.Reverse(ctx, address)
+		var rpcError *RPCError
+		if !errors.As(err, &rpcError) || rpcError.Code != -32001 || rpcError.Name() != "HostNotFound" {
+			t.Fatalf("reverse %s after forget: %v", address, err)
+		}
+	}
+	hostNotFound("127.0.0.7")
+	if n, err := c.Forget(ctx, "127.0.0.7"); err != nil || n != 0 {
+		t.Fatalf("forget again %d %v", n, err)
+	}
+	_, err = c.Forget(ctx, "not-an-address")
+	var rpcError *RPCError
+	if !errors.As(err, &rpcError) || rpcError.Code != -32602 || rpcError.Field() != "address" {
+		t.Fatalf("forget a malformed address: %v", err)
+	}
+
+	for _, host := range []string{"forget-go.example.test", "login.example.test"} {
+		if _, err := c.Resolve(ctx, host, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := c.ForgetAll(ctx); err != nil || n < 2 {
+		t.Fatalf("forget all %d %v", n, err)
+	}
+	hostNotFound("127.0.0.7")
+	hostNotFound("127.0.0.2")
+	if n, err := c.ForgetAll(ctx); err != nil || n != 0 {
+		t.Fatalf("forget all again %d %v", n, err)
+	}
+	// The cache stays: the name resolves from it, and is remembered again.
+	if answer, err := c.Resolve(ctx, "forget-go.example.test", nil); err != nil || answer.Source != "cache" {
+		t.Fatalf("resolve after forget %+v %v", answer, err)
+	}
+	if lookup, err := c.Reverse(ctx, "127.0.0.7"); err != nil || lookup.Hosts[0] != "forget-go.example.test" {
+		t.Fatalf("reverse after resolving again %+v %v", lookup, err)
 	}
 }
 

@@ -3,6 +3,7 @@ package httpdns
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/url"
 	"sync"
@@ -40,11 +41,21 @@ type ResolveOptions struct {
 	TimeoutMs  int
 }
 
-// ReverseLookup is a reverse answer: the host names the daemon handed Address out for.
+// ReverseLookup is a reverse answer: the host names the daemon handed Address out for, most
+// recent first. Names holds the same hosts in the same order, each with its TTLs.
 type ReverseLookup struct {
-	Address string   `json:"address"`
-	Hosts   []string `json:"hosts"`
-	TTL     int      `json:"ttl"`
+	Address string        `json:"address"`
+	Hosts   []string      `json:"hosts"`
+	TTL     int           `json:"ttl"`
+	Names   []ReverseName `json:"names"`
+}
+
+// ReverseName is one name of a reverse answer: TTL is the seconds its own answer is still valid
+// (0 past it), RememberedFor the seconds until the daemon forgets the name for the address.
+type ReverseName struct {
+	Host          string `json:"host"`
+	TTL           int    `json:"ttl"`
+	RememberedFor int    `json:"rememberedFor"`
 }
 
 // Rejection is one refused Set-Cookie value: its index and why (syntax, domain-mismatch, ...).
@@ -228,6 +239,28 @@ func (c *Client) Reverse(ctx context.Context, address string) (*ReverseLookup, e
 		return nil, err
 	}
 	return &result, nil
+}
+
+// Forget calls forget for address (an IP literal): drops this user's own memory of it, every
+// name it was handed out for, and returns how many addresses were forgotten (0 or 1). The cache,
+// the jar and other users' memory stay. An empty address is refused before asking the daemon.
+func (c *Client) Forget(ctx context.Context, address string) (int, error) {
+	if address == "" {
+		return 0, errors.New("httpdns: forget: an empty address (ForgetAll forgets every address)")
+	}
+	return c.forget(ctx, map[string]any{"address": address})
+}
+
+// ForgetAll calls forget with all: true: drops every address of this user's own memory and
+// returns how many there were.
+func (c *Client) ForgetAll(ctx context.Context) (int, error) {
+	return c.forget(ctx, map[string]any{"all": true})
+}
+
+func (c *Client) forget(ctx context.Context, params map[string]any) (int, error) {
+	var result ForgetResult
+	err := c.Call(ctx, "forget", params, &result)
+	return result.Forgotten, err
 }
 
 // GetCookieHeader calls getCookieHeader: the Cookie header value for a request to rawURL (""
@@ -507,6 +540,10 @@ type (
 	CookieHeaderResult struct {
 		Header string `json:"header"`
 		Count  int    `json:"count"`
+	}
+	// ForgetResult is forget's: how many addresses the caller's memory no longer holds.
+	ForgetResult struct {
+		Forgotten int `json:"forgotten"`
 	}
 	// DeleteCookiesResult is deleteCookies's.
 	DeleteCookiesResult struct {

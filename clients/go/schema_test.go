@@ -140,8 +140,9 @@ func TestEveryResultMemberOfTheDocumentIsATypedField(t *testing.T) {
 		t.Fatal(err)
 	}
 	results := map[string]any{
-		"resolve": Resolution{}, "reverse": ReverseLookup{}, "getCookieHeader": CookieHeaderResult{},
-		"handleSetCookie": StoredCookies{}, "deleteCookies": DeleteCookiesResult{}, "listCookies": ListCookiesResult{},
+		"resolve": Resolution{}, "reverse": ReverseLookup{}, "forget": ForgetResult{},
+		"getCookieHeader": CookieHeaderResult{}, "handleSetCookie": StoredCookies{},
+		"deleteCookies": DeleteCookiesResult{}, "listCookies": ListCookiesResult{},
 		"importCookies": ImportCookiesResult{}, "exportCookies": ExportCookiesResult{}, "flushCache": FlushCacheResult{},
 		"status": Status{}, "showCache": ShowCacheResult{}, "statistics": Statistics{},
 		"resetStatistics": ResetStatisticsResult{}, "metrics": MetricsResult{}, "monitor": MonitorResult{},

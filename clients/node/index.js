@@ -341,6 +341,19 @@ function ipDirectAgent(Base, options) {
  * @property {string} address the address in canonical form
  * @property {string[]} hosts most recent first
  * @property {number} ttl seconds the most recent answer for it is still valid
+ * @property {ReverseName[]} names the same hosts in the same order, each with its TTLs
+ */
+
+/**
+ * @typedef {object} ReverseName One name of a reverse answer.
+ * @property {string} host
+ * @property {number} ttl seconds the name's own answer is still valid (0 past it)
+ * @property {number} rememberedFor seconds until the daemon forgets the name for the address
+ */
+
+/**
+ * @typedef {object} ForgottenAddresses A forget answer.
+ * @property {number} forgotten how many addresses the caller's memory no longer holds
  */
 
 /**
@@ -616,10 +629,30 @@ class Client {
     return this.call('resolve', params, { signal, timeoutMs: timeoutMs ? Math.max(this.timeoutMs, timeoutMs + 5000) : undefined });
   }
 
-  /** reverse: { address, hosts, ttl }.
+  /** reverse: { address, hosts, ttl, names: [{ host, ttl, rememberedFor }] }.
    * @returns {Promise<ReverseAnswer>} */
   reverse(address, { signal } = {}) {
     return this.call('reverse', { address }, { signal });
+  }
+
+  /** forget: drops this user's own memory of `address` (an IP literal), every name it was
+   * handed out for; the cache, the jar and other users' memory stay. Resolves to how many
+   * addresses were forgotten (0 or 1). Anything but a non-empty string is a TypeError
+   * (code ERR_INVALID_ARG_TYPE) before the daemon is asked; forgetAll forgets every address.
+   * @returns {Promise<number>} ForgottenAddresses' forgotten */
+  async forget(address, { signal } = {}) {
+    if (typeof address !== 'string' || address === '') {
+      throw Object.assign(new TypeError(`forget: the address must be a non-empty string (an IP literal), not ${
+        typeof address === 'string' ? "''" : typeof address}; forgetAll() forgets every address`),
+      { code: 'ERR_INVALID_ARG_TYPE' });
+    }
+    return (await this.call('forget', { address }, { signal })).forgotten;
+  }
+
+  /** forget with all: true: drops every address of this user's own memory; resolves to how many there were.
+   * @returns {Promise<number>} ForgottenAddresses' forgotten */
+  async forgetAll({ signal } = {}) {
+    return (await this.call('forget', { all: true }, { signal })).forgotten;
   }
 
   /** getCookieHeader: the Cookie header value for `url` ('' for none). `host` names the real host

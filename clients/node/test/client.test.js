@@ -169,6 +169,18 @@ test('an unreachable daemon is a ConnectionError with the system error\'s code, 
   refused.close();
 });
 
+test('forget refuses anything but a non-empty address string, before asking the daemon', bounded, async () => {
+  // No daemon listens here: a call that reached the socket would be a ConnectionError instead.
+  const client = httpdns.connect({ socket: path.join(os.tmpdir(), `httpdns-no-daemon-${process.pid}.sock`) });
+  try {
+    for (const address of [undefined, '', 2130706434, { all: true }]) {
+      await assert.rejects(client.forget(address), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: /^forget: / });
+    }
+  } finally {
+    client.close();
+  }
+});
+
 test('fetch says an unsupported scheme is one, before asking the daemon', bounded, async () => {
   const client = httpdns.connect({ socket: path.join(temporaryDirectory(), 'nobody.sock') });
   await assert.rejects(client.fetch('ftp://node.example.test/file'),
@@ -229,7 +241,8 @@ function typedefs() {
 
 // The typedef of each object in the document's results, by where it is (`[]`: an array's items).
 const typedefOf = {
-  resolve: 'Resolution', 'resolve.ttls': 'FamilyTTLs', reverse: 'ReverseAnswer', getCookieHeader: 'CookieHeader',
+  resolve: 'Resolution', 'resolve.ttls': 'FamilyTTLs', reverse: 'ReverseAnswer', 'reverse.names[]': 'ReverseName',
+  forget: 'ForgottenAddresses', getCookieHeader: 'CookieHeader',
   handleSetCookie: 'StoredCookies', 'handleSetCookie.rejected[]': 'RejectedCookie', deleteCookies: 'DeletedCookies',
   listCookies: 'CookieList', 'listCookies.cookies[]': 'Cookie', importCookies: 'ImportedCookies',
   exportCookies: 'ExportedCookies', 'exportCookies.leftOut[]': 'LeftOutCookie', flushCache: 'FlushedCache',
@@ -341,7 +354,7 @@ test('typed calls', live, async () => {
   assert.equal(typeof status.network.watching, 'boolean');
   assert.ok(Number.isInteger(status.network.changes) && status.network.changes >= 0);
   assert.ok(status.network.lastChange === null || Number.isInteger(status.network.lastChange));
-  const typed = ['resolve', 'reverse', 'getCookieHeader', 'handleSetCookie', 'deleteCookies', 'listCookies',
+  const typed = ['resolve', 'reverse', 'forget', 'getCookieHeader', 'handleSetCookie', 'deleteCookies', 'listCookies',
     'importCookies', 'exportCookies', 'flushCache', 'status', 'showCache', 'statistics', 'resetStatistics', 'metrics',
     'monitor', 'rpc.discover'];
   assert.deepEqual((await client.discover()).methods.map((method) => method.name).sort(), typed.sort(),
@@ -356,6 +369,43 @@ test('typed calls', live, async () => {
   await assert.rejects(client.fetch(url('login.example.test', `/redirect?status=302&to=${encodeURIComponent('ftp://node.example.test/')}`)),
     { code: 'ERR_INVALID_PROTOCOL', message: 'client.fetch: the scheme ftp: is not supported (only http: and https:)' });
   client.close();
+});
+
+test('reverse names each host with its TTLs; forget drops an address, forgetAll every one', live, async () => {
+  const client = await liveClient();
+  try {
+    // A name of its own on an address of its own, so that no other test's names share it.
+    const answers = JSON.parse(fs.readFileSync(world.answers, 'utf8'));
+    answers['forget-node.example.test'] = ['127.0.0.7'];
+    fs.writeFileSync(world.answers + '.tmp', JSON.stringify(answers));
+    fs.renameSync(world.answers + '.tmp', world.answers);
+    await client.resolve('forget-node.example.test');
+    const lookup = await client.reverse('127.0.0.7');
+    assert.deepEqual(lookup.hosts, ['forget-node.example.test']);
+    assert.deepEqual(Object.keys(lookup.names[0]).sort(), ['host', 'rememberedFor', 'ttl']);
+    const [name] = lookup.names;
+    assert.ok(lookup.names.length === 1 && name.host === lookup.hosts[0], JSON.stringify(lookup));
+    assert.ok(name.ttl > 0 && name.ttl <= name.rememberedFor && name.ttl === lookup.ttl, JSON.stringify(lookup));
+
+    assert.equal(await client.forget('127.0.0.7'), 1);
+    const hostNotFound = { code: 'ERR_HTTPDNS_HOST_NOT_FOUND', rpcCode: -32001 };
+    await assert.rejects(client.reverse('127.0.0.7'), hostNotFound);
+    assert.equal(await client.forget('127.0.0.7'), 0);
+    await assert.rejects(client.forget('not-an-address'),
+      (error) => error.code === 'ERR_HTTPDNS_INVALID_PARAMS' && error.rpcCode === -32602 && error.data.field === 'address');
+
+    await client.resolve('forget-node.example.test');
+    await client.resolve('login.example.test');
+    assert.ok(await client.forgetAll() >= 2);
+    await assert.rejects(client.reverse('127.0.0.7'), hostNotFound);
+    await assert.rejects(client.reverse('127.0.0.2'), hostNotFound);
+    assert.equal(await client.forgetAll(), 0);
+    // The cache stays: the name resolves from it, and is remembered again.
+    assert.equal((await client.resolve('forget-node.example.test')).source, 'cache');
+    assert.deepEqual((await client.reverse('127.0.0.7')).hosts, ['forget-node.example.test']);
+  } finally {
+    client.close();
+  }
 });
 
 test('showCache, statistics, resetStatistics, metrics', live, async () => {

@@ -14,8 +14,8 @@ from ._connection import SYSTEM_SOCKET, socket_path
 from ._errors import AmbiguousAddress, CallTimeout, DaemonUnavailable, HTTPDNSError, ProtocolError, RPCError
 from ._types import (CacheCounters, CacheEntry, Cookie, CookieCounters, CookieHeader, ExportedCookies, FamilyTTLs,
                      FleetStatus, LeftOutCookie, MetricsText, NetworkStatus, Rejection, Resolution, ReverseLookup,
-                     ServiceAddress, ServiceAddresses, Statistics, Status, StoredCookies, UpstreamCounters,
-                     UpstreamStatus)
+                     ReverseName, ServiceAddress, ServiceAddresses, Statistics, Status, StoredCookies,
+                     UpstreamCounters, UpstreamStatus)
 
 __version__ = "0.1.0"
 
@@ -23,7 +23,7 @@ __all__ = [
     "SYSTEM_SOCKET", "AmbiguousAddress", "CacheCounters", "CacheEntry", "CallTimeout", "Client", "Cookie",
     "CookieCounters", "CookieHeader", "DaemonUnavailable", "ExportedCookies", "FamilyTTLs", "FleetStatus",
     "HTTPDNSError", "LeftOutCookie", "MetricsText", "Monitor", "NetworkStatus", "ProtocolError", "RPCError",
-    "Rejection", "Resolution", "ReverseLookup", "ServiceAddress", "ServiceAddresses", "Statistics", "Status",
-    "StoredCookies", "UpstreamCounters", "UpstreamStatus",
+    "Rejection", "Resolution", "ReverseLookup", "ReverseName", "ServiceAddress", "ServiceAddresses", "Statistics",
+    "Status", "StoredCookies", "UpstreamCounters", "UpstreamStatus",
     "socket_path", "url_host",
 ]

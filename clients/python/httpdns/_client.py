@@ -194,6 +194,21 @@ class Client:
         """``reverse``: the host names the daemon handed ``address`` out for, to this user."""
         return ReverseLookup.from_json(self.call("reverse", {"address": address}))
 
+    def forget(self, address: str | None = None, *, all: bool = False) -> int:
+        """``forget``: exactly one of ``address`` (an IP literal) and ``all=True``. Drops this
+        user's own memory of that address (every name it was handed out for), or of every
+        address; the cache, the jar and other users' memory stay. Returns how many addresses
+        were forgotten. Raises ValueError or TypeError, before asking the daemon, unless exactly
+        one is given."""
+        if not isinstance(all, bool):
+            raise TypeError(f"forget: all must be True or False, not {all!r}")
+        if address is not None and not isinstance(address, str):
+            raise TypeError(f"forget: address must be an IP literal string, not {type(address).__name__}")
+        if (address is not None) == all:
+            raise ValueError("forget: give exactly one of address and all=True")
+        params: dict[str, Any] = {"all": True} if all else {"address": address}
+        return _count(self.call("forget", params), "forgotten", "forget")
+
     @staticmethod
     def _cookie_params(url: str, host: str | None, **members: Any) -> dict[str, Any]:
         params: dict[str, Any] = {"url": url}

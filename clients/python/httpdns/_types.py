@@ -95,17 +95,36 @@ class Resolution:
 
 
 @dataclass(frozen=True)
+class ReverseName(_WireKeys):
+    """One name of a ``reverse`` answer: ``ttl`` the seconds its own answer is still valid (0
+    past it), ``remembered_for`` the seconds until the daemon forgets it for the address."""
+
+    host: str
+    ttl: int
+    remembered_for: int
+
+    @classmethod
+    def from_json(cls, n: Any) -> ReverseName:
+        m = "reverse names"
+        return cls(_get(n, "host", str, m), _int(n, "ttl", m), _int(n, "rememberedFor", m))
+
+
+@dataclass(frozen=True)
 class ReverseLookup:
-    """A ``reverse`` answer: the host names handed out for ``address`` to this user."""
+    """A ``reverse`` answer: the host names handed out for ``address`` to this user, most
+    recent first; ``names`` holds the same hosts in the same order, each with its TTLs."""
 
     address: str
     hosts: list[str]
     ttl: int
+    names: list[ReverseName]
 
     @classmethod
     def from_json(cls, result: Any) -> ReverseLookup:
         m = "reverse"
-        return cls(_get(result, "address", str, m), list(_get(result, "hosts", list, m)), _get(result, "ttl", int, m))
+        names = [ReverseName.from_json(n) for n in _get(result, "names", list, m)]
+        return cls(_get(result, "address", str, m), list(_get(result, "hosts", list, m)), _get(result, "ttl", int, m),
+                   names)
 
 
 @dataclass(frozen=True)

@@ -294,8 +294,8 @@ def test_status_cache_and_fleet_are_typed():
 # method returns that member (listCookies returns the list of cookies).
 def client_results():
     return {
-        "resolve": httpdns.Resolution, "reverse": httpdns.ReverseLookup, "getCookieHeader": httpdns.CookieHeader,
-        "handleSetCookie": httpdns.StoredCookies, "deleteCookies": {"deleted": int},
+        "resolve": httpdns.Resolution, "reverse": httpdns.ReverseLookup, "forget": {"forgotten": int},
+        "getCookieHeader": httpdns.CookieHeader, "handleSetCookie": httpdns.StoredCookies, "deleteCookies": {"deleted": int},
         "listCookies": {"cookies": list[httpdns.Cookie]}, "importCookies": {"imported": int},
         "exportCookies": httpdns.ExportedCookies, "flushCache": {"flushed": int}, "status": httpdns.Status,
         "showCache": {"entries": list[httpdns.CacheEntry]}, "statistics": httpdns.Statistics,
@@ -382,6 +382,30 @@ def test_resolve_examples_have_typed_ttls_with_family_both_only():
     assert httpdns.Resolution.from_json(document_example("resolve", "stale from cache")).ttls is None
 
 
+def test_reverse_example_has_typed_names():
+    lookup = httpdns.ReverseLookup.from_json(document_example("reverse", "known address"))
+    assert lookup.names == [httpdns.ReverseName(host="api.example.com", ttl=57, remembered_for=86457)]
+    assert lookup.names[0]["rememberedFor"] == 86457  # wire names still read
+    for names in (None, [{"host": "a.example", "ttl": 1}], [{"host": "a.example", "ttl": "1", "rememberedFor": 2}],
+                  [{"host": "a.example", "ttl": 1, "rememberedFor": True}]):
+        result = dict(document_example("reverse", "known address"), names=names)
+        if names is None:
+            del result["names"]
+        with pytest.raises(httpdns.ProtocolError):
+            httpdns.ReverseLookup.from_json(result)
+
+
+@pytest.mark.parametrize("arguments, error", [
+    ({}, ValueError), ({"address": "127.0.0.2", "all": True}, ValueError), ({"all": False}, ValueError),
+    ({"address": 2130706434}, TypeError), ({"all": "yes"}, TypeError), ({"address": "127.0.0.2", "all": 1}, TypeError),
+])
+def test_forget_refuses_anything_but_exactly_one_before_any_call(tmp_path, arguments, error):
+    # No daemon listens here: a call that reached the socket would be DaemonUnavailable instead.
+    with httpdns.Client(tmp_path / "no-daemon.sock") as client:
+        with pytest.raises(error, match="forget: "):
+            client.forget(**arguments)
+
+
 @pytest.mark.parametrize("member, value", [
     ("ttls", {"ipv4": "57", "ipv6": 30}), ("ttls", {"ipv4": 57}), ("ttls", [57, 30]),
     ("network", {"watching": 1, "changes": 1, "lastChange": None}),
@@ -446,10 +470,41 @@ def test_typed_calls(world, daemon):
     with open(os.path.join(ROOT, "rpc-schema", "httpdnsd.openrpc.json")) as f:
         document = json.load(f)
     assert daemon.discover() == document
-    typed = {"resolve", "reverse", "getCookieHeader", "handleSetCookie", "deleteCookies", "listCookies",
+    typed = {"resolve", "reverse", "forget", "getCookieHeader", "handleSetCookie", "deleteCookies", "listCookies",
              "importCookies", "exportCookies", "flushCache", "status", "showCache", "statistics",
              "resetStatistics", "metrics", "monitor", "rpc.discover"}
     assert {method["name"] for method in document["methods"]} == typed, "a method has no typed call"
+
+
+def test_reverse_names_and_forget(world, daemon):
+    # A name of its own on an address of its own, so that no other test's names share it.
+    world.set_answer("forget-py.example.test", ["127.0.0.7"])
+    daemon.resolve("forget-py.example.test")
+    lookup = daemon.reverse("127.0.0.7")
+    assert lookup.hosts == ["forget-py.example.test"] and [n.host for n in lookup.names] == lookup.hosts
+    [name] = lookup.names
+    assert 0 < name.ttl <= name.remembered_for and name.ttl == lookup.ttl
+
+    assert daemon.forget("127.0.0.7") == 1
+    with pytest.raises(httpdns.RPCError) as raised:
+        daemon.reverse("127.0.0.7")
+    assert (raised.value.code, raised.value.name) == (-32001, "HostNotFound")
+    assert daemon.forget("127.0.0.7") == 0  # nothing left to forget
+    with pytest.raises(httpdns.RPCError) as raised:
+        daemon.forget("not-an-address")
+    assert (raised.value.code, raised.value.field) == (-32602, "address")
+
+    daemon.resolve("forget-py.example.test")
+    daemon.resolve("login.example.test")
+    assert daemon.forget(all=True) >= 2
+    for address in ("127.0.0.7", "127.0.0.2"):
+        with pytest.raises(httpdns.RPCError) as raised:
+            daemon.reverse(address)
+        assert raised.value.code == -32001
+    assert daemon.forget(all=True) == 0
+    # The cache stays: the name resolves from it, and is remembered again.
+    assert daemon.resolve("forget-py.example.test").source == "cache"
+    assert daemon.reverse("127.0.0.7").hosts == ["forget-py.example.test"]
 
 
 def test_observation_calls(world, daemon):
