@@ -16,8 +16,9 @@ hop's Set-Cookie values through the daemon for that URL; the client's own cookie
 empty. A proxy (``proxies=``/``proxy=``/``mounts=``, or the environment with ``trust_env``)
 is httpx's own transport, without IP-direct connections, and still uses the daemon's jar.
 
-An IP-literal URL with a ``Host`` header (httpx's way of naming the host) is that host at that
-address: ``client.post("https://203.0.113.10/login", headers={"Host": "app.example.com"})``
+An IP-literal URL with a ``Host`` header (or ``host=``) is that host at that address:
+``client.post("https://203.0.113.10/login", host="app.example.com")`` (the same as
+``headers={"Host": "app.example.com"}``)
 connects to 203.0.113.10 with SNI, the certificate check and the cookies for app.example.com
 (httpx itself sets a redirect's Host header to the redirect's own host). Without a host name,
 an address this user's answers give for several hosts raises `AmbiguousAddressError` (naming
@@ -375,9 +376,57 @@ def _setup(kwargs: dict[str, Any], daemon: DaemonClient | None, socket: str | No
     return daemon if daemon is not None else DaemonClient(socket)
 
 
-class Client(httpx.Client):
+def _with_host(headers: Any, host: str) -> httpx.Headers:
+    merged = httpx.Headers(headers)
+    merged["Host"] = host
+    return merged
+
+
+class _HostKeyword:
+    """``host``: the host name an IP-literal URL is for, the same as a ``Host`` header (connects
+    to the address; TLS and cookies are the host's), as ``httpdns.requests.Session`` takes it."""
+
+    def build_request(self, method: str, url: Any, *, host: str | None = None, **kwargs: Any) -> httpx.Request:
+        if host is not None:
+            kwargs["headers"] = _with_host(kwargs.get("headers"), host)
+        return super().build_request(method, url, **kwargs)  # type: ignore[misc]
+
+    def request(self, method: str, url: Any, *, host: str | None = None, **kwargs: Any) -> Any:
+        if host is not None:
+            kwargs["headers"] = _with_host(kwargs.get("headers"), host)
+        return super().request(method, url, **kwargs)  # type: ignore[misc]
+
+    def stream(self, method: str, url: Any, *, host: str | None = None, **kwargs: Any) -> Any:
+        if host is not None:
+            kwargs["headers"] = _with_host(kwargs.get("headers"), host)
+        return super().stream(method, url, **kwargs)  # type: ignore[misc]
+
+    def get(self, url: Any, *, host: str | None = None, **kwargs: Any) -> Any:
+        return self.request("GET", url, host=host, **kwargs)
+
+    def options(self, url: Any, *, host: str | None = None, **kwargs: Any) -> Any:
+        return self.request("OPTIONS", url, host=host, **kwargs)
+
+    def head(self, url: Any, *, host: str | None = None, **kwargs: Any) -> Any:
+        return self.request("HEAD", url, host=host, **kwargs)
+
+    def post(self, url: Any, *, host: str | None = None, **kwargs: Any) -> Any:
+        return self.request("POST", url, host=host, **kwargs)
+
+    def put(self, url: Any, *, host: str | None = None, **kwargs: Any) -> Any:
+        return self.request("PUT", url, host=host, **kwargs)
+
+    def patch(self, url: Any, *, host: str | None = None, **kwargs: Any) -> Any:
+        return self.request("PATCH", url, host=host, **kwargs)
+
+    def delete(self, url: Any, *, host: str | None = None, **kwargs: Any) -> Any:
+        return self.request("DELETE", url, host=host, **kwargs)
+
+
+class Client(_HostKeyword, httpx.Client):
     """An ``httpx.Client`` on the machine's shared session (same arguments, plus ``daemon``, a
-    `httpdns.Client`, or ``socket``); ``client.httpdns`` is the daemon's client."""
+    `httpdns.Client`, or ``socket``); ``client.httpdns`` is the daemon's client. Each request
+    method also takes ``host=``, the host name an IP-literal URL is for (see `_HostKeyword`)."""
 
     def __init__(self, *, daemon: DaemonClient | None = None, socket: str | None = None, **kwargs: Any):
         self.httpdns = _setup(kwargs, daemon, socket)
@@ -390,7 +439,7 @@ class Client(httpx.Client):
                         for pattern, transport in self._mounts.items()}
 
 
-class AsyncClient(httpx.AsyncClient):
+class AsyncClient(_HostKeyword, httpx.AsyncClient):
     """An ``httpx.AsyncClient`` on the machine's shared session (see `Client`)."""
 
     def __init__(self, *, daemon: DaemonClient | None = None, socket: str | None = None, **kwargs: Any):

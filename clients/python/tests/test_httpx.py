@@ -1,6 +1,7 @@
 """httpdns.httpx.Client and AsyncClient against the fixture's origins, upstream and proxy."""
 
 import asyncio
+import json
 import time
 
 import httpx
@@ -140,6 +141,24 @@ def test_async_an_ip_url_with_a_host_header(world, token, daemon, fresh_jar):
         async with httpdns.httpx.AsyncClient(socket=world.socket, verify=world.ca, follow_redirects=True) as client:
             return await client.post(ip_login(world, token), headers={"Host": "app.example.test"},
                                      data={"user": "ipbob"})
+
+    check_ip_login(world, token, asyncio.run(main()), daemon)
+
+
+def test_host_keyword_is_the_host_header(world, token, daemon, fresh_jar):
+    with httpdns.httpx.Client(socket=world.socket, verify=world.ca, follow_redirects=True) as client:
+        response = client.post(ip_login(world, token), host="app.example.test", data={"user": "ipbob"})
+        check_ip_login(world, token, response, daemon)
+        with client.stream("GET", world.url("127.0.0.3", token + "/again/echo"), host="app.example.test") as streamed:
+            again = json.loads(streamed.read())
+        assert (again["server"], again["sni"], again["host"], again["cookie"]) == (
+            "127.0.0.3", "app.example.test", "app.example.test", "sid=ipbob")
+
+
+def test_async_host_keyword(world, token, daemon, fresh_jar):
+    async def main():
+        async with httpdns.httpx.AsyncClient(socket=world.socket, verify=world.ca, follow_redirects=True) as client:
+            return await client.post(ip_login(world, token), host="app.example.test", data={"user": "ipbob"})
 
     check_ip_login(world, token, asyncio.run(main()), daemon)
 
