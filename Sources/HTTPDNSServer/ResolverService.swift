@@ -358,16 +358,19 @@ final class ResolverService {
     // MARK: the hosts map
 
     /// Gives the NSS module's answer its uid's key, and queues it to be published
-    /// (`publishPrepared`): a fresh answer from the cache, an upstream or the fleet, or a no-data
-    /// error. Never a stale answer, a literal, a `Static=` or system answer, a name that does not
-    /// exist or a not-routed refusal. Touches nothing of the machine's (it may be running).
+    /// (`publishPrepared`): a fresh answer from the cache, an upstream (the system one too) or the
+    /// fleet, or a no-data error. Never a stale answer, a literal, a `Static=` answer, a name that
+    /// does not exist or a not-routed refusal. Touches nothing of the machine's (it may be running).
     private func prepare(_ outcome: inout Result<ResolveResult, RPCError>, _ request: MapRequest) {
         guard let hostsMap else { return }
         switch outcome {
         case .success(var result):
             result.hostsMapKey = hostsMap.userKey(uid: request.uid)
             outcome = .success(result)
-            let cached = result.source == .cache || result.source == .upstream || result.source == .fleet
+            // Answers the cache holds (a literal or a Static= answer is none).
+            let cached =
+                result.source == .cache || result.source == .upstream || result.source == .system
+                || result.source == .fleet
             guard result.host == request.host, !result.stale, cached else { return }
             publications.append(Publication(request: request, answered: result))
         case .failure(let error):

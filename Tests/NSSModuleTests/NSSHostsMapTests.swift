@@ -310,16 +310,12 @@ struct NSSHostsMapTests {
         let setup = try Setup()
         _ = try setup.sequence(["name4:dual.map.test"])
         let valid = try #require(FileManager.default.contents(atPath: setup.mapPath))
-        let readersOutput = setup.daemon.directory.file("readers.out")
-        let readers = try ChildProcess(
-            setup.artifacts.probe, [setup.artifacts.module, "check-threads", "name4", "dual.map.test", "4", "300"],
-            environment: ["HTTPDNSD_SOCKET": setup.daemon.socketPath, "PATH": "/usr/bin:/bin"],
-            stdout: readersOutput, stderr: readersOutput)
         let variants: [(String, Data, mode_t)] = [
             ("truncated", valid.prefix(valid.count / 2), 0o644), ("zeroed", Data(count: valid.count), 0o644),
             ("grown", valid + Data(count: 4096), 0o644), ("writable by others", valid, 0o666),
             ("header only", valid.prefix(128), 0o644), ("valid", valid, 0o644),
         ]
+        // Alone: what reaches the daemon is this process's doing.
         for (what, content, mode) in variants {
             try replaceMap(at: setup.mapPath, with: content, mode: mode)
             let before = try setup.daemonLookups()
@@ -330,6 +326,19 @@ struct NSSHostsMapTests {
             // The valid copy was written by the daemon (the same keys): its answers are read.
             let reached = try setup.daemonLookups() - before
             #expect(what == "valid" ? reached == 1 : reached == 3, "a \(what) map: \(reached) reached the daemon")
+        }
+        // Under readers in four threads of a process that keeps its mappings and key throughout.
+        let readersOutput = setup.daemon.directory.file("readers.out")
+        let readers = try ChildProcess(
+            setup.artifacts.probe, [setup.artifacts.module, "check-threads", "name4", "dual.map.test", "4", "300"],
+            environment: ["HTTPDNSD_SOCKET": setup.daemon.socketPath, "PATH": "/usr/bin:/bin"],
+            stdout: readersOutput, stderr: readersOutput)
+        for _ in 0..<3 {
+            for (what, content, mode) in variants where readers.isRunning {
+                try replaceMap(at: setup.mapPath, with: content, mode: mode)
+                let answer = try setup.sequence(["name4:dual.map.test"])
+                #expect(answer.first?["addresses"] == "127.0.0.25,fd00::25", "with a \(what) map: \(answer)")
+            }
         }
         #expect(
             readers.wait(timeout: 120) == 0, "\((try? String(contentsOfFile: readersOutput, encoding: .utf8)) ?? "")")
