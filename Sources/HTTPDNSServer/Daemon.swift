@@ -176,15 +176,17 @@ public final class Daemon {
         openHostsMap()
     }
 
-    /// Creates the hosts map with `HostsMapSize=` slots (none with 0), replacing the one a former
-    /// daemon left (its readers move to the new one). Its expiries are CLOCK_MONOTONIC, so a daemon
-    /// on another clock (a test's) publishes nothing. A map that cannot be created leaves the NSS
-    /// module on the socket, as without one.
+    /// Creates the hosts map with `HostsMapSize=` slots (none with 0, nor below a socket directory
+    /// others may write), replacing the one a former daemon left (its readers move to the new
+    /// one). Its expiries are CLOCK_MONOTONIC, so a daemon on another clock (a test's) publishes
+    /// nothing. A map that cannot be created leaves the NSS module on the socket, as without one.
     private func openHostsMap() {
         let slots = configuration.server.hostsMapSlots
         if services.resolver.hostsMap?.slots == slots { return }
         services.resolver.hostsMap = nil
-        guard slots > 0, loop.clock is SystemClock else { return }
+        guard slots > 0, loop.clock is SystemClock,
+            HostsMapPublisher.mayLive(in: Files.parentDirectory(of: hostsMapDirectory))
+        else { return }
         do {
             services.resolver.hostsMap = try HostsMapPublisher(directory: hostsMapDirectory, slots: slots)
         } catch {

@@ -22,6 +22,13 @@ final class HostsMapPublisher {
     /// The map's directory in the socket's.
     static let directoryName = HOSTS_MAP_DIRECTORY_NAME
 
+    /// Whether the module could trust a map below `socketDirectory`: not when others may write it
+    /// (such as /tmp), where none is made.
+    static func mayLive(in socketDirectory: String) -> Bool {
+        var status = stat()
+        return lstat(socketDirectory, &status) == 0 && status.st_mode & 0o022 == 0
+    }
+
     /// Creates the map anew in `directory` (made, mode 0755, when systemd did not), replacing
     /// (and retiring) the one there; throws with errno when it cannot. The directory must be the
     /// daemon's and writable by nobody else: the module trusts the file by that.
