@@ -133,7 +133,7 @@ static void map_again(void) {
     __atomic_store_n(&opening, 0, __ATOMIC_RELEASE);
 }
 
-int map_lookup(const char *name, int family, struct hosts_map_answer *answer) {
+int map_lookup(const char *name, int family, uint32_t uid, int64_t now_ns, struct hosts_map_answer *answer) {
     size_t length = strlen(name);
     if (!hosts_map_name_is_canonical(name, length)) return 0;
     struct hosts_map_view *view = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
@@ -143,8 +143,9 @@ int map_lookup(const char *name, int family, struct hosts_map_answer *answer) {
         if (view == NULL) return 0;
     }
     /* The daemon keys answers by the uid that asked over the socket (SO_PEERCRED's effective
-       uid): a uid's first lookup of an answer reaches the daemon, its address memory and monitor. */
+       uid, which the caller passes): a uid's first lookup of an answer reaches the daemon, its
+       address memory and monitor. */
     unsigned char key[HOSTS_MAP_KEY_BYTES];
-    if (!key_for((uint32_t)geteuid(), key)) return 0;
-    return hosts_map_find(view, key, name, length, family, map_now_ns(), answer);
+    if (!key_for(uid, key)) return 0;
+    return hosts_map_find(view, key, name, length, family, now_ns, answer);
 }

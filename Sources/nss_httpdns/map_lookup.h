@@ -7,9 +7,10 @@
 
 #include "hosts_map.h"
 
-/* 1 and *answer when the map holds an unexpired answer of name in family (HOSTS_MAP_IPV4 or
-   HOSTS_MAP_IPV6) for the caller's effective uid; 0 for anything else: the socket answers. */
-int map_lookup(const char *name, int family, struct hosts_map_answer *answer);
+/* 1 and *answer when the map holds an answer of name in family (HOSTS_MAP_IPV4 or HOSTS_MAP_IPV6)
+   for uid (the caller's effective uid) unexpired at now_ns (map_now_ns); 0 for anything else:
+   the socket answers. */
+int map_lookup(const char *name, int family, uint32_t uid, int64_t now_ns, struct hosts_map_answer *answer);
 
 /* Keeps the key the daemon handed to uid (the effective uid that asked) for the lookups after. */
 void map_remember_key(uint32_t uid, const unsigned char key[HOSTS_MAP_KEY_BYTES]);

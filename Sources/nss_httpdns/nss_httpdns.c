@@ -332,9 +332,9 @@ static int32_t clamp_ttl(int64_t ttl) { return ttl > INT32_MAX ? INT32_MAX : (in
 
 /* --- answers from the hosts map ----------------------------------------------------------- */
 
-/* Seconds left until expires_ns, rounded up as the daemon's ttl is. */
-static int32_t seconds_until(int64_t expires_ns) {
-    int64_t left = expires_ns - map_now_ns();
+/* Seconds left from now_ns until expires_ns, rounded up as the daemon's ttl is. */
+static int32_t seconds_until(int64_t expires_ns, int64_t now_ns) {
+    int64_t left = expires_ns - now_ns;
     return clamp_ttl(left <= 0 ? 0 : (left + 999999999) / 1000000000);
 }
 
@@ -343,7 +343,11 @@ static int32_t seconds_until(int64_t expires_ns) {
 static bool map_tuples(const char *name, struct gaih_addrtuple **pat, char *buffer, size_t buflen, int32_t *ttlp,
                        struct outcome *outcome) {
     struct hosts_map_answer v4, v6;
-    if (!map_lookup(name, HOSTS_MAP_IPV4, &v4) || !map_lookup(name, HOSTS_MAP_IPV6, &v6)) return false;
+    /* One uid and one instant for both families. */
+    uint32_t uid = (uint32_t)geteuid();
+    int64_t now = map_now_ns();
+    if (!map_lookup(name, HOSTS_MAP_IPV4, uid, now, &v4) || !map_lookup(name, HOSTS_MAP_IPV6, uid, now, &v6))
+        return false;
     size_t count = v4.count + v6.count;
     if (count == 0) {
         *outcome = no_data;
@@ -375,7 +379,7 @@ static bool map_tuples(const char *name, struct gaih_addrtuple **pat, char *buff
     int64_t expires = v4.count == 0 ? v6.expires_ns
                       : v6.count == 0 ? v4.expires_ns
                       : (v4.expires_ns < v6.expires_ns ? v4.expires_ns : v6.expires_ns);
-    if (ttlp != NULL) *ttlp = seconds_until(expires);
+    if (ttlp != NULL) *ttlp = seconds_until(expires, now);
     *outcome = success;
     return true;
 }
@@ -384,7 +388,9 @@ static bool map_tuples(const char *name, struct gaih_addrtuple **pat, char *buff
 static bool map_hostent(const char *name, int af, struct hostent *host, char *buffer, size_t buflen, int32_t *ttlp,
                         char **canonp, struct outcome *outcome) {
     struct hosts_map_answer answer;
-    if (!map_lookup(name, af == AF_INET ? HOSTS_MAP_IPV4 : HOSTS_MAP_IPV6, &answer)) return false;
+    int64_t now = map_now_ns();
+    if (!map_lookup(name, af == AF_INET ? HOSTS_MAP_IPV4 : HOSTS_MAP_IPV6, (uint32_t)geteuid(), now, &answer))
+        return false;
     if (answer.count == 0) {
         *outcome = no_data;
         return true;
@@ -411,7 +417,7 @@ static bool map_hostent(const char *name, int af, struct hostent *host, char *bu
     host->h_addrtype = af;
     host->h_length = (int)length;
     host->h_addr_list = addresses;
-    if (ttlp != NULL) *ttlp = seconds_until(answer.expires_ns);
+    if (ttlp != NULL) *ttlp = seconds_until(answer.expires_ns, now);
     if (canonp != NULL) *canonp = canonical;
     *outcome = success;
     return true;

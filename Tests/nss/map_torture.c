@@ -63,7 +63,7 @@ static void *reader(void *unused) {
         uint64_t before = __atomic_load_n(&board->published[index], __ATOMIC_ACQUIRE);
         int64_t began = map_now_ns();
         struct hosts_map_answer answer;
-        int hit = map_lookup(name, HOSTS_MAP_IPV6, &answer);
+        int hit = map_lookup(name, HOSTS_MAP_IPV6, (uint32_t)geteuid(), began, &answer);
         uint64_t after = __atomic_load_n(&board->publishing[index], __ATOMIC_ACQUIRE);
         if (!hit) {
             misses++;
