@@ -73,7 +73,7 @@ let package = Package(
             dependencies: [
                 "HTTPDNSProtocol", "HTTPDNSCore", "HTTPDNSSystem", "HTTPDNSSystemd",
                 "HTTPDNSPSL", "HTTPDNSIDNA", "HTTPDNSCurl", "HTTPDNSStore", "HTTPDNSFleet", "HTTPDNSSodium",
-                "HTTPDNSCrypto",
+                "HTTPDNSCrypto", "CHTTPDNSHostsMap",
             ],
             swiftSettings: requestPathSettings
         ),
@@ -99,7 +99,12 @@ let package = Package(
         // it (warnings and all) but cannot link it as it must be: every SwiftPM product is linked by
         // swiftc, which always adds libswiftCore.so (NEEDED) and the toolchain's RUNPATH. So it has
         // no product here; packaging/build-nss links it with cc (SONAME, version script, libc only).
-        .target(name: "nss_httpdns", exclude: ["nss_httpdns.map"], cSettings: [.define("_GNU_SOURCE")]),
+        .target(
+            name: "nss_httpdns", dependencies: ["CHTTPDNSHostsMap"], exclude: ["nss_httpdns.map"],
+            cSettings: [.define("_GNU_SOURCE")]),
+        // The hosts map (httpdnsd(8), SHARED HOSTS MAP): its layout, SipHash, the module's reader and
+        // the daemon's writer, in C so that both sides share one definition of the file.
+        .target(name: "CHTTPDNSHostsMap", cSettings: [.define("_GNU_SOURCE")]),
         // Test processes name who sent a signal that ends them (SwiftPM says nothing then).
         .target(name: "CHTTPDNSTestSignals"),
         .target(
@@ -163,7 +168,7 @@ let package = Package(
         ),
         .testTarget(
             name: "NSSModuleTests",
-            dependencies: ["HTTPDNSTestSupport", "HTTPDNSSystem", "HTTPDNSProtocol", "httpdnsd"],
+            dependencies: ["HTTPDNSTestSupport", "HTTPDNSSystem", "HTTPDNSProtocol", "httpdnsd", "CHTTPDNSHostsMap"],
             swiftSettings: strictSettings
         ),
         .testTarget(

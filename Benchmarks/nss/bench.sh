@@ -1,12 +1,16 @@
 #!/bin/sh
 # Benchmarks/nss/bench.sh [REPS] [CALLS]
 #
-# getaddrinfo(3) latency for one name, single-threaded, through three nsswitch.conf hosts lines:
+# getaddrinfo(3) latency for one name with one IPv4 and one IPv6 address, single-threaded,
+# through three nsswitch.conf hosts lines:
 #   files    nss_files reading a small /etc/hosts
-#   httpdns  libnss_httpdns.so.2 asking the release daemon, a cache hit (Upstream=system, MinTTL=1h,
-#            warmed up before measuring)
+#   httpdns  libnss_httpdns.so.2 with the release daemon (Upstream=system, MinTTL=1h, warmed up
+#            before measuring): after the process's first lookup, answers from the hosts map
 #   dns      glibc's nss_dns asking a plain DNS server on 127.0.0.77:53 (dns_responder.py, Python
 #            stdlib; A and AAAA go out in parallel, as glibc sends them)
+# and the module's _nss_httpdns_gethostbyname4_r called directly (module_bench.c):
+#   module         the name as is: from the hosts map
+#   module-socket  the name in capitals: never in the map, every call a request to the daemon
 # Each run is a private mount namespace (unshare -m) with its own nsswitch.conf, hosts and
 # resolv.conf, and a fresh /run, so nscd cannot answer. Runs are interleaved REPS times (default 3),
 # CALLS lookups each (default 20000); prints one line per run and a table of the medians over the
@@ -35,12 +39,15 @@ swift build --package-path "$top" -c release --product httpdnsd >&2
 daemon=$(swift build --package-path "$top" -c release --show-bin-path)/httpdnsd
 "$top/packaging/build-nss" "$work/lib" >/dev/null
 cc -std=c11 -O2 -Wall -Wextra -Werror -o "$work/gai_bench" "$here/gai_bench.c" -lpthread
+cc -std=c11 -O2 -Wall -Wextra -Werror -o "$work/module_bench" "$here/module_bench.c" -ldl
 
 name=bench.nss.test
 address=127.0.0.50
+address6=fd00::50
 mkdir -p "$work/run" "$work/state"
 printf '127.0.0.1 localhost\n::1 localhost\n' > "$work/hosts-plain"
-printf '127.0.0.1 localhost\n::1 localhost\n%s %s\n' "$address" "$name" > "$work/hosts-with-name"
+printf '127.0.0.1 localhost\n::1 localhost\n%s %s\n%s %s\n' "$address" "$name" "$address6" "$name" \
+    > "$work/hosts-with-name"
 printf 'nameserver 127.0.0.77\noptions timeout:1 attempts:1\n' > "$work/resolv.conf"
 for source in files httpdns dns; do printf 'hosts: %s\n' "$source" > "$work/nsswitch-$source"; done
 printf '[Resolver]\nUpstream=system\nMinTTL=1h\n' > "$work/httpdnsd.conf"
@@ -85,12 +92,18 @@ run() { # run SOURCE: one measurement line (call it in a subshell)
     esac
     LD_LIBRARY_PATH=$work/lib
     export LD_LIBRARY_PATH
-    in_namespace "$work/nsswitch-$1" "$hosts" "$work/gai_bench" "$name" "$calls"
+    case $1 in
+        module) in_namespace "$work/nsswitch-files" "$hosts" "$work/module_bench" "$work/lib/libnss_httpdns.so.2" \
+            "$name" "$calls" ;;
+        module-socket) in_namespace "$work/nsswitch-files" "$hosts" "$work/module_bench" \
+            "$work/lib/libnss_httpdns.so.2" "$(echo "$name" | tr a-z A-Z)" "$calls" ;;
+        *) in_namespace "$work/nsswitch-$1" "$hosts" "$work/gai_bench" "$name" "$calls" ;;
+    esac
 }
 
 : > "$work/results"
 for rep in $(seq "$reps"); do
-    for source in files httpdns dns; do
+    for source in files httpdns dns module module-socket; do
         line=$(run "$source")
         echo "rep $rep $source: $line"
         echo "$source $line" >> "$work/results"
@@ -100,7 +113,7 @@ done
 echo
 echo "| hosts: | p50 (us) | p90 (us) | p99 (us) |"
 echo "| --- | --- | --- | --- |"
-for source in files httpdns dns; do
+for source in files httpdns dns module module-socket; do
     grep "^$source " "$work/results" | awk -v source="$source" '
         { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1], NR] = kv[2] } n = NR }
         END {

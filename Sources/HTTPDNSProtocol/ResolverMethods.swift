@@ -18,13 +18,16 @@ public struct ResolveParams: DescribedParams {
     /// A name outside every `Route=` is not asked of billed services (kinds alibaba and tencent):
     /// when they are all its upstreams, -32002 with reason `not-routed` at once.
     public var billedRoutesOnly: Bool
+    /// The caller reads the hosts map (the NSS module): the answer is published there for the
+    /// calling uid and carries that uid's key to it (`ResolveResult.hostsMapKey`).
+    public var hostsMap: Bool
 
     /// Longest wait a caller may ask for (resolved's method timeout is 45 s).
     public static let maxTimeoutMs: Int64 = 60_000
 
     public init(
         host: String, family: AddressFamily = .both, allowStale: Bool = true, timeoutMs: Int? = nil,
-        staleAfterMs: Int? = nil, billedRoutesOnly: Bool = false
+        staleAfterMs: Int? = nil, billedRoutesOnly: Bool = false, hostsMap: Bool = false
     ) {
         self.host = host
         self.family = family
@@ -32,6 +35,7 @@ public struct ResolveParams: DescribedParams {
         self.timeoutMs = timeoutMs
         self.staleAfterMs = staleAfterMs
         self.billedRoutesOnly = billedRoutesOnly
+        self.hostsMap = hostsMap
     }
 
     /// The table's reading, written out for the request path (every resolve reads it);
@@ -45,6 +49,7 @@ public struct ResolveParams: DescribedParams {
         timeoutMs = try params.optionalInt("timeoutMs", in: 1...Self.maxTimeoutMs).map(Int.init)
         staleAfterMs = try params.optionalInt("staleAfterMs", in: 1...Self.maxTimeoutMs).map(Int.init)
         billedRoutesOnly = try params.optionalBool("billedRoutesOnly") ?? false
+        hostsMap = try params.optionalBool("hostsMap") ?? false
     }
 
     public static let blank = ResolveParams(host: "")
@@ -55,6 +60,7 @@ public struct ResolveParams: DescribedParams {
         .optional("timeoutMs", \.timeoutMs, in: 1...maxTimeoutMs),
         .optional("staleAfterMs", \.staleAfterMs, in: 1...maxTimeoutMs),
         .optional("billedRoutesOnly", \.billedRoutesOnly, default: false, sendsDefault: false),
+        .optional("hostsMap", \.hostsMap, default: false, sendsDefault: false),
     ]
 }
 
@@ -88,10 +94,12 @@ public struct ResolveResult: MethodResult, DescribedRecord {
     public var source: Source
     /// The upstream that answered, for `source` `upstream` (and `cache`, where known).
     public var upstream: String?
+    /// With `hostsMap`: the calling uid's key to the hosts map, 32 hex digits (nil: no map).
+    public var hostsMapKey: String?
 
     public init(
         host: String, ipv4: [String], ipv6: [String], ttl: Int, ttls: FamilyTTLs? = nil, stale: Bool,
-        source: Source, upstream: String? = nil
+        source: Source, upstream: String? = nil, hostsMapKey: String? = nil
     ) {
         self.host = host
         self.ipv4 = ipv4
@@ -101,6 +109,7 @@ public struct ResolveResult: MethodResult, DescribedRecord {
         self.stale = stale
         self.source = source
         self.upstream = upstream
+        self.hostsMapKey = hostsMapKey
     }
 
     public static let blank = ResolveResult(host: "", ipv4: [], ipv6: [], ttl: 0, stale: false, source: .cache)
@@ -113,6 +122,7 @@ public struct ResolveResult: MethodResult, DescribedRecord {
         .boolean("stale", \.stale, absent: false),
         .string("source", \.source),
         .string("upstream", \.upstream, nil: .omitted),
+        .string("hostsMapKey", \.hostsMapKey, nil: .omitted),
     ]
 
     /// The table's encoding, written byte by byte for the request path (a cache hit's answer);
@@ -140,6 +150,10 @@ public struct ResolveResult: MethodResult, DescribedRecord {
         if let upstream {
             JSONWriter.raw(#","upstream":"#, to: &out)
             JSONWriter.string(upstream, to: &out)
+        }
+        if let hostsMapKey {
+            JSONWriter.raw(#","hostsMapKey":"#, to: &out)
+            JSONWriter.string(hostsMapKey, to: &out)
         }
         out.append(UInt8(ascii: "}"))
     }

@@ -76,6 +76,8 @@ public final class Daemon {
     private let services: Services
     private let server: RPCServer
     private var idleTimer: EventLoop.TimerID?
+    /// Where the hosts map lives: `map` in the socket's directory.
+    private let hostsMapDirectory: String
 
     /// `clock` is every timer's and deadline's source (the loop's, which every service reads).
     public init(options: DaemonOptions, logger: Logger = Logger(), clock: any DaemonClock = SystemClock()) throws {
@@ -116,6 +118,10 @@ public final class Daemon {
         // before the store: two daemons on one directory would keep diverging jars.
         stateLock = try RuntimePaths.lockStateDirectory(paths.stateDirectory)
         listener = try ListeningSocket.open(path: paths.socket)
+        // Under socket activation the socket is wherever systemd bound it.
+        hostsMapDirectory =
+            Files.parentDirectory(of: HostsMapPublisher.boundPath(of: listener.fd) ?? paths.socket) + "/"
+            + HostsMapPublisher.directoryName
 
         // Everything that can fail comes before the resolver's worker threads exist, so the process
         // never exits while they are still starting up.
@@ -168,6 +174,27 @@ public final class Daemon {
         services.resolver.chargeAddressMemory { subordinateIDs.account(of: $0) }
         server.onConnectionCountChange = { [unowned self] count in self.connectionCountChanged(count) }
         reloadRequest.reload = { [unowned self] in self.reload() }
+        openHostsMap()
+    }
+
+    /// Creates the hosts map with `HostsMapSize=` slots (none with 0, nor below a socket directory
+    /// others may write), replacing the one a former daemon left (its readers move to the new
+    /// one). Its expiries are CLOCK_MONOTONIC, so a daemon on another clock (a test's) publishes
+    /// nothing. A map that cannot be created leaves the NSS module on the socket, as without one.
+    private func openHostsMap() {
+        let slots = configuration.server.hostsMapSlots
+        if services.resolver.hostsMap?.slots == slots { return }
+        services.resolver.hostsMap = nil
+        guard slots > 0, loop.clock is SystemClock,
+            HostsMapPublisher.mayLive(in: Files.parentDirectory(of: hostsMapDirectory))
+        else { return }
+        do {
+            services.resolver.hostsMap = try HostsMapPublisher(directory: hostsMapDirectory, slots: slots)
+        } catch {
+            logger.warning(
+                "Failed to create the hosts map in \(hostsMapDirectory) (\(error)): the NSS module asks the socket "
+                    + "for every lookup", cause: "hosts map")
+        }
     }
 
     /// Serves until SIGTERM (or idle exit); returns the process exit status (0: a clean stop;
@@ -230,6 +257,7 @@ public final class Daemon {
         logger.setThreshold(options.logLevel ?? configuration.server.logLevel)
         server.apply(configuration.serverLimits)
         services.apply(configuration)
+        openHostsMap()
         if server.connectionCount == 0 { armIdleTimer() }
         let changed = reload.changedSections.isEmpty ? "nothing" : reload.changedSections.joined(separator: ", ")
         logger.notice("Reloaded the configuration from \(source): \(changed) changed")

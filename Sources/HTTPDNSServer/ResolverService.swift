@@ -39,6 +39,27 @@ final class ResolverService {
     private var watched: [UInt64: WatchedResolve] = [:]
     /// `RankPorts=`: orders replies and runs the connect probes.
     private let ranking: AddressRankingService
+    /// The hosts map the NSS module reads (nil: none, `HostsMapSize=0` or a test clock).
+    var hostsMap: HostsMapPublisher?
+    /// The NSS module's resolves waiting for a flight, by caller id: their answers are published.
+    private var publishing: [UInt64: MapRequest] = [:]
+
+    /// Answers to publish once the machine is done with the request (a hit is answered while
+    /// it runs, and publishing reads its cache).
+    private var publications: [Publication] = []
+
+    /// A resolve whose answer goes to the hosts map too.
+    private struct MapRequest {
+        let host: String
+        let family: AddressFamily
+        let uid: UInt32
+    }
+
+    /// What the NSS module was answered: the result, or nil for a no-data error.
+    private struct Publication {
+        let request: MapRequest
+        let answered: ResolveResult?
+    }
 
     /// A resolve whose answer goes to the monitors too.
     private struct WatchedResolve {
@@ -127,13 +148,25 @@ final class ResolverService {
         let account = account ?? uid
         // Borrowed: the closure reaches the reply where it is (a copy was a retain and a release
         // of its request's id on every cache hit).
+        // The NSS module's requests: it reads their answers from the map, as billedRoutesOnly answers.
+        // A hit is published before its reply leaves (the module's next lookup may read the map
+        // at once), from the cache object itself: the machine is busy answering.
+        let mapped = hostsMap != nil && params.hostsMap && params.billedRoutesOnly
+        let cache = machine.cache
         guard let observation, observation.monitors.isWatching(uid: uid) else {
             let caller = machine.resolve(params, uid: uid, account: account, now: now) {
                 (outcome: consuming Result<ResolveResult, RPCError>) in
                 self.ranking.rank(&outcome, uid: account)
+                if mapped {
+                    self.prepare(&outcome, MapRequest(host: params.host, family: params.family, uid: uid))
+                    self.publishPrepared(in: cache)
+                }
                 done(consume outcome)
             }
-            if let caller { waiting[caller] = .rpc(copy done, uid: account) }
+            if let caller {
+                waiting[caller] = .rpc(copy done, uid: account)
+                if mapped { publishing[caller] = MapRequest(host: params.host, family: params.family, uid: uid) }
+            }
             if machine.hasActions { performActions() }
             return
         }
@@ -141,11 +174,16 @@ final class ResolverService {
             (outcome: consuming Result<ResolveResult, RPCError>) in
             self.ranking.rank(&outcome, uid: account)
             observation.resolved(uid: uid, host: params.host, family: params.family, outcome)
+            if mapped {
+                self.prepare(&outcome, MapRequest(host: params.host, family: params.family, uid: uid))
+                self.publishPrepared(in: cache)
+            }
             done(consume outcome)
         }
         if let caller {
             waiting[caller] = .rpc(copy done, uid: account)
             watched[caller] = WatchedResolve(uid: uid, host: params.host, family: params.family)
+            if mapped { publishing[caller] = MapRequest(host: params.host, family: params.family, uid: uid) }
         }
         if machine.hasActions { performActions() }
     }
@@ -196,7 +234,9 @@ final class ResolverService {
     /// `flushCache` (root and the daemon's own user only).
     func flushCache(_ params: FlushCacheParams, uid: UInt32) throws(RPCError) -> FlushCacheResult {
         restoreSavedDNS()
-        return try machine.flushCache(params, uid: uid)
+        let result = try machine.flushCache(params, uid: uid)
+        hostsMap?.flush()
+        return result
     }
 
     /// The network changed: `policy` on the cached host answers (`ResolverMachine.networkChanged`);
@@ -204,7 +244,11 @@ final class ResolverService {
     func networkChanged(_ policy: NetworkChangePolicy) -> Int {
         restoreSavedDNS()
         let touched = machine.networkChanged(policy, now: now)
-        if policy != .ignore { ranking.networkChanged() }
+        if policy != .ignore {
+            ranking.networkChanged()
+            // Marked or dropped entries are asked again at their next use, which must reach the daemon.
+            hostsMap?.flush()
+        }
         performActions()
         return touched
     }
@@ -306,6 +350,8 @@ final class ResolverService {
     /// A reloaded configuration's `[Resolver]` section (`ResolverMachine.apply` says what changes
     /// and what stays); the transport signs and trusts with its settings from now on.
     func apply(_ configuration: DaemonConfiguration) {
+        // Any answer may change (routes, Static=, TTL bounds, upstreams): the module asks again.
+        hostsMap?.flush()
         machine.apply(
             ResolverSettings(
                 configuration.resolver, workers: Self.workerThreads, workersPerOwner: Self.workersPerOwner,
@@ -316,6 +362,58 @@ final class ResolverService {
         transport.apply(UpstreamSettings(configuration.resolver))
         ranking.apply(ports: configuration.resolver.rankPorts)
         performActions()
+    }
+
+    // MARK: the hosts map
+
+    /// Gives the NSS module's answer its uid's key, and queues it to be published
+    /// (`publishPrepared`): a fresh answer from the cache, an upstream (the system one too) or the
+    /// fleet, or a no-data error. Never a stale answer, a literal, a `Static=` answer, a name that
+    /// does not exist or a not-routed refusal. Touches nothing of the machine's (it may be running).
+    private func prepare(_ outcome: inout Result<ResolveResult, RPCError>, _ request: MapRequest) {
+        guard let hostsMap else { return }
+        switch outcome {
+        case .success(var result):
+            result.hostsMapKey = hostsMap.userKey(uid: request.uid)
+            outcome = .success(result)
+            // Answers the cache holds (a literal or a Static= answer is none).
+            let cached =
+                result.source == .cache || result.source == .upstream || result.source == .system
+                || result.source == .fleet
+            guard result.host == request.host, !result.stale, cached else { return }
+            publications.append(Publication(request: request, answered: result))
+        case .failure(let error):
+            guard error.code == .hostNotFound,
+                error.data["reason"]?.stringValue == RPCError.NotFoundReason.noData.rawValue
+            else { return }
+            publications.append(Publication(request: request, answered: nil))
+        }
+    }
+
+    /// Publishes each queued answer's families whose cache entry is fresh, not marked for refresh
+    /// and what the answer said (its addresses in the answer's order, or NO_DATA), until the
+    /// entry's expiry.
+    private func publishPrepared(in cache: DNSCache) {
+        let queued = publications
+        publications.removeAll()
+        guard let hostsMap else { return }
+        let now = self.now
+        for publication in queued {
+            let host = publication.request.host
+            let family = publication.request.family
+            let families: [IPFamily] = family == .ipv4 ? [.ipv4] : family == .ipv6 ? [.ipv6] : [.ipv4, .ipv6]
+            guard !cache.needsRefresh(host: host, families: families) else { continue }
+            for part in families {
+                guard let entry = cache.peek(host: host, family: part), entry.expiresAt > now, !entry.noSuchName else {
+                    continue
+                }
+                let addresses = publication.answered.map { part == .ipv4 ? $0.ipv4 : $0.ipv6 } ?? []
+                guard entry.negative ? addresses.isEmpty : Set(addresses) == Set(entry.addresses) else { continue }
+                hostsMap.publish(
+                    host: host, family: part, uid: publication.request.uid, addresses: addresses,
+                    expiresAt: entry.expiresAt)
+            }
+        }
     }
 
     // MARK: carrying actions out
@@ -372,6 +470,10 @@ final class ResolverService {
             }
             if let watch = watched.removeValue(forKey: caller) {
                 observation?.resolved(uid: watch.uid, host: watch.host, family: watch.family, outcome)
+            }
+            if let request = publishing.removeValue(forKey: caller) {
+                prepare(&outcome, request)
+                publishPrepared(in: machine.cache)
             }
             switch pending {
             case .rpc(let reply, _)?: reply(outcome)

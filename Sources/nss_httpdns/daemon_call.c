@@ -97,10 +97,14 @@ int daemon_call_deadline_ms(void) {
     return value < HTTPDNS_MIN_DEADLINE_MS ? HTTPDNS_DEFAULT_DEADLINE_MS : (int)value;
 }
 
+const char *daemon_socket_path(void) {
+    const char *path = secure_getenv("HTTPDNSD_SOCKET");
+    return path == NULL || path[0] == '\0' ? HTTPDNS_SYSTEM_SOCKET : path;
+}
+
 int daemon_call(const char *request, size_t request_length, char *reply, size_t capacity, size_t *reply_length) {
     int64_t deadline = now_ms() + daemon_call_deadline_ms();
-    const char *path = secure_getenv("HTTPDNSD_SOCKET");
-    if (path == NULL || path[0] == '\0') path = HTTPDNS_SYSTEM_SOCKET;
+    const char *path = daemon_socket_path();
 
     struct sockaddr_un address = {.sun_family = AF_UNIX};
     size_t path_length = strlen(path);

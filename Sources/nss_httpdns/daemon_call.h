@@ -22,6 +22,9 @@ enum { HTTPDNS_MIN_DEADLINE_MS = 100, HTTPDNS_MAX_DEADLINE_MS = 60000 };
    bounds, else the default. */
 int daemon_call_deadline_ms(void);
 
+/* The socket's path: HTTPDNSD_SOCKET (not in set-user-ID programs), else HTTPDNS_SYSTEM_SOCKET. */
+const char *daemon_socket_path(void);
+
 /* Sends request (one line, ending in '\n') on a new connection and reads the reply line into
    reply[0..capacity). Returns 0 with *reply_length set (the newline not counted), or a negative
    errno: -ERANGE when the line does not fit, -ENOENT or -ECONNREFUSED when no daemon listens,

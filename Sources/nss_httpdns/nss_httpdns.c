@@ -1,6 +1,7 @@
-/* The NSS entry points: a request to the daemon, its reply read into the caller's buffer, and the
- * answer laid out in the rest of that buffer. Nothing is allocated and nothing is kept between
- * calls, so the module is thread-safe and has no state for fork() to break. The conventions
+/* The NSS entry points: an answer from the daemon's hosts map when it holds one (map_lookup.c), else
+ * a request to the daemon, its reply read into the caller's buffer, and the answer laid out in the
+ * rest of that buffer. Nothing is allocated; the only state kept between calls is the read-only
+ * mapping of the hosts map, which threads share without a lock and fork() keeps. The conventions
  * (errnop, h_errnop, buffer layout) are those of glibc's nss_files and nss_dns. */
 #include "nss_httpdns.h"
 
@@ -10,9 +11,11 @@
 #include <stdalign.h>
 #include <stdbool.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon_call.h"
 #include "json.h"
+#include "map_lookup.h"
 
 /* Error codes of the wire contract. */
 enum {
@@ -327,26 +330,146 @@ static void address_cursor_next(struct address_cursor *cursor, int af, void *out
 /* The TTL as glibc takes it. */
 static int32_t clamp_ttl(int64_t ttl) { return ttl > INT32_MAX ? INT32_MAX : (int32_t)ttl; }
 
+/* --- answers from the hosts map ----------------------------------------------------------- */
+
+/* Seconds left from now_ns until expires_ns, rounded up as the daemon's ttl is. */
+static int32_t seconds_until(int64_t expires_ns, int64_t now_ns) {
+    int64_t left = expires_ns - now_ns;
+    return clamp_ttl(left <= 0 ? 0 : (left + 999999999) / 1000000000);
+}
+
+/* The map's answer for both families, laid out as lookup_tuples lays out the daemon's; false when
+   the map does not hold both (the socket answers). */
+static bool map_tuples(const char *name, struct gaih_addrtuple **pat, char *buffer, size_t buflen, int32_t *ttlp,
+                       struct outcome *outcome) {
+    struct hosts_map_answer v4, v6;
+    /* One uid and one instant for both families. */
+    uint32_t uid = (uint32_t)geteuid();
+    int64_t now = map_now_ns();
+    if (!map_lookup(name, HOSTS_MAP_IPV4, uid, now, &v4) || !map_lookup(name, HOSTS_MAP_IPV6, uid, now, &v6))
+        return false;
+    size_t count = v4.count + v6.count;
+    if (count == 0) {
+        *outcome = no_data;
+        return true;
+    }
+    *outcome = buffer_too_small;
+    if (buffer == NULL) return true;
+    struct arena arena = {buffer, buffer + buflen};
+    size_t name_length = strlen(name);
+    char *canonical = arena_take(&arena, name_length + 1, 1);
+    struct gaih_addrtuple *tuples =
+        arena_take(&arena, count * sizeof(struct gaih_addrtuple), alignof(struct gaih_addrtuple));
+    if (canonical == NULL || tuples == NULL) return true;
+    memcpy(canonical, name, name_length + 1);
+    for (size_t index = 0; index < count; index++) {
+        bool ipv4 = index < v4.count;
+        memset(&tuples[index], 0, sizeof tuples[index]);
+        tuples[index].family = ipv4 ? AF_INET : AF_INET6;
+        memcpy(tuples[index].addr, ipv4 ? v4.addresses[index] : v6.addresses[index - v4.count], ipv4 ? 4 : 16);
+        tuples[index].name = canonical;
+        tuples[index].next = index + 1 < count ? &tuples[index + 1] : NULL;
+    }
+    if (*pat != NULL) {
+        **pat = tuples[0];
+    } else {
+        *pat = tuples;
+    }
+    /* The smaller TTL of the families with addresses, as the daemon's ttl. */
+    int64_t expires = v4.count == 0 ? v6.expires_ns
+                      : v6.count == 0 ? v4.expires_ns
+                      : (v4.expires_ns < v6.expires_ns ? v4.expires_ns : v6.expires_ns);
+    if (ttlp != NULL) *ttlp = seconds_until(expires, now);
+    *outcome = success;
+    return true;
+}
+
+/* The map's answer for one family (AF_INET or AF_INET6) as a hostent; false: the socket answers. */
+static bool map_hostent(const char *name, int af, struct hostent *host, char *buffer, size_t buflen, int32_t *ttlp,
+                        char **canonp, struct outcome *outcome) {
+    struct hosts_map_answer answer;
+    int64_t now = map_now_ns();
+    if (!map_lookup(name, af == AF_INET ? HOSTS_MAP_IPV4 : HOSTS_MAP_IPV6, (uint32_t)geteuid(), now, &answer))
+        return false;
+    if (answer.count == 0) {
+        *outcome = no_data;
+        return true;
+    }
+    *outcome = buffer_too_small;
+    if (buffer == NULL) return true;
+    struct arena arena = {buffer, buffer + buflen};
+    size_t length = af == AF_INET ? sizeof(struct in_addr) : sizeof(struct in6_addr);
+    size_t name_length = strlen(name);
+    char **aliases = arena_take(&arena, sizeof(char *), alignof(char *));
+    char **addresses = arena_take(&arena, (answer.count + 1) * sizeof(char *), alignof(char *));
+    char *bytes = arena_take(&arena, answer.count * length, alignof(struct in6_addr));
+    char *canonical = arena_take(&arena, name_length + 1, 1);
+    if (aliases == NULL || addresses == NULL || bytes == NULL || canonical == NULL) return true;
+    memcpy(canonical, name, name_length + 1);
+    aliases[0] = NULL;
+    for (size_t i = 0; i < answer.count; i++) {
+        addresses[i] = bytes + i * length;
+        memcpy(addresses[i], answer.addresses[i], length);
+    }
+    addresses[answer.count] = NULL;
+    host->h_name = canonical;
+    host->h_aliases = aliases;
+    host->h_addrtype = af;
+    host->h_length = (int)length;
+    host->h_addr_list = addresses;
+    if (ttlp != NULL) *ttlp = seconds_until(answer.expires_ns, now);
+    if (canonp != NULL) *canonp = canonical;
+    *outcome = success;
+    return true;
+}
+
 /* --- forward lookups ----------------------------------------------------------------------- */
 
-/* The result of resolve: {"host":H,"ipv4":[...],"ipv6":[...],"ttl":N,...}. */
+/* The result of resolve: {"host":H,"ipv4":[...],"ipv6":[...],"ttl":N,...}, and the caller's key
+   to the hosts map when the daemon has one ("hostsMapKey", 32 hex digits). */
 struct resolve_answer {
     struct json_span host;
     struct address_list ipv4;
     struct address_list ipv6;
     int64_t ttl;
+    bool has_map_key;
+    unsigned char map_key[HOSTS_MAP_KEY_BYTES];
 };
+
+static int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
+/* 32 lowercase hex digits into key; -1 for anything else. */
+static int read_map_key(const struct json_span *text, unsigned char key[HOSTS_MAP_KEY_BYTES]) {
+    if (text->escaped || text->length != 2 * HOSTS_MAP_KEY_BYTES) return -1;
+    for (size_t i = 0; i < HOSTS_MAP_KEY_BYTES; i++) {
+        int high = hex_digit(text->start[2 * i]), low = hex_digit(text->start[2 * i + 1]);
+        if (high < 0 || low < 0) return -1;
+        key[i] = (unsigned char)(high << 4 | low);
+    }
+    return 0;
+}
 
 static int read_resolve_answer(struct json_reader *reader, struct resolve_answer *answer) {
     bool seen_host = false, seen_ipv4 = false, seen_ipv6 = false, seen_ttl = false;
     struct json_iterator members = {0};
     struct json_span key;
     int more;
+    answer->has_map_key = false;
     if (json_object_begin(reader) != 0) return -1;
     while ((more = json_object_next(reader, &members, &key)) == 1) {
         if (json_span_equals(&key, "host")) {
             if (seen_host || json_read_string(reader, &answer->host) != 0) return -1;
             seen_host = true;
+        } else if (json_span_equals(&key, "hostsMapKey")) {
+            struct json_span text;
+            if (answer->has_map_key || json_read_string(reader, &text) != 0 ||
+                read_map_key(&text, answer->map_key) != 0)
+                return -1;
+            answer->has_map_key = true;
         } else if (json_span_equals(&key, "ipv4")) {
             if (seen_ipv4 || read_address_list(reader, AF_INET, &answer->ipv4) != 0) return -1;
             seen_ipv4 = true;
@@ -369,7 +492,7 @@ static struct outcome resolve(const char *name, const char *family, char *buffer
     char request[REQUEST_CAPACITY];
     size_t request_length =
         build_request(request, "resolve", "host", name, family,
-                      ",\"staleAfterMs\":" STALE_AFTER_MS ",\"billedRoutesOnly\":true");
+                      ",\"staleAfterMs\":" STALE_AFTER_MS ",\"billedRoutesOnly\":true,\"hostsMap\":true");
     /* Empty, overlong, control characters, invalid UTF-8: no host has such a name. */
     if (request_length == 0) return not_found;
     /* A single-label name is for the search list of resolv.conf, which only nss_dns applies;
@@ -379,11 +502,15 @@ static struct outcome resolve(const char *name, const char *family, char *buffer
     struct outcome outcome = call_daemon(request, request_length, buffer, buflen, &result, rest);
     if (!succeeded(outcome)) return outcome;
     if (read_resolve_answer(&result, answer) != 0) return unavailable(EBADMSG);
+    /* The daemon answered this effective uid (SO_PEERCRED): its key is for this uid. */
+    if (answer->has_map_key) map_remember_key((uint32_t)geteuid(), answer->map_key);
     return success;
 }
 
 static struct outcome lookup_tuples(const char *name, struct gaih_addrtuple **pat, char *buffer, size_t buflen,
                                     int32_t *ttlp) {
+    struct outcome from_map;
+    if (map_tuples(name, pat, buffer, buflen, ttlp, &from_map)) return from_map;
     struct resolve_answer answer;
     struct arena arena;
     struct outcome outcome = resolve(name, NULL, buffer, buflen, &answer, &arena);
@@ -432,6 +559,8 @@ static struct outcome lookup_hostent(const char *name, int af, struct hostent *h
     /* AF_UNSPEC means IPv4 here, as in nss-resolve; anything else is not a host address family. */
     if (af == AF_UNSPEC) af = AF_INET;
     if (af != AF_INET && af != AF_INET6) return (struct outcome){NSS_STATUS_UNAVAIL, EAFNOSUPPORT, NO_DATA};
+    struct outcome from_map;
+    if (map_hostent(name, af, host, buffer, buflen, ttlp, canonp, &from_map)) return from_map;
     struct resolve_answer answer;
     struct arena arena;
     struct outcome outcome = resolve(name, af == AF_INET ? "ipv4" : "ipv6", buffer, buflen, &answer, &arena);

@@ -35,6 +35,18 @@ struct ConfigTests {
 
     struct ConfigTestFailure: Error {}
 
+    /// `HostsMapSize=`: 0 (no map) or a power of two within the bounds; 8192 by default.
+    @Test func hostsMapSizeIsZeroOrAPowerOfTwoWithinTheBounds() throws {
+        #expect(try parse("").0.server.hostsMapSlots == 8192)
+        for (value, slots) in [("0", 0), ("64", 64), ("1048576", 1_048_576), ("", 8192)] {
+            #expect(try parse("[Server]\nHostsMapSize=\(value)\n").0.server.hostsMapSlots == slots, "\(value)")
+        }
+        for value in ["100", "32", "2097152", "-64", "1k", "0x100"] {
+            let error = try parseError("[Server]\nHostsMapSize=\(value)\n")
+            #expect(error.message.contains("a power of two from 64 to 1048576"), "\(value): \(error.message)")
+        }
+    }
+
     @Test func noConfigurationMeansSystemResolverAndDocumentedDefaults() throws {
         let (configuration, warnings) = try parse("")
         #expect(warnings.isEmpty)

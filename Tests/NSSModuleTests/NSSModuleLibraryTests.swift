@@ -282,11 +282,20 @@ struct NSSModuleLibraryTests {
         }
         #expect(
             requests == [
-                ["resolve", "host=web.nss.test", "staleAfterMs=500", "billedRoutesOnly=true"],
-                ["resolve", "host=web.nss.test", "family=ipv4", "staleAfterMs=500", "billedRoutesOnly=true"],
-                ["resolve", "host=web.nss.test", "family=ipv6", "staleAfterMs=500", "billedRoutesOnly=true"],
-                ["resolve", "host=we\"b\\.nss.test", "family=ipv4", "staleAfterMs=500", "billedRoutesOnly=true"],
-                ["resolve", "host=bücher.nss.test", "staleAfterMs=500", "billedRoutesOnly=true"],
+                ["resolve", "host=web.nss.test", "staleAfterMs=500", "billedRoutesOnly=true", "hostsMap=true"],
+                [
+                    "resolve", "host=web.nss.test", "family=ipv4", "staleAfterMs=500", "billedRoutesOnly=true",
+                    "hostsMap=true",
+                ],
+                [
+                    "resolve", "host=web.nss.test", "family=ipv6", "staleAfterMs=500", "billedRoutesOnly=true",
+                    "hostsMap=true",
+                ],
+                [
+                    "resolve", "host=we\"b\\.nss.test", "family=ipv4", "staleAfterMs=500", "billedRoutesOnly=true",
+                    "hostsMap=true",
+                ],
+                ["resolve", "host=bücher.nss.test", "staleAfterMs=500", "billedRoutesOnly=true", "hostsMap=true"],
                 ["reverse", "address=127.0.0.5"],
                 ["reverse", "address=127.0.0.5"],
                 ["reverse", "address=2001:db8::1"],

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Builds the libFuzzer harness (HTTPDNSProtocol, HTTPDNSURL, HTTPDNSCollections and HTTPDNSCore as testable modules, the targets in
-# Tests/fuzz, -sanitize=fuzzer,address), then fuzzes each target for a bounded time from
+# Tests/fuzz, -sanitize=fuzzer,address) and the C target hosts-map (the NSS module's map reader,
+# Tests/fuzz/hosts_map_fuzz.c, with the toolchain's clang), then fuzzes each target for a bounded time from
 # its seeds in Tests/fuzz/corpus/<target>, JOBS targets at a time, and prints a line of statistics per
 # target. Exits 1 when any target crashed, timed out, ran out of memory or broke an invariant; the input
 # that did it is kept under Tests/fuzz/.build/artifacts/<target>/ (add it to the target's corpus once the
@@ -81,13 +82,26 @@ if [ ! -x "$fuzzer" ] || [ -n "$(find "${protocol[@]}" "${url[@]}" "${collection
     cd "$root"
 fi
 
+# The C target: its own binary (libFuzzer's main, no Swift).
+map_fuzzer="$build/hosts-map-fuzzer"
+map_sources=("$here/hosts_map_fuzz.c" "$root/Sources/CHTTPDNSHostsMap/hosts_map_reader.c"
+    "$root/Sources/CHTTPDNSHostsMap/siphash.c" "$root/Sources/CHTTPDNSHostsMap/include/hosts_map.h")
+if [ ! -x "$map_fuzzer" ] || [ -n "$(find "${map_sources[@]}" "$0" -newer "$map_fuzzer" | head -1)" ]; then
+    mkdir -p "$build"
+    clang -std=c11 -O1 -g -D_GNU_SOURCE -fuse-ld=lld -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+        -I "$root/Sources/CHTTPDNSHostsMap/include" "${map_sources[@]:0:3}" -o "$map_fuzzer.tmp"
+    mv "$map_fuzzer.tmp" "$map_fuzzer"
+fi
+c_targets=$'hosts-map\tthe NSS module\'s hosts map reader (C)'
+
 [ "$build_only" = 1 ] && exit 0
 if [ "$list" = 1 ]; then
     HTTPDNS_FUZZ_TARGET=list "$fuzzer"
+    echo "$c_targets"
     exit 0
 fi
 if [ ${#targets[@]} -eq 0 ]; then
-    mapfile -t targets < <(HTTPDNS_FUZZ_TARGET=list "$fuzzer" | cut -f1)
+    mapfile -t targets < <(HTTPDNS_FUZZ_TARGET=list "$fuzzer" | cut -f1; echo "$c_targets" | cut -f1)
 fi
 
 # One libFuzzer process per target; its log, exit status and crash inputs under .build.
@@ -111,7 +125,9 @@ run_target() {
         rm -rf "$work"
         mkdir -p "$work"
     fi
-    HTTPDNS_FUZZ_TARGET=$target SWIFT_BACKTRACE=enable=no "$fuzzer" \
+    local binary=$fuzzer
+    [ "$target" = hosts-map ] && binary=$map_fuzzer
+    HTTPDNS_FUZZ_TARGET=$target SWIFT_BACKTRACE=enable=no "$binary" \
         "${bound[@]}" -max_len=4096 -timeout=10 -rss_limit_mb=1024 \
         -artifact_prefix="$artifacts/" -print_final_stats=1 "${dictionary[@]}" "${libfuzzer_flags[@]}" \
         "$work" ${seeds:+"$seeds"} >"$build/logs/$target.log" 2>&1 || status=$?

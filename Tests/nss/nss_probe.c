@@ -5,6 +5,9 @@
  *   nss_probe MODULE check-threads LOOKUP SUBJECT THREADS ROUNDS
  *   nss_probe MODULE check-fork LOOKUP SUBJECT
  *   nss_probe MODULE check-preallocated NAME        gethostbyname4_r with *pat handed in
+ *   nss_probe MODULE sequence STEP...               steps in one process: LOOKUP:SUBJECT (one line
+ *                                                   each, as a single lookup prints), wait:PATH
+ *                                                   (until PATH exists, at most 60 s), sleep:MS
  *
  * LOOKUP is name4, name3-inet, name3-inet6, name3-unspec, name3-af99 (an unsupported family),
  * name2-inet, name2-inet6, name, addr2, addr, addr2-len3 (a wrong length) or addr2-af99.
@@ -427,6 +430,40 @@ static void check_preallocated(const char *name) {
     printf("name4 with *pat handed in: %s\n", got.data);
 }
 
+/* One lookup with the big buffer, printed as one line. */
+static void print_lookup(const struct lookup *lookup, size_t buflen) {
+    char *buffer = malloc(buflen > 0 ? buflen : 1);
+    struct outcome out;
+    struct text text;
+    run(lookup, buffer, buflen, &out);
+    render(lookup, &out, &text);
+    if (out.status == NSS_STATUS_SUCCESS && out.ttl != UNTOUCHED) {
+        printf("%s ttl=%ld\n", text.data, (long)out.ttl);
+    } else {
+        printf("%s\n", text.data);
+    }
+    fflush(stdout);
+    free(buffer);
+}
+
+static int run_sequence(int count, char **steps) {
+    for (int i = 0; i < count; i++) {
+        char *colon = strchr(steps[i], ':');
+        if (colon == NULL) return 64;
+        *colon = '\0';
+        const char *argument = colon + 1;
+        if (strcmp(steps[i], "sleep") == 0) {
+            usleep((useconds_t)atoi(argument) * 1000);
+        } else if (strcmp(steps[i], "wait") == 0) {
+            for (int waited = 0; access(argument, F_OK) != 0 && waited < 60000; waited += 10) usleep(10000);
+        } else {
+            struct lookup lookup = {steps[i], argument};
+            print_lookup(&lookup, BIG_BUFFER);
+        }
+    }
+    return 0;
+}
+
 static void *symbol(void *handle, const char *name) {
     void *p = dlsym(handle, name);
     if (p == NULL) {
@@ -465,20 +502,11 @@ int main(int argc, char **argv) {
         check_fork(&lookup);
     } else if (strcmp(command, "check-preallocated") == 0 && argc == 4) {
         check_preallocated(argv[3]);
+    } else if (strcmp(command, "sequence") == 0) {
+        return run_sequence(argc - 3, argv + 3);
     } else if (strncmp(command, "check-", 6) != 0 && argc <= 5) {
         struct lookup lookup = {command, argv[3]};
-        size_t buflen = argc == 5 ? (size_t)strtoul(argv[4], NULL, 10) : BIG_BUFFER;
-        char *buffer = malloc(buflen > 0 ? buflen : 1);
-        struct outcome out;
-        struct text text;
-        run(&lookup, buffer, buflen, &out);
-        render(&lookup, &out, &text);
-        if (out.status == NSS_STATUS_SUCCESS && out.ttl != UNTOUCHED) {
-            printf("%s ttl=%ld\n", text.data, (long)out.ttl);
-        } else {
-            printf("%s\n", text.data);
-        }
-        free(buffer);
+        print_lookup(&lookup, argc == 5 ? (size_t)strtoul(argv[4], NULL, 10) : BIG_BUFFER);
         return 0;
     } else {
         fprintf(stderr, "nss_probe: bad arguments (see the source)\n");

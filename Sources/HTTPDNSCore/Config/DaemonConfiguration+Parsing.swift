@@ -38,6 +38,7 @@ struct ConfigurationParser {
         "Server": [
             "MaxLineLength", "MaxConnections", "MaxConnectionsPerUser", "MaxRequestsInFlight",
             "MaxRequestsInFlightPerUser", "MaxBatch", "IdleExit", "IdleTimeout", "LineTimeout", "Socket", "LogLevel",
+            "HostsMapSize",
         ],
         "Store": ["ResetOnCorruption", "Synchronous"],
         "Fleet": ["Redis", "PasswordFile", "Name", "KeyFile", "ShareCache", "ShareCookiesOf"],
@@ -347,6 +348,8 @@ struct ConfigurationParser {
             configuration.server.maxBatch = try count(assignment, default: defaults.maxBatch)
         case "IdleExit":
             configuration.server.idleExitMs = try timeSpan(assignment, default: defaults.idleExitMs, infinity: 0)
+        case "HostsMapSize":
+            configuration.server.hostsMapSlots = try hostsMapSlots(assignment, default: defaults.hostsMapSlots)
         case "Socket":
             let socket = try absolutePath(assignment)
             if let socket, socket.utf8.count > Self.maximumSocketPathBytes {
@@ -816,6 +819,23 @@ struct ConfigurationParser {
         if value.isEmpty { return defaultValue }
         guard value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let number = Int(value), number > 0 else {
             throw error(assignment, "invalid number \"\(value)\" (expected a positive integer)")
+        }
+        return number
+    }
+
+    /// 0, or a power of two within `Server.hostsMapSlotRange`: the map is a hash table.
+    private func hostsMapSlots(_ assignment: INIReader.Assignment, default defaultValue: Int) throws(ConfigError) -> Int
+    {
+        let value = assignment.value
+        if value.isEmpty { return defaultValue }
+        let range = DaemonConfiguration.Server.hostsMapSlotRange
+        guard value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let number = Int(value),
+            number == 0 || (range.contains(number) && number & (number - 1) == 0)
+        else {
+            throw error(
+                assignment,
+                "invalid hosts map size \"\(value)\" (expected 0, or a power of two from \(range.lowerBound) "
+                    + "to \(range.upperBound))")
         }
         return number
     }

@@ -126,6 +126,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var lineTimeoutMs = 10_000
         /// `Socket=`: the path to bind when systemd passed no socket.
         public var socket: String?
+        /// `HostsMapSize=`: slots of the hosts map the NSS module reads (176 bytes each, one per
+        /// name, family and uid); 0 means no map. Default 8192 (1.4 MiB): twice the default
+        /// `CacheSize=`, room for every entry used by two uids.
+        public var hostsMapSlots = 8_192
+        /// The bounds of `HostsMapSize=` other than 0 (a power of two between them).
+        public static let hostsMapSlotRange = 64...1_048_576
         /// `LogLevel=`: the most verbose priority logged (`httpdnsd --log-level` overrides it).
         /// Default info.
         public var logLevel = LogPriority.info
