@@ -124,7 +124,7 @@ let package = Package(
             name: "HTTPDNSCoreTests",
             dependencies: [
                 "HTTPDNSCore", "HTTPDNSCollections", "HTTPDNSPSL", "HTTPDNSIDNA", "HTTPDNSProtocol",
-                "HTTPDNSTestSupport",
+                "HTTPDNSTestSupport", "HTTPDNSCrypto",
             ],
             swiftSettings: strictSettings),
         .testTarget(
