@@ -79,6 +79,20 @@ struct AlibabaV2EndToEndTests {
         try TencentPaidTests.expectNoSecret(in: daemon, client: client, secrets: [wrong])
     }
 
+    /// An account the service refuses is not asked again per call: the next name fails at once.
+    @Test func anAccountRefusalStopsTheQueries() throws {
+        let fake = try FakeAlibabaV2(answers: Self.answers, arguments: ["--account", "1", "--secret", Self.secret])
+        let daemon = try DaemonHarness(config: Self.config(port: fake.port, secretLine: "SecretKey=\(Self.secret)"))
+        let client = try daemon.connectReady()
+        let first = try #require(try client.call("resolve", ["host": "a.example.com"]))
+        #expect(first["error"]?["code"] == .int(-32002), "\(first.encodedString)")
+        let second = try #require(try client.call("resolve", ["host": "b.example.com"], id: 2))
+        #expect(second["error"]?["code"] == .int(-32002), "\(second.encodedString)")
+        #expect(fake.requests.map(\.code) == ["InvalidAccount"], "\(fake.requests.map(\.query))")
+        let upstreams = try #require(try client.call("status", [:], id: 3)?["result"]?["upstreams"]?.arrayValue)
+        #expect(upstreams.first?["lastError"] == "service error InvalidAccount", "\(upstreams)")
+    }
+
     /// Prefetch asks for its names in one signed request (`dn=a,b,c`).
     @Test func prefetchAsksOneSignedBatch() throws {
         let fake = try FakeAlibabaV2(
