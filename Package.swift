@@ -129,7 +129,7 @@ let package = Package(
             name: "HTTPDNSCoreTests",
             dependencies: [
                 "HTTPDNSCore", "HTTPDNSCollections", "HTTPDNSPSL", "HTTPDNSIDNA", "HTTPDNSProtocol",
-                "HTTPDNSTestSupport",
+                "HTTPDNSTestSupport", "HTTPDNSCrypto",
             ],
             swiftSettings: strictSettings),
         .testTarget(

@@ -67,6 +67,10 @@ public enum ConfigurationLoader {
         }
         let key = String(String(decoding: bytes, as: UTF8.self).trimmingWhitespace())
         guard !key.isEmpty else { throw StartupError.configuration("SecretKeyFile=\(file) is empty") }
+        if configuration.resolver.alibabaAPI == .v2, AlibabaV2.signingKey(key) == nil {
+            throw StartupError.configuration(
+                "SecretKeyFile=\(file): AlibabaAPI=v2 signs with the secret's bytes: it must be hexadecimal")
+        }
         var updated = configuration
         updated.resolver.secretKey = ConfigSecret(key)
         return updated

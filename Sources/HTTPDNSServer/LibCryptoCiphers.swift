@@ -22,6 +22,14 @@ struct LibCryptoCiphers: ProviderCiphers {
         }
     }
 
+    func hmacSHA256(key: [UInt8], message: [UInt8]) throws(UpstreamError) -> [UInt8] {
+        do {
+            return try HMACSHA256.authenticationCode(key: key, message: message)
+        } catch {
+            throw Self.upstreamError(error)
+        }
+    }
+
     func randomBytes(_ count: Int) -> [UInt8] {
         var generator = SystemRandomNumberGenerator()
         return (0..<count).map { _ in generator.next() }

@@ -2,6 +2,7 @@ import HTTPDNSCore
 import HTTPDNSCurl
 import HTTPDNSProtocol
 import HTTPDNSSystem
+import Synchronization
 
 /// Carries out the resolver's upstream exchanges; completions run on the loop thread.
 ///
@@ -32,6 +33,7 @@ extension UpstreamTransport {
 /// What every upstream request shares. The secret is only ever placed in signed URLs.
 struct UpstreamSettings: Sendable {
     var secretKey: String?
+    var alibabaAPI: AlibabaAPI
     /// The paid Tencent forms' account; its keys go only into encrypted names and token URLs.
     var tencent: TencentAccount
     var caFile: String?
@@ -40,6 +42,7 @@ struct UpstreamSettings: Sendable {
 
     init(_ resolver: DaemonConfiguration.Resolver) {
         secretKey = resolver.secretKey?.revealed
+        alibabaAPI = resolver.alibabaAPI
         tencent = resolver.tencent
         caFile = resolver.caFile
         tlsName = resolver.tlsName
@@ -56,7 +59,10 @@ final class WorkerUpstreamTransport: UpstreamTransport {
 
     init(threads: Int, settings: UpstreamSettings, loop: EventLoop) {
         let clock = loop.clock
-        pool = WorkerPool(threads: threads, named: "upstream") { UpstreamWorker(clock: clock) }
+        let serviceClock = ServiceClockOffset()
+        pool = WorkerPool(threads: threads, named: "upstream") {
+            UpstreamWorker(clock: clock, serviceClock: serviceClock)
+        }
         self.settings = settings
         self.loop = loop
     }
@@ -99,8 +105,12 @@ extension WorkerUpstreamTransport: Sendable {}
 final class UpstreamWorker {
     private let http = HTTPClient()
     private let clock: any DaemonClock
+    private let serviceClock: ServiceClockOffset
 
-    init(clock: any DaemonClock) { self.clock = clock }
+    init(clock: any DaemonClock, serviceClock: ServiceClockOffset) {
+        self.clock = clock
+        self.serviceClock = serviceClock
+    }
 
     /// One exchange with one upstream, within `request.timeoutMs`.
     func exchange(_ request: UpstreamAttemptRequest, settings: UpstreamSettings) -> Result<
@@ -113,6 +123,9 @@ final class UpstreamWorker {
         switch request.endpoint.kind {
         case .system:
             return Self.system(host, family: family)
+        case .alibaba where settings.alibabaAPI == .v2:
+            return alibabaV2(request.endpoint, hosts: [host], family: family, timeoutMs: timeoutMs, settings: settings)
+                .map { AlibabaV2.answer(for: host, in: $0) }
         case .alibaba:
             let codec = AlibabaV1(baseURL: url, secret: settings.secretKey)
             let request = codec.resolveRequest(host: host, family: family, now: clock.wallSeconds())
@@ -175,6 +188,11 @@ final class UpstreamWorker {
                 codec.parseBatch(status: $0.status, body: $0.body, family: .both)
             }
         }
+        if settings.alibabaAPI == .v2 {
+            return alibabaV2(
+                request.endpoint, hosts: request.hosts, family: .both, timeoutMs: request.timeoutMs, settings: settings
+            )
+        }
         let codec = AlibabaV1(baseURL: request.endpoint.url ?? "", secret: settings.secretKey)
         let http = codec.batchRequest(hosts: request.hosts, family: .both, now: clock.wallSeconds())
         return fetch(http, timeoutMs: request.timeoutMs, settings: settings).flatMap {
@@ -193,6 +211,50 @@ final class UpstreamWorker {
         return self.fetch(
             request, timeoutMs: fetch.timeoutMs, settings: settings, maxBodyBytes: AlibabaScheduler.maxBodyBytes
         ).flatMap { AlibabaScheduler.parse(status: $0.status, body: $0.body) }
+    }
+
+    /// One v2 exchange for up to 5 names. An answer refusing the signature as expired corrects
+    /// the service's clock offset by its `Date` header and is asked again once, within what is
+    /// left of `timeoutMs`.
+    private func alibabaV2(
+        _ endpoint: UpstreamEndpoint, hosts: [String], family: AddressFamily, timeoutMs: Int,
+        settings: UpstreamSettings
+    ) -> Result<[String: UpstreamAnswer], UpstreamError> {
+        guard let secret = settings.secretKey,
+            let codec = AlibabaV2(baseURL: endpoint.url ?? "", secret: secret, ciphers: LibCryptoCiphers())
+        else {
+            return .failure(UpstreamError(.transport("the alibaba v2 account's secret or id is not usable")))
+        }
+        let deadline = clock.nowNanoseconds() + Int64(timeoutMs) * 1_000_000
+        var corrected = false
+        while true {
+            let now = clock.wallSeconds()
+            let http: UpstreamHTTPRequest
+            do {
+                http = try codec.request(
+                    hosts: hosts, family: family, expiry: now + serviceClock.seconds + AlibabaV2.signatureLifetime)
+            } catch {
+                return .failure(error)
+            }
+            let remainingMs = Int((deadline - clock.nowNanoseconds()) / 1_000_000)
+            guard remainingMs >= 1 else { return .failure(UpstreamError(.timeout)) }
+            let response: HTTPResponse
+            switch fetch(http, timeoutMs: remainingMs, settings: settings) {
+            case .failure(let error): return .failure(error)
+            case .success(let value): response = value
+            }
+            let parsed = codec.parseBatch(status: response.status, body: response.body, family: family)
+            guard case .failure(let error) = parsed,
+                error == UpstreamError(.serviceError(code: AlibabaV2.expiredSignatureCode)),
+                !corrected,
+                let offset = AlibabaV2.serverClockOffset(
+                    dateHeader: response.values(of: "Date").first, now: clock.wallSeconds())
+            else {
+                return parsed
+            }
+            serviceClock.seconds = offset
+            corrected = true
+        }
     }
 
     /// The codec of a paid `tencent` upstream; its credential is always loaded with the
@@ -276,3 +338,14 @@ final class UpstreamWorker {
 
 @available(*, unavailable)
 extension UpstreamWorker: Sendable {}
+
+/// How far Alibaba's clock is ahead of this machine's, in seconds, as last learnt from a refused
+/// signature's `Date`: v2's `exp` is put on the service's clock. Shared by the worker threads.
+final class ServiceClockOffset: Sendable {
+    private let value = Mutex<Int64>(0)
+
+    var seconds: Int64 {
+        get { value.withLock { $0 } }
+        set { value.withLock { $0 = newValue } }
+    }
+}

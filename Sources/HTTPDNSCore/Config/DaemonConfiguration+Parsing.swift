@@ -27,7 +27,8 @@ struct ConfigurationParser {
     static let knownKeys: [String: [String]] = [
         "Resolver": [
             "DomainTTL", "RankPorts",
-            "Upstream", "SecretKey", "SecretKeyFile", "Timeout", "ServeStale", "MinTTL", "MaxTTL", "MaxStale",
+            "Upstream", "SecretKey", "SecretKeyFile", "AlibabaAPI", "Timeout", "ServeStale", "MinTTL", "MaxTTL",
+            "MaxStale",
             "NegativeTTL", "CacheSize", "Prefetch", "CAFile", "TLSName", "Static", "DoHMethod", "MaxUpstreamQueries",
             "MaxUpstreamQueriesPerUser", "UpstreamQueryRatePerUser", "UpstreamQueryBurstPerUser", "Route",
             "DefaultRoute", "OnNetworkChange", "AlibabaRegion", "AlibabaBootAddresses", "SchedulerRefresh",
@@ -188,6 +189,11 @@ struct ConfigurationParser {
             }
         case "SecretKeyFile":
             configuration.resolver.secretKeyFile = try absolutePath(assignment)
+        case "AlibabaAPI":
+            guard let api = value.isEmpty ? .v1 : AlibabaAPI(rawValue: value.lowercased()) else {
+                throw error(assignment, "expected v1 or v2, not \"\(value)\"")
+            }
+            configuration.resolver.alibabaAPI = api
         case "CAFile":
             configuration.resolver.caFile = try absolutePath(assignment)
         case "Timeout":
@@ -458,6 +464,7 @@ struct ConfigurationParser {
                 occurrence == 1 ? kind.rawValue : "\(kind.rawValue)#\(occurrence)"
         }
         finishTencentAccount()
+        finishAlibabaV2()
         finishRoutes()
         warnOfBilledDefault()
         finishDomainTTLs()
@@ -495,6 +502,35 @@ struct ConfigurationParser {
         if account.hasToken, !forms.contains(.token) {
             let line = max(lastLine["Resolver.TencentToken"] ?? 0, lastLine["Resolver.TencentTokenFile"] ?? 0)
             warn(line, "TencentToken= is set but no tencent upstream has an https:// URL (the token form's)")
+        }
+    }
+
+    /// `AlibabaAPI=v2` signs every query: it needs a secret, one written here must be
+    /// hexadecimal (v2 signs with its bytes), and each `alibaba` URL must name the account id
+    /// (sent as `id=`).
+    private mutating func finishAlibabaV2() {
+        let resolver = configuration.resolver
+        guard resolver.alibabaAPI == .v2 else { return }
+        let apiLine = lastLine["Resolver.AlibabaAPI"] ?? 0
+        if resolver.secretKey == nil, resolver.secretKeyFile == nil {
+            errors.append(
+                ConfigError(
+                    code: .conflict, path: path, line: apiLine, key: "AlibabaAPI",
+                    message: "v2 signs every query: set SecretKey= or SecretKeyFile="))
+        } else if resolver.secretKeyFile == nil, let secret = resolver.secretKey,
+            AlibabaV2.signingKey(secret.revealed) == nil
+        {
+            errors.append(
+                ConfigError(
+                    code: .conflict, path: path, line: max(apiLine, lastLine["Resolver.SecretKey"] ?? 0),
+                    key: "SecretKey", message: "v2 signs with the secret's bytes: it must be hexadecimal"))
+        }
+        for upstream in resolver.upstreams where upstream.kind == .alibaba {
+            guard AlibabaV2.originAndAccount(of: upstream.url ?? "") == nil else { continue }
+            errors.append(
+                ConfigError(
+                    code: .conflict, path: path, line: lastLine["Resolver.Upstream"] ?? apiLine, key: "Upstream",
+                    message: "\(upstream.name): v2 needs the account id as the URL's path (http://ADDRESS/ACCOUNT)"))
         }
     }
 

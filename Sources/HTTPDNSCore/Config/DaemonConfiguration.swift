@@ -20,6 +20,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
         /// `SecretKeyFile=`: an absolute path the daemon reads the secret from; when both are
         /// set, the file wins (the parser warns).
         public var secretKeyFile: String?
+        /// `AlibabaAPI=`: which of Alibaba's resolve APIs every `alibaba` upstream is asked in.
+        public var alibabaAPI = AlibabaAPI.v1
         /// `Timeout=`: the budget for one resolution across all upstreams. Default 2 s, the
         /// Alibaba and Tencent SDKs' default request timeout.
         public var timeoutMs = 2_000
@@ -177,4 +179,10 @@ extension DNSCacheLimits {
                     )
                 }))
     }
+}
+
+/// `AlibabaAPI=`: Alibaba's v1 API (`/ACCOUNT/d`, MD5-signed when a secret is set) or v2
+/// (`/v2/d`, always HMAC-SHA256-signed with the hex-decoded secret).
+public enum AlibabaAPI: String, Sendable, CaseIterable {
+    case v1, v2
 }

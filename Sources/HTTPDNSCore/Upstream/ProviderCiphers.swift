@@ -7,6 +7,8 @@ public protocol ProviderCiphers: Sendable {
     func desECB(encrypt: Bool, _ input: [UInt8], key: [UInt8]) throws(UpstreamError) -> [UInt8]
     /// AES-128, CBC mode, PKCS#7 padding (16-byte key and IV).
     func aes128CBC(encrypt: Bool, _ input: [UInt8], key: [UInt8], iv: [UInt8]) throws(UpstreamError) -> [UInt8]
+    /// HMAC-SHA256 of `message` under `key` (32 bytes).
+    func hmacSHA256(key: [UInt8], message: [UInt8]) throws(UpstreamError) -> [UInt8]
     /// `count` unpredictable bytes, for IVs.
     func randomBytes(_ count: Int) -> [UInt8]
 }
