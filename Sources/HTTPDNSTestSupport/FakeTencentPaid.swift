@@ -1,6 +1,3 @@
-import Foundation
-import Glibc
-
 /// `Tests/fakes/tencent_paid.py` on 127.0.0.1 (a kernel-chosen port), and the requests it logged.
 public final class FakeTencentPaid {
     public struct Record: Encodable, Sendable {
@@ -25,42 +22,15 @@ public final class FakeTencentPaid {
         public var status: Int
     }
 
-    public let port: Int
-    private let directory = TemporaryDirectory(prefix: "tencent")
-    private let process: ChildProcess
+    private let fake: ScriptedFakeUpstream
+    public var port: Int { fake.port }
 
     /// `arguments` are the fake's options: `--des-key`, `--aes-key`, `--auth-id`, `--token`,
     /// `--certificate` and `--key` (see the script).
     public init(answers: [String: Record], arguments: [String]) throws {
-        let answersPath = directory.file("answers.json")
-        try JSONEncoder().encode(answers).write(to: URL(fileURLWithPath: answersPath))
-        let script = BuiltProducts.packageRoot + "/Tests/fakes/tencent_paid.py"
-        let portPath = directory.file("port")
-        let server = try ChildProcess(
-            "/usr/bin/python3", [script, answersPath, directory.file("requests.log")] + arguments, stdout: portPath,
-            stderr: directory.file("stderr"))
-        process = server
-        var port: Int?
-        _ = eventually(15) {
-            let text = (try? String(contentsOfFile: portPath, encoding: .utf8)) ?? ""
-            if text.hasSuffix("\n") { port = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) }
-            return port != nil || !server.isRunning
-        }
-        guard let port else {
-            let log = (try? String(contentsOfFile: directory.file("stderr"), encoding: .utf8)) ?? ""
-            throw HarnessError("the Tencent fake did not start: \(log)")
-        }
-        self.port = port
+        fake = try ScriptedFakeUpstream(
+            script: "tencent_paid.py", name: "Tencent", answers: answers, arguments: arguments)
     }
 
-    public var requests: [Request] {
-        let text = (try? String(contentsOfFile: directory.file("requests.log"), encoding: .utf8)) ?? ""
-        return text.split(separator: "\n").compactMap { try? JSONDecoder().decode(Request.self, from: Data($0.utf8)) }
-    }
-
-    deinit {
-        // SIGKILL: the child may inherit a signal mask that blocks SIGTERM.
-        process.signal(SIGKILL)
-        _ = process.wait(timeout: 5)
-    }
+    public var requests: [Request] { fake.requests(as: Request.self) }
 }
