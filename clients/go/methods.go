@@ -20,6 +20,9 @@ type Resolution struct {
 	Stale    bool        `json:"stale"`
 	Source   string      `json:"source"`
 	Upstream string      `json:"upstream,omitempty"`
+	// HostsMapKey is the calling uid's key to the daemon's hosts map, only with the hostsMap
+	// param (which the NSS module sends).
+	HostsMapKey string `json:"hostsMapKey,omitempty"`
 }
 
 // FamilyTTLs is resolve's ttls (family both only): each family's own TTL in seconds, the

@@ -334,6 +334,7 @@ function ipDirectAgent(Base, options) {
  * @property {boolean} stale
  * @property {('cache'|'upstream'|'system'|'literal'|'static'|'fleet')} source where the answer came from (fleet: through the fleet tier)
  * @property {string} [upstream] the upstream that answered
+ * @property {string} [hostsMapKey] the calling uid's key to the daemon's hosts map (only with the hostsMap param, which the NSS module sends)
  */
 
 /**

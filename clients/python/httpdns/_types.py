@@ -78,6 +78,9 @@ class Resolution:
     source: str
     upstream: str | None = None
     ttls: FamilyTTLs | None = None
+    #: The calling uid's key to the daemon's hosts map (only with the ``hostsMap`` param, which the
+    #: NSS module sends).
+    hosts_map_key: str | None = None
 
     @property
     def addresses(self) -> list[str]:
@@ -91,7 +94,8 @@ class Resolution:
         return cls(_get(result, "host", str, m), list(_get(result, "ipv4", list, m)),
                    list(_get(result, "ipv6", list, m)), _get(result, "ttl", int, m), _get(result, "stale", bool, m),
                    _get(result, "source", str, m), result.get("upstream"),
-                   FamilyTTLs.from_json(ttls) if ttls is not None else None)
+                   FamilyTTLs.from_json(ttls) if ttls is not None else None,
+                   _optional(result, "hostsMapKey", str, m))
 
 
 @dataclass(frozen=True)
