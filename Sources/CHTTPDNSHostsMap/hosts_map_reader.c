@@ -11,9 +11,6 @@
 _Static_assert(sizeof(struct hosts_map_header) == 128, "the header is 128 bytes");
 _Static_assert(sizeof(struct hosts_map_slot) == 176, "a slot is 176 bytes");
 
-/* 'T' or 'S', name 0 family, nonce block: the longest canonical name is 253 bytes. */
-enum { KEY_CAPACITY = 1 + 253 + 1 + 1 + 8 + 1 };
-
 int hosts_map_name_is_canonical(const char *name, size_t length) {
     if (length == 0 || length > 253) return 0;
     size_t label = 0, labels = 1;
@@ -93,6 +90,25 @@ static void xor_block(unsigned char *out, const unsigned char *sealed, const uns
     for (size_t i = 0; i < length; i++) out[i] = sealed[i] ^ stream[i];
 }
 
+size_t hosts_map_record_key(const unsigned char user_key[16], const char *name, size_t name_length, int family,
+                            unsigned char key[HOSTS_MAP_RECORD_KEY_CAPACITY], unsigned char tag[16]) {
+    size_t key_length = 1 + name_length;
+    key[0] = 'T';
+    memcpy(key + 1, name, name_length);
+    key[key_length++] = 0;
+    key[key_length++] = (unsigned char)family;
+    hosts_map_siphash128(user_key, key, key_length, tag);
+    key[0] = 'S';
+    return key_length;
+}
+
+void hosts_map_keystream(const unsigned char user_key[16], unsigned char key[HOSTS_MAP_RECORD_KEY_CAPACITY],
+                         size_t key_length, uint64_t nonce, unsigned block, unsigned char out[16]) {
+    for (int i = 0; i < 8; i++) key[key_length + i] = (unsigned char)(nonce >> (8 * i));
+    key[key_length + 8] = (unsigned char)block;
+    hosts_map_siphash128(user_key, key, key_length + 9, out);
+}
+
 int hosts_map_find(const struct hosts_map_view *view, const unsigned char user_key[HOSTS_MAP_KEY_BYTES],
                    const char *name, size_t name_length, int family, int64_t now_ns, struct hosts_map_answer *answer) {
     if ((family != HOSTS_MAP_IPV4 && family != HOSTS_MAP_IPV6) || !hosts_map_name_is_canonical(name, name_length))
@@ -101,15 +117,8 @@ int hosts_map_find(const struct hosts_map_view *view, const unsigned char user_k
     if (hosts_map_view_retired(view)) return 0;
     uint64_t epoch = __atomic_load_n(&header->epoch, __ATOMIC_ACQUIRE);
 
-    unsigned char key[KEY_CAPACITY];
-    size_t key_length = 1 + name_length;
-    key[0] = 'T';
-    memcpy(key + 1, name, name_length);
-    key[key_length++] = 0;
-    key[key_length++] = (unsigned char)family;
-    unsigned char tag[16];
-    hosts_map_siphash128(user_key, key, key_length, tag);
-    key[0] = 'S';
+    unsigned char key[HOSTS_MAP_RECORD_KEY_CAPACITY], tag[16];
+    size_t key_length = hosts_map_record_key(user_key, name, name_length, family, key, tag);
 
     const struct hosts_map_slot *slots =
         (const struct hosts_map_slot *)(const void *)(view->base + sizeof(struct hosts_map_header));
@@ -121,11 +130,8 @@ int hosts_map_find(const struct hosts_map_view *view, const unsigned char user_k
         if (memcmp(copy.tag, tag, 16) != 0) continue;
         if (copy.epoch != (uint32_t)epoch) return 0;
 
-        /* The keystream's input: the key, the record's nonce, the block's number. */
-        for (int i = 0; i < 8; i++) key[key_length + i] = (unsigned char)(copy.nonce >> (8 * i));
         unsigned char stream[16], block[16];
-        key[key_length + 8] = 0;
-        hosts_map_siphash128(user_key, key, key_length + 9, stream);
+        hosts_map_keystream(user_key, key, key_length, copy.nonce, 0, stream);
         xor_block(block, (const unsigned char *)&copy.sealed, stream, 16);
         uint64_t expires;
         uint32_t count, zero;
@@ -136,8 +142,7 @@ int hosts_map_find(const struct hosts_map_view *view, const unsigned char user_k
             return 0;
         size_t address_length = family == HOSTS_MAP_IPV4 ? 4 : 16;
         for (uint32_t i = 0; i < count; i++) {
-            key[key_length + 8] = (unsigned char)(i + 1);
-            hosts_map_siphash128(user_key, key, key_length + 9, stream);
+            hosts_map_keystream(user_key, key, key_length, copy.nonce, i + 1, stream);
             xor_block(answer->addresses[i], copy.sealed.addresses[i], stream, 16);
             for (size_t b = address_length; b < 16; b++)
                 if (answer->addresses[i][b] != 0) return 0;

@@ -187,23 +187,14 @@ int hosts_map_writer_publish(struct hosts_map_writer *writer, const char *name, 
     }
     unsigned char user_key[HOSTS_MAP_KEY_BYTES];
     hosts_map_writer_user_key(writer, uid, user_key);
-    unsigned char key[1 + 253 + 1 + 1 + 8 + 1];
-    size_t key_length = 1 + name_length;
-    key[0] = 'T';
-    memcpy(key + 1, name, name_length);
-    key[key_length++] = 0;
-    key[key_length++] = (unsigned char)family;
-    unsigned char tag[16];
-    hosts_map_siphash128(user_key, key, key_length, tag);
-    key[0] = 'S';
+    unsigned char key[HOSTS_MAP_RECORD_KEY_CAPACITY], tag[16];
+    size_t key_length = hosts_map_record_key(user_key, name, name_length, family, key, tag);
 
     uint64_t nonce = writer->next_nonce++;
-    for (int i = 0; i < 8; i++) key[key_length + i] = (unsigned char)(nonce >> (8 * i));
     unsigned char stream[16];
     unsigned char *sealed = (unsigned char *)&payload;
     for (unsigned block = 0; block <= count; block++) {
-        key[key_length + 8] = (unsigned char)block;
-        hosts_map_siphash128(user_key, key, key_length + 9, stream);
+        hosts_map_keystream(user_key, key, key_length, nonce, block, stream);
         xor_into(sealed + 16 * block, stream, 16);
     }
     /* The blocks past count look as random as the rest: the count does not show. */

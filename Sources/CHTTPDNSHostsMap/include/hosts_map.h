@@ -113,6 +113,21 @@ int hosts_map_name_is_canonical(const char *name, size_t length);
 /* This process's time namespace (0, 0 when the kernel has none); -1 when it cannot be read. */
 int hosts_map_time_namespace(uint64_t *device, uint64_t *inode);
 
+/* A record's key material: 'T' or 'S', the name (canonical, so at most 253 bytes), 0, the
+   family, then the keystream's 8-byte nonce and block number. */
+enum { HOSTS_MAP_RECORD_KEY_CAPACITY = 1 + 253 + 1 + 1 + 8 + 1 };
+
+/* Fills key with 'T' name 0 family and sets tag to its SipHash-128 under user_key (a slot's
+   tag), then turns key's first byte to 'S', the keystream's domain. Returns the key's length,
+   which hosts_map_keystream takes. Reader and writer both derive records through these two. */
+size_t hosts_map_record_key(const unsigned char user_key[16], const char *name, size_t name_length, int family,
+                            unsigned char key[HOSTS_MAP_RECORD_KEY_CAPACITY], unsigned char tag[16]);
+
+/* Keystream block `block` of the record sealed with `nonce`: SipHash-128 under user_key of the
+   key, the nonce (little-endian) and the block number. */
+void hosts_map_keystream(const unsigned char user_key[16], unsigned char key[HOSTS_MAP_RECORD_KEY_CAPACITY],
+                         size_t key_length, uint64_t nonce, unsigned block, unsigned char out[16]);
+
 /* SipHash-2-4 with a 128-bit output (out[0..16)) or a 64-bit one. */
 void hosts_map_siphash128(const unsigned char key[16], const void *data, size_t length, unsigned char out[16]);
 uint64_t hosts_map_siphash64(const unsigned char key[16], const void *data, size_t length);
