@@ -21,22 +21,10 @@ struct BrowserCookie: Equatable {
     static let expiryTolerance: Int64 = 2
 
     var key: CookieKey { CookieKey(domain: domain, path: path, name: name) }
+}
 
-    init(
-        name: String, value: String, domain: String, hostOnly: Bool, path: String, expires: Int64?, secure: Bool,
-        httpOnly: Bool, sameSite: CookieSameSite
-    ) {
-        self.name = name
-        self.value = value
-        self.domain = domain
-        self.hostOnly = hostOnly
-        self.path = path
-        self.expires = expires
-        self.secure = secure
-        self.httpOnly = httpOnly
-        self.sameSite = sameSite
-    }
-
+// The conversions live in an extension so that the struct keeps its memberwise initializer.
+extension BrowserCookie {
     /// A cookie of the daemon's jar.
     init(_ cookie: Cookie) {
         self.init(
