@@ -20,73 +20,58 @@ public enum Method: String, CaseIterable, Sendable {
     case monitor
     case discover = "rpc.discover"
 
-    /// Its position in `allCases` (for counters kept in an array).
-    public var ordinal: Int {
+    /// Its position in `allCases` (for counters and tables kept in an array): a case without a
+    /// payload is stored as its index in declaration order, which `MethodDeclarationTests` pins.
+    @inlinable
+    public var ordinal: Int { Int(unsafeBitCast(self, to: UInt8.self)) }
+
+    /// What the contract declares of the method besides its members: the one place a method's
+    /// types and nature are written.
+    public var declaration: MethodDeclaration {
         switch self {
-        case .resolve: return 0
-        case .reverse: return 1
-        case .getCookieHeader: return 2
-        case .handleSetCookie: return 3
-        case .deleteCookies: return 4
-        case .listCookies: return 5
-        case .importCookies: return 6
-        case .exportCookies: return 7
-        case .forget: return 8
-        case .flushCache: return 9
-        case .status: return 10
-        case .showCache: return 11
-        case .statistics: return 12
-        case .resetStatistics: return 13
-        case .metrics: return 14
-        case .monitor: return 15
-        case .discover: return 16
+        case .resolve: MethodDeclaration(ResolveParams.self, ResolveResult.self, hasEffects: true)
+        case .reverse: MethodDeclaration(ReverseParams.self, ReverseResult.self, hasEffects: false)
+        case .getCookieHeader: MethodDeclaration(GetCookieHeaderParams.self, CookieHeaderResult.self, hasEffects: false)
+        case .handleSetCookie: MethodDeclaration(HandleSetCookieParams.self, SetCookieResult.self, hasEffects: true)
+        case .deleteCookies: MethodDeclaration(DeleteCookiesParams.self, DeleteCookiesResult.self, hasEffects: true)
+        case .listCookies: MethodDeclaration(ListCookiesParams.self, ListCookiesResult.self, hasEffects: false)
+        case .importCookies: MethodDeclaration(ImportCookiesParams.self, ImportCookiesResult.self, hasEffects: true)
+        case .exportCookies: MethodDeclaration(ExportCookiesParams.self, ExportCookiesResult.self, hasEffects: false)
+        case .forget: MethodDeclaration(ForgetParams.self, ForgetResult.self, hasEffects: true)
+        case .flushCache: MethodDeclaration(FlushCacheParams.self, FlushCacheResult.self, hasEffects: true)
+        case .status: MethodDeclaration(StatusParams.self, StatusResult.self, hasEffects: false)
+        case .showCache: MethodDeclaration(ShowCacheParams.self, ShowCacheResult.self, hasEffects: false)
+        case .statistics: MethodDeclaration(StatisticsParams.self, StatisticsResult.self, hasEffects: false)
+        case .resetStatistics:
+            MethodDeclaration(ResetStatisticsParams.self, ResetStatisticsResult.self, hasEffects: true)
+        case .metrics: MethodDeclaration(MetricsParams.self, MetricsResult.self, hasEffects: false)
+        case .monitor: MethodDeclaration(MonitorParams.self, MonitorResult.self, hasEffects: false)
+        case .discover: MethodDeclaration(DiscoverParams.self, DiscoverResult.self, hasEffects: false)
         }
     }
 
     /// The type of this method's params.
-    public var paramsType: any MethodParams.Type {
-        switch self {
-        case .resolve: return ResolveParams.self
-        case .reverse: return ReverseParams.self
-        case .getCookieHeader: return GetCookieHeaderParams.self
-        case .handleSetCookie: return HandleSetCookieParams.self
-        case .deleteCookies: return DeleteCookiesParams.self
-        case .listCookies: return ListCookiesParams.self
-        case .importCookies: return ImportCookiesParams.self
-        case .exportCookies: return ExportCookiesParams.self
-        case .forget: return ForgetParams.self
-        case .flushCache: return FlushCacheParams.self
-        case .status: return StatusParams.self
-        case .showCache: return ShowCacheParams.self
-        case .statistics: return StatisticsParams.self
-        case .resetStatistics: return ResetStatisticsParams.self
-        case .metrics: return MetricsParams.self
-        case .monitor: return MonitorParams.self
-        case .discover: return DiscoverParams.self
-        }
-    }
+    public var paramsType: any MethodParams.Type { declaration.paramsType }
 
     /// The type of this method's result.
-    public var resultType: any MethodResult.Type {
-        switch self {
-        case .resolve: return ResolveResult.self
-        case .reverse: return ReverseResult.self
-        case .getCookieHeader: return CookieHeaderResult.self
-        case .handleSetCookie: return SetCookieResult.self
-        case .deleteCookies: return DeleteCookiesResult.self
-        case .listCookies: return ListCookiesResult.self
-        case .importCookies: return ImportCookiesResult.self
-        case .exportCookies: return ExportCookiesResult.self
-        case .forget: return ForgetResult.self
-        case .flushCache: return FlushCacheResult.self
-        case .status: return StatusResult.self
-        case .showCache: return ShowCacheResult.self
-        case .statistics: return StatisticsResult.self
-        case .resetStatistics: return ResetStatisticsResult.self
-        case .metrics: return MetricsResult.self
-        case .monitor: return MonitorResult.self
-        case .discover: return DiscoverResult.self
-        }
+    public var resultType: any MethodResult.Type { declaration.resultType }
+
+    /// Whether running it changes something besides its answer: the jar, the cache, the
+    /// counters, an upstream query (a resolve also feeds the address memory normalization reads).
+    /// A method without effects may be skipped when nobody will read its answer.
+    public var hasEffects: Bool { declaration.hasEffects }
+}
+
+/// A method's params and result types and whether it has effects (`Method.declaration`).
+public struct MethodDeclaration: Sendable {
+    public let paramsType: any MethodParams.Type
+    public let resultType: any MethodResult.Type
+    public let hasEffects: Bool
+
+    init(_ paramsType: any MethodParams.Type, _ resultType: any MethodResult.Type, hasEffects: Bool) {
+        self.paramsType = paramsType
+        self.resultType = resultType
+        self.hasEffects = hasEffects
     }
 }
 

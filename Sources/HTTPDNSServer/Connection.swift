@@ -764,18 +764,3 @@ final class PendingBatch {
 
 @available(*, unavailable)
 extension PendingBatch: Sendable {}
-
-extension Method {
-    /// Whether running it changes something besides its answer: the jar, the cache, the
-    /// counters, an upstream query (a resolve also feeds the address memory normalization reads).
-    /// A method without effects is skipped when nobody will read its answer.
-    var hasEffects: Bool {
-        switch self {
-        case .resolve, .handleSetCookie, .deleteCookies, .importCookies, .forget, .flushCache, .resetStatistics:
-            return true
-        case .reverse, .getCookieHeader, .listCookies, .exportCookies, .status, .showCache, .statistics, .metrics,
-            .monitor, .discover:
-            return false
-        }
-    }
-}

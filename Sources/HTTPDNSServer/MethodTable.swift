@@ -51,57 +51,84 @@ struct Reply<Result: MethodResult> {
     }
 }
 
-/// The typed implementation of every method of the contract: what the server's dispatch calls.
-/// The daemon's `Services` is one; in-process tests bring their own.
+/// Who may call a method.
+enum MethodAccess {
+    case anyone
+    /// Only root and the daemon's own user; `what` finishes "only root or the daemon's user may ...".
+    case privileged(_ what: String)
+}
+
+/// The methods one server runs, each bound once: its handler, what running it costs beyond its line
+/// and who may call it (as systemd binds varlink methods). The daemon's `Services` binds every
+/// method; an in-process test binds those it serves, and the rest are "Method not found".
 ///
-/// A function either throws before replying or replies (once), never both. Params are parsed
-/// before the call, so the implementations never see a `Params`.
-protocol MethodTable: AnyObject {
-    func resolve(_ params: ResolveParams, context: CallContext, reply: Reply<ResolveResult>)
-        throws(RPCError)
-    func reverse(_ params: ReverseParams, context: CallContext, reply: Reply<ReverseResult>)
-        throws(RPCError)
-    func getCookieHeader(
-        _ params: consuming CookieHeaderQuery, context: CallContext, reply: Reply<CookieHeaderResult>
-    ) throws(RPCError)
-    func handleSetCookie(_ params: consuming SetCookieQuery, context: CallContext, reply: Reply<SetCookieResult>)
-        throws(RPCError)
-    func deleteCookies(
-        _ params: DeleteCookiesParams, context: CallContext, reply: Reply<DeleteCookiesResult>
-    ) throws(RPCError)
-    func listCookies(_ params: ListCookiesParams, context: CallContext, reply: Reply<ListCookiesResult>)
-        throws(RPCError)
-    func importCookies(
-        _ params: ImportCookiesParams, context: CallContext, reply: Reply<ImportCookiesResult>
-    ) throws(RPCError)
-    func exportCookies(
-        _ params: ExportCookiesParams, context: CallContext, reply: Reply<ExportCookiesResult>
-    ) throws(RPCError)
-    func forget(_ params: ForgetParams, context: CallContext, reply: Reply<ForgetResult>) throws(RPCError)
-    func flushCache(_ params: FlushCacheParams, context: CallContext, reply: Reply<FlushCacheResult>)
-        throws(RPCError)
-    func status(_ params: StatusParams, context: CallContext, reply: Reply<StatusResult>) throws(RPCError)
-    func showCache(_ params: ShowCacheParams, context: CallContext, reply: Reply<ShowCacheResult>)
-        throws(RPCError)
-    func statistics(_ params: StatisticsParams, context: CallContext, reply: Reply<StatisticsResult>)
-        throws(RPCError)
-    func resetStatistics(
-        _ params: ResetStatisticsParams, context: CallContext, reply: Reply<ResetStatisticsResult>
-    ) throws(RPCError)
-    func metrics(_ params: MetricsParams, context: CallContext, reply: Reply<MetricsResult>) throws(RPCError)
-    /// Answers, then goes on writing events on the connection (`Reply.open`).
-    func monitor(_ params: MonitorParams, context: CallContext, reply: Reply<MonitorResult>) throws(RPCError)
-    func discover(_ params: DiscoverParams, context: CallContext, reply: Reply<DiscoverResult>)
-        throws(RPCError)
+/// A handler either throws before replying or replies (once), never both. Params are read before
+/// the call, so handlers never see a `Params`.
+struct MethodTable {
+    private struct Binding {
+        let run: (Params, CallContext, Responder) throws(RPCError) -> Void
+        let workUnits: (CallContext) -> Int
+        let access: MethodAccess
+    }
+
+    private var bindings: [Binding?] = Array(repeating: nil, count: Method.allCases.count)
+
+    /// Binds `method` to `handler`, its params read by their type.
+    mutating func bind<P: MethodParams, R: MethodResult>(
+        _ method: Method, access: MethodAccess = .anyone, workUnits: @escaping (CallContext) -> Int = { _ in 0 },
+        _ handler: @escaping (P, CallContext, Reply<R>) throws(RPCError) -> Void
+    ) {
+        bind(
+            method, declared: P.self, reading: { params throws(RPCError) in try P(params) }, access: access,
+            workUnits: workUnits, handler)
+    }
+
+    /// Binds `method` to `handler`, its params (of the declared type `declared`) read by `read`: a
+    /// reader that parses a member from the request's bytes before anything can outlive them.
+    /// `paramsWorkUnits` charges what the params read say the run costs (before it runs).
+    mutating func bind<P: MethodParams, Query, R: MethodResult>(
+        _ method: Method, declared: P.Type, reading read: @escaping (Params) throws(RPCError) -> Query,
+        paramsWorkUnits: @escaping (borrowing Query) -> Int = { _ in 0 }, access: MethodAccess = .anyone,
+        workUnits: @escaping (CallContext) -> Int = { _ in 0 },
+        _ handler: @escaping (consuming Query, CallContext, Reply<R>) throws(RPCError) -> Void
+    ) {
+        precondition(
+            ObjectIdentifier(P.self) == ObjectIdentifier(method.paramsType)
+                && ObjectIdentifier(R.self) == ObjectIdentifier(method.resultType),
+            "\(method.rawValue) bound to types other than its declaration's")
+        bindings[method.ordinal] = Binding(
+            run: { params, context, responder throws(RPCError) in
+                let query = try read(params)
+                let reply = Reply<R>(responder: responder)
+                reply.charge(paramsWorkUnits(query))
+                try handler(query, context, reply)
+            }, workUnits: workUnits, access: access)
+    }
+
+    /// Whether `method` is bound here.
+    func serves(_ method: Method) -> Bool { bindings[method.ordinal] != nil }
+
+    /// Runs one request. `params` (possibly over the request's bytes) is read here, before anything
+    /// can outlive them.
+    func dispatch(_ method: Method, _ params: Params, context: CallContext, to responder: Responder) {
+        guard let binding = bindings[method.ordinal] else {
+            return responder.fail(.methodNotFound(method.rawValue))
+        }
+        do throws(RPCError) {
+            if case .privileged(let what) = binding.access, !ResolverService.isPrivileged(context.peer.uid) {
+                throw .permissionDenied("only root or the daemon's user may \(what)")
+            }
+            try binding.run(params, context, responder)
+        } catch {
+            responder.fail(error)
+        }
+    }
 
     /// What running `method` for `context`'s uid costs beyond reading its line, in work units
     /// (`WorkCost`): the methods that walk a whole jar or the cache cost with its size.
-    func workUnits(of method: Method, context: CallContext) -> Int
-}
-
-extension MethodTable {
-    func workUnits(of method: Method, context: CallContext) -> Int { 0 }
-
+    func workUnits(of method: Method, context: CallContext) -> Int {
+        bindings[method.ordinal]?.workUnits(context) ?? 0
+    }
 }
 
 /// getCookieHeader's params with the URL parsed from the request's bytes (a refusal: not a URL the
@@ -110,49 +137,15 @@ typealias CookieHeaderQuery = URLParams<GetCookieHeaderParams, Result<RequestURL
 /// handleSetCookie's params, the same way.
 typealias SetCookieQuery = URLParams<HandleSetCookieParams, Result<RequestURL, RequestURL.Refusal>>
 
-extension MethodTable {
-    /// Runs one request: one exhaustive switch from the method to its typed implementation.
-    /// `params` (possibly over the request's bytes) is parsed here, before anything can outlive them.
-    func dispatch(_ method: Method, _ params: Params, context: CallContext, to responder: Responder) {
-        do throws(RPCError) {
-            switch method {
-            case .resolve: try resolve(ResolveParams(params), context: context, reply: Reply(responder: responder))
-            case .reverse: try reverse(ReverseParams(params), context: context, reply: Reply(responder: responder))
-            case .getCookieHeader:
-                try getCookieHeader(
-                    CookieHeaderQuery(params) { RequestURL.parse(utf8: $0, toASCII: IDNA.urlDomainToASCII) },
-                    context: context,
-                    reply: Reply(responder: responder))
-            case .handleSetCookie:
-                let query = try SetCookieQuery(params) { RequestURL.parse(utf8: $0, toASCII: IDNA.urlDomainToASCII) }
-                let reply = Reply<SetCookieResult>(responder: responder)
-                reply.charge(WorkCost.cookiesStored(query.members.setCookie.count))
-                try handleSetCookie(query, context: context, reply: reply)
-            case .deleteCookies:
-                try deleteCookies(DeleteCookiesParams(params), context: context, reply: Reply(responder: responder))
-            case .listCookies:
-                try listCookies(ListCookiesParams(params), context: context, reply: Reply(responder: responder))
-            case .importCookies:
-                try importCookies(ImportCookiesParams(params), context: context, reply: Reply(responder: responder))
-            case .exportCookies:
-                try exportCookies(ExportCookiesParams(params), context: context, reply: Reply(responder: responder))
-            case .forget: try forget(ForgetParams(params), context: context, reply: Reply(responder: responder))
-            case .flushCache:
-                try flushCache(FlushCacheParams(params), context: context, reply: Reply(responder: responder))
-            case .status: try status(StatusParams(params), context: context, reply: Reply(responder: responder))
-            case .showCache:
-                try showCache(ShowCacheParams(params), context: context, reply: Reply(responder: responder))
-            case .statistics:
-                try statistics(StatisticsParams(params), context: context, reply: Reply(responder: responder))
-            case .resetStatistics:
-                try resetStatistics(ResetStatisticsParams(params), context: context, reply: Reply(responder: responder))
-            case .metrics: try metrics(MetricsParams(params), context: context, reply: Reply(responder: responder))
-            case .monitor: try monitor(MonitorParams(params), context: context, reply: Reply(responder: responder))
-            case .discover: try discover(DiscoverParams(params), context: context, reply: Reply(responder: responder))
-            }
-        } catch {
-            responder.fail(error)
-        }
+extension URLParams where Members == HandleSetCookieParams {
+    /// A store costs with its cookies.
+    static func workUnits(_ query: borrowing Self) -> Int { WorkCost.cookiesStored(query.members.setCookie.count) }
+}
+
+extension URLParams where URLValue == Result<RequestURL, RequestURL.Refusal> {
+    /// Reads the params, the URL with the jar's parser.
+    static func read(_ params: Params) throws(RPCError) -> Self {
+        try Self(params) { RequestURL.parse(utf8: $0, toASCII: IDNA.urlDomainToASCII) }
     }
 }
 

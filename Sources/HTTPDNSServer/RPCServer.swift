@@ -150,7 +150,7 @@ final class RPCServer: EventHandler {
     private let logger: Logger
     private let accept: Accept
     private let peerCredentials: PeerCredentialsReader
-    private(set) var methods: (any MethodTable)?
+    private(set) var methods: MethodTable?
     private var connections: [UInt64: Connection] = [:]
     private var users: [UInt32: UserLoad] = [:]
     private var nextConnectionID: UInt64 = 1
@@ -204,7 +204,7 @@ final class RPCServer: EventHandler {
     func load(of uid: UInt32) -> UserLoad? { users[uid] }
 
     /// The methods this server runs.
-    func serve(_ methods: any MethodTable) { self.methods = methods }
+    func serve(_ methods: MethodTable) { self.methods = methods }
 
     func startListening() throws(SystemError) {
         try loop.register(listener, events: EpollEvents.readable, handler: self)

@@ -71,7 +71,7 @@ final class Services {
 
     /// The server runs its methods on these services.
     func registerMethods(on server: RPCServer) {
-        server.serve(self)
+        server.serve(methodTable)
         // The saved cache is read once the first answer is out (socket activation started the
         // daemon for it), or a moment after start when nobody asks.
         server.afterFirstAnswer = { [unowned resolver] in resolver.startRestoringSaved() }
@@ -222,53 +222,97 @@ final class Services {
     }
 }
 
-/// The contract's methods, each on the service that owns its state.
-extension Services: MethodTable {
+/// The contract's methods, each bound to the service that owns its state.
+extension Services {
     /// `rpc.discover`'s answer: the embedded document, served byte for byte.
     static let discoverResult = DiscoverResult(encodedDocument: Array(OpenRPCDocument.text.utf8))
 
-    func resolve(_ params: ResolveParams, context: CallContext, reply: Reply<ResolveResult>)
-        throws(RPCError)
-    {
-        resolver.resolve(params, uid: context.peer.uid, account: context.account, done: reply)
-    }
-
-    func reverse(_ params: ReverseParams, context: CallContext, reply: Reply<ReverseResult>)
-        throws(RPCError)
-    {
-        reply(.success(try resolver.reverse(params, uid: context.peer.uid)))
-    }
-
-    func getCookieHeader(
-        _ params: consuming CookieHeaderQuery, context: CallContext, reply: Reply<CookieHeaderResult>
-    ) throws(RPCError) {
-        reply(.success(try cookies.cookieHeader(consume params, uid: context.peer.uid)))
-    }
-
-    func handleSetCookie(_ params: consuming SetCookieQuery, context: CallContext, reply: Reply<SetCookieResult>)
-        throws(RPCError)
-    {
-        try cookies.handleSetCookie(consume params, uid: context.peer.uid, done: reply)
-    }
-
-    func deleteCookies(
-        _ params: DeleteCookiesParams, context: CallContext, reply: Reply<DeleteCookiesResult>
-    ) throws(RPCError) {
-        try cookies.deleteCookies(params, uid: context.peer.uid, done: reply)
-    }
-
-    /// Streamed from a snapshot of the jar as the client reads it; a notification (nobody reads
-    /// it) takes no snapshot, and is charged as if it did (`workUnits`).
-    func listCookies(_ params: ListCookiesParams, context: CallContext, reply: Reply<ListCookiesResult>)
-        throws(RPCError)
-    {
-        guard reply.isRead else { return reply(.success(ListCookiesResult(cookies: []))) }
-        reply.stream(ArrayResultStream(cookies: try cookies.listCookies(params, uid: context.peer.uid).cookies))
+    var methodTable: MethodTable {
+        var table = MethodTable()
+        table.bind(.resolve) {
+            [unowned self] (params: ResolveParams, context, reply: Reply<ResolveResult>) throws(RPCError) in
+            resolver.resolve(params, uid: context.peer.uid, account: context.account, done: reply)
+        }
+        table.bind(.reverse) {
+            [unowned self] (params: ReverseParams, context, reply: Reply<ReverseResult>) throws(RPCError) in
+            reply(.success(try resolver.reverse(params, uid: context.peer.uid)))
+        }
+        table.bind(.getCookieHeader, declared: GetCookieHeaderParams.self, reading: CookieHeaderQuery.read) {
+            [unowned self] query, context, reply throws(RPCError) in
+            reply(.success(try cookies.cookieHeader(query, uid: context.peer.uid)))
+        }
+        table.bind(
+            .handleSetCookie, declared: HandleSetCookieParams.self, reading: SetCookieQuery.read,
+            paramsWorkUnits: SetCookieQuery.workUnits
+        ) { [unowned self] query, context, reply throws(RPCError) in
+            try cookies.handleSetCookie(query, uid: context.peer.uid, done: reply)
+        }
+        // Each deletion is recorded and committed.
+        table.bind(.deleteCookies, workUnits: { [unowned self] in cookies.count(uid: $0.peer.uid) / 8 }) {
+            [unowned self] (params: DeleteCookiesParams, context, reply: Reply<DeleteCookiesResult>) throws(RPCError) in
+            try cookies.deleteCookies(params, uid: context.peer.uid, done: reply)
+        }
+        // A snapshot streamed as the client reads it: the jar sorted (about a sixteenth of a
+        // request per cookie). A notification (nobody reads it) takes no snapshot, and is charged
+        // as if it did.
+        table.bind(.listCookies, workUnits: { [unowned self] in cookies.count(uid: $0.peer.uid) / 16 }) {
+            [unowned self] (params: ListCookiesParams, context, reply: Reply<ListCookiesResult>) throws(RPCError) in
+            guard reply.isRead else { return reply(.success(ListCookiesResult(cookies: []))) }
+            reply.stream(ArrayResultStream(cookies: try cookies.listCookies(params, uid: context.peer.uid).cookies))
+        }
+        table.bind(.importCookies) {
+            [unowned self] (params: ImportCookiesParams, context, reply: Reply<ImportCookiesResult>) throws(RPCError) in
+            try importCookies(params, context: context, reply: reply)
+        }
+        table.bind(.exportCookies, workUnits: { [unowned self] in cookies.count(uid: $0.peer.uid) / 16 }) {
+            [unowned self] (params: ExportCookiesParams, context, reply: Reply<ExportCookiesResult>) throws(RPCError) in
+            exportCookies(params, context: context, reply: reply)
+        }
+        // Forgetting all frees the caller's whole address memory.
+        table.bind(.forget, workUnits: { [unowned self] in resolver.rememberedAddressCount(uid: $0.peer.uid) / 64 }) {
+            [unowned self] (params: ForgetParams, context, reply: Reply<ForgetResult>) throws(RPCError) in
+            reply(.success(try resolver.forget(params, uid: context.peer.uid)))
+        }
+        table.bind(.flushCache, workUnits: { [unowned self] _ in resolver.cachedNameCount / 32 }) {
+            [unowned self] (params: FlushCacheParams, context, reply: Reply<FlushCacheResult>) throws(RPCError) in
+            reply(.success(try resolver.flushCache(params, uid: context.peer.uid)))
+        }
+        table.bind(.status) { [unowned self] (_: StatusParams, context, reply: Reply<StatusResult>) throws(RPCError) in
+            reply(.success(status(uid: context.peer.uid)))
+        }
+        // A walk of the cache (the caller's names only for a user, but found among all), streamed
+        // from a snapshot as the client reads it.
+        table.bind(.showCache, workUnits: { [unowned self] _ in resolver.cachedNameCount / 16 }) {
+            [unowned self] (_: ShowCacheParams, context, reply: Reply<ShowCacheResult>) throws(RPCError) in
+            guard reply.isRead else { return reply(.success(ShowCacheResult(entries: []))) }
+            reply.stream(ArrayResultStream(cacheEntries: resolver.showCache(uid: context.peer.uid).entries))
+        }
+        // Every user may read the counters (they are totals, as `status`'s are).
+        table.bind(.statistics) {
+            [unowned self] (_: StatisticsParams, _, reply: Reply<StatisticsResult>) throws(RPCError) in
+            reply(.success(observation.statistics(cache: resolver.cache, upstreamNames: resolver.upstreamNames)))
+        }
+        table.bind(.resetStatistics, access: .privileged("reset the statistics")) {
+            [unowned self] (_: ResetStatisticsParams, _, reply: Reply<ResetStatisticsResult>) throws(RPCError) in
+            reply(.success(ResetStatisticsResult(since: observation.resetStatistics(cache: resolver.cache))))
+        }
+        table.bind(.metrics, workUnits: { [unowned self] _ in cookies.jarCount / 16 + 8 }) {
+            [unowned self] (_: MetricsParams, _, reply: Reply<MetricsResult>) throws(RPCError) in
+            reply(.success(MetricsResult(text: metricsText())))
+        }
+        table.bind(.monitor) {
+            [unowned self] (_: MonitorParams, context, reply: Reply<MonitorResult>) throws(RPCError) in
+            try monitor(context: context, reply: reply)
+        }
+        table.bind(.discover) { (_: DiscoverParams, _, reply: Reply<DiscoverResult>) throws(RPCError) in
+            reply(.success(Self.discoverResult))
+        }
+        return table
     }
 
     /// Runs a slice of at most `ImportSlices.linesPerSlice` lines per turn, each committed on
     /// its own; answered once the last slice's commit is.
-    func importCookies(
+    private func importCookies(
         _ params: ImportCookiesParams, context: CallContext, reply: Reply<ImportCookiesResult>
     ) throws(RPCError) {
         let uid = context.peer.uid
@@ -290,9 +334,7 @@ extension Services: MethodTable {
 
     /// Streamed from a snapshot of the jar as the client reads it (a notification's: as for
     /// `listCookies`).
-    func exportCookies(
-        _ params: ExportCookiesParams, context: CallContext, reply: Reply<ExportCookiesResult>
-    ) throws(RPCError) {
+    private func exportCookies(_ params: ExportCookiesParams, context: CallContext, reply: Reply<ExportCookiesResult>) {
         guard reply.isRead else { return reply(.success(ExportCookiesResult(data: ""))) }
         let snapshot = cookies.allCookies(uid: context.peer.uid, now: clock.wallSeconds())
         switch params.format {
@@ -301,69 +343,9 @@ extension Services: MethodTable {
         }
     }
 
-    func workUnits(of method: Method, context: CallContext) -> Int {
-        switch method {
-        // A snapshot: the jar sorted (about a sixteenth of a request per cookie).
-        case .listCookies, .exportCookies: return cookies.count(uid: context.peer.uid) / 16
-        // Each deletion is recorded and committed.
-        case .deleteCookies: return cookies.count(uid: context.peer.uid) / 8
-        case .flushCache: return resolver.cachedNameCount / 32
-        // Forgetting all frees the caller's whole address memory.
-        case .forget: return resolver.rememberedAddressCount(uid: context.peer.uid) / 64
-        // A walk of the cache (the caller's names only for a user, but found among all).
-        case .showCache: return resolver.cachedNameCount / 16
-        case .metrics: return cookies.jarCount / 16 + 8
-        case .resolve, .reverse, .getCookieHeader, .handleSetCookie, .importCookies, .status, .statistics,
-            .resetStatistics, .monitor, .discover:
-            return 0
-        }
-    }
-
-    func forget(_ params: ForgetParams, context: CallContext, reply: Reply<ForgetResult>) throws(RPCError) {
-        reply(.success(try resolver.forget(params, uid: context.peer.uid)))
-    }
-
-    func flushCache(_ params: FlushCacheParams, context: CallContext, reply: Reply<FlushCacheResult>)
-        throws(RPCError)
-    {
-        reply(.success(try resolver.flushCache(params, uid: context.peer.uid)))
-    }
-
-    func status(_ params: StatusParams, context: CallContext, reply: Reply<StatusResult>) throws(RPCError) {
-        reply(.success(status(uid: context.peer.uid)))
-    }
-
-    /// Streamed from a snapshot of the entries the caller may see, as the client reads it.
-    func showCache(_ params: ShowCacheParams, context: CallContext, reply: Reply<ShowCacheResult>)
-        throws(RPCError)
-    {
-        guard reply.isRead else { return reply(.success(ShowCacheResult(entries: []))) }
-        reply.stream(ArrayResultStream(cacheEntries: resolver.showCache(uid: context.peer.uid).entries))
-    }
-
-    /// Every user may read the counters (they are totals, as `status`'s are).
-    func statistics(_ params: StatisticsParams, context: CallContext, reply: Reply<StatisticsResult>)
-        throws(RPCError)
-    {
-        reply(.success(observation.statistics(cache: resolver.cache, upstreamNames: resolver.upstreamNames)))
-    }
-
-    func resetStatistics(
-        _ params: ResetStatisticsParams, context: CallContext, reply: Reply<ResetStatisticsResult>
-    ) throws(RPCError) {
-        guard ResolverService.isPrivileged(context.peer.uid) else {
-            throw .permissionDenied("only root or the daemon's user may reset the statistics")
-        }
-        reply(.success(ResetStatisticsResult(since: observation.resetStatistics(cache: resolver.cache))))
-    }
-
-    func metrics(_ params: MetricsParams, context: CallContext, reply: Reply<MetricsResult>) throws(RPCError) {
-        reply(.success(MetricsResult(text: metricsText())))
-    }
-
     /// Answers with the subscription's scope, then writes the events the caller may see until
     /// the connection closes.
-    func monitor(_ params: MonitorParams, context: CallContext, reply: Reply<MonitorResult>) throws(RPCError) {
+    private func monitor(context: CallContext, reply: Reply<MonitorResult>) throws(RPCError) {
         let uid = context.peer.uid
         guard observation.monitors.count(account: context.account) < MonitorHub.maxPerUser else {
             throw .limitExceeded("monitor subscriptions of one user", limit: MonitorHub.maxPerUser)
@@ -379,11 +361,5 @@ extension Services: MethodTable {
             hub: observation.monitors)
         observation.monitors.add(subscription)
         reply.open(subscription)
-    }
-
-    func discover(_ params: DiscoverParams, context: CallContext, reply: Reply<DiscoverResult>)
-        throws(RPCError)
-    {
-        reply(.success(Self.discoverResult))
     }
 }

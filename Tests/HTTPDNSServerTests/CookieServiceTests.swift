@@ -16,7 +16,6 @@ final class CookieServiceHarness {
     let storeThread: StoreThread
     let commits: StateGroupCommit
     let service: CookieService
-    private let methods: CookieMethods
 
     var clock: ManualClock { server.clock }
 
@@ -37,8 +36,7 @@ final class CookieServiceHarness {
                 let now = MonotonicInstant(nanoseconds: clock.nowNanoseconds())
                 return memory.normalizationCandidates(uid: uid, of: address, now: now)
             })
-        methods = CookieMethods(service)
-        server.server.serve(methods)
+        server.server.serve(cookieMethods(service))
     }
 
     deinit { storeThread.close() }
@@ -131,100 +129,48 @@ final class CookieClient {
 }
 
 /// The cookie methods on the service under test; the others are not served here.
-private final class CookieMethods: MethodTable {
-    let service: CookieService
-
-    init(_ service: CookieService) { self.service = service }
-
-    func getCookieHeader(_ params: consuming CookieHeaderQuery, context: CallContext, reply: Reply<CookieHeaderResult>)
-        throws(RPCError)
-    {
-        reply(.success(try service.cookieHeader(params, uid: context.peer.uid)))
+private func cookieMethods(_ service: CookieService) -> MethodTable {
+    var table = MethodTable()
+    table.bind(.getCookieHeader, declared: GetCookieHeaderParams.self, reading: CookieHeaderQuery.read) {
+        query, context, reply throws(RPCError) in
+        reply(.success(try service.cookieHeader(query, uid: context.peer.uid)))
     }
-
-    func handleSetCookie(_ params: consuming SetCookieQuery, context: CallContext, reply: Reply<SetCookieResult>)
-        throws(RPCError)
-    {
-        try service.handleSetCookie(params, uid: context.peer.uid, done: reply)
+    table.bind(
+        .handleSetCookie, declared: HandleSetCookieParams.self, reading: SetCookieQuery.read,
+        paramsWorkUnits: SetCookieQuery.workUnits
+    ) { query, context, reply throws(RPCError) in
+        try service.handleSetCookie(query, uid: context.peer.uid, done: reply)
     }
-
-    func deleteCookies(_ params: DeleteCookiesParams, context: CallContext, reply: Reply<DeleteCookiesResult>)
-        throws(RPCError)
-    {
+    table.bind(.deleteCookies) {
+        (params: DeleteCookiesParams, context, reply: Reply<DeleteCookiesResult>) throws(RPCError) in
         try service.deleteCookies(params, uid: context.peer.uid, done: reply)
     }
-
-    func listCookies(_ params: ListCookiesParams, context: CallContext, reply: Reply<ListCookiesResult>)
-        throws(RPCError)
-    {
+    table.bind(.listCookies) { (params: ListCookiesParams, context, reply: Reply<ListCookiesResult>) throws(RPCError) in
         reply(.success(try service.listCookies(params, uid: context.peer.uid)))
     }
-
-    func importCookies(_ params: ImportCookiesParams, context: CallContext, reply: Reply<ImportCookiesResult>)
-        throws(RPCError)
-    {
+    table.bind(.importCookies) {
+        (params: ImportCookiesParams, context, reply: Reply<ImportCookiesResult>) throws(RPCError) in
         service.importCookies(params, uid: context.peer.uid) { reply($0) }
     }
-
-    func exportCookies(_ params: ExportCookiesParams, context: CallContext, reply: Reply<ExportCookiesResult>)
-        throws(RPCError)
-    {
+    table.bind(.exportCookies) {
+        (params: ExportCookiesParams, context, reply: Reply<ExportCookiesResult>) throws(RPCError) in
         reply(.success(service.exportCookies(params, uid: context.peer.uid)))
     }
-
-    func resolve(_ params: ResolveParams, context: CallContext, reply: Reply<ResolveResult>) throws(RPCError) {
-        throw .internalError("not served here")
-    }
-
-    func reverse(_ params: ReverseParams, context: CallContext, reply: Reply<ReverseResult>) throws(RPCError) {
-        throw .internalError("not served here")
-    }
-
-    func forget(_ params: ForgetParams, context: CallContext, reply: Reply<ForgetResult>) throws(RPCError) {
-        throw .internalError("not served here")
-    }
-
-    func flushCache(_ params: FlushCacheParams, context: CallContext, reply: Reply<FlushCacheResult>)
-        throws(RPCError)
-    {
-        throw .internalError("not served here")
-    }
-
-    func status(_ params: StatusParams, context: CallContext, reply: Reply<StatusResult>) throws(RPCError) {
-        throw .internalError("not served here")
-    }
-
-    func discover(_ params: DiscoverParams, context: CallContext, reply: Reply<DiscoverResult>) throws(RPCError) {
-        throw .internalError("not served here")
-    }
-
-    func showCache(_ params: ShowCacheParams, context: CallContext, reply: Reply<ShowCacheResult>) throws(RPCError) {
-        throw .internalError("not served here")
-    }
-
-    func statistics(_ params: StatisticsParams, context: CallContext, reply: Reply<StatisticsResult>)
-        throws(RPCError)
-    {
-        throw .internalError("not served here")
-    }
-
-    func resetStatistics(
-        _ params: ResetStatisticsParams, context: CallContext, reply: Reply<ResetStatisticsResult>
-    ) throws(RPCError) {
-        throw .internalError("not served here")
-    }
-
-    func metrics(_ params: MetricsParams, context: CallContext, reply: Reply<MetricsResult>) throws(RPCError) {
-        throw .internalError("not served here")
-    }
-
-    func monitor(_ params: MonitorParams, context: CallContext, reply: Reply<MonitorResult>) throws(RPCError) {
-        throw .internalError("not served here")
-    }
+    return table
 }
 
 @Suite(.serialized)
 struct CookieServiceTests {
+    /// A method its table does not bind is one this server does not have: -32601 naming it, the
+    /// connection served on.
+    @Test func aMethodTheTableDoesNotBindIsNotFound() throws {
+        let harness = try CookieServiceHarness()
+        let client = try harness.connect()
+        let error = try client.error("resolve", ["host": "a.example"])
+        #expect(error["code"] == -32601 && error["data"]?["method"] == "resolve", "\(error.encodedString)")
+        #expect(try client.list().isEmpty)
+    }
+
     /// The manual clock's wall time, in seconds.
     static func wallNow(_ harness: CookieServiceHarness) -> Int64 { harness.clock.wallSeconds() }
 

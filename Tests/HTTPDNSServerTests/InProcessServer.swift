@@ -68,7 +68,7 @@ final class InProcessServer {
                 let real = try UnixSocket.peerCredentials(fd)
                 return PeerCredentials(pid: real.pid, uid: seams.uids[fd.rawValue] ?? real.uid, gid: real.gid)
             })
-        server.serve(methods)
+        server.serve(methods.table)
         try server.startListening()
     }
 
@@ -212,8 +212,8 @@ final class Peer {
 }
 
 /// Methods that answer at once, or (for resolves of names starting with "slow") when the test
-/// releases them; every call is recorded.
-final class FakeMethods: MethodTable {
+/// releases them; every call is recorded. Every method is served, each answering a fixed value.
+final class FakeMethods {
     private(set) var calls: [Method] = []
     private var held: [Reply<ResolveResult>] = []
     /// Cookies `listCookies` streams (its answer's size is the test's to choose).
@@ -246,133 +246,125 @@ final class FakeMethods: MethodTable {
         }
     }
 
-    func resolve(_ params: ResolveParams, context: CallContext, reply: Reply<ResolveResult>) throws(RPCError) {
-        calls.append(.resolve)
-        if params.host.hasPrefix("slow") {
-            held.append(reply)
-            return
+    /// Every method, bound to record its call and answer.
+    var table: MethodTable {
+        var table = MethodTable()
+        table.bind(.resolve, workUnits: units(.resolve)) {
+            [unowned self] (params: ResolveParams, _, reply: Reply<ResolveResult>) throws(RPCError) in
+            calls.append(.resolve)
+            if params.host.hasPrefix("slow") { return held.append(reply) }
+            reply(
+                .success(
+                    ResolveResult(
+                        host: params.host, ipv4: ["192.0.2.1"], ipv6: [], ttl: 60, stale: false, source: .cache)
+                ))
+            afterResolveAnswered?(params)
         }
-        reply(
-            .success(
-                ResolveResult(host: params.host, ipv4: ["192.0.2.1"], ipv6: [], ttl: 60, stale: false, source: .cache)))
-        afterResolveAnswered?(params)
+        table.bind(.reverse, workUnits: units(.reverse)) {
+            [unowned self] (params: ReverseParams, _, reply: Reply<ReverseResult>) throws(RPCError) in
+            calls.append(.reverse)
+            reply(
+                .success(
+                    ReverseResult(
+                        address: params.address, hosts: ["a.example"], ttl: 1,
+                        names: [.init(host: "a.example", ttl: 1, rememberedFor: 86_401)])))
+        }
+        table.bind(
+            .getCookieHeader, declared: GetCookieHeaderParams.self, reading: CookieHeaderQuery.read,
+            workUnits: units(.getCookieHeader)
+        ) { [unowned self] _, context, reply throws(RPCError) in
+            calls.append(.getCookieHeader)
+            reply(.success(CookieHeaderResult(header: "uid=\(context.peer.uid)", count: 1)))
+        }
+        table.bind(
+            .handleSetCookie, declared: HandleSetCookieParams.self, reading: SetCookieQuery.read,
+            paramsWorkUnits: SetCookieQuery.workUnits, workUnits: units(.handleSetCookie)
+        ) { [unowned self] query, _, reply throws(RPCError) in
+            calls.append(.handleSetCookie)
+            reply(.success(SetCookieResult(host: "a.example", stored: query.members.setCookie.count, rejected: [])))
+        }
+        table.bind(.deleteCookies, workUnits: units(.deleteCookies)) {
+            [unowned self] (_: DeleteCookiesParams, _, reply: Reply<DeleteCookiesResult>) throws(RPCError) in
+            calls.append(.deleteCookies)
+            reply(.success(DeleteCookiesResult(deleted: 0)))
+        }
+        table.bind(.listCookies, workUnits: units(.listCookies)) {
+            [unowned self] (_: ListCookiesParams, _, reply: Reply<ListCookiesResult>) throws(RPCError) in
+            calls.append(.listCookies)
+            reply.stream(ArrayResultStream(cookies: listed))
+        }
+        table.bind(.importCookies, workUnits: units(.importCookies)) {
+            [unowned self] (_: ImportCookiesParams, _, reply: Reply<ImportCookiesResult>) throws(RPCError) in
+            calls.append(.importCookies)
+            reply(.success(ImportCookiesResult(imported: 0)))
+        }
+        table.bind(.exportCookies, workUnits: units(.exportCookies)) {
+            [unowned self] (_: ExportCookiesParams, _, reply: Reply<ExportCookiesResult>) throws(RPCError) in
+            calls.append(.exportCookies)
+            if let exportedCookies { return reply.stream(NetscapeExportStream(exportedCookies)) }
+            reply(.success(ExportCookiesResult(data: exported)))
+        }
+        table.bind(.forget, workUnits: units(.forget)) {
+            [unowned self] (_: ForgetParams, _, reply: Reply<ForgetResult>) throws(RPCError) in
+            calls.append(.forget)
+            reply(.success(ForgetResult(forgotten: 0)))
+        }
+        table.bind(.flushCache, workUnits: units(.flushCache)) {
+            [unowned self] (_: FlushCacheParams, _, reply: Reply<FlushCacheResult>) throws(RPCError) in
+            calls.append(.flushCache)
+            reply(.success(FlushCacheResult(flushed: 0)))
+        }
+        table.bind(.status, workUnits: units(.status)) {
+            [unowned self] (_: StatusParams, _, reply: Reply<StatusResult>) throws(RPCError) in
+            calls.append(.status)
+            reply(
+                .success(
+                    StatusResult(
+                        version: "test", uptime: 0, cache: .init(entries: 0, hits: 0, misses: 0, staleServed: 0),
+                        cookieCount: 0, upstreams: [])))
+        }
+        table.bind(.showCache, workUnits: units(.showCache)) {
+            [unowned self] (_: ShowCacheParams, _, reply: Reply<ShowCacheResult>) throws(RPCError) in
+            calls.append(.showCache)
+            reply(.success(ShowCacheResult(entries: [])))
+        }
+        table.bind(.statistics, workUnits: units(.statistics)) {
+            [unowned self] (_: StatisticsParams, _, reply: Reply<StatisticsResult>) throws(RPCError) in
+            calls.append(.statistics)
+            reply(
+                .success(
+                    StatisticsResult(
+                        since: 0, cache: .init(entries: 0, hits: 0, misses: 0, staleServed: 0), upstreams: [],
+                        cookies: .init(stored: 0, rejected: 0, deleted: 0, headers: 0))))
+        }
+        table.bind(.resetStatistics, workUnits: units(.resetStatistics)) {
+            [unowned self] (_: ResetStatisticsParams, _, reply: Reply<ResetStatisticsResult>) throws(RPCError) in
+            calls.append(.resetStatistics)
+            reply(.success(ResetStatisticsResult(since: 0)))
+        }
+        table.bind(.metrics, workUnits: units(.metrics)) {
+            [unowned self] (_: MetricsParams, _, reply: Reply<MetricsResult>) throws(RPCError) in
+            calls.append(.metrics)
+            reply(.success(MetricsResult(text: metricsText)))
+        }
+        table.bind(.monitor, workUnits: units(.monitor)) {
+            [unowned self] (_: MonitorParams, _, reply: Reply<MonitorResult>) throws(RPCError) in
+            calls.append(.monitor)
+            reply(.success(MonitorResult(scope: "own", queueLimit: 1)))
+        }
+        table.bind(.discover, workUnits: units(.discover)) {
+            [unowned self] (_: DiscoverParams, _, reply: Reply<DiscoverResult>) throws(RPCError) in
+            calls.append(.discover)
+            if let subscription { return reply.open(subscription) }
+            reply(.success(DiscoverResult(encodedDocument: Array(#"{"openrpc":"1.2.6","info":{},"methods":[]}"#.utf8))))
+        }
+        return table
     }
 
-    func reverse(_ params: ReverseParams, context: CallContext, reply: Reply<ReverseResult>) throws(RPCError) {
-        calls.append(.reverse)
-        reply(
-            .success(
-                ReverseResult(
-                    address: params.address, hosts: ["a.example"], ttl: 1,
-                    names: [.init(host: "a.example", ttl: 1, rememberedFor: 86_401)])))
+    /// The test's extra cost for `method`, read when a request runs.
+    private func units(_ method: Method) -> (CallContext) -> Int {
+        { [unowned self] _ in costs[method] ?? 0 }
     }
-
-    func getCookieHeader(_ params: consuming CookieHeaderQuery, context: CallContext, reply: Reply<CookieHeaderResult>)
-        throws(RPCError)
-    {
-        calls.append(.getCookieHeader)
-        reply(.success(CookieHeaderResult(header: "uid=\(context.peer.uid)", count: 1)))
-    }
-
-    func handleSetCookie(_ params: consuming SetCookieQuery, context: CallContext, reply: Reply<SetCookieResult>)
-        throws(RPCError)
-    {
-        calls.append(.handleSetCookie)
-        reply(.success(SetCookieResult(host: "a.example", stored: params.members.setCookie.count, rejected: [])))
-    }
-
-    func deleteCookies(_ params: DeleteCookiesParams, context: CallContext, reply: Reply<DeleteCookiesResult>)
-        throws(RPCError)
-    {
-        calls.append(.deleteCookies)
-        reply(.success(DeleteCookiesResult(deleted: 0)))
-    }
-
-    func showCache(_ params: ShowCacheParams, context: CallContext, reply: Reply<ShowCacheResult>) throws(RPCError) {
-        calls.append(.showCache)
-        reply(.success(ShowCacheResult(entries: [])))
-    }
-
-    func statistics(_ params: StatisticsParams, context: CallContext, reply: Reply<StatisticsResult>)
-        throws(RPCError)
-    {
-        calls.append(.statistics)
-        reply(
-            .success(
-                StatisticsResult(
-                    since: 0, cache: .init(entries: 0, hits: 0, misses: 0, staleServed: 0), upstreams: [],
-                    cookies: .init(stored: 0, rejected: 0, deleted: 0, headers: 0))))
-    }
-
-    func resetStatistics(
-        _ params: ResetStatisticsParams, context: CallContext, reply: Reply<ResetStatisticsResult>
-    ) throws(RPCError) {
-        calls.append(.resetStatistics)
-        reply(.success(ResetStatisticsResult(since: 0)))
-    }
-
-    func metrics(_ params: MetricsParams, context: CallContext, reply: Reply<MetricsResult>) throws(RPCError) {
-        calls.append(.metrics)
-        reply(.success(MetricsResult(text: metricsText)))
-    }
-
-    func monitor(_ params: MonitorParams, context: CallContext, reply: Reply<MonitorResult>) throws(RPCError) {
-        calls.append(.monitor)
-        reply(.success(MonitorResult(scope: "own", queueLimit: 1)))
-    }
-
-    func listCookies(_ params: ListCookiesParams, context: CallContext, reply: Reply<ListCookiesResult>)
-        throws(RPCError)
-    {
-        calls.append(.listCookies)
-        reply.stream(ArrayResultStream(cookies: listed))
-    }
-
-    func importCookies(_ params: ImportCookiesParams, context: CallContext, reply: Reply<ImportCookiesResult>)
-        throws(RPCError)
-    {
-        calls.append(.importCookies)
-        reply(.success(ImportCookiesResult(imported: 0)))
-    }
-
-    func exportCookies(_ params: ExportCookiesParams, context: CallContext, reply: Reply<ExportCookiesResult>)
-        throws(RPCError)
-    {
-        calls.append(.exportCookies)
-        if let exportedCookies { return reply.stream(NetscapeExportStream(exportedCookies)) }
-        reply(.success(ExportCookiesResult(data: exported)))
-    }
-
-    func forget(_ params: ForgetParams, context: CallContext, reply: Reply<ForgetResult>) throws(RPCError) {
-        calls.append(.forget)
-        reply(.success(ForgetResult(forgotten: 0)))
-    }
-
-    func flushCache(_ params: FlushCacheParams, context: CallContext, reply: Reply<FlushCacheResult>)
-        throws(RPCError)
-    {
-        calls.append(.flushCache)
-        reply(.success(FlushCacheResult(flushed: 0)))
-    }
-
-    func status(_ params: StatusParams, context: CallContext, reply: Reply<StatusResult>) throws(RPCError) {
-        calls.append(.status)
-        reply(
-            .success(
-                StatusResult(
-                    version: "test", uptime: 0, cache: .init(entries: 0, hits: 0, misses: 0, staleServed: 0),
-                    cookieCount: 0, upstreams: [])))
-    }
-
-    func discover(_ params: DiscoverParams, context: CallContext, reply: Reply<DiscoverResult>)
-        throws(RPCError)
-    {
-        calls.append(.discover)
-        if let subscription { return reply.open(subscription) }
-        reply(.success(DiscoverResult(encodedDocument: Array(#"{"openrpc":"1.2.6","info":{},"methods":[]}"#.utf8))))
-    }
-
-    func workUnits(of method: Method, context: CallContext) -> Int { costs[method] ?? 0 }
 
     /// A cookie of about `bytes` bytes on the wire.
     static func cookie(bytes: Int, index: Int) -> Cookie {

@@ -21,9 +21,19 @@ import jsonschema
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOCUMENT = os.path.join(ROOT, "rpc-schema", "httpdnsd.openrpc.json")
-API_METHODS = ["resolve", "reverse", "getCookieHeader", "handleSetCookie", "deleteCookies", "listCookies",
-               "importCookies", "exportCookies", "forget", "flushCache", "status", "showCache", "statistics",
-               "resetStatistics", "metrics", "monitor", "rpc.discover"]
+MAN_PAGE = os.path.join(ROOT, "packaging", "man", "httpdnsd-rpc.7")
+
+
+def man_page_methods():
+    """The methods httpdnsd-rpc(7) documents: its METHODS section's subsections, in order."""
+    with open(MAN_PAGE, encoding="utf-8") as page:
+        lines = page.read().split("\n")
+    start = lines.index(".SH METHODS")
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith(".SH "))
+    return [line[4:].strip().replace("\\-", "-") for line in lines[start:end] if line.startswith(".SS ")]
+
+
+API_METHODS = man_page_methods()
 API_ERROR_CODES = {-32602, -32603, -32001, -32002, -32003, -32004}
 
 EXTENSIONS = {"^x-": {}}
@@ -100,8 +110,8 @@ def main():
     c.validates(doc, DOCUMENT_SCHEMA, "document structure")
     names = [m["name"] for m in doc["methods"]]
     c.check(names == API_METHODS, "methods are the contract's, in its order: %s" % names)
-    c.check(text.endswith("}\n") and text == json.dumps(doc, separators=(",", ":"), ensure_ascii=False) + "\n",
-            "the file is one line of compact JSON (UTF-8, one final newline): rpc.discover serves its bytes")
+    c.check(text == json.dumps(doc, indent=2, ensure_ascii=False) + "\n",
+            "the file is pretty-printed JSON as json.dumps(indent=2) writes it (UTF-8, one final newline)")
     for method in doc["methods"]:
         name = method["name"]
         c.check(method.get("paramStructure") == "by-name", name + ": paramStructure by-name")
