@@ -19,12 +19,42 @@ struct OpenRPCDocumentTests {
         try #require(try document()["methods"]?.arrayValue)
     }
 
-    /// The daemon embeds the document (scripts/embed-openrpc); a stale copy fails here.
-    @Test func serverEmbedsTheDocumentUnchanged() throws {
-        let source = String(decoding: try Self.bytes("rpc-schema/httpdnsd.openrpc.json"), as: UTF8.self)
+    /// The file with the whitespace between its tokens removed (what `.ci/embed-openrpc` embeds).
+    static func compacted() throws -> [UInt8] {
+        var compact: [UInt8] = []
+        var inString = false
+        var escaped = false
+        for byte in try bytes("rpc-schema/httpdnsd.openrpc.json") {
+            if inString {
+                compact.append(byte)
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == 0x22 {
+                    inString = false
+                }
+            } else if byte == 0x22 {
+                inString = true
+                compact.append(byte)
+            } else if ![0x20, 0x0A, 0x0D, 0x09].contains(byte) {
+                compact.append(byte)
+            }
+        }
+        return compact
+    }
+
+    /// The daemon embeds the document compacted (.ci/embed-openrpc); a stale copy fails here.
+    @Test func serverEmbedsTheDocumentCompacted() throws {
+        let compact = String(decoding: try Self.compacted(), as: UTF8.self)
         let embedded = String(decoding: try Self.bytes("Sources/HTTPDNSServer/OpenRPCDocument.swift"), as: UTF8.self)
-        #expect(source.hasSuffix("\n") && source.filter { $0 == "\n" }.count == 1, "one line of compact JSON")
-        #expect(embedded.contains("##\"" + source.dropLast() + "\"##"))
+        #expect(embedded.contains("##\"" + compact + "\"##"))
+    }
+
+    /// People read and edit the file: it is pretty-printed, one member per line.
+    @Test func theFileIsPrettyPrinted() throws {
+        let source = String(decoding: try Self.bytes("rpc-schema/httpdnsd.openrpc.json"), as: UTF8.self)
+        #expect(source.hasPrefix("{\n  \"openrpc\": ") && source.hasSuffix("\n}\n"))
     }
 
     @Test func methodsAreExactlyTheProtocolsMethods() throws {
@@ -35,27 +65,7 @@ struct OpenRPCDocumentTests {
     /// A reply is one line, so the daemon sends the compact form: re-encoding must lose nothing but
     /// the whitespace between tokens.
     @Test func compactFormIsTheFileWithoutInsignificantWhitespace() throws {
-        let source = try Self.bytes("rpc-schema/httpdnsd.openrpc.json")
-        var stripped: [UInt8] = []
-        var inString = false
-        var escaped = false
-        for byte in source {
-            if inString {
-                stripped.append(byte)
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == 0x22 {
-                    inString = false
-                }
-            } else if byte == 0x22 {
-                inString = true
-                stripped.append(byte)
-            } else if ![0x20, 0x0A, 0x0D, 0x09].contains(byte) {
-                stripped.append(byte)
-            }
-        }
+        let stripped = try Self.compacted()
         #expect(try Self.document().encoded == stripped)
         #expect(!stripped.contains(0x0A))
     }
