@@ -75,7 +75,8 @@ public final class Daemon {
     private let storeThread: StoreThread
     private let services: Services
     private let server: RPCServer
-    private var idleTimer: EventLoop.TimerID?
+    private let idleExit: IdleExit
+    private var watchdog: WatchdogPets?
     /// Where the hosts map lives: `map` in the socket's directory.
     private let hostsMapDirectory: String
 
@@ -163,16 +164,25 @@ public final class Daemon {
             listener.release()
             throw error
         }
-        services = Services(
+        let services = Services(
             configuration: configuration, rules: rules, stored: stored, storeThread: storeThread,
             fleetSetup: fleetSetup, loop: loop, logger: logger, stateDirectory: paths.stateDirectory)
-        server = RPCServer(loop: loop, listener: listener.fd, limits: configuration.serverLimits, logger: logger)
+        let server = RPCServer(loop: loop, listener: listener.fd, limits: configuration.serverLimits, logger: logger)
+        self.services = services
+        self.server = server
+        idleExit = IdleExit(
+            loop: loop, periodMilliseconds: Self.idleExitPeriod(configuration, activated: listener.isActivated),
+            connectionCount: { [unowned server] in server.connectionCount },
+            isQuiescent: { [unowned services] in services.isQuiescent },
+            stop: { [unowned loop] in stopRequest.stop(reason: "idle", loop: loop) })
         services.registerMethods(on: server)
         let subordinateIDs = SubordinateIDFile { [unowned loop] in loop.now }
         server.accountOf = { subordinateIDs.account(of: $0) }
         services.cookies.chargeJars { subordinateIDs.account(of: $0) }
         services.resolver.chargeAddressMemory { subordinateIDs.account(of: $0) }
-        server.onConnectionCountChange = { [unowned self] count in self.connectionCountChanged(count) }
+        server.onConnectionCountChange = { [unowned self] count in
+            if !self.stopRequest.isStopping { self.idleExit.connectionCountChanged(count) }
+        }
         reloadRequest.reload = { [unowned self] in self.reload() }
         openHostsMap()
     }
@@ -206,8 +216,13 @@ public final class Daemon {
 
         logger.notice("httpdnsd \(Self.version) serving on \(listener)")
         notify { try $0.ready(status: self.statusLine()) }
-        startWatchdog()
-        if listener.isActivated { armIdleTimer() }
+        if let usec = notifier.watchdogIntervalMicroseconds() {
+            watchdog = WatchdogPets(loop: loop, watchdogMicroseconds: usec) { [unowned self] in
+                notify { try $0.watchdog() }
+            }
+            watchdog?.start()
+        }
+        idleExit.arm()
         scheduleStatusUpdates()
 
         loop.run()
@@ -258,7 +273,8 @@ public final class Daemon {
         server.apply(configuration.serverLimits)
         services.apply(configuration)
         openHostsMap()
-        if server.connectionCount == 0 { armIdleTimer() }
+        idleExit.periodMilliseconds = Self.idleExitPeriod(configuration, activated: listener.isActivated)
+        if server.connectionCount == 0 { idleExit.arm() }
         let changed = reload.changedSections.isEmpty ? "nothing" : reload.changedSections.joined(separator: ", ")
         logger.notice("Reloaded the configuration from \(source): \(changed) changed")
     }
@@ -268,7 +284,7 @@ public final class Daemon {
     private func drain(reason: String) {
         logger.notice("Stopping (\(reason))")
         notify { try $0.stopping(status: "Stopping: \(reason)") }
-        if let idleTimer { loop.cancel(idleTimer) }
+        idleExit.cancel()
         server.beginShutdown()
         // In-flight requests get a grace period (an upstream may hang), then whatever is left is cut.
         let deadline = loop.clock.nowNanoseconds() + configuration.shutdownGraceMilliseconds * 1_000_000
@@ -296,45 +312,10 @@ public final class Daemon {
         return true
     }
 
-    private func connectionCountChanged(_ count: Int) {
-        guard !stopRequest.isStopping else { return }
-        if count == 0 {
-            armIdleTimer()
-        } else if let timer = idleTimer {
-            loop.cancel(timer)
-            idleTimer = nil
-        }
-    }
-
-    /// Idle exit only makes sense when systemd holds the socket and restarts us on the next connection.
-    private var idleExitEnabled: Bool {
-        configuration.idleExitMilliseconds > 0 && listener.isActivated
-    }
-
-    private func armIdleTimer() {
-        guard idleExitEnabled, !stopRequest.isStopping else { return }
-        if let timer = idleTimer { loop.cancel(timer) }
-        idleTimer = loop.schedule(afterMilliseconds: configuration.idleExitMilliseconds) { [unowned self] in
-            self.idleTimer = nil
-            guard self.server.connectionCount == 0 else { return }
-            guard self.services.isQuiescent else {
-                self.armIdleTimer()
-                return
-            }
-            self.stopRequest.stop(reason: "idle", loop: self.loop)
-        }
-    }
-
-    private func startWatchdog() {
-        guard let usec = notifier.watchdogIntervalMicroseconds() else { return }
-        // Half the interval, as sd_watchdog_enabled(3) recommends; sent from the loop thread, so a
-        // stuck loop stops the pings and systemd restarts us.
-        let interval = max(Int64(usec / 2_000), 1)
-        func pet() {
-            notify { try $0.watchdog() }
-            loop.schedule(afterMilliseconds: interval) { pet() }
-        }
-        pet()
+    /// Idle exit only makes sense when systemd holds the socket and starts the daemon again on the
+    /// next connection.
+    private static func idleExitPeriod(_ configuration: DaemonConfiguration, activated: Bool) -> Int64 {
+        activated ? configuration.idleExitMilliseconds : 0
     }
 
     private func scheduleStatusUpdates() {
