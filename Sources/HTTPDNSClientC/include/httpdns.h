@@ -169,7 +169,8 @@ int httpdns_prepare_request(httpdns_client *c, const char *url, char **resolve_e
  *   *stale          1 when the addresses came from an expired answer (served while the daemon
  *                   refreshes it), else 0.
  * host: the host name the URL's IP address was resolved for, or NULL. With a url that names its
- * host, host is NULL or that same name. flags: 0, or HTTPDNS_NO_STALE.
+ * host, host is NULL or that same name. flags: 0, or HTTPDNS_NO_STALE (nothing to do where
+ * nothing is resolved: an IP-literal url).
  * Returns 0, or a negative code (then every output is NULL, *stale 0): HTTPDNS_E_HOST_NOT_FOUND
  * when the host has no address, -ENOTUNIQ for an ambiguous url and for an IP-literal url without
  * host whose address the caller resolved for several host names (httpdns_last_error names them:
