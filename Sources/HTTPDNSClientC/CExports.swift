@@ -159,7 +159,7 @@ public func httpdns_prepare_request(
 
 /// `url` as the product's URL parser reads it, or the C failure: -EINVAL for a URL that is not
 /// http(s), -ENOTUNIQ for one whose host curl would read otherwise.
-private func parsedTarget(_ text: String) throws(CallFailure) -> HTTPTarget {
+func parsedTarget(_ text: String) throws(CallFailure) -> HTTPTarget {
     switch HTTPTarget.parse(text) {
     case .success(let target): return target
     case .failure(.notHTTP): throw CallFailure(-EINVAL, "url is not an http or https URL with a host: \(text)")
@@ -242,12 +242,12 @@ private var emptyCString: UnsafePointer<CChar> {
 }
 
 /// A daemon call, its failure as the C code and message.
-private func daemon<T>(_ body: () throws(ClientError) -> T) throws(CallFailure) -> T {
+func daemon<T>(_ body: () throws(ClientError) -> T) throws(CallFailure) -> T {
     do { return try body() } catch { throw CallFailure(error) }
 }
 
 /// A malloc'd copy of `text` for the caller.
-private func copy(_ text: String) throws(CallFailure) -> UnsafeMutablePointer<CChar> {
+func copy(_ text: String) throws(CallFailure) -> UnsafeMutablePointer<CChar> {
     guard let copy = strdup(text) else { throw CallFailure(-ENOMEM, "out of memory") }
     return copy
 }

@@ -78,7 +78,7 @@ struct CallFailure: Error {
 
     init(_ error: ClientError) {
         code = Self.code(of: error)
-        message = error.description
+        message = AmbiguousAddress(error)?.message ?? error.description
     }
 
     /// The header's return codes: the daemon's JSON-RPC code, or a negated errno for local failures.
@@ -90,6 +90,25 @@ struct CallFailure: Error {
         case .connectionClosed: return -ECONNRESET
         case .malformedResponse: return -EPROTO
         }
+    }
+}
+
+/// The daemon's ambiguous-address refusal (httpdnsd-rpc(7)): an IP-literal url without host
+/// whose address the caller resolved for several names. Its message names them and says what
+/// to pass, which the daemon's own sentence leaves to `data.candidates`.
+struct AmbiguousAddress {
+    let address: String
+    let candidates: [String]
+
+    init?(_ error: ClientError) {
+        guard case .rpc(let rpc) = error, rpc.data["reason"]?.stringValue == "ambiguous-address" else { return nil }
+        address = rpc.data["address"]?.stringValue ?? "the address"
+        candidates = (rpc.data["candidates"]?.arrayValue ?? []).compactMap(\.stringValue)
+    }
+
+    var message: String {
+        "\(address) is the address of several host names you resolved (\(candidates.joined(separator: ", "))): "
+            + "pass the one meant as host"
     }
 }
 

@@ -3,9 +3,14 @@
 #   test_httpdns     the API end to end
 #   test_bad_args    every entry point with bad arguments, each case in a child process
 #   test_threads     one handle shared by 8 threads
+#   test_ipdirect    httpdns_curl.h with libcurl against real origins: IP-literal URLs with
+#                    their host name, redirects, shared addresses, dead stale addresses, refused
+#                    stores (in the clients' test world: skipped without HTTPDNS_FIXTURE)
 # and compiles both public headers under strict ISO C (httpdns_curl.h with libcurl's).
 #   HTTPDNS_LIB      the built library (default .build/release/libhttpdns.so)
 #   HTTPDNSD_SOCKET  the daemon's socket (default: the library's own rule)
+#   HTTPDNS_FIXTURE  clients/testing/fixture.py's fixture.json, the daemon configured for it
+#                    (.ci/test's client_suite runs this script so)
 set -eu
 cd "$(dirname "$0")/../.."
 lib=$(realpath "${HTTPDNS_LIB:-.build/release/libhttpdns.so}")
@@ -21,9 +26,11 @@ printf '#include <httpdns.h>\n#include <httpdns_curl.h>\nint main(void) { return
 gcc $cflags -pedantic $(pkg-config --cflags libcurl) -c "$work/headers.c" -o "$work/headers.o"
 
 status=0
-for test in test_httpdns test_bad_args test_threads; do
+for test in test_httpdns test_bad_args test_threads test_ipdirect; do
+    libs=
+    [ "$test" != test_ipdirect ] || libs=$(pkg-config --cflags --libs libcurl)
     # shellcheck disable=SC2086
-    gcc $cflags -pthread "Tests/c/$test.c" -L "$work" -lhttpdns -Wl,-rpath,"$work" -o "$work/$test"
+    gcc $cflags -pthread "Tests/c/$test.c" -L "$work" -lhttpdns -Wl,-rpath,"$work" $libs -o "$work/$test"
     # The consumer must not need the Swift runtime: the library carries it.
     if ldd "$work/$test" | grep -q libswiftCore; then
         echo "$test: FAIL libhttpdns.so needs libswiftCore" >&2

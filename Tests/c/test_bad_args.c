@@ -91,6 +91,13 @@ static void case_closed_and_unknown_handles(void) {
         char *entry = (char *)1, *cookie = (char *)1;
         EXPECT(httpdns_prepare_request(h, url, &entry, &cookie) == -EINVAL, "prepare_request on handle %zu", i);
         EXPECT(entry == NULL && cookie == NULL, "prepare_request outputs not cleared");
+        char *request_url = (char *)1;
+        int stale = 7;
+        entry = cookie = (char *)1;
+        EXPECT(httpdns_prepare_request_host(h, url, NULL, 0, &request_url, &entry, &cookie, &stale) == -EINVAL,
+               "prepare_request_host on handle %zu", i);
+        EXPECT(request_url == NULL && entry == NULL && cookie == NULL && stale == 0,
+               "prepare_request_host outputs not cleared");
         const char *message = "x";
         EXPECT(httpdns_last_error(h, &message) == -EINVAL && message == NULL, "last_error on handle %zu", i);
         EXPECT(httpdns_last_error(h, NULL) == -EINVAL, "last_error(NULL message) on handle %zu", i);
@@ -109,6 +116,8 @@ static void case_null_strings(void) {
     EXPECT(httpdns_handle_set_cookie(c, NULL, NULL, NULL, 0) == -EINVAL, "handle_set_cookie(NULL url)");
     EXPECT(httpdns_delete_cookies(c, NULL) == -EINVAL, "delete_cookies(NULL)");
     EXPECT(httpdns_prepare_request(c, NULL, NULL, NULL) == -EINVAL, "prepare_request(NULL url)");
+    EXPECT(httpdns_prepare_request_host(c, NULL, "a.example", 0, NULL, NULL, NULL, NULL) == -EINVAL,
+           "prepare_request_host(NULL url)");
     const char *message = NULL;
     EXPECT(httpdns_last_error(c, &message) == -EINVAL && message != NULL && strlen(message) > 0, "no message");
     httpdns_close(c);
@@ -130,6 +139,10 @@ static void case_not_utf8(void) {
     EXPECT(httpdns_handle_set_cookie(c, not_utf8, NULL, values, 1) == -EILSEQ, "handle_set_cookie url");
     EXPECT(httpdns_delete_cookies(c, not_utf8) == -EILSEQ, "delete_cookies");
     EXPECT(httpdns_prepare_request(c, not_utf8, NULL, NULL) == -EILSEQ, "prepare_request");
+    EXPECT(httpdns_prepare_request_host(c, not_utf8, NULL, 0, NULL, NULL, NULL, NULL) == -EILSEQ,
+           "prepare_request_host url");
+    EXPECT(httpdns_prepare_request_host(c, "http://127.0.0.1/", not_utf8, 0, NULL, NULL, NULL, NULL) == -EILSEQ,
+           "prepare_request_host host");
     httpdns_close(c);
 }
 
@@ -174,6 +187,12 @@ static void case_params_and_urls(void) {
         char *entry = (char *)1, *cookie = (char *)1;
         EXPECT(httpdns_prepare_request(c, bad_urls[i], &entry, &cookie) == -EINVAL, "url '%s'", bad_urls[i]);
         EXPECT(entry == NULL && cookie == NULL, "outputs set for '%s'", bad_urls[i]);
+        char *request_url = (char *)1;
+        entry = cookie = (char *)1;
+        EXPECT(httpdns_prepare_request_host(c, bad_urls[i], "a.example", 0, &request_url, &entry, &cookie, NULL) ==
+                   -EINVAL,
+               "url '%s' with host", bad_urls[i]);
+        EXPECT(request_url == NULL && entry == NULL && cookie == NULL, "outputs set for '%s' with host", bad_urls[i]);
     }
     httpdns_close(c);
 }
@@ -215,7 +234,7 @@ static void case_fuzz(void) {
         char **addrs = NULL;
         size_t n = 0;
         char *entry = NULL, *cookie = NULL;
-        switch (round % 7) {
+        switch (round % 8) {
         case 0: httpdns_free(httpdns_call(c, a, b)); break;
         case 1:
             if (httpdns_resolve(c, a, &addrs, &n) == 0) httpdns_free_addrs(addrs, n);
@@ -233,6 +252,18 @@ static void case_fuzz(void) {
                 httpdns_free(cookie);
             }
             break;
+        case 7: {
+            char *request_url = NULL;
+            int stale = 0;
+            if (httpdns_prepare_request_host(c, a, (round & 8) ? b : NULL, (unsigned)next_random() % 4, &request_url,
+                                             &entry, &cookie, &stale) == 0) {
+                EXPECT(request_url != NULL && (stale == 0 || stale == 1), "prepare_request_host outputs");
+                httpdns_free(request_url);
+                httpdns_free(entry);
+                httpdns_free(cookie);
+            }
+            break;
+        }
         case 6: {
             const char *message = NULL;
             httpdns_last_error(c, &message);

@@ -38,6 +38,10 @@ def load(path):
     lib.httpdns_prepare_request.argtypes = [client, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p),
                                             ctypes.POINTER(ctypes.c_void_p)]
     lib.httpdns_prepare_request.restype = ctypes.c_int
+    lib.httpdns_prepare_request_host.argtypes = [client, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint,
+                                                 ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_void_p),
+                                                 ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_int)]
+    lib.httpdns_prepare_request_host.restype = ctypes.c_int
     lib.httpdns_last_error.argtypes = [client, ctypes.POINTER(ctypes.c_char_p)]
     lib.httpdns_last_error.restype = ctypes.c_int
     lib.httpdns_free.argtypes = [ctypes.c_void_p]
@@ -101,6 +105,15 @@ class Client:
         rc = self.lib.httpdns_prepare_request(self.handle, url.encode(), ctypes.byref(entry), ctypes.byref(cookie))
         return rc, self._take_string(entry.value), self._take_string(cookie.value)
 
+    def prepare_request_host(self, url, host=None, flags=0):
+        """(code, request URL, resolve entry, Cookie header, stale) for one IP-direct request."""
+        request_url, entry, cookie, stale = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_int(7)
+        rc = self.lib.httpdns_prepare_request_host(self.handle, url.encode(), host.encode() if host else None, flags,
+                                                   ctypes.byref(request_url), ctypes.byref(entry),
+                                                   ctypes.byref(cookie), ctypes.byref(stale))
+        return (rc, self._take_string(request_url.value), self._take_string(entry.value),
+                self._take_string(cookie.value), stale.value)
+
     def call(self, method, params_json=None):
         return self._take_string(self.lib.httpdns_call(self.handle, method.encode(),
                                                        params_json.encode() if params_json else None))
@@ -163,6 +176,20 @@ class LibHTTPDNSTests(unittest.TestCase):
         self.assertEqual((rc, entry), (0, None), "nothing to resolve for an IP address")
         self.assertEqual(self.client.prepare_request("ftp://localhost/"), (-errno.EINVAL, None, None))
         self.client.delete_cookies("http://localhost/")
+
+    def test_prepare_request_host_puts_the_name_in_place_of_the_address(self):
+        self.assertEqual(self.client.set_cookies("http://ctypes-host.example/", ["q=1; Path=/"]), 0)
+        rc, url, entry, cookie, stale = self.client.prepare_request_host("http://127.0.0.7:8080/p?x",
+                                                                         "ctypes-host.example")
+        self.assertEqual(rc, 0, self.client.last_error())
+        self.assertEqual((url, entry, cookie, stale),
+                         ("http://ctypes-host.example:8080/p?x", "ctypes-host.example:8080:127.0.0.7", "q=1", 0))
+        rc, url, entry, cookie, stale = self.client.prepare_request_host("http://localhost/", None, 1)
+        self.assertEqual((rc, url, stale), (0, "http://localhost/", 0), self.client.last_error())
+        self.assertTrue(entry.startswith("localhost:80:127.0.0.1"), entry)
+        self.assertEqual(self.client.prepare_request_host("http://localhost/", "other.example"),
+                         (-errno.EINVAL, None, None, None, 0))
+        self.client.delete_cookies("http://ctypes-host.example/")
 
     def test_bad_arguments_are_errors_not_crashes(self):
         one = (ctypes.c_char_p * 1)(b"a=1")

@@ -34,10 +34,15 @@
  *       -EPROTO      the reply is not JSON-RPC, or lacks a member the contract promises;
  *       -EINVAL      a NULL, closed or unknown handle, a required NULL argument, params_json
  *                    not a JSON object, a url that is not an http(s) URL (httpdns_prepare_request,
- *                    httpdns_parse_url);
+ *                    httpdns_prepare_request_host, httpdns_parse_url), a host that is not a host
+ *                    name or flags this header does not define (httpdns_prepare_request_host);
  *       -ENOTUNIQ    a url whose host curl would read otherwise than httpdnsd (httpdns_parse_url,
- *                    httpdns_prepare_request): a backslash, a percent-escape or a second '@' in
- *                    its authority, or an IPv4 host not in dotted-decimal form;
+ *                    httpdns_prepare_request, httpdns_prepare_request_host): a backslash, a
+ *                    percent-escape or a second '@' in its authority, or an IPv4 host not in
+ *                    dotted-decimal form; and for httpdns_prepare_request_host, an IP-literal url
+ *                    without host whose address the caller resolved for several names (the
+ *                    message names them; the other functions answer that with
+ *                    HTTPDNS_E_INVALID_PARAMS and the same message);
  *       -EILSEQ      a string argument that is not UTF-8;
  *       -E2BIG       more Set-Cookie values than HTTPDNS_MAX_SET_COOKIE;
  *       -ENOMEM      out of memory.
@@ -137,6 +142,46 @@ long httpdns_delete_cookies(httpdns_client *c, const char *url);
  * httpdns_handle_set_cookie with the same url. httpdns_curl.h does all this for libcurl.
  */
 int httpdns_prepare_request(httpdns_client *c, const char *url, char **resolve_entry, char **cookie_header);
+
+/* Flags of httpdns_prepare_request_host. */
+/* Refuse an expired answer: resolve with allowStale false, so the daemon answers from the
+   upstreams (or a fresh cache entry) or fails. For a second try after the addresses of a stale
+   answer refused or timed out. */
+#define HTTPDNS_NO_STALE 0x1u
+
+/*
+ * httpdns_prepare_request for a request that may also go to an address the caller chose, with the
+ * host name it serves given apart (curl's IP-direct pattern: https://203.0.113.10/app for
+ * api.example.com). Sets, for whichever pointers are not NULL (each string freed with
+ * httpdns_free):
+ *   *request_url    the URL to request, as httpdnsd's parser serializes it: url itself, or, when
+ *                   url holds an IP literal and host is given, url with host in place of the
+ *                   address (scheme, port, path, query kept). Hand libcurl this URL: the Host
+ *                   header, TLS SNI, the certificate check and the cookie jar then all use the
+ *                   name, and it is the base to resolve a Location against.
+ *   *resolve_entry  the CURLOPT_RESOLVE entry "host:port:addr[,addr...]" for *request_url: the
+ *                   URL's own address when url holds one and host is given (no resolve), else the
+ *                   daemon's answer for the URL's host; NULL for an IP-literal url without host.
+ *   *cookie_header  the jar's Cookie header for *request_url ("" when none): the cookies of host
+ *                   for an IP-literal url with host; for one without host, the cookies of the one
+ *                   name the caller resolved to that address (httpdnsd-rpc(7), domain
+ *                   normalization), or the address's own when it resolved none.
+ *   *stale          1 when the addresses came from an expired answer (served while the daemon
+ *                   refreshes it), else 0.
+ * host: the host name the URL's IP address was resolved for, or NULL. With a url that names its
+ * host, host is NULL or that same name. flags: 0, or HTTPDNS_NO_STALE (nothing to do where
+ * nothing is resolved: an IP-literal url).
+ * Returns 0, or a negative code (then every output is NULL, *stale 0): HTTPDNS_E_HOST_NOT_FOUND
+ * when the host has no address, -ENOTUNIQ for an ambiguous url and for an IP-literal url without
+ * host whose address the caller resolved for several host names (httpdns_last_error names them:
+ * call again with the one meant as host), -EINVAL (see above). An IP-literal url always asks
+ * the jar, so that such an address stops the request before it is sent.
+ * After the response, hand its Set-Cookie values to httpdns_handle_set_cookie with *request_url.
+ * httpdns_curl.h does all this for libcurl (httpdns_curl_perform), with the second try on a
+ * fresh answer when every address of a stale one failed to connect.
+ */
+int httpdns_prepare_request_host(httpdns_client *c, const char *url, const char *host, unsigned flags,
+                                 char **request_url, char **resolve_entry, char **cookie_header, int *stale);
 
 /*
  * Parses url with httpdnsd's own URL parser (the WHATWG URL Standard, as browsers read URLs:
