@@ -82,11 +82,9 @@ let package = Package(
         .target(
             name: "HTTPDNSClient", dependencies: ["HTTPDNSProtocol", "HTTPDNSSystem", "HTTPDNSURL", "HTTPDNSIDNA"],
             swiftSettings: strictSettings),
-        // Unoptimized in release too: Swift 6.3's optimizer does not finish on this module (its
-        // browser session code); nothing in it is on a hot path.
         .executableTarget(
             name: "httpdnsctl", dependencies: ["HTTPDNSClient"],
-            swiftSettings: strictSettings + [.unsafeFlags(["-Onone"], .when(configuration: .release))]),
+            swiftSettings: strictSettings),
         .target(
             name: "HTTPDNSClientC",
             dependencies: ["HTTPDNSClient", "HTTPDNSSystem"],

@@ -29,39 +29,58 @@ final class JarChangeWatcher: Sendable {
     /// this returns is missed; then follows it on a thread of its own (a connection belongs to
     /// one thread, so that thread opens it).
     func start() throws(ClientError) {
-        let confirmed = ConditionLock()
-        // Written by the thread and read here, both under `confirmed`.
-        nonisolated(unsafe) var outcome: Result<Void, ClientError>?
+        let outcome = SubscribeOutcome()
         spawnThread(named: "jar-monitor") { [self] in
             let connection = HTTPDNSConnection(socketPath: socketPath)
-            let subscribed = Result { () throws(ClientError) in _ = try connection.subscribe(Method.monitor.rawValue) }
-            confirmed.withLock {
-                outcome = subscribed
-                confirmed.signal()
-            }
-            guard case .success = subscribed else { return }
-            follow(connection)
-            while true {
-                // Lost: whatever happened meanwhile is read again in full.
-                signalChange()
-                sleep(1)
-                let again = HTTPDNSConnection(socketPath: socketPath)
-                if (try? again.subscribe(Method.monitor.rawValue)) != nil { follow(again) }
-            }
+            let refused = subscribe(connection)
+            outcome.set(refused)
+            if refused == nil { followForever(connection) }
         }
-        let result = confirmed.withLock {
-            while outcome == nil { confirmed.wait() }
-            return outcome!
-        }
-        try result.get()
+        if let refused = outcome.wait() { throw refused }
     }
 
     /// Empties the pipe.
     func drain() {
         var bytes = [UInt8](repeating: 0, count: 256)
-        while case .success(.done(let count)) = bytes.withUnsafeMutableBytes({ raw in
-            Result { () throws(SystemError) in try readable.read(into: raw) }
-        }), count > 0 {}
+        while readSome(into: &bytes) {}
+    }
+
+    /// Whether a read from the pipe returned bytes.
+    private func readSome(into bytes: inout [UInt8]) -> Bool {
+        let outcome = bytes.withUnsafeMutableBytes { raw in try? readable.read(into: raw) }
+        guard case .done(let count)? = outcome else { return false }
+        return count > 0
+    }
+
+    /// Subscribes `connection` to the change stream; the error when that failed.
+    private func subscribe(_ connection: HTTPDNSConnection) -> ClientError? {
+        do {
+            _ = try connection.subscribe(Method.monitor.rawValue)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// Follows `first`, then each subscription opened again after one was lost. Two loops, not one:
+    /// Swift 6.3's optimizer does not finish on one endless loop that both follows and subscribes.
+    private func followForever(_ first: HTTPDNSConnection) {
+        var connection = first
+        while true {
+            follow(connection)
+            connection = subscribeAgain()
+        }
+    }
+
+    /// After a lost subscription (whatever happened meanwhile is read again in full): says
+    /// "changed", and subscribes again a second later, until that works.
+    private func subscribeAgain() -> HTTPDNSConnection {
+        while true {
+            signalChange()
+            sleep(1)
+            let again = HTTPDNSConnection(socketPath: socketPath)
+            if subscribe(again) == nil { return again }
+        }
     }
 
     private func follow(_ connection: HTTPDNSConnection) {
@@ -86,5 +105,28 @@ final class JarChangeWatcher: Sendable {
     private func signalChange() {
         // A full pipe already says "changed".
         _ = [UInt8(1)].withUnsafeBytes { raw in try? writable.write(raw) }
+    }
+}
+
+/// How the thread's first subscription went, handed to the thread that waits for it.
+private final class SubscribeOutcome: @unchecked Sendable {
+    private let lock = ConditionLock()
+    // Under `lock`.
+    private var answered = false
+    private var failure: ClientError?
+
+    func set(_ refused: ClientError?) {
+        lock.withLock {
+            answered = true
+            failure = refused
+            lock.signal()
+        }
+    }
+
+    func wait() -> ClientError? {
+        lock.withLock {
+            while !answered { lock.wait() }
+            return failure
+        }
     }
 }
