@@ -6,8 +6,9 @@
  * frees a slot, the next request goes out. Requests come from a template file, one JSON line
  * per request with the token {{id}} where the request id goes; the lines are used in turn, each
  * connection starting at a different line so that a mixed file stays mixed at every moment.
- * A line may also hold {{unique}} once, after {{id}}: it becomes a number no other request of
- * the run gets (a count of the requests sent), so a line sent again still carries a new value.
+ * A line may also hold {{unique}} once, after {{id}}: it becomes a number no other request
+ * gets (a count of the requests sent, from the clock's microseconds at the start), so a line
+ * sent again, in this run or a later one, still carries a new value.
  *
  * Two modes:
  *   duration (default)  --warmup seconds unmeasured, then --seconds measured; responses that
@@ -558,6 +559,10 @@ int main(int argc, char **argv)
 	parse_options(argc, argv);
 	signal(SIGPIPE, SIG_IGN);
 	load_templates(opt.template_path);
+	/* {{unique}} counts from the wall clock's microseconds: no later run repeats a value of this one. */
+	struct timespec wall;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	requests_sent = (uint64_t)wall.tv_sec * 1000000u + (uint64_t)wall.tv_nsec / 1000u;
 	epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	if (epoll_fd < 0) die("epoll_create1");
 
