@@ -41,6 +41,22 @@ VARIED_LINES = 4000
 VARIED_SHAPES = [(1, 1), (32, 8)]
 # The methods whose answers wait for a commit: a mix's reads are reported apart from them.
 WRITES = ["handleSetCookie"]
+# The varied mix (issue 48), fixed by its seed: getCookieHeader by name (varied paths and queries)
+# : getCookieHeader of IP URLs with host : resolve of filled names : handleSetCookie with a new
+# value = 2:1:1:1, over the 1000 filled sites.
+MIX_SEED = 48
+MIX_TITLE = "varied mix 2:1:1:1 (get : IP URL + host : resolve : set)"
+# What a full run is held to (Benchmarks/README.md); a run is quiet when the 1-minute load
+# average is below QUIET_LOAD at its start and at its end.
+QUIET_LOAD = 0.5
+TARGETS = {
+    "mix1x1Ratio": (">=", 0.85),
+    "mix32x8Ratio": (">=", 0.3),
+    "mixReadsP99At32x8Us": ("<", 1000),
+    "coldStartMedianMs": ("<=", 20),
+    "coldStartWorstMs": ("<=", 30),
+    "rssAfterFillMiB": ("<=", 25),
+}
 
 
 class BenchError(Exception):
@@ -134,18 +150,66 @@ def varied_templates(work, sites, names, lines=VARIED_LINES):
                 "setCookie": [f"sid=t{k:05d}{rng.randrange(16**12):012x}; Path=/; Secure; HttpOnly; SameSite=Lax; "
                               "Max-Age=2592000"]})
             for k, (_, path) in enumerate(varied_urls(rng, lines, sites))]
-    mixed = []
-    for k in range(lines):
-        mixed += [resolve[2 * k % len(resolve)], get[k], resolve[(2 * k + 1) % len(resolve)], get_ip[k]]
-        if k % 2:
-            mixed.append(sets[k])
     files = [(f"varied: getCookieHeader, {lines} URLs over {sites} sites", "varied-get", get, '"header":'),
              (f"varied: getCookieHeader, {lines} IP URLs + host", "varied-get-ip", get_ip, '"header":'),
              (f"varied: resolve (cache hit), {len(resolve)} names", "varied-resolve", resolve, '"source":"cache"'),
              ("varied: handleSetCookie, a new value each time", "varied-set", sets, '"stored":1'),
-             ("varied: mixed 2:2:1", "varied-mixed", mixed, None)]
+             (MIX_TITLE, "varied-mix", varied_mix(sites, names, lines), None)]
     return [(title, write_lines(os.path.join(work, name + ".jsonl"), content), expect)
             for title, name, content, expect in files]
+
+
+def varied_mix(sites, names, lines=VARIED_LINES, seed=MIX_SEED):
+    """The varied mix: `lines` lines in groups of get, IP URL + host, get, resolve, set (2:1:1:1),
+    every line another request over every filled site. A set's value holds rpcload's {{unique}},
+    so it is new on every request, however often the generator goes round the lines. The first
+    line is a getCookieHeader, the most frequent kind: the reference server writes its answer."""
+    import random
+    rng = random.Random(seed)
+    groups = lines // 5
+    urls = varied_urls(rng, 4 * groups, sites)
+    hosts = rng.sample(range(names), min(names, groups))
+    mix = []
+    for k in range(groups):
+        (site_a, path_a), (site_b, path_b), (site_c, path_c), (site_d, path_d) = urls[4 * k:4 * k + 4]
+        mix += [
+            request_line("getCookieHeader", {"url": f"https://{site_host(site_a)}/{path_a}"}),
+            request_line("getCookieHeader", {"url": f"https://198.18.{rng.randrange(256)}.{rng.randrange(1, 255)}/"
+                                                    f"{path_b}", "host": site_host(site_b)}),
+            request_line("getCookieHeader", {"url": f"https://{site_host(site_c)}/{path_c}"}),
+            request_line("resolve", {"host": f"name{hosts[k % len(hosts)]}.example"}),
+            request_line("handleSetCookie", {
+                "url": f"https://{site_host(site_d)}/{path_d}",
+                "setCookie": [f"sid=m{{{{unique}}}}x{rng.randrange(16**8):08x}; Path=/; Secure; HttpOnly; "
+                              "SameSite=Lax; Max-Age=2592000"]}),
+        ]
+    return mix
+
+
+def check_targets(report):
+    """Each target's measured value and whether it held (None when the run did not measure it)."""
+    measured = {}
+    for cell in report.get("table", []):
+        if cell["template"] == MIX_TITLE:
+            shape = f"{cell['connections']}x{cell['depth']}"
+            measured[f"mix{shape}Ratio"] = cell["ratio"]
+            if shape == "32x8":
+                measured["mixReadsP99At32x8Us"] = cell["httpdnsd"].get("reads_p99_us")
+                measured["mixSetsP99At32x8Us"] = cell["httpdnsd"].get("writes_p99_us")
+    cold = report.get("coldStart")
+    if cold:
+        measured["coldStartMedianMs"] = cold["medianMs"]["httpdnsd"]
+        measured["coldStartWorstMs"] = cold["worstMs"]["httpdnsd"]
+    if "state" in report:
+        measured["rssAfterFillMiB"] = report["state"]["rssMiB"]
+    checks = {}
+    for name, (op, bound) in TARGETS.items():
+        value = measured.get(name)
+        held = None if value is None else {">=": value >= bound, "<": value < bound, "<=": value <= bound}[op]
+        checks[name] = {"value": value, "target": f"{op} {bound}", "held": held}
+    checks["mixSetsP99At32x8Us"] = {"value": measured.get("mixSetsP99At32x8Us"), "target": "reported apart",
+                                    "held": None}
+    return checks
 
 
 # ---- the fake HTTPDNS upstream (Alibaba's v1 API) -----------------------------------------
@@ -351,9 +415,11 @@ class Bench:
             if rep % 2:
                 order.reverse()
             for side, path, check in order:
+                load_start = os.getloadavg()[0]
                 result = self.load(path, templates, shape[0], shape[1], expect=check)
                 runs[side].append(result)
-                self.report["runs"].append(dict(result, server=side, template=label))
+                self.report["runs"].append(dict(result, server=side, template=label, connections=shape[0],
+                                                depth=shape[1], loadStart=load_start, loadEnd=os.getloadavg()[0]))
         cell = {"template": label, "connections": shape[0], "depth": shape[1]}
         for side, results in runs.items():
             cell[side] = {"rps": statistics.median(r["rps"] for r in results),
@@ -409,6 +475,19 @@ class Bench:
         finally:
             upstream.close()
         self.report["upstreamQueries"] = upstream.queries
+        end = os.getloadavg()[0]
+        self.report["load"] = {"start": machine["load"], "end": end, "quiet": max(machine["load"], end) < QUIET_LOAD}
+        self.report["targets"] = check_targets(self.report)
+        print(f"\nload {machine['load']:.2f} at start, {end:.2f} at end: "
+              + ("quiet" if self.report["load"]["quiet"] else f"not quiet (>= {QUIET_LOAD}), figures are not the targets'"))
+        if a.quick:
+            print("targets: not checked (a smoke run's figures only show that each part works)")
+            self.report["targets"] = {name: dict(check, held=None) for name, check in self.report["targets"].items()}
+        else:
+            print("targets: " + "; ".join(
+                f"{name} {format_value(check['value'])} ({check['target']}"
+                + ("" if check["held"] is None else ", held" if check["held"] else ", MISSED") + ")"
+                for name, check in self.report["targets"].items()))
         if a.json:
             with open(a.json, "w") as f:
                 json.dump(self.report, f, indent=1)
@@ -488,7 +567,7 @@ class Bench:
               f"runs (peak {peak:.1f} MiB); jar {status['cookies']['count']} cookies, "
               f"cache {status['cache']['entries']} entries")
 
-    def cold_start_once(self, command, path, request, expect):
+    def cold_start_once(self, command, path, request, expect, state_request=None):
         """Milliseconds from connect() to the first answer of a server socket-activated on connect."""
         if os.path.exists(path):
             os.unlink(path)
@@ -519,10 +598,21 @@ class Bench:
                     raise BenchError("the socket-activated server closed the connection")
                 data += chunk
             elapsed = (time.monotonic() - started) * 1000
-            s.close()
             if expect.encode() not in data:
                 raise BenchError(f"cold start answered {data[:300]!r}, expected {expect}")
-            return elapsed
+            loaded = None
+            if state_request:  # what the started process holds, asked after the timed answer
+                s.sendall(state_request)
+                data = b""
+                while not data.endswith(b"\n"):
+                    chunk = s.recv(65536)
+                    if not chunk:
+                        raise BenchError("the socket-activated server closed the connection")
+                    data += chunk
+                status = json.loads(data)["result"]
+                loaded = {"cookies": status["cookies"]["count"], "cacheEntries": status["cache"]["entries"]}
+            s.close()
+            return elapsed, loaded
         finally:
             stop(process)
 
@@ -539,15 +629,21 @@ class Bench:
         daemon_command = [activate, "-l", path, "-E", "SWIFT_BACKTRACE=enable=no", d.binary, "--config",
                           d.config, "--state-dir", d.state]
         reference_command = [activate, "-l", path, a.refserver, "--result", '{"header":"","count":3}']
+        status_request = b'{"jsonrpc":"2.0","id":2,"method":"status","params":{}}\n'
         times = {"httpdnsd": [], "reference": []}
+        loaded = []
         for _ in range(a.cold_starts):
-            times["httpdnsd"].append(self.cold_start_once(daemon_command, path, request, '"count":3'))
-            times["reference"].append(self.cold_start_once(reference_command, path, request, '"count":3'))
+            elapsed, state = self.cold_start_once(daemon_command, path, request, '"count":3', status_request)
+            times["httpdnsd"].append(elapsed)
+            loaded.append(state)
+            times["reference"].append(self.cold_start_once(reference_command, path, request, '"count":3')[0])
         medians = {k: statistics.median(v) for k, v in times.items()}
-        self.report["coldStart"] = {"runs": times, "medianMs": medians}
+        worst = {k: max(v) for k, v in times.items()}
+        self.report["coldStart"] = {"runs": times, "medianMs": medians, "worstMs": worst, "stateLoaded": loaded}
         print(f"cold start under systemd-socket-activate, connect to the first answer (getCookieHeader of a "
-              f"filled site, state loaded), median of {a.cold_starts}: httpdnsd {medians['httpdnsd']:.1f} ms "
-              f"(each: {', '.join(f'{t:.1f}' for t in times['httpdnsd'])}); "
+              f"filled site, state loaded: {loaded[0]['cookies']} cookies, {loaded[0]['cacheEntries']} cache "
+              f"entries), median of {a.cold_starts}: httpdnsd {medians['httpdnsd']:.1f} ms, worst "
+              f"{worst['httpdnsd']:.1f} ms (each: {', '.join(f'{t:.1f}' for t in times['httpdnsd'])}); "
               f"reference server {medians['reference']:.1f} ms")
 
     def run_scaling(self, upstream):
@@ -601,6 +697,10 @@ def format_us(us):
     return f"{us / 1000:.2f} ms" if us >= 1000 else f"{us:.0f} us"
 
 
+def format_value(value):
+    return "-" if value is None else f"{value:.2f}" if isinstance(value, float) else str(value)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--daemon", required=True, help="the httpdnsd binary")
@@ -617,6 +717,10 @@ def main():
                    help="what to measure after filling, comma-separated (default matrix,cold,scaling)")
     p.add_argument("--varied-only", action="store_true", help="the matrix of the varied templates only")
     p.add_argument("--cold-starts", type=int, help="cold starts to take the median of (default 5)")
+    p.add_argument("--series", type=int, metavar="N",
+                   help="N consecutive runs, none discarded, each one's JSON kept in --json-dir")
+    p.add_argument("--json-dir", default=os.path.join(HERE, "runs"),
+                   help="where --series writes each run's JSON (default Benchmarks/runs)")
     a = p.parse_args()
     quick = a.quick
     a.reps = a.reps or (1 if quick else 3)
@@ -631,16 +735,56 @@ def main():
     a.parts = set(a.parts.split(","))
     if not a.parts <= {"matrix", "cold", "scaling"}:
         p.error("--parts: matrix, cold, scaling")
+    if not a.series:
+        return run_once(a)
+    os.makedirs(a.json_dir, exist_ok=True)
+    started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%MZ")
+    paths, status = [], 0
+    for k in range(1, a.series + 1):
+        a.json = os.path.join(a.json_dir, f"{started}-run{k}of{a.series}.json")
+        print(f"\n==== run {k} of {a.series} ({a.json}) ====\n", flush=True)
+        status |= run_once(a)
+        paths.append(a.json)
+    summarize_series(paths)
+    return status
+
+
+def run_once(a):
     bench = Bench(a)
     try:
         bench.run()
     except BenchError as e:
         print(f"bench: {e}", file=sys.stderr)
         bench.args.keep = True
+        if a.json:  # a failed run is kept too, with what it measured
+            bench.report["error"] = str(e)
+            with open(a.json, "w") as f:
+                json.dump(bench.report, f, indent=1)
         return 1
     finally:
         bench.cleanup()
     return 0
+
+
+def summarize_series(paths):
+    """Each target in each run of a series, side by side."""
+    reports = []
+    for path in paths:
+        with open(path) as f:
+            reports.append(json.load(f))
+    print(f"\n{len(reports)} consecutive runs:\n")
+    print("| | " + " | ".join(f"run {k}" for k in range(1, len(reports) + 1)) + " | target |")
+    print("| --- |" + " ---: |" * len(reports) + " ---: |")
+    load = ["-" if "load" not in r else f"{r['load']['start']:.2f} / {r['load']['end']:.2f}"
+            + ("" if r["load"]["quiet"] else " (not quiet)") for r in reports]
+    print("| load at start / end | " + " | ".join(load) + f" | < {QUIET_LOAD} |")
+    for name in list(TARGETS) + ["mixSetsP99At32x8Us"]:
+        cells = []
+        for r in reports:
+            check = r.get("targets", {}).get(name, {})
+            cells.append(format_value(check.get("value")) + (" MISSED" if check.get("held") is False else ""))
+        target = TARGETS[name][0] + " " + str(TARGETS[name][1]) if name in TARGETS else "apart"
+        print(f"| {name} | " + " | ".join(cells) + f" | {target} |")
 
 
 if __name__ == "__main__":

@@ -94,11 +94,16 @@ static void reserve(char **buffer, size_t *cap, size_t needed)
 	*cap = grown;
 }
 
-static void append(struct client *c, const char *bytes, size_t len)
+/* head, id, tail: one reservation, three copies. */
+static void append_answer(struct client *c, const char *id, size_t id_len)
 {
-	reserve(&c->out, &c->out_cap, c->out_len + len);
-	memcpy(c->out + c->out_len, bytes, len);
-	c->out_len += len;
+	size_t head_len = sizeof answer_head - 1;
+	reserve(&c->out, &c->out_cap, c->out_len + head_len + id_len + answer_tail_len);
+	char *at = c->out + c->out_len;
+	memcpy(at, answer_head, head_len);
+	memcpy(at + head_len, id, id_len);
+	memcpy(at + head_len + id_len, answer_tail, answer_tail_len);
+	c->out_len += head_len + id_len + answer_tail_len;
 }
 
 static void drop(struct client *c)
@@ -148,11 +153,7 @@ static bool serve_input(struct client *c)
 	while ((newline = memchr(line, '\n', (size_t)(end - line)))) {
 		const char *id;
 		size_t id_len = find_id(line, newline, &id);
-		if (id_len) {
-			append(c, answer_head, sizeof answer_head - 1);
-			append(c, id, id_len);
-			append(c, answer_tail, answer_tail_len);
-		}
+		if (id_len) append_answer(c, id, id_len);
 		line = newline + 1;
 	}
 	c->in_len = (size_t)(end - line);

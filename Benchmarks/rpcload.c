@@ -6,6 +6,9 @@
  * frees a slot, the next request goes out. Requests come from a template file, one JSON line
  * per request with the token {{id}} where the request id goes; the lines are used in turn, each
  * connection starting at a different line so that a mixed file stays mixed at every moment.
+ * A line may also hold {{unique}} once, after {{id}}: it becomes a number no other request
+ * gets (a count of the requests sent, from the clock's microseconds at the start), so a line
+ * sent again, in this run or a later one, still carries a new value.
  *
  * Two modes:
  *   duration (default)  --warmup seconds unmeasured, then --seconds measured; responses that
@@ -52,8 +55,8 @@
 #define MAX_LINE (64 * 1024 * 1024)
 
 struct request_template {
-	char *before_id, *after_id;
-	size_t before_len, after_len;
+	char *before_id, *after_id, *after_unique; /* after_unique: NULL without {{unique}} */
+	size_t before_len, after_len, after_unique_len;
 	bool write; /* its method is one of --writes */
 };
 
@@ -98,6 +101,7 @@ struct tally {
 static struct options opt = { .connections = 1, .depth = 1, .seconds = 2, .warmup = 0.5, .timeout = 5 };
 static struct request_template *templates;
 static size_t template_count, longest_request;
+static uint64_t requests_sent;   /* what {{unique}} becomes */
 static uint64_t once_next;       /* --once: the next template line to send, over all connections */
 static struct tally tally;
 static uint64_t measure_from_ns, measure_until_ns;
@@ -158,12 +162,21 @@ static void add_template(const char *line, size_t len)
 	struct request_template *t = &templates[template_count++];
 	t->before_len = (size_t)(token - line);
 	t->after_len = len - t->before_len - 6;
+	const char *unique = memmem(token + 6, t->after_len, "{{unique}}", 10);
+	t->after_unique = NULL;
+	t->after_unique_len = 0;
+	if (unique) {
+		t->after_unique_len = t->after_len - (size_t)(unique - token - 6) - 10;
+		t->after_len = (size_t)(unique - token - 6);
+		t->after_unique = strndup(unique + 10, t->after_unique_len);
+		if (!t->after_unique) die("out of memory");
+	}
 	t->before_id = strndup(line, t->before_len);
 	t->after_id = strndup(token + 6, t->after_len);
 	t->write = calls_a_write(line, len);
 	if (!t->before_id || !t->after_id) die("out of memory");
-	/* 20 digits of id and the newline */
-	size_t full = t->before_len + t->after_len + 21;
+	/* 20 digits of id, 20 of the unique number and the newline */
+	size_t full = t->before_len + t->after_len + t->after_unique_len + 41;
 	if (full > longest_request) longest_request = full;
 }
 
@@ -359,6 +372,12 @@ static void send_requests(struct connection *c, uint64_t now)
 		p = append_decimal(p + t->before_len, serial << SLOT_BITS | index);
 		memcpy(p, t->after_id, t->after_len);
 		p += t->after_len;
+		if (t->after_unique) {
+			p = append_decimal(p, requests_sent);
+			memcpy(p, t->after_unique, t->after_unique_len);
+			p += t->after_unique_len;
+		}
+		requests_sent++;
 		*p++ = '\n';
 		c->out_len = (size_t)(p - c->out);
 		c->slots[index] = (struct slot){ .serial = serial, .sent_ns = now, .busy = true, .write = t->write };
@@ -540,6 +559,10 @@ int main(int argc, char **argv)
 	parse_options(argc, argv);
 	signal(SIGPIPE, SIG_IGN);
 	load_templates(opt.template_path);
+	/* {{unique}} counts from the wall clock's microseconds: no later run repeats a value of this one. */
+	struct timespec wall;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	requests_sent = (uint64_t)wall.tv_sec * 1000000u + (uint64_t)wall.tv_nsec / 1000u;
 	epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	if (epoll_fd < 0) die("epoll_create1");
 
