@@ -370,6 +370,17 @@ class ReferenceServer:
         stop(self.process)
 
 
+
+def read_line(s):
+    """One newline-ended answer from socket s."""
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = s.recv(65536)
+        if not chunk:
+            raise BenchError("the socket-activated server closed the connection")
+        data += chunk
+    return data
+
 class Bench:
     def __init__(self, args):
         self.args = args
@@ -591,24 +602,14 @@ class Bench:
                         raise
                     time.sleep(0.001)
             s.sendall(request)
-            data = b""
-            while not data.endswith(b"\n"):
-                chunk = s.recv(65536)
-                if not chunk:
-                    raise BenchError("the socket-activated server closed the connection")
-                data += chunk
+            data = read_line(s)
             elapsed = (time.monotonic() - started) * 1000
             if expect.encode() not in data:
                 raise BenchError(f"cold start answered {data[:300]!r}, expected {expect}")
             loaded = None
             if state_request:  # what the started process holds, asked after the timed answer
                 s.sendall(state_request)
-                data = b""
-                while not data.endswith(b"\n"):
-                    chunk = s.recv(65536)
-                    if not chunk:
-                        raise BenchError("the socket-activated server closed the connection")
-                    data += chunk
+                data = read_line(s)
                 status = json.loads(data)["result"]
                 loaded = {"cookies": status["cookies"]["count"], "cacheEntries": status["cache"]["entries"]}
             s.close()
