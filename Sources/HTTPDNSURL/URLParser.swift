@@ -54,9 +54,7 @@ enum URLParser {
         var labelStart = hostStart
         while hostEnd < n {
             let byte = b[hostEnd]
-            if byte &- UInt8(ascii: "a") < 26 || byte &- UInt8(ascii: "0") < 10 || byte == UInt8(ascii: "-")
-                || byte == UInt8(ascii: "_")
-            {
+            if ASCIIByteSet.plainHostByte.contains(byte) {
                 hostEnd += 1
             } else if byte == UInt8(ascii: ".") {
                 // An `xn--` label needs IDNA validation.
@@ -107,13 +105,16 @@ enum URLParser {
             index += 1
             while index < n {
                 let byte = b[index]
-                if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") {
-                    if isDotSegment(b, segmentStart, index) { return nil }
-                    if byte != UInt8(ascii: "/") { break }
-                    segmentStart = index + 1
-                } else if !isPlainPathByte(byte) {
+                if ASCIIByteSet.plainPathByte.contains(byte) {
+                    index += 1
+                    continue
+                }
+                guard byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") else {
                     return nil
                 }
+                if isDotSegment(b, segmentStart, index) { return nil }
+                if byte != UInt8(ascii: "/") { break }
+                segmentStart = index + 1
                 index += 1
             }
             if index == n, isDotSegment(b, segmentStart, index) { return nil }
@@ -125,52 +126,21 @@ enum URLParser {
         if index < n && b[index] == UInt8(ascii: "?") {
             let queryStart = index + 1
             index += 1
-            while index < n && b[index] != UInt8(ascii: "#") {
-                guard isPlainQueryByte(b[index]) else { return nil }
-                index += 1
-            }
+            while index < n, ASCIIByteSet.plainQueryByte.contains(b[index]) { index += 1 }
+            guard index == n || b[index] == UInt8(ascii: "#") else { return nil }
             query = queryStart..<index
         }
         var fragment: Range<Int>?
         if index < n {
             let fragmentStart = index + 1
             index += 1
-            while index < n {
-                guard isPlainFragmentByte(b[index]) else { return nil }
-                index += 1
-            }
+            while index < n, ASCIIByteSet.plainFragmentByte.contains(b[index]) { index += 1 }
+            guard index == n else { return nil }
             fragment = fragmentStart..<n
         }
         return HTTPURL.Plain(
             scheme: scheme, host: host, port: port == scheme.defaultPort ? nil : port, path: path, query: query,
             fragment: fragment)
-    }
-
-    /// Printable ASCII other than those the path percent-encodes (space " # < > ? ` { }), the
-    /// backslash (a separator) and `%` (so that no %2e segment slips through).
-    private static func isPlainPathByte(_ byte: UInt8) -> Bool {
-        guard byte > 0x20 && byte < 0x7F else { return false }
-        switch byte {
-        case UInt8(ascii: "\""), UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "`"), UInt8(ascii: "{"),
-            UInt8(ascii: "}"), UInt8(ascii: "\\"), UInt8(ascii: "%"):
-            return false
-        default:
-            return true
-        }
-    }
-
-    /// Printable ASCII other than those the special-query set encodes (" ' < >).
-    private static func isPlainQueryByte(_ byte: UInt8) -> Bool {
-        guard byte > 0x20 && byte < 0x7F else { return false }
-        return byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "'") && byte != UInt8(ascii: "<")
-            && byte != UInt8(ascii: ">")
-    }
-
-    /// Printable ASCII other than those the fragment set encodes (" < > `).
-    private static func isPlainFragmentByte(_ byte: UInt8) -> Bool {
-        guard byte > 0x20 && byte < 0x7F else { return false }
-        return byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "<") && byte != UInt8(ascii: ">")
-            && byte != UInt8(ascii: "`")
     }
 
     private static func isDotSegment(_ b: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Bool {
