@@ -35,6 +35,9 @@ struct hosts_map_writer {
     unsigned char filler_key[16];
     /* What each uid's key is derived from: in the daemon's memory only. */
     unsigned char secret[16];
+    /* The file's identity, so that withdrawing removes this file and never another. */
+    dev_t device;
+    ino_t inode;
 };
 
 static int fill_random(void *out, size_t length) {
@@ -114,6 +117,10 @@ struct hosts_map_writer *hosts_map_writer_create(const char *directory, uint32_t
         fill_random(writer->filler_key, sizeof writer->filler_key) != 0 ||
         fill_random(writer->secret, sizeof writer->secret) != 0)
         goto fail;
+    struct stat created;
+    if (fstat(fd, &created) != 0) goto fail;
+    writer->device = created.st_dev;
+    writer->inode = created.st_ino;
     /* Opened before the rename, retired after it: a reader that notices maps the new file. */
     int old = openat(directory_fd, HOSTS_MAP_FILE_NAME, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (renameat(directory_fd, temporary, directory_fd, HOSTS_MAP_FILE_NAME) != 0) {
@@ -236,4 +243,18 @@ void hosts_map_writer_close(struct hosts_map_writer *writer) {
     munmap(writer->base, writer->size);
     free(writer->memory);
     free(writer);
+}
+
+void hosts_map_writer_withdraw(struct hosts_map_writer *writer, const char *directory) {
+    if (writer == NULL) return;
+    __atomic_store_n(&writer->header->retired, 1, __ATOMIC_RELEASE);
+    int directory_fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (directory_fd >= 0) {
+        struct stat status;
+        if (fstatat(directory_fd, HOSTS_MAP_FILE_NAME, &status, AT_SYMLINK_NOFOLLOW) == 0 &&
+            status.st_dev == writer->device && status.st_ino == writer->inode)
+            unlinkat(directory_fd, HOSTS_MAP_FILE_NAME, 0);
+        close(directory_fd);
+    }
+    hosts_map_writer_close(writer);
 }

@@ -194,6 +194,7 @@ public final class Daemon {
     private func openHostsMap() {
         let slots = configuration.server.hostsMapSlots
         if services.resolver.hostsMap?.slots == slots { return }
+        if slots == 0 { services.resolver.hostsMap?.withdraw() }
         services.resolver.hostsMap = nil
         guard slots > 0, loop.clock is SystemClock,
             HostsMapPublisher.mayLive(in: Files.parentDirectory(of: hostsMapDirectory))

@@ -49,7 +49,19 @@ final class HostsMapPublisher {
         self.slots = slots
     }
 
-    deinit { hosts_map_writer_close(writer) }
+    /// Whether `withdraw` took the file away (and closed the writer).
+    private var withdrawn = false
+
+    deinit { if !withdrawn { hosts_map_writer_close(writer) } }
+
+    /// Retires and removes the file, for a daemon that keeps no map any more (`HostsMapSize=0`
+    /// on reload): its readers go to the socket, and no file is left behind for them to map.
+    /// The publisher must not be used after.
+    func withdraw() {
+        guard !withdrawn else { return }
+        withdrawn = true
+        hosts_map_writer_withdraw(writer, directory)
+    }
 
     /// `uid`'s key to this file, in hex: what its resolves with `hostsMap` carry
     /// (`hostsMapKey`), to that uid alone.

@@ -73,6 +73,20 @@ public final class DaemonHarness {
 
     public func signal(_ number: Int32) { process.signal(number) }
 
+    /// Sends SIGHUP and waits until the `count`th reload since the start has finished: its
+    /// RELOADING=1, then a READY=1 after it, on the notify socket.
+    public func reload(count: Int) -> Bool {
+        signal(SIGHUP)
+        return eventually(20, every: 10) {
+            let messages = notify.received
+            guard
+                let reloading = messages.indices.filter({ messages[$0].contains("RELOADING=1") }).dropFirst(count - 1)
+                    .first
+            else { return false }
+            return messages[(reloading + 1)...].contains { $0.split(separator: "\n").contains("READY=1") }
+        }
+    }
+
     /// Waits for exit and returns the status (nil on timeout).
     public func waitForExit(timeout: Double = 15) -> Int32? { process.wait(timeout: timeout) }
 

@@ -140,7 +140,7 @@ struct AddressRankingSocketTests {
 
         try configuration("2min..10min").write(
             toFile: daemon.directory.file("httpdnsd.conf"), atomically: true, encoding: .utf8)
-        #expect(ReloadSocketTests.reload(daemon, count: 1), "\(daemon.log)")
+        #expect(daemon.reload(count: 1), "\(daemon.log)")
         #expect(try ttl("d.corp.example") == 120)
         let cached = try #require(try ttl("a.corp.example"))
         #expect(cached <= 60, "a cached answer keeps its expiry")

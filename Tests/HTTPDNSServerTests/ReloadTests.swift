@@ -108,20 +108,6 @@ struct ReloadSocketTests {
 
     static func address(_ answer: JSON?) -> String? { answer?["result"]?["ipv4"]?.arrayValue?.first?.stringValue }
 
-    /// Sends SIGHUP and waits for the reload's READY=1 (the `count`th RELOADING=1 and the READY=1
-    /// after it).
-    static func reload(_ daemon: DaemonHarness, count: Int) -> Bool {
-        daemon.signal(SIGHUP)
-        return eventually(20, every: 10) {
-            let messages = daemon.notify.received
-            guard
-                let reloading = messages.indices.filter({ messages[$0].contains("RELOADING=1") }).dropFirst(count - 1)
-                    .first
-            else { return false }
-            return messages[(reloading + 1)...].contains { $0.split(separator: "\n").contains("READY=1") }
-        }
-    }
-
     @Test func sighupAppliesTheNewFileAndKeepsConnectionsJarAndCache() throws {
         let first = try FakeHTTPServer.alibaba(answers: ["a.reload.test": (["127.0.0.10"], [], 300)])
         let second = try FakeHTTPServer.alibaba(
@@ -142,7 +128,7 @@ struct ReloadSocketTests {
         try Self.configuration(upstream: second, fixed: "127.0.0.2", maxBatch: 2)
             .appending("[Store]\nSynchronous=full\n")
             .write(toFile: daemon.directory.file("httpdnsd.conf"), atomically: true, encoding: .utf8)
-        #expect(Self.reload(daemon, count: 1), "\(daemon.notify.received) \(daemon.log)")
+        #expect(daemon.reload(count: 1), "\(daemon.notify.received) \(daemon.log)")
         let reloading = try #require(daemon.notify.received.first { $0.contains("RELOADING=1") })
         let monotonic = reloading.split(separator: "\n").first { $0.hasPrefix("MONOTONIC_USEC=") }
         #expect(monotonic.flatMap { Int64($0.dropFirst("MONOTONIC_USEC=".count)) }.map { $0 > 0 } == true)
@@ -167,7 +153,7 @@ struct ReloadSocketTests {
         // A bad file: every problem logged, the running configuration kept, still serving.
         try "[Resolver]\nUpstrem=system\nMaxTTL=banana\n".write(
             toFile: daemon.directory.file("httpdnsd.conf"), atomically: true, encoding: .utf8)
-        #expect(Self.reload(daemon, count: 2), "\(daemon.notify.received) \(daemon.log)")
+        #expect(daemon.reload(count: 2), "\(daemon.notify.received) \(daemon.log)")
         let log = daemon.log
         #expect(log.contains("Failed to reload the configuration"), "\(log)")
         #expect(log.contains("Upstrem=") && log.contains("MaxTTL="), "\(log)")

@@ -23,15 +23,41 @@ struct NSSHostsMapTests {
         let daemon: DaemonHarness
         let artifacts: NSSArtifacts
 
-        init(extraConfig: String = "") throws {
+        /// With `namespace`, the daemon and its upstream run in that network namespace (the probe,
+        /// outside, reaches the daemon by its socket's path and reads the same map file).
+        init(extraConfig: String = "", namespace: NetworkNamespace? = nil) throws {
             artifacts = try NSSArtifacts.get()
-            upstream = try FakeHTTPServer.alibaba(answers: NSSHostsMapTests.answers)
+            let makeUpstream: @Sendable () throws -> FakeHTTPServer = {
+                try FakeHTTPServer.alibaba(answers: NSSHostsMapTests.answers)
+            }
+            upstream = try namespace.map { try $0.inside(makeUpstream) } ?? makeUpstream()
             daemon = try DaemonHarness(
-                config: "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\nRoute=alibaba map.test\n" + extraConfig)
+                config: Self.config(upstream, extraConfig), launcher: namespace?.launcher ?? [])
             _ = try daemon.connectReady()
         }
 
+        static func config(_ upstream: FakeHTTPServer, _ extra: String) -> String {
+            "[Resolver]\nUpstream=alibaba \(upstream.alibabaURL())\nRoute=alibaba map.test\n" + extra
+        }
+
         var mapPath: String { daemon.directory.file("map/hosts.map") }
+
+        /// Rewrites the configuration file and reloads it (SIGHUP), waiting for the `count`th reload.
+        func reload(extraConfig: String, count: Int) throws {
+            try Self.config(upstream, extraConfig).write(
+                toFile: daemon.directory.file("httpdnsd.conf"), atomically: true, encoding: .utf8)
+            #expect(daemon.reload(count: count), "\(daemon.log)")
+        }
+
+        /// A probe running `steps` in the background, its lines in a file of the daemon's directory.
+        func background(_ steps: [String]) throws -> (process: ChildProcess, lines: () -> [[String: String]]) {
+            let output = daemon.directory.file("background-\(UUID().uuidString).out")
+            let process = try ChildProcess(
+                artifacts.probe, [artifacts.module, "sequence"] + steps,
+                environment: ["HTTPDNSD_SOCKET": daemon.socketPath, "PATH": "/usr/bin:/bin"], stdout: output,
+                stderr: output)
+            return (process, { NSSHostsMapTests.fields((try? String(contentsOfFile: output, encoding: .utf8)) ?? "") })
+        }
 
         /// Lookups in one process (nss_probe's sequence: `LOOKUP:SUBJECT`, `wait:PATH`,
         /// `sleep:MS`), one result per lookup. `prefix` runs the probe (setpriv, unshare).
@@ -219,6 +245,73 @@ struct NSSHostsMapTests {
         #expect(afterReload == before + 3, "after the reload one lookup reached the daemon: \(afterReload - before)")
         let answers = Self.fields((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")
         #expect(answers.count == 8 && answers.allSatisfy { $0["addresses"] == "127.0.0.25,fd00::25" }, "\(answers)")
+    }
+
+    /// A reload that changes `HostsMapSize=` replaces the map with one of the new size: a process
+    /// holding the old mapping sees it retired, asks the daemon once, then reads the new map. A
+    /// reload that keeps the size keeps the file (emptied, as every reload empties it).
+    @Test func aReloadThatResizesTheMapReplacesItUnderItsReaders() throws {
+        let setup = try Setup(extraConfig: "[Server]\nHostsMapSize=64\n")
+        let start = try setup.daemonLookups()
+        let resized = setup.daemon.directory.file("resized")
+        let reader = try setup.background(
+            ["name4:dual.map.test", "name4:dual.map.test", "wait:" + resized]
+                + Array(repeating: "name4:dual.map.test", count: 3))
+        #expect(eventually(30) { reader.lines().count >= 2 })
+        let small = try FileManager.default.attributesOfItem(atPath: setup.mapPath)
+        let before = try setup.daemonLookups()
+        #expect(before == start + 1, "the second lookup came from the map")
+
+        try setup.reload(extraConfig: "[Server]\nHostsMapSize=256\n", count: 1)
+        let large = try FileManager.default.attributesOfItem(atPath: setup.mapPath)
+        #expect((large[.size] as? Int ?? 0) > (small[.size] as? Int ?? 0), "\(small) -> \(large)")
+        #expect(large[.systemFileNumber] as? Int != small[.systemFileNumber] as? Int, "a new file")
+        _ = FileManager.default.createFile(atPath: resized, contents: nil)
+        #expect(reader.process.wait(timeout: 30) == 0)
+        let answers = reader.lines()
+        #expect(answers.count == 5 && answers.allSatisfy { $0["addresses"] == "127.0.0.25,fd00::25" }, "\(answers)")
+        #expect(try setup.daemonLookups() == before + 1, "one lookup after the resize reached the daemon")
+
+        try setup.reload(extraConfig: "[Server]\nHostsMapSize=256\n", count: 2)
+        let kept = try FileManager.default.attributesOfItem(atPath: setup.mapPath)
+        #expect(kept[.systemFileNumber] as? Int == large[.systemFileNumber] as? Int, "the same file")
+        let again = try setup.sequence(Array(repeating: "name4:dual.map.test", count: 3))
+        #expect(again.count == 3 && again.allSatisfy { $0["addresses"] == "127.0.0.25,fd00::25" }, "\(again)")
+        #expect(try setup.daemonLookups() == before + 2, "emptied by the reload, then answered from the map")
+
+        try setup.reload(extraConfig: "[Server]\nHostsMapSize=0\n", count: 3)
+        #expect(!Files.exists(setup.mapPath), "no map is left behind")
+        let counted = try setup.daemonLookups()
+        let without = try setup.sequence(Array(repeating: "name4:dual.map.test", count: 3))
+        #expect(without.count == 3 && without.allSatisfy { $0["addresses"] == "127.0.0.25,fd00::25" }, "\(without)")
+        #expect(try setup.daemonLookups() == counted + 3, "HostsMapSize=0: every lookup asks the daemon")
+    }
+
+    /// A network change (`OnNetworkChange=refresh`, the default) takes the answers out of the map:
+    /// a process that kept its mapping reaches the daemon again, which serves the marked answer and
+    /// refreshes it. The daemon and its upstream run in a network namespace of the test's own.
+    @Test(.enabled(if: getuid() == 0, "creating a network namespace needs root"))
+    func aNetworkChangeTakesTheAnswersOutOfTheMap() throws {
+        let namespace = try NetworkNamespace(directory: TemporaryDirectory())
+        defer { namespace.stop() }
+        let setup = try Setup(namespace: namespace)
+        let changed = setup.daemon.directory.file("changed")
+        let reader = try setup.background(
+            ["name4:dual.map.test", "name4:dual.map.test", "wait:" + changed]
+                + Array(repeating: "name4:dual.map.test", count: 3))
+        #expect(eventually(30) { reader.lines().count >= 2 })
+        let before = try setup.daemonLookups()
+        #expect(setup.upstreamRequests(for: "dual.map.test") == 1)
+
+        let added = try namespace.run(["/usr/sbin/ip", "addr", "add", "10.9.9.9/32", "dev", "lo"])
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(eventually(30) { setup.daemon.log.contains("Network changed") }, "\(setup.daemon.log)")
+        _ = FileManager.default.createFile(atPath: changed, contents: nil)
+        #expect(reader.process.wait(timeout: 30) == 0)
+        let answers = reader.lines()
+        #expect(answers.count == 5 && answers.allSatisfy { $0["addresses"] == "127.0.0.25,fd00::25" }, "\(answers)")
+        #expect(try setup.daemonLookups() >= before + 1, "after the change the map did not answer")
+        #expect(eventually(20) { setup.upstreamRequests(for: "dual.map.test") >= 2 }, "refreshed upstream")
     }
 
     /// The file holds no cached name and none of its addresses, in text or in binary.

@@ -157,4 +157,8 @@ void hosts_map_writer_flush(struct hosts_map_writer *writer);
 /* Unmaps; the file stays, with its records valid until they expire. */
 void hosts_map_writer_close(struct hosts_map_writer *writer);
 
+/* Retires the file (its readers go to the socket), removes it from directory when it is still
+   the file there, and closes the writer: the daemon keeps no map any more. */
+void hosts_map_writer_withdraw(struct hosts_map_writer *writer, const char *directory);
+
 #endif
