@@ -11,22 +11,26 @@
 _Static_assert(sizeof(struct hosts_map_header) == 128, "the header is 128 bytes");
 _Static_assert(sizeof(struct hosts_map_slot) == 176, "a slot is 176 bytes");
 
+/* The bytes of a canonical label: lowercase letters, digits, '-' and '_'. */
+static const unsigned char label_byte[256] = {
+    ['-'] = 1, ['_'] = 1,
+    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
+    ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1, ['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1,
+    ['k'] = 1, ['l'] = 1, ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1,
+    ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1, ['y'] = 1, ['z'] = 1,
+};
+
 int hosts_map_name_is_canonical(const char *name, size_t length) {
     if (length == 0 || length > 253) return 0;
-    size_t label = 0, labels = 1;
+    size_t label_start = 0, labels = 1;
     for (size_t i = 0; i < length; i++) {
         unsigned char c = (unsigned char)name[i];
-        if (c == '.') {
-            if (label == 0) return 0;
-            label = 0;
-            labels++;
-        } else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_') {
-            if (++label > 63) return 0;
-        } else {
-            return 0;
-        }
+        if (label_byte[c]) continue;
+        if (c != '.' || i == label_start || i - label_start > 63) return 0;
+        label_start = i + 1;
+        labels++;
     }
-    return label > 0 && labels >= 2;
+    return length > label_start && length - label_start <= 63 && labels >= 2;
 }
 
 int hosts_map_time_namespace(uint64_t *device, uint64_t *inode) {

@@ -135,7 +135,6 @@ static void map_again(void) {
 
 int map_lookup(const char *name, int family, uint32_t uid, int64_t now_ns, struct hosts_map_answer *answer) {
     size_t length = strlen(name);
-    if (!hosts_map_name_is_canonical(name, length)) return 0;
     struct hosts_map_view *view = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
     if (view == NULL || hosts_map_view_retired(view)) {
         map_again();
