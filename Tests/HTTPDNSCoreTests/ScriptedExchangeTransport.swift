@@ -32,7 +32,7 @@ final class ScriptedExchangeTransport: UpstreamExchangeTransport {
 
     func nowNanoseconds() -> Int64 { clock.nowNanoseconds() }
 
-    func wallSeconds() -> Int64 { clock.wallSeconds() }
+    func wallSeconds() -> Int64 { clock.wallMilliseconds() / 1000 }
 
     func fetch(_ request: UpstreamHTTPRequest, timeoutMs: Int, maxBodyBytes: Int?) -> Result<
         UpstreamHTTPResponse, UpstreamError

@@ -24,16 +24,20 @@ struct UpstreamKindSwitchTests {
         ("a kind's case named", #"\bKind\.\#(kinds)\b"#),
     ]
 
-    /// What in `text` looks at the upstream kind: one "line: what" per line, comments skipped.
+    /// The patterns, simple word boundaries: Unicode's would not break `endpoint.kind` at the dot.
+    static func compiled() throws -> [(String, Regex<AnyRegexOutput>)] {
+        try patterns.map { ($0.0, try Regex($0.1).wordBoundaryKind(.simple)) }
+    }
+
+    /// What in `text` looks at the upstream kind: one "line: what: code" per line, comments skipped.
     static func findings(in text: String) throws -> [String] {
-        let compiled = try patterns.map { ($0.0, try Regex($0.1)) }
+        let compiled = try compiled()
         var found: [String] = []
         for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let code = line.drop { $0 == " " }
             if code.hasPrefix("//") { continue }
-            for (what, regex) in compiled where code.contains(regex) {
+            if let (what, _) = compiled.first(where: { code.contains($0.1) }) {
                 found.append("\(number + 1): \(what): \(code)")
-                break
             }
         }
         return found
@@ -68,22 +72,28 @@ struct UpstreamKindSwitchTests {
         }
     }
 
+    /// Each pattern catches what it is for (and every pattern is needed by one of these).
     @Test func theCheckCatchesKindDispatch() throws {
         let caught = [
-            "        switch request.endpoint.kind {",
-            "        case .alibaba where settings.alibabaAPI == .v2:",
-            "        case .doh, .dohJSON, .system:",
-            "        if case .tencent = endpoint.kind { return }",
-            "        if request.endpoint.kind == .tencent {",
-            "        guard settings.upstreams[$0].kind != .system else { continue }",
-            "        let region = .alibaba == endpoint.kind ? region : nil",
-            "        if kinds.contains(.alibaba) {",
-            "        let batches = [UpstreamEndpoint.Kind.tencent]",
-            "        if a.kind == b.kind { continue }",
+            ("        switch request.endpoint.kind {", "a switch on a kind"),
+            ("        case .alibaba where settings.alibabaAPI == .v2:", "a case of the kind"),
+            ("        case .doh, .dohJSON, .system:", "a case of the kind"),
+            ("        if case .tencent = endpoint.kind { return }", "a case of the kind"),
+            ("        if request.endpoint.kind == .tencent {", "a kind compared with a case"),
+            ("        guard settings.upstreams[$0].kind != .system else { continue }", "a kind compared with a case"),
+            ("        let local = .system == upstream.kind", "a case compared with a kind"),
+            ("        if a.kind == b.kind { continue }", "two kinds compared"),
+            ("        if kinds.contains(.alibaba) {", "a kind's case named"),
+            ("        let batches = [UpstreamEndpoint.Kind.system]", "a kind's case named"),
         ]
-        for line in caught {
+        let compiled = try Self.compiled()
+        for (line, what) in caught {
+            let matching = compiled.filter { line.contains($0.1) }.map(\.0)
+            #expect(matching.contains(what), "\(line): \(matching)")
             #expect(try Self.findings(in: line).count == 1, "\(line)")
         }
+        let used = Set(caught.map(\.1))
+        #expect(Set(Self.patterns.map(\.0)) == used)
     }
 
     @Test func theCheckLeavesOtherKindsAndSystemsAlone() throws {
