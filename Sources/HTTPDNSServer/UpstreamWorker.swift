@@ -11,7 +11,7 @@ protocol UpstreamTransport: AnyObject {
     /// Runs one exchange with one upstream within `request.timeoutMs`.
     func send(
         _ request: UpstreamAttemptRequest, completion: @escaping (Result<UpstreamAnswer, UpstreamError>) -> Void)
-    /// Runs one Alibaba batch request.
+    /// Runs one batch request (prefetch) of an upstream whose descriptor batches.
     func send(
         _ request: UpstreamBatchRequest,
         completion: @escaping (Result<[String: UpstreamAnswer], UpstreamError>) -> Void)
@@ -124,17 +124,11 @@ final class UpstreamWorker {
             over: transport(settings))
     }
 
-    /// Alibaba's scheduler (`/{account}/ss`), signed with the secret when there is one; the
-    /// answer is read up to `AlibabaScheduler.maxBodyBytes` and validated whole.
+    /// Alibaba's scheduler (`/{account}/ss`), signed with the secret when there is one.
     func schedule(_ fetch: ServiceAddressFetch, settings: UpstreamSettings) -> Result<[IPAddress], UpstreamError> {
         var generator = SystemRandomNumberGenerator()
         let nonce = String(generator.next() as UInt64, radix: 16)
-        let request = AlibabaScheduler.request(
-            baseURL: fetch.baseURL, address: fetch.address, region: fetch.region, secret: settings.query.secretKey,
-            now: clock.wallSeconds(), nonce: nonce)
-        return transport(settings).fetch(
-            request, timeoutMs: fetch.timeoutMs, maxBodyBytes: AlibabaScheduler.maxBodyBytes
-        ).flatMap { AlibabaScheduler.parse(status: $0.status, body: $0.body) }
+        return AlibabaScheduler.ask(fetch, secret: settings.query.secretKey, nonce: nonce, over: transport(settings))
     }
 
     private func transport(_ settings: UpstreamSettings) -> CurlExchangeTransport {
