@@ -29,6 +29,40 @@ struct UpstreamKindDescriptorTests {
             host, family: family, at: endpoint, timeoutMs: timeoutMs, settings: settings, over: transport)
     }
 
+    // MARK: which descriptor
+
+    @Test func theFilesSettingsGiveEachUpstreamItsFormsDescriptor() throws {
+        let upstreams = """
+            [Resolver]
+            Upstream=alibaba http://127.0.0.1:8053/100000
+            Upstream=tencent http://127.0.0.1:8054
+            Upstream=tencent https://127.0.0.1:8443
+            Upstream=doh https://127.0.0.1:8443/dns-query
+            Upstream=doh-json https://127.0.0.1:8443/resolve
+            Upstream=system
+
+            """
+        let paid = "TencentAuthId=1\nTencentKey=12345678\nTencentToken=t0ken\n"
+        let v2 = "AlibabaAPI=v2\nSecretKey=\(AlibabaV2Tests.secret)\n"
+        func descriptors(_ text: String) throws -> [any UpstreamKindDescriptor] {
+            try DaemonConfiguration.parse(text: text, path: "/x.conf").get().0.resolver.upstreams.map(\.descriptor)
+        }
+
+        let plain = try descriptors(upstreams)
+        #expect(plain[0] is AlibabaV1Kind && plain[1] is TencentFreeKind && plain[2] is TencentFreeKind)
+        #expect(plain[3] is DoHWireKind && plain[4] is DoHJSONKind && plain[5] is SystemKind)
+        #expect(plain.map(\.batchesPrefetch) == [true, false, false, false, false, false])
+
+        let forms = try descriptors(upstreams + paid + v2)
+        #expect(forms[0] is AlibabaV2Kind)
+        #expect(forms[1...2].map { ($0 as? TencentPaidKind)?.form } == [.des, .token])
+        #expect(forms.map(\.batchesPrefetch) == [true, true, true, false, false, false])
+        #expect(forms.map(\.isBilled) == [true, true, true, false, false, false])
+        #expect(forms.map(\.serviceAddresses) == [.scheduler, .backups, .backups, .url, .url, .url])
+        #expect(forms.map(\.answerSource) == [.upstream, .upstream, .upstream, .upstream, .upstream, .system])
+        #expect(forms.map(\.needsURL) == [true, true, true, true, true, false])
+    }
+
     // MARK: DoH: A then AAAA within one deadline
 
     let dohJSON = UpstreamEndpoint(kind: .dohJSON, url: "https://127.0.0.1:8443/resolve", name: "doh-json")
