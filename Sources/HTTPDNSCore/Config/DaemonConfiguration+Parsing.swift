@@ -463,16 +463,39 @@ struct ConfigurationParser {
             configuration.resolver.upstreams[index].name =
                 occurrence == 1 ? kind.rawValue : "\(kind.rawValue)#\(occurrence)"
         }
+        finishUpstreamForms()
         finishTencentAccount()
         finishAlibabaV2()
+        refuseUnaskableUpstreams()
         finishRoutes()
         warnOfBilledDefault()
         finishDomainTTLs()
         finishServiceAddresses()
     }
 
-    /// Gives each `tencent` upstream its form, and checks the keys: a key written here has its
-    /// cipher's length, a key needs an authId, and a credential no upstream can use is pointless.
+    /// Gives each upstream the form the whole file's settings make it asked in.
+    private mutating func finishUpstreamForms() {
+        let resolver = configuration.resolver
+        for index in resolver.upstreams.indices {
+            let upstream = resolver.upstreams[index]
+            configuration.resolver.upstreams[index] = upstream.descriptor.configured(upstream, by: resolver)
+        }
+    }
+
+    /// Refuses each upstream that cannot be asked in its form (its descriptor says why).
+    private mutating func refuseUnaskableUpstreams() {
+        for upstream in configuration.resolver.upstreams {
+            guard let problem = upstream.descriptor.configurationProblem(upstream) else { continue }
+            errors.append(
+                ConfigError(
+                    code: .conflict, path: path,
+                    line: lastLine["Resolver.Upstream"] ?? lastLine["Resolver.AlibabaAPI"] ?? 0, key: "Upstream",
+                    message: "\(upstream.name): \(problem)"))
+        }
+    }
+
+    /// Checks the Tencent account's keys: a key written here has its cipher's length, a key
+    /// needs an authId, and a credential no upstream can use is pointless.
     private mutating func finishTencentAccount() {
         let account = configuration.resolver.tencent
         let keyLine = max(lastLine["Resolver.TencentKey"] ?? 0, lastLine["Resolver.TencentKeyFile"] ?? 0)
@@ -489,13 +512,7 @@ struct ConfigurationParser {
                     key: account.keyFile != nil ? "TencentKeyFile" : "TencentKey",
                     message: "the encrypted form needs TencentAuthId= (the id sent with the key's names)"))
         }
-        var forms: [TencentForm] = []
-        for index in configuration.resolver.upstreams.indices
-        where configuration.resolver.upstreams[index].kind == .tencent {
-            let form = account.form(forURL: configuration.resolver.upstreams[index].url ?? "")
-            configuration.resolver.upstreams[index].tencentForm = form
-            forms.append(form)
-        }
+        let forms = configuration.resolver.upstreams.map(\.tencentForm)
         if account.hasKey, !forms.contains(.des), !forms.contains(.aes) {
             warn(keyLine, "TencentKey= is set but no tencent upstream has an http:// URL (the encrypted form's)")
         }
@@ -505,9 +522,9 @@ struct ConfigurationParser {
         }
     }
 
-    /// `AlibabaAPI=v2` signs every query: it needs a secret, one written here must be
-    /// hexadecimal (v2 signs with its bytes), and each `alibaba` URL must name the account id
-    /// (sent as `id=`).
+    /// `AlibabaAPI=v2` signs every query: it needs a secret, and one written here must be
+    /// hexadecimal (v2 signs with its bytes). Each `alibaba` URL naming the account id (sent as
+    /// `id=`) is its descriptor's check.
     private mutating func finishAlibabaV2() {
         let resolver = configuration.resolver
         guard resolver.alibabaAPI == .v2 else { return }
@@ -524,13 +541,6 @@ struct ConfigurationParser {
                 ConfigError(
                     code: .conflict, path: path, line: max(apiLine, lastLine["Resolver.SecretKey"] ?? 0),
                     key: "SecretKey", message: "v2 signs with the secret's bytes: it must be hexadecimal"))
-        }
-        for upstream in resolver.upstreams where upstream.kind == .alibaba {
-            guard AlibabaV2.originAndAccount(of: upstream.url ?? "") == nil else { continue }
-            errors.append(
-                ConfigError(
-                    code: .conflict, path: path, line: lastLine["Resolver.Upstream"] ?? apiLine, key: "Upstream",
-                    message: "\(upstream.name): v2 needs the account id as the URL's path (http://ADDRESS/ACCOUNT)"))
         }
     }
 
@@ -561,7 +571,7 @@ struct ConfigurationParser {
     /// without an upstream of their kind (a warning).
     private mutating func finishServiceAddresses() {
         let resolver = configuration.resolver
-        let kinds = Set(resolver.upstreams.map(\.kind))
+        let sources = Set(resolver.upstreams.map(\.descriptor.serviceAddresses))
         if resolver.alibabaBootAddresses != nil, resolver.alibabaRegion == nil {
             errors.append(
                 ConfigError(
@@ -569,10 +579,10 @@ struct ConfigurationParser {
                     key: "AlibabaBootAddresses",
                     message: "AlibabaBootAddresses= needs AlibabaRegion= (the region the scheduler is asked for)"))
         }
-        if resolver.alibabaRegion != nil, !kinds.contains(.alibaba) {
+        if resolver.alibabaRegion != nil, !sources.contains(.scheduler) {
             warn(lastLine["Resolver.AlibabaRegion"] ?? 0, "AlibabaRegion= is set but no upstream is alibaba")
         }
-        if !resolver.tencentBackupAddresses.isEmpty, !kinds.contains(.tencent) {
+        if !resolver.tencentBackupAddresses.isEmpty, !sources.contains(.backups) {
             warn(
                 lastLine["Resolver.TencentBackupAddresses"] ?? 0,
                 "TencentBackupAddresses= is set but no upstream is tencent")

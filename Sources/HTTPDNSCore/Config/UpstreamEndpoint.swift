@@ -1,4 +1,5 @@
 /// One `Upstream=KIND URL` line: what to ask, and the name `status` and `resolve` report it by.
+/// How it is asked is its `descriptor`'s.
 public struct UpstreamEndpoint: Sendable, Equatable {
     /// The upstream protocols (httpdnsd.conf(5), `Upstream=`).
     public enum Kind: String, Sendable, CaseIterable {
@@ -12,13 +13,6 @@ public struct UpstreamEndpoint: Sendable, Equatable {
         case dohJSON = "doh-json"
         /// The system resolver (getaddrinfo); takes no URL.
         case system
-
-        /// Whether the kind is an HTTP service and so needs a URL.
-        public var needsURL: Bool { self != .system }
-
-        /// Whether the service bills per query and answers only the names of its console (an
-        /// empty answer for any other is final): the HTTPDNS services.
-        public var isBilled: Bool { self == .alibaba || self == .tencent }
     }
 
     public var kind: Kind
@@ -29,10 +23,9 @@ public struct UpstreamEndpoint: Sendable, Equatable {
     /// How a `tencent` upstream is asked, decided from its URL and the Tencent account keys once
     /// the whole file is read; `.free` for every other kind.
     public var tencentForm = TencentForm.free
-
-    /// Whether prefetch asks this upstream for several names in one request: Alibaba's
-    /// `/resolve` and the paid Tencent forms' `dn=a,b`.
-    public var batchesPrefetch: Bool { kind == .alibaba || (kind == .tencent && tencentForm != .free) }
+    /// Which API an `alibaba` upstream is asked in (`AlibabaAPI=`), set once the whole file is
+    /// read; `.v1` for every other kind.
+    public var alibabaAPI = AlibabaAPI.v1
 
     public init(kind: Kind, url: String?, name: String) {
         self.kind = kind

@@ -18,8 +18,8 @@ public struct UpstreamAttemptRequest: Sendable, Equatable {
     }
 }
 
-/// One Alibaba batch request (`/resolve?host=a,b`, at most `AlibabaV1.maxBatchHosts` names),
-/// used to prefetch.
+/// One batch request (Alibaba's `/resolve?host=a,b`, a paid Tencent form's `dn=a,b`) of at most
+/// the upstream's `maxBatchHosts` names, used to prefetch.
 public struct UpstreamBatchRequest: Sendable, Equatable {
     /// Names the batch in `ResolverMachine.batchFinished`.
     public var id: UInt64

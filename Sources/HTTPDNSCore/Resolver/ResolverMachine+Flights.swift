@@ -268,7 +268,9 @@ extension ResolverMachine {
         // localhost names never leave the machine, not even to the fleet; the fleet holds
         // HTTPDNS answers only, so names routed to the system resolver alone are not asked of it.
         if sharesCacheWithFleet, !flight.localOnly, !Self.isLocalhost(flight.key.host),
-            settings.routing.upstreams(for: flight.key.host).contains(where: { settings.upstreams[$0].kind != .system })
+            settings.routing.upstreams(for: flight.key.host).contains(where: {
+                settings.upstreams[$0].descriptor.answerSource != .system
+            })
         {
             flight.phase = .askingFleet
             flights[id] = flight
@@ -374,7 +376,7 @@ extension ResolverMachine {
                 upstream: endpoint.name, now: now, use: flight.use)
             flights[id] = flight
             finish(
-                id, .answered(answer, upstream: endpoint.name, source: endpoint.kind == .system ? .system : .upstream),
+                id, .answered(answer, upstream: endpoint.name, source: endpoint.descriptor.answerSource),
                 now: now)
             return
         case .failure(let error) where error.code == .timeout && attempt.timeoutMs < attempt.shareMs:

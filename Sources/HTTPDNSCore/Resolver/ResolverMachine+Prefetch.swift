@@ -32,7 +32,8 @@ extension ResolverMachine {
             }
         }
         for index in batchOrder {
-            for group in AlibabaV1.batches(batched[index] ?? []) { prefetchBatch(group, upstream: index, now: now) }
+            let descriptor = settings.upstreams[index].descriptor
+            for group in descriptor.batches(batched[index] ?? []) { prefetchBatch(group, upstream: index, now: now) }
         }
     }
 

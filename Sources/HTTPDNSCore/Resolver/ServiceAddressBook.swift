@@ -130,20 +130,20 @@ public struct ServiceAddressBook {
             let region: String?
             var boot: [String] = []
             var addresses: [String]
-            switch endpoint.kind {
-            case .alibaba:
+            switch endpoint.descriptor.serviceAddresses {
+            case .scheduler:
                 guard let scheduled = settings.bootAddresses(url: url), !scheduled.isEmpty else { continue }
                 region = settings.alibabaRegion
                 boot = scheduled
                 addresses = scheduled
-            case .tencent:
+            case .backups:
                 guard !settings.tencentBackupAddresses.isEmpty, let host = ServiceURL.host(of: url) else { continue }
                 region = nil
                 addresses = [host]
                 for backup in settings.tencentBackupAddresses where !addresses.contains(backup) {
                     addresses.append(backup)
                 }
-            case .doh, .dohJSON, .system:
+            case .url:
                 continue
             }
             key = Self.key(endpoint, region: region)
@@ -369,7 +369,7 @@ public struct ServiceAddressBook {
 
     private func listIndex(_ endpoint: UpstreamEndpoint) -> Int? {
         guard !lists.isEmpty else { return nil }
-        let region = endpoint.kind == .alibaba ? settings.alibabaRegion : nil
+        let region = endpoint.descriptor.serviceAddresses == .scheduler ? settings.alibabaRegion : nil
         let key = Self.key(endpoint, region: region)
         return lists.firstIndex { $0.key == key }
     }

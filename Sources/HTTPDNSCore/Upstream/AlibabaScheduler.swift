@@ -47,6 +47,19 @@ public enum AlibabaScheduler {
         return UpstreamHTTPRequest(url: url)
     }
 
+    /// Asks the scheduler `fetch` names over `transport` (`nonce` signs it when there is a
+    /// secret); the answer is read up to `maxBodyBytes` and validated whole.
+    public static func ask(
+        _ fetch: ServiceAddressFetch, secret: String?, nonce: String, over transport: any UpstreamExchangeTransport
+    ) -> Result<[IPAddress], UpstreamError> {
+        let request = request(
+            baseURL: fetch.baseURL, address: fetch.address, region: fetch.region, secret: secret,
+            now: transport.wallSeconds(), nonce: nonce)
+        return transport.fetch(request, timeoutMs: fetch.timeoutMs, maxBodyBytes: maxBodyBytes).flatMap {
+            parse(status: $0.status, body: $0.body)
+        }
+    }
+
     /// The service addresses of an answer, IPv4 first, each once; or why the answer is refused.
     public static func parse(status: Int, body: [UInt8]) -> Result<[IPAddress], UpstreamError> {
         guard body.count <= maxBodyBytes else { return .failure(UpstreamError(.responseTooLarge)) }
