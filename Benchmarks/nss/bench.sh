@@ -8,11 +8,16 @@
 #            before measuring): after the process's first lookup, answers from the hosts map
 #   dns      glibc's nss_dns asking a plain DNS server on 127.0.0.77:53 (dns_responder.py, Python
 #            stdlib; A and AAAA go out in parallel, as glibc sends them)
+#   nscd     glibc's nscd caching hosts with "shared hosts yes" over the same /etc/hosts as
+#            files: after the process's first lookup, answers from nscd's mapped cache (the
+#            anchor); only when an nscd binary is found ($NSCD, else nscd on PATH). Installing
+#            Debian's package starts a machine-wide nscd; to run the bench without one:
+#            apt-get download nscd && dpkg-deb -x nscd_*.deb /opt/nscd && NSCD=/opt/nscd/usr/sbin/nscd
 # and the module's _nss_httpdns_gethostbyname4_r called directly (module_bench.c):
 #   module         the name as is: from the hosts map
 #   module-socket  the name in capitals: never in the map, every call a request to the daemon
 # Each run is a private mount namespace (unshare -m) with its own nsswitch.conf, hosts and
-# resolv.conf, and a fresh /run, so nscd cannot answer. Runs are interleaved REPS times (default 3),
+# resolv.conf, and a fresh /run, so no nscd answers but the nscd run's own. Runs are interleaved REPS times (default 3),
 # CALLS lookups each (default 20000); prints one line per run and a table of the medians over the
 # runs of each percentile (per_second counts wall time, scheduling gaps included). Root only;
 # nothing leaves 127.0.0.0/8. Not a test: numbers for the README, nothing is asserted.
@@ -50,6 +55,13 @@ printf '127.0.0.1 localhost\n::1 localhost\n%s %s\n%s %s\n' "$address" "$name" "
     > "$work/hosts-with-name"
 printf 'nameserver 127.0.0.77\noptions timeout:1 attempts:1\n' > "$work/resolv.conf"
 for source in files httpdns dns; do printf 'hosts: %s\n' "$source" > "$work/nsswitch-$source"; done
+nscd=${NSCD:-$(command -v nscd || true)}
+sources="files httpdns dns${nscd:+ nscd} module module-socket"
+[ -n "$nscd" ] || echo "no nscd binary (set NSCD=PATH): the nscd anchor is left out" >&2
+# Hosts only, kept an hour, read from the mapped cache, never written to disk.
+printf '%s\n' 'enable-cache hosts yes' 'positive-time-to-live hosts 3600' 'negative-time-to-live hosts 20' \
+    'shared hosts yes' 'persistent hosts no' 'check-files hosts no' 'enable-cache passwd no' \
+    'enable-cache group no' 'enable-cache services no' 'enable-cache netgroup no' > "$work/nscd.conf"
 printf '[Resolver]\nUpstream=system\nMinTTL=1h\n' > "$work/httpdnsd.conf"
 
 # in_namespace NSSWITCH HOSTS COMMAND...: COMMAND with those files and the daemon at /run/httpdnsd.
@@ -97,13 +109,23 @@ run() { # run SOURCE: one measurement line (call it in a subshell)
             "$name" "$calls" ;;
         module-socket) in_namespace "$work/nsswitch-files" "$hosts" "$work/module_bench" \
             "$work/lib/libnss_httpdns.so.2" "$(echo "$name" | tr a-z A-Z)" "$calls" ;;
+        nscd) in_namespace "$work/nsswitch-files" "$work/hosts-with-name" sh -c '
+            mkdir -p /run/nscd
+            "$1" -F -f "$2" >/dev/null 2>&1 &
+            nscd_pid=$!
+            for _ in $(seq 100); do [ -S /run/nscd/socket ] && break; sleep 0.05; done
+            status=0
+            "$3" "$4" "$5" || status=$?
+            kill "$nscd_pid"
+            wait "$nscd_pid" 2>/dev/null || true
+            exit "$status"' sh "$nscd" "$work/nscd.conf" "$work/gai_bench" "$name" "$calls" ;;
         *) in_namespace "$work/nsswitch-$1" "$hosts" "$work/gai_bench" "$name" "$calls" ;;
     esac
 }
 
 : > "$work/results"
 for rep in $(seq "$reps"); do
-    for source in files httpdns dns module module-socket; do
+    for source in $sources; do
         line=$(run "$source")
         echo "rep $rep $source: $line"
         echo "$source $line" >> "$work/results"
@@ -113,7 +135,7 @@ done
 echo
 echo "| hosts: | p50 (us) | p90 (us) | p99 (us) |"
 echo "| --- | --- | --- | --- |"
-for source in files httpdns dns module module-socket; do
+for source in $sources; do
     grep "^$source " "$work/results" | awk -v source="$source" '
         { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1], NR] = kv[2] } n = NR }
         END {
