@@ -13,7 +13,9 @@ import Testing
 final class BrowserFixture {
     static let login = "login.example.test"
     static let app = "app.example.test"
-    static let addresses = [login: "127.0.0.2", app: "127.0.0.3"]
+    /// Another site: framed by the app, it is an out-of-process frame under site isolation.
+    static let widget = "widget.other.test"
+    static let addresses = [login: "127.0.0.2", app: "127.0.0.3", widget: "127.0.0.4"]
     static let originScript = BuiltProducts.packageRoot + "/Tests/python/browser_origin.py"
     static let chromium = "/usr/bin/chromium"
 
@@ -363,6 +365,43 @@ struct BrowserSessionTests {
         let first = try #require(fixture.requests("/app").first)
         #expect(first["scheme"] == "https" && first["address"] == "127.0.0.3", "\(first.encodedString)")
         #expect(first["cookie"]?.stringValue?.contains("sid=dave") == true, "\(first.encodedString)")
+    }
+
+    /// What every kind of target receives reaches the daemon, not only the page's: the
+    /// responses of a cross-site frame (its own document and a fetch of its script; an
+    /// out-of-process frame) and the fetches of a dedicated and a service worker each set a
+    /// cookie, and each is stored through the daemon for its host.
+    @Test func cookiesSetInFramesAndWorkersReachTheDaemon() throws {
+        let fixture = try BrowserFixture(https: true)
+        let frame = fixture.url(BrowserFixture.widget, "/frame", https: true)
+        let page = fixture.url(
+            BrowserFixture.app, "/targets?frame=" + frame.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!,
+            https: true)
+        let browser = try fixture.openBrowser(page)
+        try browser.waitUntilOpen()
+        let expected = [
+            "worker": BrowserFixture.app, "sw": BrowserFixture.app, "frame": BrowserFixture.widget,
+            "framefetch": BrowserFixture.widget,
+        ]
+        for (name, host) in expected.sorted(by: { $0.key < $1.key }) {
+            let path = ["worker": "/from-worker", "sw": "/from-sw", "frame": "/frame", "framefetch": "/frame-fetch"][
+                name]!
+            #expect(
+                eventually(30, every: 50) { !fixture.requests(path).isEmpty },
+                "the browser never asked for \(path): \(browser.log)")
+            var stored: JSON?
+            #expect(
+                try eventually(15, every: 100) {
+                    stored = try fixture.cookie(name)
+                    return stored != nil
+                }, "\(name) never reached the daemon: \(browser.log)")
+            #expect(stored?["domain"]?.stringValue == host, "\(name): \(stored?.encodedString ?? "")")
+        }
+        // Each kind of target was attached before it ran (httpdnsctl --verbose names them).
+        for type in ["iframe", "worker", "service_worker"] {
+            #expect(browser.log.contains("attached to a \(type)\n"), "no \(type) target: \(browser.log)")
+        }
+        #expect(!browser.log.contains("=1;"), "a cookie was logged: \(browser.log)")
     }
 
     /// `browser attach` joins a running browser of the caller's (its --remote-debugging-port)

@@ -15,6 +15,12 @@ Paths:
                          document.cookie to /report?dc=..., then fetches /tick every 300 ms
   GET  /form?action=URL  a form that POSTs user=browser to URL as soon as it loads
   GET  /logout           Set-Cookie sid=; Max-Age=0
+  GET  /targets?frame=URL a page that frames URL, starts a dedicated worker (/worker.js) and
+                         registers a service worker (/sw.js); each worker fetches a path that
+                         sets a cookie: /from-worker (worker=1), /from-sw (sw=1)
+  GET  /frame            Set-Cookie frame=1 (SameSite=None), a page that fetches /frame-fetch
+                         (Set-Cookie framefetch=1, SameSite=None): framed from another site, both
+                         are cookies of a cross-site frame (over HTTPS, as SameSite=None needs)
   anything else          200, the request's record as JSON
 
 --loopback-up brings the loopback interface up first: the tests run this in a private network
@@ -41,6 +47,21 @@ if (js) document.cookie = "js=" + js + "; path=/";
 fetch("/report?dc=" + encodeURIComponent(document.cookie));
 setInterval(() => fetch("/tick"), 300);
 </script>"""
+
+TARGETS_PAGE = """<!doctype html><title>targets</title><iframe src="{frame}"></iframe><script>
+new Worker("/worker.js");
+if (navigator.serviceWorker) navigator.serviceWorker.register("/sw.js");
+</script>"""
+
+WORKER_SCRIPTS = {
+    "/worker.js": 'fetch("/from-worker");',
+    "/sw.js": 'self.addEventListener("install", (event) => event.waitUntil(fetch("/from-sw")));',
+}
+
+FRAME_PAGE = """<!doctype html><title>frame</title><p>frame</p><script>fetch("/frame-fetch");</script>"""
+
+WORKER_COOKIES = {"/from-worker": "worker=1; Path=/", "/from-sw": "sw=1; Path=/",
+                  "/frame-fetch": "framefetch=1; Path=/; SameSite=None"}
 
 FORM_PAGE = """<!doctype html><title>form</title><form method="post" action="{action}">
 <input name="user" value="browser"></form><script>document.forms[0].submit();</script>"""
@@ -114,6 +135,15 @@ def make_handler(name, scheme, address, log_path):
                 self.answer(200, page.encode())
             elif path == "/logout":
                 self.answer(200, b"bye\n", "text/plain", cookies=["sid=; Path=/; Max-Age=0"])
+            elif path == "/targets":
+                page = TARGETS_PAGE.format(frame=html.escape(query.get("frame", "about:blank"), quote=True))
+                self.answer(200, page.encode())
+            elif path in WORKER_SCRIPTS:
+                self.answer(200, WORKER_SCRIPTS[path].encode(), "text/javascript")
+            elif path == "/frame":
+                self.answer(200, FRAME_PAGE.encode(), cookies=["frame=1; Path=/; SameSite=None"])
+            elif path in WORKER_COOKIES:
+                self.answer(204, cookies=[WORKER_COOKIES[path]])
             elif path in ("/report", "/tick"):
                 self.answer(204)
             else:
