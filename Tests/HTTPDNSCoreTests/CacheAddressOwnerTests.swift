@@ -38,6 +38,39 @@ struct CacheAddressOwnerTests {
         #expect(memory.count == 1)
     }
 
+    /// At the total cap a new address costs the account that remembers the most, whichever
+    /// that is after bulk removals (a flushed name, a uid's forget-all) changed the counts; a
+    /// thousand uids of one address each do not make the largest harder to find.
+    @Test func theTotalCapTakesFromTheLargestAccountAsTheCountsChange() {
+        let clock = CacheManualClock()
+        let memory = AddressOwnerMemory(capacityPerUser: 2_000, capacity: 1_100)
+        func record(_ uid: UInt32, _ host: String, _ count: Int, from first: Int = 0) {
+            let addresses = (first..<(first + count)).map { "10.\(uid % 250).\($0 / 250).\($0 % 250)" }
+            memory.record(uid: uid, host: host, addresses: addresses, ttl: 60, now: clock.now)
+        }
+        for uid in UInt32(10_000)..<11_000 { record(uid, "one.example", 1) }
+        record(2, "big.example", 60)
+        record(3, "big.example", 30)
+        record(3, "mid.example", 10, from: 30)
+        #expect(memory.count == 1_100)
+        record(4, "new.example", 1)
+        #expect(memory.count(uid: 2) == 59 && memory.count(uid: 4) == 1, "the largest account (uid 2) paid")
+
+        // uid 2 forgets everything: uid 3 (40) is the largest now and pays for the next ones.
+        #expect(memory.forgetAll(uid: 2) == 59)
+        record(5, "refill.example", 30)
+        for uid in UInt32(20_000)..<20_029 { record(uid, "one.example", 1) }
+        #expect(memory.count == 1_100)
+        record(6, "new.example", 2)
+        #expect(memory.count(uid: 3) == 38 && memory.count(uid: 6) == 2)
+        // A flushed name takes uid 3's 28 left of big.example: it holds 10, uid 5 (30) is the
+        // largest and pays for the next new address.
+        #expect(memory.forget(host: "big.example") == 28)
+        record(7, "refill.example", 28, from: 100)
+        record(8, "new.example", 1)
+        #expect(memory.count(uid: 5) == 29 && memory.count(uid: 3) == 10 && memory.count(uid: 7) == 28)
+    }
+
     /// `forget` takes one uid's memory of an address (or all of it) and frees its share: an
     /// account at its cap records again at once, and no other uid loses anything.
     @Test func forgettingFreesOnlyTheCallersShare() {

@@ -55,6 +55,11 @@ public final class AddressOwnerMemory {
     /// The account a uid's addresses count against (set once, at its first address).
     public var accountOf: (UInt32) -> UInt32 = { $0 }
     private var accounts: [UInt32: AccountShare] = [:]
+    /// The accounts by how many addresses they hold, and the largest count held: the total cap's
+    /// victim (the account that remembers the most) without a scan of every account, which many
+    /// uids holding an address each would make a cost per insertion.
+    private var accountsByCount: [Int: Set<UInt32>] = [:]
+    private var largestCount = 0
     private var accountOfUser: [UInt32: UInt32] = [:]
 
     /// What the uids of one account remember, and those uids in the order they came (eviction
@@ -181,6 +186,8 @@ public final class AddressOwnerMemory {
         users.removeAll()
         count = 0
         accounts.removeAll()
+        accountsByCount.removeAll()
+        largestCount = 0
         accountOfUser.removeAll()
     }
 
@@ -334,9 +341,27 @@ public final class AddressOwnerMemory {
                 accounts[account]!.uids.append(uid)
             }
         }
+        let before = accounts[account]?.count ?? 0
         accounts[account, default: AccountShare()].count += delta
+        let after = max(0, before + delta)
         // Every uid of it holds nothing (each was dropped with its last address).
-        if accounts[account]?.count ?? 0 <= 0 { accounts[account] = nil }
+        if after == 0 { accounts[account] = nil }
+        recount(account, from: before, to: after)
+    }
+
+    /// Moves `account` between the count buckets; the largest count steps down past emptied
+    /// buckets, at most as many steps as addresses were just removed.
+    private func recount(_ account: UInt32, from before: Int, to after: Int) {
+        if before > 0 {
+            accountsByCount[before]?.remove(account)
+            if accountsByCount[before]?.isEmpty == true { accountsByCount[before] = nil }
+        }
+        if after > 0 { accountsByCount[after, default: []].insert(account) }
+        if after > largestCount {
+            largestCount = after
+        } else {
+            while largestCount > 0 && accountsByCount[largestCount] == nil { largestCount -= 1 }
+        }
     }
 
     /// A uid with no address left: registered again (with its account) at its next one.
@@ -359,11 +384,9 @@ public final class AddressOwnerMemory {
             return evictOne(ofAccount: account, preferring: uid)
         }
         guard count >= capacity else { return true }
-        var victim = (account: account, count: accounts[account]?.count ?? 0)
-        for (other, share) in accounts where share.count > victim.count {
-            victim = (other, share.count)
-        }
-        return evictOne(ofAccount: victim.account, preferring: uid)
+        let victim =
+            accounts[account]?.count ?? 0 >= largestCount ? account : accountsByCount[largestCount]?.first ?? account
+        return evictOne(ofAccount: victim, preferring: uid)
     }
 
     /// Evicts `uid`'s oldest address when it is of `account` and has one, else the oldest of
