@@ -197,12 +197,19 @@ final class Observation {
 extension Observation: Sendable {}
 
 /// The `monitor` subscriptions: each event goes to the subscribers that may see it, as one
-/// encoded line each queues.
+/// encoded line each queues. They are kept by the uid they watch (and apart, those that see
+/// every uid), so an event costs its own uid's subscriptions and the all-seeing ones, however
+/// many other uids watch.
 final class MonitorHub {
     private struct Weak {
         weak var subscription: MonitorSubscription?
     }
-    private var subscriptions: [Weak] = []
+    /// Subscriptions that see one uid's events, by that uid.
+    private var watchingUID: [UInt32: [Weak]] = [:]
+    /// Subscriptions that see every uid's (root's, the daemon user's).
+    private var watchingAll: [Weak] = []
+    /// Open subscriptions per account, for `maxPerUser` without a count of them all.
+    private var openByAccount: [UInt32: Int] = [:]
     /// Events dropped by subscriptions that are gone (theirs count until then).
     private var droppedByGone = 0
 
@@ -212,54 +219,72 @@ final class MonitorHub {
     static let maxPerUser = 16
 
     /// Subscriptions still open.
-    var count: Int {
-        subscriptions.reduce(0) { $0 + ($1.subscription == nil ? 0 : 1) }
-    }
+    var count: Int { openByAccount.values.reduce(0, +) }
 
     /// Subscriptions the uids of `account` hold open.
-    func count(account: UInt32) -> Int {
-        subscriptions.reduce(0) { $0 + ($1.subscription?.account == account ? 1 : 0) }
-    }
+    func count(account: UInt32) -> Int { openByAccount[account] ?? 0 }
 
     /// Events dropped for slow readers since start.
     var dropped: Int {
-        droppedByGone + subscriptions.reduce(0) { $0 + ($1.subscription?.totalDropped ?? 0) }
+        var total = droppedByGone
+        for list in watchingUID.values { total += list.reduce(0) { $0 + ($1.subscription?.totalDropped ?? 0) } }
+        return total + watchingAll.reduce(0) { $0 + ($1.subscription?.totalDropped ?? 0) }
     }
 
+    /// Adds `subscription` once (again: nothing).
     func add(_ subscription: MonitorSubscription) {
-        prune()
-        subscriptions.append(Weak(subscription: subscription))
+        guard !subscription.counted else { return }
+        subscription.counted = true
+        openByAccount[subscription.account, default: 0] += 1
+        if subscription.seesAll {
+            watchingAll.removeAll { $0.subscription == nil }
+            watchingAll.append(Weak(subscription: subscription))
+        } else {
+            watchingUID[subscription.uid, default: []].removeAll { $0.subscription == nil }
+            watchingUID[subscription.uid, default: []].append(Weak(subscription: subscription))
+        }
     }
 
     /// Whether any subscription sees `uid`'s events (cheap when nobody watches).
     func isWatching(uid: UInt32) -> Bool {
-        guard !subscriptions.isEmpty else { return false }
-        return subscriptions.contains { $0.subscription?.sees(uid: uid) == true }
+        watchingAll.contains { $0.subscription != nil } || watchingUID[uid]?.contains { $0.subscription != nil } == true
     }
 
     /// Encodes the event (its line, without the newline) once and offers it to every
     /// subscription that sees `uid`.
     func publish(uid: UInt32, encode: (inout JSONOutput) -> Void) {
         var line: [UInt8]?
-        for entry in subscriptions {
-            guard let subscription = entry.subscription, subscription.sees(uid: uid) else { continue }
-            if line == nil {
-                var out = JSONOutput()
-                encode(&out)
-                JSONWriter.raw("}}\n", to: &out)
-                line = out.bytes
+        func offer(to list: [Weak]) -> Bool {
+            var sawGone = false
+            for entry in list {
+                guard let subscription = entry.subscription else {
+                    sawGone = true
+                    continue
+                }
+                if line == nil {
+                    var out = JSONOutput()
+                    encode(&out)
+                    JSONWriter.raw("}}\n", to: &out)
+                    line = out.bytes
+                }
+                subscription.offer(line!)
             }
-            subscription.offer(line!)
+            return sawGone
         }
-        if subscriptions.contains(where: { $0.subscription == nil }) { prune() }
+        if let own = watchingUID[uid], offer(to: own) {
+            watchingUID[uid]!.removeAll { $0.subscription == nil }
+            if watchingUID[uid]!.isEmpty { watchingUID[uid] = nil }
+        }
+        if offer(to: watchingAll) { watchingAll.removeAll { $0.subscription == nil } }
     }
 
-    private func prune() {
-        subscriptions.removeAll { $0.subscription == nil }
+    /// Called by a subscription as it goes, so its drops stay counted and its place is free.
+    fileprivate func gone(account: UInt32?, dropped: Int) {
+        droppedByGone += dropped
+        guard let account else { return }
+        openByAccount[account, default: 1] -= 1
+        if openByAccount[account] ?? 0 <= 0 { openByAccount[account] = nil }
     }
-
-    /// Called by a subscription as it goes, so its drops stay counted.
-    fileprivate func forget(dropped: Int) { droppedByGone += dropped }
 }
 
 @available(*, unavailable)
@@ -307,7 +332,10 @@ final class MonitorSubscription: AnswerSource {
         self.hub = hub
     }
 
-    deinit { hub?.forget(dropped: totalDropped) }
+    /// Whether the hub counts it as open (`MonitorHub.add`).
+    fileprivate var counted = false
+
+    deinit { hub?.gone(account: counted ? account : nil, dropped: totalDropped) }
 
     func sees(uid: UInt32) -> Bool { seesAll || uid == self.uid }
 

@@ -88,6 +88,40 @@ struct ObservationTests {
         #expect(!hub.isWatching(uid: 0))
     }
 
+    /// With a thousand uids watching, an event reaches its own uid's subscriptions and the
+    /// all-seeing ones, nobody else's; each account's open subscriptions are counted for the
+    /// cap, and one that goes frees its place.
+    @Test func anEventReachesItsUIDsAndTheAllSeeingSubscriptionsOnly() {
+        let clock = ManualClock()
+        let hub = MonitorHub()
+        var watchers = (0..<1000).map { n in
+            MonitorSubscription(uid: 10_000 + UInt32(n), seesAll: false, answer: [], clock: clock, hub: hub)
+        }
+        let twice = MonitorSubscription(
+            uid: 10_005, account: 10_005, seesAll: false, answer: [], clock: clock, hub: hub)
+        var root: MonitorSubscription? = MonitorSubscription(uid: 0, seesAll: true, answer: [], clock: clock, hub: hub)
+        for subscription in watchers + [twice, root!] { hub.add(subscription) }
+        hub.add(root!)
+        #expect(hub.count == 1002 && hub.count(account: 10_005) == 2 && hub.count(account: 0) == 1)
+        var encoded = 0
+        hub.publish(uid: 10_005) {
+            encoded += 1
+            JSONWriter.raw(#"{"jsonrpc":"2.0","method":"monitorEvent","params":{"n":5"#, to: &$0)
+        }
+        hub.publish(uid: 42) { JSONWriter.raw(#"{"jsonrpc":"2.0","method":"monitorEvent","params":{"n":42"#, to: &$0) }
+        #expect(encoded == 1, "encoded once for all its subscribers")
+        #expect(Self.drain(watchers[5]).lines.map { $0["params"]?["n"] } == [5])
+        #expect(Self.drain(twice).lines.map { $0["params"]?["n"] } == [5])
+        #expect(Self.drain(root!).lines.map { $0["params"]?["n"] } == [5, 42], "added twice, offered once")
+        #expect(watchers.enumerated().allSatisfy { $0.offset == 5 || $0.element.queuedCount == 0 })
+        watchers.removeSubrange(0..<10)
+        #expect(hub.count == 992 && hub.count(account: 10_005) == 1)
+        #expect(hub.isWatching(uid: 10_003), "root sees every uid")
+        root = nil
+        #expect(hub.count == 991 && hub.count(account: 0) == 0)
+        #expect(!hub.isWatching(uid: 10_003) && hub.isWatching(uid: 10_010))
+    }
+
     /// `statistics` counts from the last reset, `metrics`' counters since start.
     @Test func statisticsCountFromTheLastResetAndCountersNeverGoBack() {
         let clock = ManualClock()
