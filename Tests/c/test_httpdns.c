@@ -9,19 +9,7 @@
 
 #include "httpdns.h"
 
-static int passed, failed;
-
-#define CHECK(cond, ...)                                              \
-    do {                                                              \
-        if (cond) {                                                   \
-            passed++;                                                 \
-        } else {                                                      \
-            failed++;                                                 \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                             \
-            fputc('\n', stderr);                                      \
-        }                                                             \
-    } while (0)
+#include "check.h"
 
 static const char *last_message(httpdns_client *c) {
     const char *message = NULL;
@@ -169,6 +157,5 @@ int main(void) {
     test_unreachable();
     httpdns_close(c);
     httpdns_close(NULL);
-    printf("test_httpdns: %d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return check_report("test_httpdns");
 }

@@ -31,19 +31,7 @@
 
 extern char **environ;
 
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                    \
-    do {                                                                    \
-        if (cond) {                                                         \
-            passed++;                                                       \
-        } else {                                                            \
-            failed++;                                                       \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                   \
-            fputc('\n', stderr);                                            \
-        }                                                                   \
-    } while (0)
+#include "check.h"
 
 /* What fixture.json says. */
 static struct {
@@ -613,6 +601,5 @@ int main(void) {
     test_refused_store_is_an_error();
     httpdns_close(client);
     curl_global_cleanup();
-    printf("test_ipdirect: %d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return check_report("test_ipdirect");
 }

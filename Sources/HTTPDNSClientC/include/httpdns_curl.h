@@ -86,6 +86,41 @@ static inline void httpdns_curl_request_cleanup(httpdns_curl_request *request)
 }
 
 /*
+ * The options both prepare calls set, from what the library answered: CURLOPT_URL to url,
+ * CURLOPT_RESOLVE to entry (none when NULL) and CURLOPT_COOKIE to cookie (cleared when NULL or
+ * empty). Takes entry and cookie (freed here); on failure cleans request up and leaves no
+ * option pointing at freed memory. Not part of the API.
+ */
+static inline int httpdns_curl_apply_(CURL *easy, const char *url, char *entry, char *cookie,
+                                      httpdns_curl_request *request)
+{
+    CURLcode result;
+
+    if (entry != NULL) {
+        request->resolve = curl_slist_append(NULL, entry);
+        httpdns_free(entry);
+        if (request->resolve == NULL) {
+            httpdns_free(cookie);
+            httpdns_curl_request_cleanup(request);
+            return -ENOMEM;
+        }
+    }
+    /* libcurl copies the strings; the list must live until the transfer is done. */
+    result = curl_easy_setopt(easy, CURLOPT_URL, url);
+    if (result == CURLE_OK)
+        result = curl_easy_setopt(easy, CURLOPT_RESOLVE, request->resolve);
+    if (result == CURLE_OK)
+        result = curl_easy_setopt(easy, CURLOPT_COOKIE, (cookie != NULL && cookie[0] != '\0') ? cookie : NULL);
+    httpdns_free(cookie);
+    if (result != CURLE_OK) {
+        curl_easy_setopt(easy, CURLOPT_RESOLVE, (struct curl_slist *)NULL);
+        httpdns_curl_request_cleanup(request);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/*
  * Sets CURLOPT_URL to url as httpdns_parse_url serializes it, CURLOPT_RESOLVE to the daemon's addresses for its host (nothing for
  * an IP-literal host) and CURLOPT_COOKIE to the jar's Cookie header for url (cleared when the
  * jar has none, so a previous hop's cookies are not sent). CURLOPT_COOKIE is the program's own
@@ -99,7 +134,6 @@ static inline int httpdns_curl_prepare(httpdns_client *c, CURL *easy, const char
     char *parsed = NULL;
     char *entry = NULL;
     char *cookie = NULL;
-    CURLcode result;
     int rc;
 
     if (request == NULL)
@@ -111,32 +145,10 @@ static inline int httpdns_curl_prepare(httpdns_client *c, CURL *easy, const char
     if (rc != 0)
         return rc;
     rc = httpdns_prepare_request(c, parsed, &entry, &cookie);
-    if (rc != 0) {
-        httpdns_free(parsed);
-        return rc;
-    }
-    if (entry != NULL) {
-        request->resolve = curl_slist_append(NULL, entry);
-        httpdns_free(entry);
-        if (request->resolve == NULL) {
-            httpdns_free(cookie);
-            httpdns_free(parsed);
-            return -ENOMEM;
-        }
-    }
-    /* libcurl copies the strings. */
-    result = curl_easy_setopt(easy, CURLOPT_URL, parsed);
+    if (rc == 0)
+        rc = httpdns_curl_apply_(easy, parsed, entry, cookie, request);
     httpdns_free(parsed);
-    if (result == CURLE_OK)
-        result = curl_easy_setopt(easy, CURLOPT_RESOLVE, request->resolve);
-    if (result == CURLE_OK)
-        result = curl_easy_setopt(easy, CURLOPT_COOKIE, (cookie != NULL && cookie[0] != '\0') ? cookie : NULL);
-    httpdns_free(cookie);
-    if (result != CURLE_OK) {
-        httpdns_curl_request_cleanup(request);
-        return -EINVAL;
-    }
-    return 0;
+    return rc;
 }
 
 /*
@@ -203,7 +215,6 @@ static inline int httpdns_curl_prepare_host(httpdns_client *c, CURL *easy, const
 {
     char *entry = NULL;
     char *cookie = NULL;
-    CURLcode result;
     int rc;
 
     if (request == NULL)
@@ -214,28 +225,7 @@ static inline int httpdns_curl_prepare_host(httpdns_client *c, CURL *easy, const
     rc = httpdns_prepare_request_host(c, url, host, flags, &request->url, &entry, &cookie, &request->stale);
     if (rc != 0)
         return rc;
-    if (entry != NULL) {
-        request->resolve = curl_slist_append(NULL, entry);
-        httpdns_free(entry);
-        if (request->resolve == NULL) {
-            httpdns_free(cookie);
-            httpdns_curl_request_cleanup(request);
-            return -ENOMEM;
-        }
-    }
-    /* libcurl copies the strings; the list must live until the transfer is done. */
-    result = curl_easy_setopt(easy, CURLOPT_URL, request->url);
-    if (result == CURLE_OK)
-        result = curl_easy_setopt(easy, CURLOPT_RESOLVE, request->resolve);
-    if (result == CURLE_OK)
-        result = curl_easy_setopt(easy, CURLOPT_COOKIE, (cookie != NULL && cookie[0] != '\0') ? cookie : NULL);
-    httpdns_free(cookie);
-    if (result != CURLE_OK) {
-        curl_easy_setopt(easy, CURLOPT_RESOLVE, (struct curl_slist *)NULL);
-        httpdns_curl_request_cleanup(request);
-        return -EINVAL;
-    }
-    return 0;
+    return httpdns_curl_apply_(easy, request->url, entry, cookie, request);
 }
 
 /* Whether a finished transfer never reached the server: no connection was made and nothing was
