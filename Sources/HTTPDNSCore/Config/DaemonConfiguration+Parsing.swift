@@ -27,7 +27,8 @@ struct ConfigurationParser {
     static let knownKeys: [String: [String]] = [
         "Resolver": [
             "DomainTTL", "RankPorts",
-            "Upstream", "SecretKey", "SecretKeyFile", "AlibabaAPI", "Timeout", "ServeStale", "MinTTL", "MaxTTL",
+            "Upstream", "SecretKey", "SecretKeyFile", "AlibabaAPI", "AlibabaAESKey", "AlibabaAESKeyFile",
+            "AlibabaEncryption", "Timeout", "ServeStale", "MinTTL", "MaxTTL",
             "MaxStale",
             "NegativeTTL", "CacheSize", "Prefetch", "CAFile", "TLSName", "Static", "DoHMethod", "MaxUpstreamQueries",
             "MaxUpstreamQueriesPerUser", "UpstreamQueryRatePerUser", "UpstreamQueryBurstPerUser", "Route",
@@ -194,6 +195,15 @@ struct ConfigurationParser {
                 throw error(assignment, "expected v1 or v2, not \"\(value)\"")
             }
             configuration.resolver.alibabaAPI = api
+        case "AlibabaAESKey":
+            configuration.resolver.alibabaAESKey = try secret(assignment, what: "AES key")
+        case "AlibabaAESKeyFile":
+            configuration.resolver.alibabaAESKeyFile = try absolutePath(assignment)
+        case "AlibabaEncryption":
+            guard let encryption = value.isEmpty ? .gcm : AlibabaEncryption(rawValue: value.lowercased()) else {
+                throw error(assignment, "expected cbc or gcm, not \"\(value)\"")
+            }
+            configuration.resolver.alibabaEncryption = encryption
         case "CAFile":
             configuration.resolver.caFile = try absolutePath(assignment)
         case "Timeout":
@@ -523,10 +533,32 @@ struct ConfigurationParser {
     }
 
     /// `AlibabaAPI=v2` signs every query: it needs a secret, and one written here must be
-    /// hexadecimal (v2 signs with its bytes). Each `alibaba` URL naming the account id (sent as
-    /// `id=`) is its descriptor's check.
+    /// hexadecimal (v2 signs with its bytes). Its AES key is v2's alone and, written here, 16
+    /// bytes in hexadecimal. Each `alibaba` URL naming the account id (sent as `id=`) is its
+    /// descriptor's check.
     private mutating func finishAlibabaV2() {
         let resolver = configuration.resolver
+        let keyLine = max(lastLine["Resolver.AlibabaAESKey"] ?? 0, lastLine["Resolver.AlibabaAESKeyFile"] ?? 0)
+        let keyName = resolver.alibabaAESKeyFile != nil ? "AlibabaAESKeyFile" : "AlibabaAESKey"
+        if resolver.alibabaAESKey != nil, resolver.alibabaAESKeyFile != nil {
+            warn(keyLine, "both AlibabaAESKey= and AlibabaAESKeyFile= are set, AlibabaAESKeyFile= wins")
+        }
+        if resolver.hasAlibabaAESKey, resolver.alibabaAPI != .v2 {
+            errors.append(
+                ConfigError(
+                    code: .conflict, path: path, line: keyLine, key: keyName,
+                    message: "the AES key encrypts v2's parameters: set AlibabaAPI=v2"))
+        }
+        if resolver.alibabaAESKeyFile == nil, let key = resolver.alibabaAESKey,
+            let problem = AlibabaV2.encryptionKeyProblem(key.revealed)
+        {
+            errors.append(ConfigError(code: .conflict, path: path, line: keyLine, key: keyName, message: problem))
+        }
+        if lastLine["Resolver.AlibabaEncryption"] != nil, !resolver.hasAlibabaAESKey {
+            warn(
+                lastLine["Resolver.AlibabaEncryption"] ?? 0,
+                "AlibabaEncryption= is set but no AlibabaAESKey=: v2 queries are sent in clear (m=0)")
+        }
         guard resolver.alibabaAPI == .v2 else { return }
         let apiLine = lastLine["Resolver.AlibabaAPI"] ?? 0
         if resolver.secretKey == nil, resolver.secretKeyFile == nil {

@@ -26,6 +26,9 @@ public struct UpstreamEndpoint: Sendable, Equatable {
     /// Which API an `alibaba` upstream is asked in (`AlibabaAPI=`), set once the whole file is
     /// read; `.v1` for every other kind.
     public var alibabaAPI = AlibabaAPI.v1
+    /// How a v2 `alibaba` upstream's queries are sent (`AlibabaAESKey=`, `AlibabaEncryption=`),
+    /// set with `alibabaAPI`; `.plain` for every other.
+    public var alibabaV2Mode = AlibabaV2Mode.plain
 
     public init(kind: Kind, url: String?, name: String) {
         self.kind = kind

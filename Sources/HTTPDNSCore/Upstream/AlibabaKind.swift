@@ -1,7 +1,8 @@
 import HTTPDNSProtocol
 
 /// What both of Alibaba's APIs share: a billed service that batches prefetch, reached through
-/// the scheduler when `AlibabaRegion=` is set; `AlibabaAPI=` picks the API.
+/// the scheduler when `AlibabaRegion=` is set; `AlibabaAPI=` picks the API, and v2's AES key
+/// and `AlibabaEncryption=` its mode.
 public protocol AlibabaKind: UpstreamKindDescriptor {}
 
 extension AlibabaKind {
@@ -13,6 +14,13 @@ extension AlibabaKind {
     {
         var endpoint = endpoint
         endpoint.alibabaAPI = resolver.alibabaAPI
+        let encrypted = resolver.alibabaAPI == .v2 && resolver.hasAlibabaAESKey
+        endpoint.alibabaV2Mode = encrypted ? resolver.alibabaEncryption.mode : .plain
         return endpoint
     }
+}
+
+extension DaemonConfiguration.Resolver {
+    /// Whether v2's AES key is set (it may still come from its file).
+    public var hasAlibabaAESKey: Bool { alibabaAESKey != nil || alibabaAESKeyFile != nil }
 }
