@@ -174,4 +174,26 @@ struct AlibabaV2EndToEndTests {
         #expect(fake.requests.map(\.code) == ["MissingArgument"], "\(fake.requests.map(\.query))")
         try TencentPaidTests.expectNoSecret(in: daemon, client: client, secrets: [wrong])
     }
+
+    /// `ClientIP=` and `SDNS=` reach the service with the names: signed in clear, and inside
+    /// `enc` when encrypted.
+    @Test(arguments: ["", "AlibabaAESKey=\(Self.aesKey)\n"])
+    func theClientAddressAndSDNSParametersReachTheService(keyLine: String) throws {
+        let fake = try FakeAlibabaV2(
+            answers: Self.answers,
+            arguments: ["--account", Self.account, "--secret", Self.secret, "--aes-key", Self.aesKey])
+        let daemon = try DaemonHarness(
+            config: Self.config(
+                port: fake.port, secretLine: "SecretKey=\(Self.secret)",
+                extra: keyLine + "ClientIP=alibaba 198.51.100.7\nSDNS=alibaba region=north_1 tier=gold\n"))
+        let client = try daemon.connectReady()
+        let answer = try #require(try client.call("resolve", ["host": "b.example.com", "family": "ipv4"]))
+        #expect(answer["result"]?["ipv4"] == ["203.0.113.72"], "\(answer.encodedString)\n\(daemon.log)")
+        let request = try #require(fake.requests.last)
+        let parameters = try #require(request.parameters, "\(request.query)")
+        #expect(parameters["cip"] == "198.51.100.7" && parameters["dn"] == "b.example.com")
+        #expect(parameters["sdns-region"] == "north_1" && parameters["sdns-tier"] == "gold")
+        #expect(request.query["m"] == (keyLine.isEmpty ? "0" : "2"))
+        #expect((request.query["cip"] != nil) == keyLine.isEmpty, "\(request.query)")
+    }
 }

@@ -133,12 +133,13 @@ def refusal(params):
 
 
 def decrypted(params):
-    """The request's dn and q, from enc in an encrypted mode; None when enc does not decrypt."""
+    """The request's dn, q, cip and sdns-* (from enc in an encrypted mode); None when enc does
+    not decrypt."""
     if params["m"] == "0":
-        return params["dn"], params.get("q", "4")
+        return {k: v for k, v in params.items() if k in ("dn", "q", "cip") or k.startswith("sdns-")}
     try:
         inner = json.loads(open_sealed(params["m"], bytes.fromhex(params["enc"])))
-        return inner["dn"], inner.get("q", "4")
+        return inner if isinstance(inner.get("dn"), str) else None
     except Exception:
         return None
 
@@ -162,9 +163,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 # The documents name no code for an enc that does not decrypt.
                 code = "MissingArgument"
             if code is None:
-                names = inner[0].split(",")
+                names = inner["dn"].split(",")
                 entry["names"] = names
-                status, body = 200, answer(names, inner[1])
+                entry["parameters"] = inner
+                status, body = 200, answer(names, inner.get("q", "4"))
                 if params["m"] != "0":
                     plain = json.dumps(body["data"]).encode()
                     body["mode"] = int(params["m"])

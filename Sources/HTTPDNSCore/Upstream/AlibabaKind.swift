@@ -8,6 +8,8 @@ public protocol AlibabaKind: UpstreamKindDescriptor {}
 extension AlibabaKind {
     public var isBilled: Bool { true }
     public var serviceAddresses: ServiceAddressSource { .scheduler }
+    public var takesClientIP: Bool { true }
+    public var takesSDNS: Bool { true }
 
     public func configured(_ endpoint: UpstreamEndpoint, by resolver: DaemonConfiguration.Resolver)
         -> UpstreamEndpoint

@@ -23,6 +23,8 @@ public struct AlibabaV2: Sendable {
     public let origin: String
     public let accountID: String
     public let mode: AlibabaV2Mode
+    /// `cip` and `sdns-*`: signed, and encrypted with the names in an encrypted mode.
+    public let parameters: UpstreamQueryParameters
     private let signingKey: [UInt8]
     /// The AES key's bytes; empty in clear.
     private let encryptionKey: [UInt8]
@@ -32,6 +34,7 @@ public struct AlibabaV2: Sendable {
     /// an encrypted `mode` has no `aesKey` of 16 bytes in hexadecimal.
     public init?(
         baseURL: String, secret: String, mode: AlibabaV2Mode = .plain, aesKey: String? = nil,
+        parameters: UpstreamQueryParameters = .init(),
         ciphers: any ProviderCiphers
     ) {
         guard let (origin, account) = Self.originAndAccount(of: baseURL), let key = Self.signingKey(secret) else {
@@ -48,6 +51,7 @@ public struct AlibabaV2: Sendable {
         self.origin = origin
         self.accountID = account
         self.mode = mode
+        self.parameters = parameters
         self.signingKey = key
         self.ciphers = ciphers
     }
@@ -93,20 +97,23 @@ public struct AlibabaV2: Sendable {
 
     /// A request for one name, or (prefetch) up to `maxBatchHosts` names joined by commas;
     /// `expiry` is `exp`, Unix seconds (the caller's corrected now + `signatureLifetime`).
-    /// Encrypted, `dn` and `q` travel only inside `enc` (the hex of the IV, then the ciphertext
-    /// of their JSON object), and only `enc, exp, id, m, v` are signed, as the SDKs sign them.
+    /// `cip` and `sdns-*` follow `dn` and `q`. Encrypted, all of those travel only inside `enc`
+    /// (the hex of the IV, then the ciphertext of their JSON object), and only
+    /// `enc, exp, id, m, v` are signed, as the SDKs sign them.
     public func request(hosts: [String], family: AddressFamily, expiry: Int64) throws(UpstreamError)
         -> UpstreamHTTPRequest
     {
         precondition(!hosts.isEmpty && hosts.count <= Self.maxBatchHosts, "batch of \(hosts.count) hosts")
         let names = hosts.joined(separator: ",")
         let query = Self.queryValue(family)
+        var inner: [(String, String)] = [("dn", names), ("q", query)]
+        if let ip = self.parameters.clientIP { inner.append(("cip", ip)) }
+        inner += self.parameters.sdns.map { ($0.name, $0.value) }
         var parameters: [(String, String)] = [("id", accountID), ("m", String(mode.rawValue))]
         if mode == .plain {
-            parameters += [("dn", names), ("q", query)]
+            parameters += inner
         } else {
-            let object = JSON.object(
-                JSONObject([(key: "dn", value: .string(names)), (key: "q", value: .string(query))]))
+            let object = JSON.object(JSONObject(inner.map { (key: $0.0, value: JSON.string($0.1)) }))
             parameters.append(("enc", Hex.encode(try seal(object.encoded))))
         }
         parameters += [("exp", String(expiry)), ("v", "1.0")]

@@ -41,6 +41,7 @@ public struct AlibabaV2Kind: AlibabaKind {
         guard let secret = settings.secretKey,
             let codec = AlibabaV2(
                 baseURL: endpoint.url ?? "", secret: secret, mode: mode, aesKey: settings.alibabaAESKey,
+                parameters: endpoint.parameters,
                 ciphers: transport.ciphers)
         else {
             return .failure(UpstreamError(.transport("the alibaba v2 account's secret, AES key or id is not usable")))
