@@ -187,6 +187,9 @@ struct AlibabaV2EncryptionConfigTests {
     @Test func anEncryptionWithoutAKeyWarnsThatQueriesGoInClear() throws {
         let warnings = try parse("AlibabaAPI=v2\nAlibabaEncryption=cbc\n").get().1.map(\.message)
         #expect(warnings.contains { $0.contains("sent in clear (m=0)") }, "\(warnings)")
+        let reset = try parse("AlibabaAPI=v2\nAlibabaEncryption=cbc\nAlibabaEncryption=\n").get()
+        #expect(reset.0.resolver.alibabaEncryption == .gcm, "\(reset.1)")
+        #expect(!reset.1.contains { $0.message.contains("AlibabaEncryption") }, "\(reset.1)")
     }
 
     @Test func theKeyIsNeverShown() throws {

@@ -67,6 +67,8 @@ struct ConfigurationParser {
     /// `ClientIP=` and `SDNS=` lines by upstream name, applied once the upstreams are named.
     private var clientIPs: [(upstream: String, address: String, line: Int)] = []
     private var sdnsLines: [(upstream: String, parameters: [SDNSParameter], line: Int)] = []
+    /// Whether `AlibabaEncryption=` names a cipher (an empty assignment is the default's).
+    private var alibabaEncryptionNamed = false
     /// `DomainTTL=` lines as read, with their line: checked against `MinTTL=`/`MaxTTL=` at the end.
     private var domainTTLs: [(domainTTL: DomainTTL, line: Int)] = []
 
@@ -207,6 +209,7 @@ struct ConfigurationParser {
                 throw error(assignment, "expected cbc or gcm, not \"\(value)\"")
             }
             configuration.resolver.alibabaEncryption = encryption
+            alibabaEncryptionNamed = !value.isEmpty
         case "CAFile":
             configuration.resolver.caFile = try absolutePath(assignment)
         case "Timeout":
@@ -609,7 +612,7 @@ struct ConfigurationParser {
         {
             errors.append(ConfigError(code: .conflict, path: path, line: keyLine, key: keyName, message: problem))
         }
-        if lastLine["Resolver.AlibabaEncryption"] != nil, !resolver.hasAlibabaAESKey {
+        if alibabaEncryptionNamed, !resolver.hasAlibabaAESKey {
             warn(
                 lastLine["Resolver.AlibabaEncryption"] ?? 0,
                 "AlibabaEncryption= is set but no AlibabaAESKey=: v2 queries are sent in clear (m=0)")
