@@ -17,10 +17,13 @@ public struct UpstreamStatus: DescribedRecord {
     /// For an upstream with several service addresses (a scheduled `alibaba`, a `tencent` with
     /// backups): where its queries go; nil otherwise.
     public var serviceAddresses: ServiceAddressesStatus?
+    /// What is wrong with how the upstream is configured, for its operator; nil when nothing is
+    /// (today: a billed service that every name outside the routes goes to).
+    public var warning: String?
 
     public init(
         name: String, kind: String, healthy: Bool, lastError: String?, latencyMs: Double?, answered: Int? = nil,
-        domains: [String]? = nil, serviceAddresses: ServiceAddressesStatus? = nil
+        domains: [String]? = nil, serviceAddresses: ServiceAddressesStatus? = nil, warning: String? = nil
     ) {
         self.name = name
         self.kind = kind
@@ -30,11 +33,12 @@ public struct UpstreamStatus: DescribedRecord {
         self.answered = answered
         self.domains = domains
         self.serviceAddresses = serviceAddresses
+        self.warning = warning
     }
 
     public static let blank = UpstreamStatus(name: "", kind: "", healthy: false, lastError: nil, latencyMs: nil)
     /// One `status.upstreams` element; `lastError` and `latencyMs` may be null (or absent when
-    /// read), `answered`, `domains` and `serviceAddresses` absent.
+    /// read), `answered`, `domains`, `serviceAddresses` and `warning` absent.
     public static let fields: [ResultField<UpstreamStatus>] = [
         .string("name", \.name),
         .string("kind", \.kind),
@@ -44,6 +48,7 @@ public struct UpstreamStatus: DescribedRecord {
         .integer("answered", \.answered),
         .strings("domains", \.domains),
         .object("serviceAddresses", \.serviceAddresses),
+        .string("warning", \.warning, nil: .omitted),
     ]
 }
 

@@ -26,7 +26,7 @@ public enum ConfigurationLoader {
         }
         switch DaemonConfiguration.parse(text: text, path: path) {
         case .success(let (configuration, warnings)):
-            return (try withTencentFiles(try withSecretFromFile(configuration)), warnings)
+            return (try withAlibabaAESKeyFile(try withTencentFiles(try withSecretFromFile(configuration))), warnings)
         case .failure(let problems):
             throw StartupError.configuration(problems.description)
         }
@@ -94,6 +94,19 @@ extension ConfigurationLoader {
         if let file = account.tokenFile {
             updated.resolver.tencent.token = ConfigSecret(try credential(file, key: "TencentTokenFile"))
         }
+        return updated
+    }
+
+    /// `AlibabaAESKeyFile=`, read as a credential, as the Tencent files are; it must hold 16
+    /// bytes in hexadecimal.
+    static func withAlibabaAESKeyFile(_ configuration: DaemonConfiguration) throws -> DaemonConfiguration {
+        guard let file = configuration.resolver.alibabaAESKeyFile else { return configuration }
+        let key = try credential(file, key: "AlibabaAESKeyFile")
+        if let problem = AlibabaV2.encryptionKeyProblem(key) {
+            throw StartupError.configuration("AlibabaAESKeyFile=\(file): \(problem)")
+        }
+        var updated = configuration
+        updated.resolver.alibabaAESKey = ConfigSecret(key)
         return updated
     }
 

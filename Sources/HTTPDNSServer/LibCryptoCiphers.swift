@@ -22,6 +22,23 @@ struct LibCryptoCiphers: ProviderCiphers {
         }
     }
 
+    func aes128GCM(encrypt: Bool, _ input: [UInt8], key: [UInt8], iv: [UInt8]) throws(UpstreamError) -> [UInt8] {
+        do throws(CryptoError) {
+            if encrypt {
+                let sealed = try AES128GCM.seal(input, key: key, iv: iv)
+                return sealed.ciphertext + sealed.tag
+            }
+            guard input.count >= AES128GCM.tagByteCount else {
+                throw CryptoError(
+                    .badLength(what: "the sealed text", expected: AES128GCM.tagByteCount, got: input.count))
+            }
+            let split = input.count - AES128GCM.tagByteCount
+            return try AES128GCM.open(Array(input[..<split]), tag: Array(input[split...]), key: key, iv: iv)
+        } catch {
+            throw Self.upstreamError(error)
+        }
+    }
+
     func hmacSHA256(key: [UInt8], message: [UInt8]) throws(UpstreamError) -> [UInt8] {
         do {
             return try HMACSHA256.authenticationCode(key: key, message: message)

@@ -11,6 +11,8 @@ public final class FakeAlibabaV2 {
         public var names: [String]?
         public var status: Int
         public var code: String
+        /// `dn`, `q`, `cip` and `sdns-*` as the service read them (decrypted from `enc`).
+        public var parameters: [String: String]?
     }
 
     private let fake: ScriptedFakeUpstream

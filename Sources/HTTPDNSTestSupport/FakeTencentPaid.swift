@@ -20,6 +20,8 @@ public final class FakeTencentPaid {
         public var alg: String?
         public var names: [String]
         public var status: Int
+        /// `ip=` as the service read it (decrypted in the encrypted forms).
+        public var ip: String?
     }
 
     private let fake: ScriptedFakeUpstream

@@ -75,6 +75,7 @@ enum HumanFormat {
                 text += domains.isEmpty ? ", in no route" : ", for \(domains.joined(separator: " "))"
             }
             text += "\n"
+            if let warning = upstream.warning { text += "  warning: \(warning)\n" }
             if let list = upstream.serviceAddresses { text += serviceAddresses(list) }
         }
         if let fleet = status.fleet { text += self.fleet(fleet) }

@@ -89,13 +89,36 @@ struct AlibabaV2Tests {
     }
 }
 
-/// The daemon's ciphers come from OpenSSL too (`HTTPDNSCrypto`); only HMAC is needed here.
+/// The daemon's ciphers come from OpenSSL too (`HTTPDNSCrypto`). The "random" bytes count up from `firstRandomByte`, so that IVs are known to the vectors.
 struct LibCryptoTestCiphers: ProviderCiphers {
+    var firstRandomByte: UInt8 = 0
+
     func desECB(encrypt: Bool, _ input: [UInt8], key: [UInt8]) throws(UpstreamError) -> [UInt8] {
-        throw UpstreamError(.transport("no DES here"))
+        do {
+            return encrypt ? try DESECB.encrypt(input, key: key) : try DESECB.decrypt(input, key: key)
+        } catch {
+            throw UpstreamError(.malformed(error.description))
+        }
     }
     func aes128CBC(encrypt: Bool, _ input: [UInt8], key: [UInt8], iv: [UInt8]) throws(UpstreamError) -> [UInt8] {
-        throw UpstreamError(.transport("no AES here"))
+        do {
+            return encrypt
+                ? try AES128CBC.encrypt(input, key: key, iv: iv) : try AES128CBC.decrypt(input, key: key, iv: iv)
+        } catch {
+            throw UpstreamError(.malformed(error.description))
+        }
+    }
+    func aes128GCM(encrypt: Bool, _ input: [UInt8], key: [UInt8], iv: [UInt8]) throws(UpstreamError) -> [UInt8] {
+        do throws(CryptoError) {
+            if encrypt {
+                let sealed = try AES128GCM.seal(input, key: key, iv: iv)
+                return sealed.ciphertext + sealed.tag
+            }
+            let split = max(0, input.count - AES128GCM.tagByteCount)
+            return try AES128GCM.open(Array(input[..<split]), tag: Array(input[split...]), key: key, iv: iv)
+        } catch {
+            throw UpstreamError(.malformed(error.description))
+        }
     }
     func hmacSHA256(key: [UInt8], message: [UInt8]) throws(UpstreamError) -> [UInt8] {
         do {
@@ -104,7 +127,7 @@ struct LibCryptoTestCiphers: ProviderCiphers {
             throw UpstreamError(.transport(error.description))
         }
     }
-    func randomBytes(_ count: Int) -> [UInt8] { [UInt8](repeating: 0, count: count) }
+    func randomBytes(_ count: Int) -> [UInt8] { (0..<count).map { firstRandomByte &+ UInt8(truncatingIfNeeded: $0) } }
 }
 
 /// `AlibabaAPI=v2` and what it needs from the rest of the file.

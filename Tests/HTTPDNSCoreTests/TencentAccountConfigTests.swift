@@ -133,6 +133,9 @@ struct RefusingCiphers: ProviderCiphers {
     func aes128CBC(encrypt: Bool, _ input: [UInt8], key: [UInt8], iv: [UInt8]) throws(UpstreamError) -> [UInt8] {
         throw UpstreamError(.transport("no AES here"))
     }
+    func aes128GCM(encrypt: Bool, _ input: [UInt8], key: [UInt8], iv: [UInt8]) throws(UpstreamError) -> [UInt8] {
+        throw UpstreamError(.transport("no AES here"))
+    }
     func hmacSHA256(key: [UInt8], message: [UInt8]) throws(UpstreamError) -> [UInt8] {
         throw UpstreamError(.transport("no HMAC here"))
     }

@@ -116,4 +116,107 @@ struct AlibabaV2EndToEndTests {
         #expect(answer["result"]?["ipv6"] == ["2001:db8::73"])
         #expect(fake.requests.count == 1, "\(fake.requests.map(\.names))")
     }
+
+    // MARK: the encrypted modes
+
+    static let aesKey = "8c1f0e2d3b4a59687766554433221100"
+
+    /// Each mode answers a resolve and a prefetch batch: the fake decrypts `enc` with the AES key
+    /// (Python's `cryptography`), finds no name in the clear query, and answers encrypted.
+    @Test(arguments: [("cbc", "1"), ("gcm", "2")])
+    func anEncryptedModeSendsTheNamesOnlyInEnc(encryption: String, m: String) throws {
+        let fake = try FakeAlibabaV2(
+            answers: Self.answers,
+            arguments: ["--account", Self.account, "--secret", Self.secret, "--aes-key", Self.aesKey])
+        let secrets = TemporaryDirectory()
+        let keys = TemporaryDirectory()
+        let secretFile = try TencentPaidTests.credentialFile(Self.secret, in: secrets)
+        let keyFile = try TencentPaidTests.credentialFile(Self.aesKey, in: keys)
+        let daemon = try DaemonHarness(
+            config: Self.config(
+                port: fake.port, secretLine: "SecretKeyFile=\(secretFile)",
+                extra: "AlibabaEncryption=\(encryption)\nAlibabaAESKeyFile=\(keyFile)\n"
+                    + "Prefetch=b.example.com c.example.com\n"))
+        let client = try daemon.connectReady()
+        #expect(eventually(20) { !fake.requests.isEmpty }, "\(daemon.log)")
+        let answer = try #require(try client.call("resolve", ["host": "a.example.com"]))
+        #expect(answer["result"]?["ipv4"] == ["203.0.113.71"], "\(answer.encodedString)\n\(daemon.log)")
+        #expect(answer["result"]?["ipv6"] == ["2001:db8::71"])
+
+        let requests = fake.requests
+        let batch = try #require(requests.first { $0.names?.count == 2 }, "\(requests.map(\.names))")
+        #expect(Set(batch.names ?? []) == ["b.example.com", "c.example.com"] && batch.code == "success")
+        let single = try #require(requests.first { $0.names == ["a.example.com"] }, "\(requests.map(\.query))")
+        #expect(single.code == "success")
+        for request in requests {
+            #expect(request.query["m"] == .some(m) && request.query["enc"] != nil, "\(request.query)")
+            #expect(Set(request.query.keys) == ["id", "m", "enc", "exp", "v", "s"], "\(request.query)")
+            #expect(!request.query.values.contains { $0.contains("example") })
+        }
+        let cached = try #require(try client.call("resolve", ["host": "c.example.com", "family": "ipv4"], id: 2))
+        #expect(cached["result"]?["ipv4"] == ["203.0.113.73"], "\(cached.encodedString)")
+        try TencentPaidTests.expectNoSecret(in: daemon, client: client, secrets: [Self.secret, Self.aesKey])
+    }
+
+    /// A daemon with another AES key than the account's: the service cannot decrypt `enc` and
+    /// refuses, and the daemon reports it and never answers with what it could not read.
+    @Test func aWrongAESKeyIsRefused() throws {
+        let fake = try FakeAlibabaV2(
+            answers: Self.answers,
+            arguments: ["--account", Self.account, "--secret", Self.secret, "--aes-key", Self.aesKey])
+        let wrong = "00112233445566778899aabbccddeeff"
+        let daemon = try DaemonHarness(
+            config: Self.config(
+                port: fake.port, secretLine: "SecretKey=\(Self.secret)", extra: "AlibabaAESKey=\(wrong)\n"))
+        let client = try daemon.connectReady()
+        let answer = try #require(try client.call("resolve", ["host": "a.example.com"]))
+        #expect(answer["error"]?["code"] == .int(-32002), "\(answer.encodedString)")
+        #expect(fake.requests.map(\.code) == ["MissingArgument"], "\(fake.requests.map(\.query))")
+        try TencentPaidTests.expectNoSecret(in: daemon, client: client, secrets: [wrong])
+    }
+
+    /// `ClientIP=` and `SDNS=` reach the service with the names: signed in clear, and inside
+    /// `enc` when encrypted.
+    @Test(arguments: ["", "AlibabaAESKey=\(Self.aesKey)\n"])
+    func theClientAddressAndSDNSParametersReachTheService(keyLine: String) throws {
+        let fake = try FakeAlibabaV2(
+            answers: Self.answers,
+            arguments: ["--account", Self.account, "--secret", Self.secret, "--aes-key", Self.aesKey])
+        let daemon = try DaemonHarness(
+            config: Self.config(
+                port: fake.port, secretLine: "SecretKey=\(Self.secret)",
+                extra: keyLine + "ClientIP=alibaba 198.51.100.7\nSDNS=alibaba region=north_1 tier=gold\n"))
+        let client = try daemon.connectReady()
+        let answer = try #require(try client.call("resolve", ["host": "b.example.com", "family": "ipv4"]))
+        #expect(answer["result"]?["ipv4"] == ["203.0.113.72"], "\(answer.encodedString)\n\(daemon.log)")
+        let request = try #require(fake.requests.last)
+        let parameters = try #require(request.parameters, "\(request.query)")
+        #expect(parameters["cip"] == "198.51.100.7" && parameters["dn"] == "b.example.com")
+        #expect(parameters["sdns-region"] == "north_1" && parameters["sdns-tier"] == "gold")
+        #expect(request.query["m"] == (keyLine.isEmpty ? "0" : "2"))
+        #expect((request.query["cip"] != nil) == keyLine.isEmpty, "\(request.query)")
+    }
+
+    @Test func checkConfigRefusesAnExposedOrMalformedAESKeyFileWithoutShowingIt() throws {
+        let files = TemporaryDirectory()
+        let keyFile = try TencentPaidTests.credentialFile(Self.aesKey, in: files)
+        let config = files.file("httpdnsd.conf")
+        try (Self.config(port: 9, secretLine: "SecretKey=\(Self.secret)", extra: "AlibabaAESKeyFile=\(keyFile)\n"))
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        let httpdnsd = BuiltProducts.path("httpdnsd")
+        let good = try runCommand(httpdnsd, ["--check-config", config])
+        #expect(good.status == 0 && good.stderr.contains("configuration OK"), "\(good.stderr)")
+
+        chmod(keyFile, 0o644)
+        let exposed = try runCommand(httpdnsd, ["--check-config", config])
+        #expect(exposed.status == 78 && exposed.stderr.contains("other users may access it"), "\(exposed.stderr)")
+        #expect(!exposed.stderr.contains(Self.aesKey))
+
+        let short = String(Self.aesKey.prefix(16))
+        try (short + "\n").write(toFile: keyFile, atomically: true, encoding: .utf8)
+        chmod(keyFile, 0o600)
+        let wrong = try runCommand(httpdnsd, ["--check-config", config])
+        #expect(wrong.status == 78 && wrong.stderr.contains("the AES key is 16 bytes"), "\(wrong.stderr)")
+        #expect(!wrong.stderr.contains(short))
+    }
 }

@@ -57,3 +57,25 @@ struct ResolverRoutingSocketTests {
         #expect(human.stdout.contains("upstream tencent (tencent): healthy, for .\n"), "\(human.stdout)")
     }
 }
+
+/// A billed upstream that every name goes to is what `status` warns of (and `--check-config`
+/// and the start-up log, from the same rule); a `Route=` for its domains ends the warning.
+struct BilledDefaultStatusTests {
+    @Test func statusWarnsOfABilledUpstreamThatGetsEveryName() throws {
+        let httpdns = try FakeHTTPServer.alibaba(answers: ["www.corp.example": (["203.0.113.10"], [], 300)])
+        let config = "[Resolver]\nUpstream=alibaba \(httpdns.alibabaURL())\n"
+        let daemon = try DaemonHarness(config: config)
+        let client = try daemon.connectReady()
+        let status = try #require(try client.call("status", [:])?["result"]?["upstreams"]?.arrayValue)
+        let warning = try #require(status.first?["warning"]?.stringValue, "\(status)")
+        #expect(warning.hasPrefix("every name (no Route= is set) goes to billed upstreams only"), "\(warning)")
+        #expect(daemon.log.contains("goes to the billed upstream(s) alibaba"), "\(daemon.log)")
+        let human = try CtlEndToEndTests.ctl(["--socket", daemon.socketPath, "status"])
+        #expect(human.stdout.contains("\n  warning: every name (no Route= is set) goes to billed"), "\(human.stdout)")
+
+        let routed = try DaemonHarness(config: config + "Route=alibaba corp.example\n")
+        let routedClient = try routed.connectReady()
+        let upstreams = try #require(try routedClient.call("status", [:])?["result"]?["upstreams"]?.arrayValue)
+        #expect(upstreams.count == 2 && upstreams.allSatisfy { $0["warning"] == nil }, "\(upstreams)")
+    }
+}

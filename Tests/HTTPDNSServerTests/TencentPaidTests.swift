@@ -40,6 +40,25 @@ struct TencentPaidTests {
         try Self.expectNoSecret(in: daemon, client: client, secrets: [Self.desKey])
     }
 
+    /// `ClientIP=` goes as `ip=`, encrypted with the names' cipher (the fake decrypts it), in a
+    /// resolve and in a prefetch batch.
+    @Test func theClientAddressIsEncryptedAsTheNames() throws {
+        let fake = try FakeTencentPaid(
+            answers: Self.answers, arguments: ["--des-key", Self.desKey, "--auth-id", "4242"])
+        let daemon = try DaemonHarness(
+            config: "[Resolver]\nUpstream=tencent http://127.0.0.1:\(fake.port)\nTencentAuthId=4242\n"
+                + "TencentKey=\(Self.desKey)\nClientIP=tencent 198.51.100.7\nTimeout=5s\n"
+                + "Prefetch=b.example.com c.example.com\n")
+        let client = try daemon.connectReady()
+        #expect(eventually(20) { !fake.requests.isEmpty }, "\(daemon.log)")
+        let answer = try #require(try client.call("resolve", ["host": "a.example.com"]))
+        #expect(answer["result"]?["ipv4"] == ["203.0.113.91"], "\(answer.encodedString)\n\(daemon.log)")
+        let requests = fake.requests
+        #expect(requests.count == 2 && requests.allSatisfy { $0.ip == "198.51.100.7" }, "\(requests.map(\.query))")
+        #expect(requests.allSatisfy { $0.query["ip"]?.contains("198.51") == false })
+        #expect(Set(requests.map(\.names.count)) == [1, 2])
+    }
+
     @Test func anAESNameCarriesAFreshIVEachTime() throws {
         let fake = try FakeTencentPaid(answers: Self.answers, arguments: ["--aes-key", Self.aesKey, "--auth-id", "7"])
         let daemon = try DaemonHarness(

@@ -107,6 +107,27 @@ struct NSSProgramsTests {
         #expect(requests.allSatisfy { $0.alg == "des" && $0.status == 200 })
     }
 
+    /// Alibaba v2 with the AES key (m=2) through the NSS module: the routed name is answered from
+    /// the fake's encrypted answer; the one outside the routes never reaches the service.
+    @Test func anEncryptedAlibabaV2UpstreamAnswersTheRoutedNamesOnly() throws {
+        let secret = "5f3c9a0e1b2d4c6e8f0a1b2c3d4e5f60"
+        let aesKey = "8c1f0e2d3b4a59687766554433221100"
+        let fake = try FakeAlibabaV2(
+            answers: ["alpha.nss.test": .init(v4: ["127.0.0.21"], v6: [], ttl: 300)],
+            arguments: ["--account", "139450", "--secret", secret, "--aes-key", aesKey])
+        let setup = try Setup(
+            config: "[Resolver]\nUpstream=alibaba http://127.0.0.1:\(fake.port)/139450\nRoute=alibaba nss.test\n"
+                + "DefaultRoute=alibaba\nAlibabaAPI=v2\nSecretKey=\(secret)\nAlibabaAESKey=\(aesKey)\n")
+        let space = try setup.namespace("httpdns [!UNAVAIL=return] files", hosts: "127.0.0.77 mirror.example.test\n")
+        let alpha = try space.run("getent", ["ahostsv4", "alpha.nss.test"])
+        #expect(Self.rows(alpha).first == ["127.0.0.21", "STREAM", "alpha.nss.test"], "\(alpha.stdout)\(alpha.stderr)")
+        let mirror = try space.run("getent", ["ahosts", "mirror.example.test"])
+        #expect(Self.rows(mirror).first == ["127.0.0.77", "STREAM", "mirror.example.test"], "\(mirror.stdout)")
+        let requests = fake.requests
+        #expect(requests.map(\.names) == [["alpha.nss.test"]], "\(requests.map(\.query))")
+        #expect(requests.allSatisfy { $0.query["m"] == "2" && $0.code == "success" })
+    }
+
     @Test func getentForwardAndReverse() throws {
         let setup = try Setup()
         let space = try setup.namespace(Self.recommendedLine)

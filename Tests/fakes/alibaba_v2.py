@@ -1,25 +1,36 @@
 """A loopback fake of Alibaba Cloud HTTPDNS's v2 resolve API, written from UPSTREAMS.md section 1a.
 
-GET /v2/d?id=ACCOUNT&m=0&dn=NAMES&q=4|6|4,6&exp=EXPIRY&v=1.0&s=SIGNATURE. The signature is the
+GET /v2/d?id=ACCOUNT&m=0&dn=NAMES&q=4|6|4,6&exp=EXPIRY&v=1.0&s=SIGNATURE, or, encrypted,
+GET /v2/d?id=ACCOUNT&m=1|2&enc=HEX&exp=EXPIRY&v=1.0&s=SIGNATURE where HEX is the IV (16 bytes for
+m=1, AES-128-CBC with PKCS#7 padding; 12 bytes for m=2, AES-128-GCM, its 16-byte tag after the
+ciphertext) and then the ciphertext of the JSON object {"dn": NAMES, "q": ...} under the
+hex-decoded --aes-key; the answer's "data" is then base64 of the same form (a fresh IV, the
+ciphertext of the data object), with "mode" the request's m. The signature is the
 lower-case hex HMAC-SHA256, keyed with the hex-decoded secret, of the signed parameters (id, m, dn,
 cip, q, enc, exp, tags, v and any sdns-*) that are not empty, as key=value sorted by key and
 joined by "&". An expired exp is refused as SignatureExpired, one more than a day ahead as
 InvalidDuration, a wrong signature as InvalidSignature, another account as InvalidAccount. Every
 answer carries a Date header from the fake's clock, which --clock-ahead puts ahead of the machine's.
 
-Usage: alibaba_v2.py ANSWERS.json LOG --account ID --secret HEX [--clock-ahead SECONDS]
+Usage: alibaba_v2.py ANSWERS.json LOG --account ID --secret HEX [--aes-key HEX] [--clock-ahead SECONDS]
 ANSWERS maps a name to {"v4": [...], "v6": [...], "ttl": N}. Prints the port once it listens;
 appends one JSON line per request to LOG.
 """
 
 import argparse
+import base64
 import email.utils
 import hashlib
 import hmac
 import http.server
 import json
+import os
 import time
 import urllib.parse
+
+from cryptography.hazmat.primitives import padding
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 SIGNED = {"id", "m", "dn", "cip", "q", "enc", "exp", "tags", "v"}
 
@@ -28,6 +39,7 @@ parser.add_argument("answers")
 parser.add_argument("log")
 parser.add_argument("--account", required=True)
 parser.add_argument("--secret", required=True)
+parser.add_argument("--aes-key")
 parser.add_argument("--clock-ahead", type=int, default=0)
 options = parser.parse_args()
 
@@ -45,6 +57,32 @@ def signature(params):
     )
     content = "&".join("%s=%s" % pair for pair in pairs)
     return hmac.new(bytes.fromhex(options.secret), content.encode(), hashlib.sha256).hexdigest()
+
+
+IV_LENGTH = {"1": 16, "2": 12}
+
+
+def aes_key():
+    return bytes.fromhex(options.aes_key)
+
+
+def open_sealed(mode, sealed):
+    """The plaintext of IV + ciphertext (+ tag) in mode "1" or "2"; raises if it does not decrypt."""
+    iv, body = sealed[: IV_LENGTH[mode]], sealed[IV_LENGTH[mode]:]
+    if mode == "2":
+        return AESGCM(aes_key()).decrypt(iv, body, None)
+    decryptor = Cipher(algorithms.AES(aes_key()), modes.CBC(iv)).decryptor()
+    unpadder = padding.PKCS7(128).unpadder()
+    return unpadder.update(decryptor.update(body) + decryptor.finalize()) + unpadder.finalize()
+
+
+def seal(mode, plaintext):
+    iv = os.urandom(IV_LENGTH[mode])
+    if mode == "2":
+        return iv + AESGCM(aes_key()).encrypt(iv, plaintext, None)
+    padder = padding.PKCS7(128).padder()
+    encryptor = Cipher(algorithms.AES(aes_key()), modes.CBC(iv)).encryptor()
+    return iv + encryptor.update(padder.update(plaintext) + padder.finalize()) + encryptor.finalize()
 
 
 def family(record, key, wanted):
@@ -84,9 +122,26 @@ def refusal(params):
         return "SignatureExpired"
     if expiry > now() + 86400:
         return "InvalidDuration"
-    if params.get("m") != "0" or params.get("v") != "1.0" or not params.get("dn"):
+    if params.get("v") != "1.0":
         return "MissingArgument"
-    return None
+    if params.get("m") == "0":
+        return None if params.get("dn") else "MissingArgument"
+    if params.get("m") in IV_LENGTH and options.aes_key and params.get("enc"):
+        # Encrypted, the names travel inside enc only.
+        return "MissingArgument" if "dn" in params or "q" in params else None
+    return "MissingArgument"
+
+
+def decrypted(params):
+    """The request's dn, q, cip and sdns-* (from enc in an encrypted mode); None when enc does
+    not decrypt."""
+    if params["m"] == "0":
+        return {k: v for k, v in params.items() if k in ("dn", "q", "cip") or k.startswith("sdns-")}
+    try:
+        inner = json.loads(open_sealed(params["m"], bytes.fromhex(params["enc"])))
+        return inner if isinstance(inner.get("dn"), str) else None
+    except Exception:
+        return None
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -103,10 +158,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
             status, body = 404, {"code": "MethodNotAllowed"}
         else:
             code = refusal(params)
+            inner = decrypted(params) if code is None else None
+            if code is None and inner is None:
+                # The documents name no code for an enc that does not decrypt.
+                code = "MissingArgument"
             if code is None:
-                names = params["dn"].split(",")
+                names = inner["dn"].split(",")
                 entry["names"] = names
-                status, body = 200, answer(names, params.get("q", "4"))
+                entry["parameters"] = inner
+                status, body = 200, answer(names, inner.get("q", "4"))
+                if params["m"] != "0":
+                    plain = json.dumps(body["data"]).encode()
+                    body["mode"] = int(params["m"])
+                    body["data"] = base64.b64encode(seal(params["m"], plain)).decode()
             else:
                 status, body = (403 if code != "MissingArgument" else 400), {"code": code}
         entry["status"], entry["code"] = status, body["code"]

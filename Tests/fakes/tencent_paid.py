@@ -1,6 +1,6 @@
 """A loopback fake of Tencent Cloud HTTPDNS's paid forms, written from UPSTREAMS.md section 1b.
 
-GET /d?dn=ENC(names)&id=AUTHID&alg=des|aes[&ttl=1][&type=aaaa|addrs]: ENC is DES/ECB/PKCS5 in hex,
+GET /d?dn=ENC(names)&id=AUTHID&alg=des|aes[&ip=ENC(client IP)][&ttl=1][&type=aaaa|addrs]: ENC is DES/ECB/PKCS5 in hex,
 or a random 16-byte IV followed by AES-128/CBC/PKCS7, in hex; the answer is encrypted the same
 way. GET /d?dn=names&token=TOKEN is the HTTPS form (run behind TLS with --certificate/--key).
 A batch is dn=a,b (before encryption), answered one line per name, "name.:answer".
@@ -96,10 +96,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 if query["token"] != options.token:
                     status = 403
                 names = query.get("dn", "")
+                if "ip" in query:
+                    entry["ip"] = query["ip"]
             elif alg in ("des", "aes"):
                 if query.get("id") != options.auth_id:
                     status = 403
                 names = decrypt(alg, query.get("dn", ""))
+                if "ip" in query:
+                    entry["ip"] = decrypt(alg, query["ip"])
             else:
                 names = query.get("dn", "")
         except Exception as error:  # a name that does not decrypt with the account's key

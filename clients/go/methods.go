@@ -92,7 +92,8 @@ type Cookie struct {
 // UpstreamStatus is one configured upstream in a status answer. ServiceAddresses is nil for an
 // upstream with one service address. Answered counts the queries it answered since the daemon
 // started. Domains (with Route= lines only, else nil) lists the routed domains it is asked for,
-// "." standing for the names outside every route.
+// "." standing for the names outside every route. Warning (else empty) says what is wrong with
+// the upstream's configuration: a billed upstream that every name outside the routes goes to.
 type UpstreamStatus struct {
 	Name             string            `json:"name"`
 	Kind             string            `json:"kind"`
@@ -102,6 +103,7 @@ type UpstreamStatus struct {
 	Answered         *int64            `json:"answered,omitempty"`
 	Domains          []string          `json:"domains,omitempty"`
 	ServiceAddresses *ServiceAddresses `json:"serviceAddresses,omitempty"`
+	Warning          string            `json:"warning,omitempty"`
 }
 
 // ServiceAddresses is status.upstreams[].serviceAddresses: where an upstream with several service

@@ -464,6 +464,7 @@ function ipDirectAgent(Base, options) {
  * @property {number} [answered] queries it answered since the daemon started
  * @property {string[]} [domains] with Route= lines: the routed domains it is asked for
  * @property {ServiceAddresses} [serviceAddresses] only for an upstream with several service addresses
+ * @property {string} [warning] what is wrong with its configuration (a billed upstream every unrouted name goes to)
  */
 
 /**

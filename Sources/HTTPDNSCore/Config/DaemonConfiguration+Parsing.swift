@@ -27,13 +27,14 @@ struct ConfigurationParser {
     static let knownKeys: [String: [String]] = [
         "Resolver": [
             "DomainTTL", "RankPorts",
-            "Upstream", "SecretKey", "SecretKeyFile", "AlibabaAPI", "Timeout", "ServeStale", "MinTTL", "MaxTTL",
+            "Upstream", "SecretKey", "SecretKeyFile", "AlibabaAPI", "AlibabaAESKey", "AlibabaAESKeyFile",
+            "AlibabaEncryption", "Timeout", "ServeStale", "MinTTL", "MaxTTL",
             "MaxStale",
             "NegativeTTL", "CacheSize", "Prefetch", "CAFile", "TLSName", "Static", "DoHMethod", "MaxUpstreamQueries",
             "MaxUpstreamQueriesPerUser", "UpstreamQueryRatePerUser", "UpstreamQueryBurstPerUser", "Route",
             "DefaultRoute", "OnNetworkChange", "AlibabaRegion", "AlibabaBootAddresses", "SchedulerRefresh",
             "TencentBackupAddresses", "TencentAuthId", "TencentEncryption", "TencentKey", "TencentKeyFile",
-            "TencentToken", "TencentTokenFile",
+            "TencentToken", "TencentTokenFile", "ClientIP", "SDNS",
         ],
         "Cookies": ["MaxPerDomain", "MaxTotal"],
         "Server": [
@@ -63,6 +64,11 @@ struct ConfigurationParser {
     private var routes: [(route: UpstreamRoute, line: Int)] = []
     /// `DefaultRoute=` as read, with its line.
     private var defaultRoute: (upstreams: [String], line: Int)?
+    /// `ClientIP=` and `SDNS=` lines by upstream name, applied once the upstreams are named.
+    private var clientIPs: [(upstream: String, address: String, line: Int)] = []
+    private var sdnsLines: [(upstream: String, parameters: [SDNSParameter], line: Int)] = []
+    /// Whether `AlibabaEncryption=` names a cipher (an empty assignment is the default's).
+    private var alibabaEncryptionNamed = false
     /// `DomainTTL=` lines as read, with their line: checked against `MinTTL=`/`MaxTTL=` at the end.
     private var domainTTLs: [(domainTTL: DomainTTL, line: Int)] = []
 
@@ -194,6 +200,16 @@ struct ConfigurationParser {
                 throw error(assignment, "expected v1 or v2, not \"\(value)\"")
             }
             configuration.resolver.alibabaAPI = api
+        case "AlibabaAESKey":
+            configuration.resolver.alibabaAESKey = try secret(assignment, what: "AES key")
+        case "AlibabaAESKeyFile":
+            configuration.resolver.alibabaAESKeyFile = try absolutePath(assignment)
+        case "AlibabaEncryption":
+            guard let encryption = value.isEmpty ? .gcm : AlibabaEncryption(rawValue: value.lowercased()) else {
+                throw error(assignment, "expected cbc or gcm, not \"\(value)\"")
+            }
+            configuration.resolver.alibabaEncryption = encryption
+            alibabaEncryptionNamed = !value.isEmpty
         case "CAFile":
             configuration.resolver.caFile = try absolutePath(assignment)
         case "Timeout":
@@ -251,6 +267,18 @@ struct ConfigurationParser {
             } else {
                 routes.append((try route(assignment), assignment.line))
             }
+        case "ClientIP":
+            if value.isEmpty {
+                clientIPs = []
+            } else {
+                clientIPs.append(try clientIP(assignment))
+            }
+        case "SDNS":
+            if value.isEmpty {
+                sdnsLines = []
+            } else {
+                sdnsLines.append(try sdns(assignment))
+            }
         case "DefaultRoute":
             defaultRoute = value.isEmpty ? nil : (try upstreamNames(value, assignment), assignment.line)
         case "OnNetworkChange":
@@ -292,6 +320,45 @@ struct ConfigurationParser {
         default:
             break
         }
+    }
+
+    /// `ClientIP=UPSTREAM ADDRESS`.
+    private func clientIP(_ assignment: INIReader.Assignment) throws(ConfigError) -> (
+        upstream: String, address: String, line: Int
+    ) {
+        let words = assignment.value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        guard words.count == 2 else { throw error(assignment, "expected UPSTREAM ADDRESS") }
+        guard let address = IPAddress(words[1]) else {
+            throw error(assignment, "invalid IP address \"\(words[1])\"")
+        }
+        return (words[0], address.description, assignment.line)
+    }
+
+    /// `SDNS=UPSTREAM KEY=VALUE [KEY=VALUE...]`, checked as Alibaba's SDKs check them.
+    private func sdns(_ assignment: INIReader.Assignment) throws(ConfigError) -> (
+        upstream: String, parameters: [SDNSParameter], line: Int
+    ) {
+        let words = assignment.value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        guard words.count >= 2 else { throw error(assignment, "expected UPSTREAM KEY=VALUE...") }
+        var parameters: [SDNSParameter] = []
+        for word in words.dropFirst() {
+            guard let equals = word.firstIndex(of: "=") else {
+                throw error(assignment, "expected KEY=VALUE, not \"\(word)\"")
+            }
+            let key = String(word[..<equals])
+            let value = String(word[word.index(after: equals)...])
+            guard SDNSParameter.isValidKey(key) else {
+                throw error(assignment, "invalid SDNS key \"\(key)\" (letters, digits, - and _)")
+            }
+            guard SDNSParameter.isValidValue(value) else {
+                throw error(assignment, "invalid SDNS value for \"\(key)\" (letters, digits, -, _ and =)")
+            }
+            guard !parameters.contains(where: { $0.key == key }) else {
+                throw error(assignment, "SDNS key \"\(key)\" is given twice")
+            }
+            parameters.append(SDNSParameter(key: key, value: value))
+        }
+        return (words[0], parameters, assignment.line)
     }
 
     /// A secret written in the file (empty: none). The value is never repeated in a message.
@@ -468,6 +535,7 @@ struct ConfigurationParser {
         finishAlibabaV2()
         refuseUnaskableUpstreams()
         finishRoutes()
+        finishQueryParameters()
         warnOfBilledDefault()
         finishDomainTTLs()
         finishServiceAddresses()
@@ -523,10 +591,32 @@ struct ConfigurationParser {
     }
 
     /// `AlibabaAPI=v2` signs every query: it needs a secret, and one written here must be
-    /// hexadecimal (v2 signs with its bytes). Each `alibaba` URL naming the account id (sent as
-    /// `id=`) is its descriptor's check.
+    /// hexadecimal (v2 signs with its bytes). Its AES key is v2's alone and, written here, 16
+    /// bytes in hexadecimal. Each `alibaba` URL naming the account id (sent as `id=`) is its
+    /// descriptor's check.
     private mutating func finishAlibabaV2() {
         let resolver = configuration.resolver
+        let keyLine = max(lastLine["Resolver.AlibabaAESKey"] ?? 0, lastLine["Resolver.AlibabaAESKeyFile"] ?? 0)
+        let keyName = resolver.alibabaAESKeyFile != nil ? "AlibabaAESKeyFile" : "AlibabaAESKey"
+        if resolver.alibabaAESKey != nil, resolver.alibabaAESKeyFile != nil {
+            warn(keyLine, "both AlibabaAESKey= and AlibabaAESKeyFile= are set, AlibabaAESKeyFile= wins")
+        }
+        if resolver.hasAlibabaAESKey, resolver.alibabaAPI != .v2 {
+            errors.append(
+                ConfigError(
+                    code: .conflict, path: path, line: keyLine, key: keyName,
+                    message: "the AES key encrypts v2's parameters: set AlibabaAPI=v2"))
+        }
+        if resolver.alibabaAESKeyFile == nil, let key = resolver.alibabaAESKey,
+            let problem = AlibabaV2.encryptionKeyProblem(key.revealed)
+        {
+            errors.append(ConfigError(code: .conflict, path: path, line: keyLine, key: keyName, message: problem))
+        }
+        if alibabaEncryptionNamed, !resolver.hasAlibabaAESKey {
+            warn(
+                lastLine["Resolver.AlibabaEncryption"] ?? 0,
+                "AlibabaEncryption= is set but no AlibabaAESKey=: v2 queries are sent in clear (m=0)")
+        }
         guard resolver.alibabaAPI == .v2 else { return }
         let apiLine = lastLine["Resolver.AlibabaAPI"] ?? 0
         if resolver.secretKey == nil, resolver.secretKeyFile == nil {
@@ -624,6 +714,57 @@ struct ConfigurationParser {
         let line = max(lastLine["Resolver.Route"] ?? 0, lastLine["Resolver.DefaultRoute"] ?? 0)
         for name in names where !used.contains(name) {
             warn(line, "upstream \(name) is in no Route= and not in DefaultRoute=: it is never asked")
+        }
+    }
+
+    /// Gives each upstream named by `ClientIP=` and `SDNS=` lines those parameters; an upstream
+    /// whose kind cannot carry them, or one named twice, is refused.
+    private mutating func finishQueryParameters() {
+        let upstreams = configuration.resolver.upstreams
+        func index(of name: String, line: Int, key: String) -> Int? {
+            if let index = upstreams.firstIndex(where: { $0.name == name }) { return index }
+            let known = upstreams.map(\.name)
+            var message = "no upstream is named \"\(name)\" (the upstreams: \(known.joined(separator: ", ")))"
+            if let match = NameSuggestion.closest(to: name, among: known) { message += " (did you mean \(match)?)" }
+            errors.append(ConfigError(path: path, line: line, key: key, message: message))
+            return nil
+        }
+        var seen: Set<String> = []
+        for (name, address, line) in clientIPs {
+            guard let index = index(of: name, line: line, key: "ClientIP") else { continue }
+            if !upstreams[index].descriptor.takesClientIP {
+                errors.append(
+                    ConfigError(
+                        code: .conflict, path: path, line: line, key: "ClientIP",
+                        message: "\(name) takes no client address (only alibaba and tencent upstreams do)"))
+            } else if !seen.insert(name).inserted {
+                errors.append(
+                    ConfigError(
+                        code: .conflict, path: path, line: line, key: "ClientIP",
+                        message: "\(name) has a client address already"))
+            }
+            configuration.resolver.upstreams[index].parameters.clientIP = address
+        }
+        seen = []
+        for (name, parameters, line) in sdnsLines {
+            guard let index = index(of: name, line: line, key: "SDNS") else { continue }
+            if !upstreams[index].descriptor.takesSDNS {
+                errors.append(
+                    ConfigError(
+                        code: .conflict, path: path, line: line, key: "SDNS",
+                        message: "\(name) takes no SDNS parameters (only alibaba upstreams do)"))
+            } else if !seen.insert(name).inserted {
+                errors.append(
+                    ConfigError(
+                        code: .conflict, path: path, line: line, key: "SDNS",
+                        message: "\(name) has SDNS parameters already (give them all on one line)"))
+            } else if parameters.map({ "&\($0.name)=\($0.value)" }).joined().utf8.count > SDNSParameter.maxQueryBytes {
+                errors.append(
+                    ConfigError(
+                        code: .conflict, path: path, line: line, key: "SDNS",
+                        message: "the SDNS parameters are over \(SDNSParameter.maxQueryBytes) bytes"))
+            }
+            configuration.resolver.upstreams[index].parameters.sdns = parameters
         }
     }
 

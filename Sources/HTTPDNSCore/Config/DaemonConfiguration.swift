@@ -22,6 +22,13 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var secretKeyFile: String?
         /// `AlibabaAPI=`: which of Alibaba's resolve APIs every `alibaba` upstream is asked in.
         public var alibabaAPI = AlibabaAPI.v1
+        /// `AlibabaAESKey=`: v2's separate AES key (the SDKs' `aesSecretKey`), hexadecimal; with
+        /// it v2 encrypts its parameters and answers. Redacted in every description.
+        public var alibabaAESKey: ConfigSecret?
+        /// `AlibabaAESKeyFile=`: an absolute path that key is read from, as a credential; wins.
+        public var alibabaAESKeyFile: String?
+        /// `AlibabaEncryption=`: the cipher v2 encrypts with when the AES key is set.
+        public var alibabaEncryption = AlibabaEncryption.gcm
         /// `Timeout=`: the budget for one resolution across all upstreams. Default 2 s, the
         /// Alibaba and Tencent SDKs' default request timeout.
         public var timeoutMs = 2_000
@@ -185,4 +192,31 @@ extension DNSCacheLimits {
 /// (`/v2/d`, always HMAC-SHA256-signed with the hex-decoded secret).
 public enum AlibabaAPI: String, Sendable, CaseIterable {
     case v1, v2
+}
+
+/// `AlibabaEncryption=`: the cipher of v2's encrypted modes, `cbc` (`m=1`, as Alibaba's iOS SDK
+/// sends) or `gcm` (`m=2`, as its Android SDK does; authenticated).
+public enum AlibabaEncryption: String, Sendable, CaseIterable {
+    case cbc, gcm
+
+    public var mode: AlibabaV2Mode { self == .cbc ? .aesCBC : .aesGCM }
+}
+
+/// How one v2 upstream's queries are sent (`m=`): the parameters in clear, or encrypted with the
+/// AES key into `enc` and the answer's `data` encrypted the same way.
+public enum AlibabaV2Mode: Int, Sendable, Equatable, CaseIterable {
+    case plain = 0
+    /// AES-128-CBC, PKCS#7 padding, a random 16-byte IV in front.
+    case aesCBC = 1
+    /// AES-128-GCM, a random 12-byte IV in front, the 16-byte tag after the ciphertext.
+    case aesGCM = 2
+
+    /// The IV's length in bytes (0 in clear).
+    public var ivByteCount: Int {
+        switch self {
+        case .plain: return 0
+        case .aesCBC: return 16
+        case .aesGCM: return 12
+        }
+    }
 }

@@ -6,7 +6,7 @@ extension UpstreamEndpoint {
         case .alibaba:
             switch alibabaAPI {
             case .v1: return AlibabaV1Kind()
-            case .v2: return AlibabaV2Kind()
+            case .v2: return AlibabaV2Kind(alibabaV2Mode)
             }
         case .tencent:
             switch tencentForm {

@@ -626,14 +626,16 @@ extension ResolverMachine {
 
     // MARK: upstream status
 
-    /// Each upstream's health, the queries it answered and, with routes, its domains, for `status`.
+    /// Each upstream's health, the queries it answered, with routes its domains, and what is
+    /// wrong with its configuration, for `status`.
     public var upstreamStatus: [UpstreamStatus] {
         settings.upstreams.indices.map { index in
             let (endpoint, health) = (settings.upstreams[index], healths[index])
             return UpstreamStatus(
                 name: endpoint.name, kind: endpoint.kind.rawValue, healthy: health.healthy, lastError: health.lastError,
                 latencyMs: health.latencyMs.map(Double.init), answered: health.answered,
-                domains: settings.routing.domains(of: index))
+                domains: settings.routing.domains(of: index),
+                warning: settings.routing.billedDefaultWarning(index, upstreams: settings.upstreams))
         }
     }
 }

@@ -52,6 +52,16 @@ public struct UpstreamRouting: Sendable, Equatable {
         return !asked.isEmpty && asked.allSatisfy { upstreams[$0].kind.isBilled }
     }
 
+    /// `status`'s warning for the upstream at `index` when every name outside the routes goes to
+    /// billed services only and it is one of them; nil otherwise.
+    public func billedDefaultWarning(_ index: Int, upstreams: [UpstreamEndpoint]) -> String? {
+        let asked = defaultUpstreams
+        guard asked.contains(index), asked.allSatisfy({ upstreams[$0].kind.isBilled }) else { return nil }
+        let scope = isConfigured ? "every name outside the Route= domains" : "every name (no Route= is set)"
+        return "\(scope) goes to billed upstreams only: each query is billed, and a name outside the account's "
+            + "console gets an empty answer; add Route= lines for the account's domains"
+    }
+
     /// Whether `host` (canonical) falls under a `Route=` domain.
     public func isRouted(_ host: String) -> Bool {
         !routes.isEmpty && DomainSuffixes.mostSpecific(host, in: routes) != nil

@@ -10,10 +10,13 @@ public struct AlibabaV1: Sendable {
     /// The configured URL including the account id, e.g. `http://203.107.1.1/100000`.
     public let baseURL: String
     private let secret: String?
+    /// `ip=` and `sdns-*`, in every query, unsigned (v1 signs the names alone).
+    private let parameters: UpstreamQueryParameters
 
-    public init(baseURL: String, secret: String? = nil) {
+    public init(baseURL: String, secret: String? = nil, parameters: UpstreamQueryParameters = .init()) {
         self.baseURL = URLQuery.trimmedBase(baseURL)
         self.secret = (secret?.isEmpty ?? true) ? nil : secret
+        self.parameters = parameters
     }
 
     public var isSigned: Bool { secret != nil }
@@ -48,6 +51,9 @@ public struct AlibabaV1: Sendable {
     }
 
     private func url(endpoint: String, query: String, signing signed: String, now: Int64) -> String {
+        var query = query
+        if let ip = parameters.clientIP { query += "&ip=" + URLQuery.encode(ip) }
+        for parameter in parameters.sdns { query += "&\(parameter.name)=" + URLQuery.encode(parameter.value) }
         guard let secret else { return "\(baseURL)/\(endpoint)?\(query)" }
         let expiry = now + AlibabaV1.signatureLifetime
         let s = AlibabaV1.signature(of: signed, secret: secret, expiry: expiry)

@@ -11,7 +11,8 @@ public struct AlibabaV1Kind: AlibabaKind {
         _ host: String, family: AddressFamily, at endpoint: UpstreamEndpoint, timeoutMs: Int,
         settings: UpstreamQuerySettings, over transport: any UpstreamExchangeTransport
     ) -> Result<UpstreamAnswer, UpstreamError> {
-        let codec = AlibabaV1(baseURL: endpoint.url ?? "", secret: settings.secretKey)
+        let codec = AlibabaV1(
+            baseURL: endpoint.url ?? "", secret: settings.secretKey, parameters: endpoint.parameters)
         let request = codec.resolveRequest(host: host, family: family, now: transport.wallSeconds())
         return transport.fetch(request, timeoutMs: timeoutMs).flatMap {
             AlibabaV1.parseResolve(status: $0.status, body: $0.body, family: family)
@@ -22,7 +23,8 @@ public struct AlibabaV1Kind: AlibabaKind {
         _ hosts: [String], at endpoint: UpstreamEndpoint, timeoutMs: Int, settings: UpstreamQuerySettings,
         over transport: any UpstreamExchangeTransport
     ) -> Result<[String: UpstreamAnswer], UpstreamError> {
-        let codec = AlibabaV1(baseURL: endpoint.url ?? "", secret: settings.secretKey)
+        let codec = AlibabaV1(
+            baseURL: endpoint.url ?? "", secret: settings.secretKey, parameters: endpoint.parameters)
         let request = codec.batchRequest(hosts: hosts, family: .both, now: transport.wallSeconds())
         return transport.fetch(request, timeoutMs: timeoutMs).flatMap {
             AlibabaV1.parseBatch(status: $0.status, body: $0.body, family: .both)

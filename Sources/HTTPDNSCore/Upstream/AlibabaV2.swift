@@ -1,8 +1,10 @@
 import HTTPDNSProtocol
 import HTTPDNSURL
 
-/// Alibaba Cloud EMAS HTTPDNS, v2 API (`/v2/d`, UPSTREAMS.md §1a), plain mode (`m=0`): the
-/// parameters in clear, HMAC-SHA256-signed with the hex-decoded secret, valid until `exp`.
+/// Alibaba Cloud EMAS HTTPDNS, v2 API (`/v2/d`, UPSTREAMS.md §1a): HMAC-SHA256-signed with the
+/// hex-decoded secret, valid until `exp`, the parameters in clear (`m=0`) or, with the separate
+/// AES key, encrypted into `enc` (`m=1` AES-128-CBC, `m=2` AES-128-GCM) with the answer's `data`
+/// encrypted the same way.
 ///
 /// The configured URL is v1's (`http://203.107.1.1/100000`): its last path segment is the
 /// account id, sent as `id=`, and `/v2/d` replaces the path.
@@ -14,22 +16,54 @@ public struct AlibabaV2: Sendable {
     /// The code of an answer refusing the signature as expired; the daemon corrects its clock
     /// by the answer's `Date` and asks again once.
     public static let expiredSignatureCode = "SignatureExpired"
+    /// The AES key's length in bytes (AES-128).
+    public static let encryptionKeyByteCount = 16
 
     /// `scheme://host[:port]`, where `/v2/d` goes.
     public let origin: String
     public let accountID: String
+    public let mode: AlibabaV2Mode
+    /// `cip` and `sdns-*`: signed, and encrypted with the names in an encrypted mode.
+    public let parameters: UpstreamQueryParameters
     private let signingKey: [UInt8]
+    /// The AES key's bytes; empty in clear.
+    private let encryptionKey: [UInt8]
     private let ciphers: any ProviderCiphers
 
-    /// nil when `baseURL` names no account id (a path segment) or `secret` is not hexadecimal.
-    public init?(baseURL: String, secret: String, ciphers: any ProviderCiphers) {
+    /// nil when `baseURL` names no account id (a path segment), `secret` is not hexadecimal, or
+    /// an encrypted `mode` has no `aesKey` of 16 bytes in hexadecimal.
+    public init?(
+        baseURL: String, secret: String, mode: AlibabaV2Mode = .plain, aesKey: String? = nil,
+        parameters: UpstreamQueryParameters = .init(),
+        ciphers: any ProviderCiphers
+    ) {
         guard let (origin, account) = Self.originAndAccount(of: baseURL), let key = Self.signingKey(secret) else {
             return nil
         }
+        if mode == .plain {
+            self.encryptionKey = []
+        } else {
+            guard let aesKey, Self.encryptionKeyProblem(aesKey) == nil, let bytes = Hex.decode(aesKey.utf8) else {
+                return nil
+            }
+            self.encryptionKey = bytes
+        }
         self.origin = origin
         self.accountID = account
+        self.mode = mode
+        self.parameters = parameters
         self.signingKey = key
         self.ciphers = ciphers
+    }
+
+    /// Why `key` cannot be v2's AES key (nil: it can): it is the console's key, 16 bytes in
+    /// hexadecimal. The key itself is never shown.
+    public static func encryptionKeyProblem(_ key: String) -> String? {
+        guard let bytes = Hex.decode(key.utf8) else { return "the AES key must be hexadecimal" }
+        guard bytes.count == encryptionKeyByteCount else {
+            return "the AES key is \(encryptionKeyByteCount) bytes (32 hexadecimal digits), this one is \(bytes.count)"
+        }
+        return nil
     }
 
     /// The key v2 signs with: the secret read as hexadecimal (v1 MD5s the same text instead).
@@ -63,17 +97,55 @@ public struct AlibabaV2: Sendable {
 
     /// A request for one name, or (prefetch) up to `maxBatchHosts` names joined by commas;
     /// `expiry` is `exp`, Unix seconds (the caller's corrected now + `signatureLifetime`).
+    /// `cip` and `sdns-*` follow `dn` and `q`. Encrypted, all of those travel only inside `enc`
+    /// (the hex of the IV, then the ciphertext of their JSON object), and only
+    /// `enc, exp, id, m, v` are signed, as the SDKs sign them.
     public func request(hosts: [String], family: AddressFamily, expiry: Int64) throws(UpstreamError)
         -> UpstreamHTTPRequest
     {
         precondition(!hosts.isEmpty && hosts.count <= Self.maxBatchHosts, "batch of \(hosts.count) hosts")
-        let parameters: [(String, String)] = [
-            ("id", accountID), ("m", "0"), ("dn", hosts.joined(separator: ",")), ("q", Self.queryValue(family)),
-            ("exp", String(expiry)), ("v", "1.0"),
-        ]
+        let names = hosts.joined(separator: ",")
+        let query = Self.queryValue(family)
+        var inner: [(String, String)] = [("dn", names), ("q", query)]
+        if let ip = self.parameters.clientIP { inner.append(("cip", ip)) }
+        inner += self.parameters.sdns.map { ($0.name, $0.value) }
+        var parameters: [(String, String)] = [("id", accountID), ("m", String(mode.rawValue))]
+        if mode == .plain {
+            parameters += inner
+        } else {
+            let object = JSON.object(JSONObject(inner.map { (key: $0.0, value: JSON.string($0.1)) }))
+            parameters.append(("enc", Hex.encode(try seal(object.encoded))))
+        }
+        parameters += [("exp", String(expiry)), ("v", "1.0")]
         let s = try signature(parameters)
-        let query = parameters.map { "\($0.0)=\(URLQuery.encode($0.1))" }.joined(separator: "&")
-        return UpstreamHTTPRequest(url: "\(origin)/v2/d?\(query)&s=\(s)")
+        let text = parameters.map { "\($0.0)=\(URLQuery.encode($0.1))" }.joined(separator: "&")
+        return UpstreamHTTPRequest(url: "\(origin)/v2/d?\(text)&s=\(s)")
+    }
+
+    /// A fresh random IV, then `plaintext` encrypted in this codec's mode under the AES key.
+    func seal(_ plaintext: [UInt8]) throws(UpstreamError) -> [UInt8] {
+        let iv = ciphers.randomBytes(mode.ivByteCount)
+        switch mode {
+        case .plain: return plaintext
+        case .aesCBC: return iv + (try ciphers.aes128CBC(encrypt: true, plaintext, key: encryptionKey, iv: iv))
+        case .aesGCM: return iv + (try ciphers.aes128GCM(encrypt: true, plaintext, key: encryptionKey, iv: iv))
+        }
+    }
+
+    /// The plaintext of `sealed` (IV in front) in `mode`; a wrong key or altered text is malformed.
+    func open(_ sealed: [UInt8], mode: AlibabaV2Mode) throws(UpstreamError) -> [UInt8] {
+        let ivCount = mode.ivByteCount
+        // CBC needs at least one block after its IV, GCM at least its tag.
+        guard sealed.count > ivCount + (mode == .aesGCM ? 15 : 0) else {
+            throw UpstreamError(.malformed("the encrypted \"data\" is too short"))
+        }
+        let iv = Array(sealed[..<ivCount])
+        let body = Array(sealed[ivCount...])
+        switch mode {
+        case .plain: return sealed
+        case .aesCBC: return try ciphers.aes128CBC(encrypt: false, body, key: encryptionKey, iv: iv)
+        case .aesGCM: return try ciphers.aes128GCM(encrypt: false, body, key: encryptionKey, iv: iv)
+        }
     }
 
     private static func queryValue(_ family: AddressFamily) -> String {
@@ -101,7 +173,12 @@ public struct AlibabaV2: Sendable {
             return .failure(UpstreamError(.serviceError(code: code)))
         }
         guard (200..<300).contains(status) else { return .failure(UpstreamError(.httpStatus(status))) }
-        guard let list = json?["data"]?["answers"]?.arrayValue else {
+        let data: JSON?
+        switch payload(of: json) {
+        case .failure(let error): return .failure(error)
+        case .success(let value): data = value
+        }
+        guard let list = data?["answers"]?.arrayValue else {
             return .failure(UpstreamError(.malformed("the answer has no \"data.answers\" array")))
         }
         var answers: [String: UpstreamAnswer] = [:]
@@ -112,6 +189,31 @@ public struct AlibabaV2: Sendable {
             answers[name] = answer
         }
         return .success(answers)
+    }
+
+    /// The answer's `data`: in clear (`mode` 0 or absent) the object itself; in an encrypted
+    /// mode a base64 string, decrypted in the mode the answer names (as the SDKs do) and read as
+    /// JSON. An encrypted answer to a codec without the AES key is malformed.
+    private func payload(of json: JSON?) -> Result<JSON?, UpstreamError> {
+        let modeValue = json?["mode"]?.numberValue?.int64Value ?? json?["mode"]?.stringValue.flatMap { Int64($0) } ?? 0
+        guard modeValue != 0 else { return .success(json?["data"]) }
+        guard let answerMode = AlibabaV2Mode(rawValue: Int(clamping: modeValue)), !encryptionKey.isEmpty else {
+            return .failure(
+                UpstreamError(.malformed("an answer in mode \(modeValue), which this upstream cannot read")))
+        }
+        guard let text = json?["data"]?.stringValue, let sealed = Base64.decode(text) else {
+            return .failure(UpstreamError(.malformed("the encrypted \"data\" is not base64")))
+        }
+        let plaintext: [UInt8]
+        do {
+            plaintext = try open(sealed, mode: answerMode)
+        } catch {
+            return .failure(error)
+        }
+        guard let data = try? JSONParser.parse(plaintext) else {
+            return .failure(UpstreamError(.malformed("the decrypted \"data\" is not JSON")))
+        }
+        return .success(data)
     }
 
     /// `v4` and `v6`, each `{ips, ttl, no_ip_code}`; a family without `ips` (`no_ip_code` says
@@ -144,7 +246,9 @@ public struct AlibabaV2: Sendable {
 
 /// Printing or dumping the codec (in logs, `status`) must never show the key.
 extension AlibabaV2: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    public var description: String { "alibaba v2 \(origin) (account \(accountID))" }
+    public var description: String { "alibaba v2 \(origin) (account \(accountID), m=\(mode.rawValue))" }
     public var debugDescription: String { description }
-    public var customMirror: Mirror { Mirror(self, children: ["origin": origin, "accountID": accountID]) }
+    public var customMirror: Mirror {
+        Mirror(self, children: ["origin": origin, "accountID": accountID, "mode": mode])
+    }
 }

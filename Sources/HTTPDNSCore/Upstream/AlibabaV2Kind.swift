@@ -1,8 +1,13 @@
 import HTTPDNSProtocol
 
-/// Alibaba's v2 API (`/v2/d`, plain mode), HMAC-signed until `exp` on the service's clock.
+/// Alibaba's v2 API (`/v2/d`) in one of its modes (in clear, AES-CBC, AES-GCM), HMAC-signed
+/// until `exp` on the service's clock.
 public struct AlibabaV2Kind: AlibabaKind {
-    public init() {}
+    public let mode: AlibabaV2Mode
+
+    public init(_ mode: AlibabaV2Mode = .plain) {
+        self.mode = mode
+    }
 
     public var maxBatchHosts: Int? { AlibabaV2.maxBatchHosts }
 
@@ -34,9 +39,12 @@ public struct AlibabaV2Kind: AlibabaKind {
         settings: UpstreamQuerySettings, over transport: any UpstreamExchangeTransport
     ) -> Result<[String: UpstreamAnswer], UpstreamError> {
         guard let secret = settings.secretKey,
-            let codec = AlibabaV2(baseURL: endpoint.url ?? "", secret: secret, ciphers: transport.ciphers)
+            let codec = AlibabaV2(
+                baseURL: endpoint.url ?? "", secret: secret, mode: mode, aesKey: settings.alibabaAESKey,
+                parameters: endpoint.parameters,
+                ciphers: transport.ciphers)
         else {
-            return .failure(UpstreamError(.transport("the alibaba v2 account's secret or id is not usable")))
+            return .failure(UpstreamError(.transport("the alibaba v2 account's secret, AES key or id is not usable")))
         }
         let deadline = transport.nowNanoseconds() + Int64(timeoutMs) * 1_000_000
         var corrected = false

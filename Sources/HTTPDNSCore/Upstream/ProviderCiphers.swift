@@ -1,5 +1,5 @@
 /// The ciphers and MACs the providers' paid forms use (Tencent's encrypted names, Alibaba v2's
-/// signatures). Core does no cryptography of its own: the daemon supplies these from OpenSSL's
+/// signatures and encrypted parameters). Core does no cryptography of its own: the daemon supplies these from OpenSSL's
 /// libcrypto, and a failure (the library missing, a key of the wrong length, an answer that does
 /// not decrypt) is an `UpstreamError` for the upstream that needed it.
 public protocol ProviderCiphers: Sendable {
@@ -7,6 +7,10 @@ public protocol ProviderCiphers: Sendable {
     func desECB(encrypt: Bool, _ input: [UInt8], key: [UInt8]) throws(UpstreamError) -> [UInt8]
     /// AES-128, CBC mode, PKCS#7 padding (16-byte key and IV).
     func aes128CBC(encrypt: Bool, _ input: [UInt8], key: [UInt8], iv: [UInt8]) throws(UpstreamError) -> [UInt8]
+    /// AES-128, GCM mode, a 16-byte tag (16-byte key, any IV length, no additional data):
+    /// encrypting gives the ciphertext with the tag after it, decrypting takes that form and
+    /// refuses it when the tag does not authenticate it.
+    func aes128GCM(encrypt: Bool, _ input: [UInt8], key: [UInt8], iv: [UInt8]) throws(UpstreamError) -> [UInt8]
     /// HMAC-SHA256 of `message` under `key` (32 bytes).
     func hmacSHA256(key: [UInt8], message: [UInt8]) throws(UpstreamError) -> [UInt8]
     /// `count` unpredictable bytes, for IVs.
@@ -38,7 +42,7 @@ enum Hex {
         return bytes
     }
 
-    private static func trimmed(_ bytes: [UInt8]) -> [UInt8] {
+    static func trimmed(_ bytes: [UInt8]) -> [UInt8] {
         func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0a || b == 0x0d }
         guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) })
         else { return [] }
@@ -50,6 +54,41 @@ enum Hex {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): return digit - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): return digit - UInt8(ascii: "a") + 10
         case UInt8(ascii: "A")...UInt8(ascii: "F"): return digit - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+}
+
+/// Standard base64 (RFC 4648 section 4), the form Alibaba v2 puts its encrypted answers in.
+enum Base64 {
+    /// The bytes of base64 text (padding optional, surrounding whitespace ignored), nil if it is not.
+    static func decode(_ text: String) -> [UInt8]? {
+        var digits = Hex.trimmed(Array(text.utf8))
+        while digits.last == UInt8(ascii: "=") { digits.removeLast() }
+        guard digits.count % 4 != 1 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count * 3 / 4)
+        var accumulator: UInt32 = 0
+        var bits = 0
+        for digit in digits {
+            guard let value = value(digit) else { return nil }
+            accumulator = accumulator << 6 | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                bytes.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+            }
+        }
+        return bytes
+    }
+
+    private static func value(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): return digit - UInt8(ascii: "A")
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): return digit - UInt8(ascii: "a") + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return digit - UInt8(ascii: "0") + 52
+        case UInt8(ascii: "+"): return 62
+        case UInt8(ascii: "/"): return 63
         default: return nil
         }
     }

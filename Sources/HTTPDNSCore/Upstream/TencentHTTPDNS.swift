@@ -4,13 +4,17 @@ import HTTPDNSProtocol
 public struct TencentHTTPDNS: Sendable {
     /// The configured URL, e.g. `http://119.29.29.99` (the `/d` path is added here).
     public let baseURL: String
+    /// `ip=`: the client address answers are scheduled for; nil: the connection's source.
+    public let clientIP: String?
 
-    public init(baseURL: String) {
+    public init(baseURL: String, clientIP: String? = nil) {
         self.baseURL = URLQuery.trimmedBase(baseURL)
+        self.clientIP = clientIP
     }
 
     public func request(host: String, family: AddressFamily) -> UpstreamHTTPRequest {
         var url = "\(baseURL)/d?dn=\(URLQuery.encode(host))&ttl=1"
+        if let clientIP { url += "&ip=" + URLQuery.encode(clientIP) }
         switch family {
         case .ipv4: break
         case .ipv6: url += "&type=aaaa"

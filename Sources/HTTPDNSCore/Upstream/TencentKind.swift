@@ -5,6 +5,7 @@ public protocol TencentKind: UpstreamKindDescriptor {}
 extension TencentKind {
     public var isBilled: Bool { true }
     public var serviceAddresses: ServiceAddressSource { .backups }
+    public var takesClientIP: Bool { true }
 
     public func configured(_ endpoint: UpstreamEndpoint, by resolver: DaemonConfiguration.Resolver)
         -> UpstreamEndpoint

@@ -21,11 +21,14 @@ public struct TencentPaidHTTPDNS: Sendable {
 
     /// The configured URL, e.g. `http://119.29.29.98` (the `/d` path is added here).
     public let baseURL: String
+    /// `ip=`: the client address answers are scheduled for, encrypted as the names are.
+    public let clientIP: String?
     private let credential: Credential
     private let ciphers: any ProviderCiphers
 
-    public init(baseURL: String, credential: Credential, ciphers: any ProviderCiphers) {
+    public init(baseURL: String, credential: Credential, clientIP: String? = nil, ciphers: any ProviderCiphers) {
         self.baseURL = URLQuery.trimmedBase(baseURL)
+        self.clientIP = clientIP
         self.credential = credential
         self.ciphers = ciphers
     }
@@ -40,8 +43,10 @@ public struct TencentPaidHTTPDNS: Sendable {
             let algorithm = if case .des = credential { "des" } else { "aes" }
             query =
                 "dn=" + (try encrypt(Array(names.utf8))) + "&id=" + URLQuery.encode(authID) + "&alg=" + algorithm
+            if let clientIP { query += "&ip=" + (try encrypt(Array(clientIP.utf8))) }
         case .token(let token):
             query = "dn=" + hosts.map(URLQuery.encode).joined(separator: ",") + "&token=" + URLQuery.encode(token)
+            if let clientIP { query += "&ip=" + URLQuery.encode(clientIP) }
         }
         query += "&ttl=1"
         switch family {

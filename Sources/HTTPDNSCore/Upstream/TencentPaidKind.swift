@@ -67,6 +67,8 @@ public struct TencentPaidKind: TencentKind {
             guard let token = account.token else { throw missing }
             credential = .token(token.revealed)
         }
-        return TencentPaidHTTPDNS(baseURL: endpoint.url ?? "", credential: credential, ciphers: ciphers)
+        return TencentPaidHTTPDNS(
+            baseURL: endpoint.url ?? "", credential: credential, clientIP: endpoint.parameters.clientIP,
+            ciphers: ciphers)
     }
 }

@@ -61,25 +61,36 @@ public enum SystemLookup: Sendable, Equatable {
 public struct UpstreamQuerySettings: Sendable {
     /// `SecretKey=` (or the contents of `SecretKeyFile=`), Alibaba's.
     public var secretKey: String?
+    /// `AlibabaAESKey=` (or its file's contents): v2's key for its encrypted modes, hexadecimal.
+    public var alibabaAESKey: String?
     /// The paid Tencent forms' account.
     public var tencent: TencentAccount
     /// `DoHPost=`: RFC 8484 queries are POSTed instead of sent in the URL.
     public var dohPost: Bool
 
-    public init(secretKey: String? = nil, tencent: TencentAccount = TencentAccount(), dohPost: Bool = false) {
+    public init(
+        secretKey: String? = nil, alibabaAESKey: String? = nil, tencent: TencentAccount = TencentAccount(),
+        dohPost: Bool = false
+    ) {
         self.secretKey = secretKey
+        self.alibabaAESKey = alibabaAESKey
         self.tencent = tencent
         self.dohPost = dohPost
     }
 
     public init(_ resolver: DaemonConfiguration.Resolver) {
-        self.init(secretKey: resolver.secretKey?.revealed, tencent: resolver.tencent, dohPost: resolver.dohPost)
+        self.init(
+            secretKey: resolver.secretKey?.revealed, alibabaAESKey: resolver.alibabaAESKey?.revealed,
+            tencent: resolver.tencent, dohPost: resolver.dohPost)
     }
 }
 
 /// `UpstreamQuerySettings` printed or dumped shows no secret.
 extension UpstreamQuerySettings: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    public var description: String { "UpstreamQuerySettings(secretKey: \(secretKey == nil ? "nil" : "<redacted>"))" }
+    public var description: String {
+        func shown(_ secret: String?) -> String { secret == nil ? "nil" : "<redacted>" }
+        return "UpstreamQuerySettings(secretKey: \(shown(secretKey)), alibabaAESKey: \(shown(alibabaAESKey)))"
+    }
     public var debugDescription: String { description }
     public var customMirror: Mirror { Mirror(self, children: ["dohPost": dohPost]) }
 }

@@ -17,6 +17,10 @@ public protocol UpstreamKindDescriptor: Sendable {
     var answerSource: ResolveResult.Source { get }
     /// Where its service addresses come from.
     var serviceAddresses: ServiceAddressSource { get }
+    /// Whether its queries can carry a client address (`ClientIP=`).
+    var takesClientIP: Bool { get }
+    /// Whether its queries can carry Alibaba's SDNS parameters (`SDNS=`).
+    var takesSDNS: Bool { get }
 
     /// The endpoint in the form the whole file's settings make it asked in (`AlibabaAPI=`, the
     /// Tencent account); the result's own descriptor may be another of the same kind.
@@ -55,6 +59,8 @@ extension UpstreamKindDescriptor {
     public var maxBatchHosts: Int? { nil }
     public var answerSource: ResolveResult.Source { .upstream }
     public var serviceAddresses: ServiceAddressSource { .url }
+    public var takesClientIP: Bool { false }
+    public var takesSDNS: Bool { false }
 
     /// Whether prefetch asks the upstream for several names in one request.
     public var batchesPrefetch: Bool { maxBatchHosts != nil }

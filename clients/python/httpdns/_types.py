@@ -220,7 +220,8 @@ class UpstreamStatus:
     """One configured upstream in ``status``. ``service_addresses`` is None for an upstream with
     one service address; ``answered`` counts the queries it answered since the daemon started;
     ``domains`` (with ``Route=`` lines only, else None) lists the routed domains it is asked for,
-    ``"."`` standing for the names outside every route."""
+    ``"."`` standing for the names outside every route; ``warning`` (else None) says what is wrong
+    with its configuration (a billed upstream that every name outside the routes goes to)."""
 
     name: str
     kind: str
@@ -230,6 +231,7 @@ class UpstreamStatus:
     service_addresses: ServiceAddresses | None = None
     answered: int | None = None
     domains: list[str] | None = None
+    warning: str | None = None
 
     @classmethod
     def from_json(cls, u: Any) -> UpstreamStatus:
@@ -241,7 +243,7 @@ class UpstreamStatus:
         return cls(_get(u, "name", str, m), _get(u, "kind", str, m), _get(u, "healthy", bool, m),
                    u.get("lastError"), u.get("latencyMs"),
                    ServiceAddresses.from_json(service) if service is not None else None,
-                   _optional(u, "answered", int, m), domains)
+                   _optional(u, "answered", int, m), domains, _optional(u, "warning", str, m))
 
 
 @dataclass(frozen=True)
