@@ -104,6 +104,24 @@ struct AlibabaV2EncryptedTests {
             performing: { try plain.parseBatch(status: 200, body: Self.body(mode: 2, data: Self.gcmData)).get() })
     }
 
+    /// An answer in clear to an encrypted request is refused, however well formed: anyone on
+    /// the path could send one. An error answer (its code) still reads as the service's error.
+    @Test func anEncryptedCodecRefusesAnAnswerInClear() throws {
+        let clear =
+            #"{"code":"success","mode":0,"data":{"answers":[{"dn":"a.example.com","v4":{"ips":["192.0.2.1"],"ttl":60}}]}}"#
+        for mode in [AlibabaV2Mode.aesCBC, .aesGCM] {
+            let codec = try Self.codec(mode)
+            #expect(
+                throws: UpstreamError(.malformed("an answer in clear to a request in mode \(mode.rawValue)")),
+                performing: { try codec.parseBatch(status: 200, body: Array(clear.utf8)).get() })
+            #expect(
+                throws: UpstreamError(.serviceError(code: "InvalidAccount")),
+                performing: {
+                    try codec.parseBatch(status: 403, body: Array(#"{"code":"InvalidAccount"}"#.utf8)).get()
+                })
+        }
+    }
+
     @Test func anEncryptedModeNeedsASixteenByteHexKey() {
         for key in [nil, "IAmASecret", "00112233", Self.aesKey + "00"] {
             #expect(

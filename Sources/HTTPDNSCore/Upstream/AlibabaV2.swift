@@ -192,11 +192,18 @@ public struct AlibabaV2: Sendable {
     }
 
     /// The answer's `data`: in clear (`mode` 0 or absent) the object itself; in an encrypted
-    /// mode a base64 string, decrypted in the mode the answer names (as the SDKs do) and read as
-    /// JSON. An encrypted answer to a codec without the AES key is malformed.
+    /// mode a base64 string, decrypted in the mode the answer names and read as JSON. An
+    /// encrypted answer to a codec without the AES key is malformed, and so is an answer in
+    /// clear to an encrypted request: the SDKs take it, but over plain HTTP it would let anyone
+    /// on the path answer what the encryption is there to protect.
     private func payload(of json: JSON?) -> Result<JSON?, UpstreamError> {
         let modeValue = json?["mode"]?.numberValue?.int64Value ?? json?["mode"]?.stringValue.flatMap { Int64($0) } ?? 0
-        guard modeValue != 0 else { return .success(json?["data"]) }
+        if modeValue == 0 {
+            guard mode == .plain else {
+                return .failure(UpstreamError(.malformed("an answer in clear to a request in mode \(mode.rawValue)")))
+            }
+            return .success(json?["data"])
+        }
         guard let answerMode = AlibabaV2Mode(rawValue: Int(clamping: modeValue)), !encryptionKey.isEmpty else {
             return .failure(
                 UpstreamError(.malformed("an answer in mode \(modeValue), which this upstream cannot read")))
