@@ -108,6 +108,7 @@ extension ReplayRun {
             machine.serviceAddresses.apply(
                 machine.settings.serviceAddresses, upstreams: machine.settings.upstreams, now: now, wallNow: wallNow)
             drain()
+        case "DISCARD": try discard(fields)
         case "CHECK_QUERY": try checkQuery(fields)
         case "CHECK_BATCH": try checkBatch(fields)
         case "CHECK_REPLY": try checkReply(fields)
@@ -293,6 +294,41 @@ extension ReplayRun {
             case ("error", .failure(let error)): return String(error.code.rawValue)
             case ("flushed", .failure(let error)): return "error \(error.code.rawValue)"
             case ("error", .success): return "none"
+            default: return nil
+            }
+        }
+    }
+
+    /// `DISCARD kind=query|reply|batch|any [prefix=] [upstream=] [count=n]`: takes every unchecked
+    /// action of that kind (queries by host prefix and upstream, replies by label prefix) out of
+    /// the outbox, unanswered, wherever it is: what a scenario says it does not look at.
+    private mutating func discard(_ fields: ReplayFields) throws(ReplayProblem) {
+        let kind = fields["kind"] ?? "any"
+        let prefix = fields["prefix"] ?? ""
+        let upstream = fields["upstream"]
+        var count = 0
+        outbox.removeAll { item in
+            let taken: Bool
+            switch item {
+            case .query(let index):
+                let request = queries[index].request
+                taken =
+                    (kind == "query" || kind == "any") && request.host.hasPrefix(prefix)
+                    && upstream.map { $0 == request.endpoint.name } ?? true
+            case .batch(let index):
+                taken = (kind == "batch" || kind == "any") && batches[index].request.hosts[0].hasPrefix(prefix)
+            case .reply(let label, _):
+                taken = (kind == "reply" || kind == "any") && label.hasPrefix(prefix)
+            case .fetch:
+                taken = kind == "any"
+            }
+            if taken { count += 1 }
+            return taken
+        }
+        try fields.check("discard") { key in
+            switch key {
+            case "kind", "prefix", "upstream": return fields[key]
+            case "count": return String(count)
             default: return nil
             }
         }

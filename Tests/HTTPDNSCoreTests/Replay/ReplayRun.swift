@@ -92,7 +92,11 @@ struct ReplayRun {
             do throws(ReplayProblem) {
                 try perform(step)
             } catch {
-                throw ReplayFailure(file: script.name, step: step, problem: error.text)
+                // What else waits to be checked often says why.
+                let waiting = outbox.prefix(4).map(describe).joined(separator: "; ")
+                throw ReplayFailure(
+                    file: script.name, step: step,
+                    problem: error.text + (waiting.isEmpty ? "" : " (unchecked after it: \(waiting))"))
             }
         }
         step = nil
