@@ -96,16 +96,23 @@ extension ReplayRun {
         }
     }
 
-    /// `CHECK_UPSTREAM name healthy= lastError= latency= answered=`.
+    /// `CHECK_UPSTREAM name healthy= lastError= latency= answered= domains=a,b` or
+    /// `CHECK_UPSTREAM name absent`.
     func checkUpstream(_ fields: ReplayFields) throws(ReplayProblem) {
-        guard let name = fields.words.first, let status = machine.upstreamStatus.first(where: { $0.name == name })
-        else { throw ReplayProblem("no upstream \(fields.words.first ?? "")") }
+        guard let name = fields.words.first else { throw ReplayProblem("CHECK_UPSTREAM wants a name") }
+        let found = machine.upstreamStatus.first { $0.name == name }
+        if fields.words.contains("absent") {
+            if found != nil { throw ReplayProblem("\(name) is an upstream") }
+            return
+        }
+        guard let status = found else { throw ReplayProblem("no upstream \(name)") }
         try fields.check("upstream \(name)") { key in
             switch key {
             case "healthy": return Self.yesNo(status.healthy)
             case "lastError": return .some(status.lastError)
             case "latency": return .some(status.latencyMs.map { String(Int($0)) })
             case "answered": return .some(status.answered.map(String.init))
+            case "domains": return .some(status.domains?.joined(separator: ","))
             default: return nil
             }
         }
