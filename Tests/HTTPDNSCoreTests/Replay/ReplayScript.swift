@@ -21,6 +21,9 @@ struct ReplayScript {
     var steps: [Step] = []
     /// The daemon's own uid (it may flush the cache, as root may).
     var daemonUID: UInt32 = 990
+    /// `KNOWN_BUG text`: the scenario states what the machine should do and does not yet; it
+    /// must fail (and the test says so once it passes).
+    var knownBug: String?
 
     /// A line of the file that cannot be read.
     struct SyntaxError: Error, CustomStringConvertible {
@@ -81,6 +84,11 @@ struct ReplayScript {
         while index < lines.count {
             let text = lines[index].trimmingSpaces
             if text.isEmpty || text.hasPrefix(";") {
+                index += 1
+                continue
+            }
+            if text.hasPrefix("KNOWN_BUG ") {
+                knownBug = String(text.dropFirst(10))
                 index += 1
                 continue
             }
