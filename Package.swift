@@ -133,6 +133,8 @@ let package = Package(
                 "HTTPDNSCore", "HTTPDNSCollections", "HTTPDNSPSL", "HTTPDNSIDNA", "HTTPDNSProtocol",
                 "HTTPDNSTestSupport", "HTTPDNSCrypto",
             ],
+            // The replay scenarios, read by path from the source tree (as HTTPDNSURLTests' are).
+            exclude: ["Resources"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPDNSCurlTests", dependencies: ["HTTPDNSCurl", "HTTPDNSSystem", "HTTPDNSTestSupport"],

@@ -4,7 +4,7 @@ import HTTPDNSTestSupport
 import Testing
 
 /// Issue 23 end to end: uid 65534 (another local user, `OtherUser`) floods the real daemon while
-/// root resolves; the exact rules are ResolverFairnessTests', on a manual clock.
+/// root resolves; the exact rules are the Core replay scenarios' (fairness-*.rpl, probe-*.rpl).
 @Suite(.serialized)
 struct ResolverFairnessSocketTests {
     /// The primary: answers root's names; names under evil.example SERVFAIL or hang (by their

@@ -4,8 +4,8 @@ import Testing
 
 /// Per-domain routing against the real daemon (issue 29): two loopback fakes, a billed HTTPDNS
 /// service routed only the names under one domain and a second service for every other name
-/// (`DefaultRoute=`, so nothing here reaches the system resolver). The rules themselves are
-/// ResolverRoutingTests', on a manual clock.
+/// (`DefaultRoute=`, so nothing here reaches the system resolver). The rules themselves are the
+/// Core replay scenarios' (routing-*.rpl).
 struct ResolverRoutingSocketTests {
     @Test func namesGoOnlyWhereTheirRouteSends() throws {
         let httpdns = try FakeHTTPServer.alibaba(answers: [

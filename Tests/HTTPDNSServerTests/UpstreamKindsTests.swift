@@ -284,8 +284,8 @@ struct UpstreamKindsTests {
         #expect(status.first?["healthy"] == false, "\(kind)")
         #expect(status.first?["lastError"]?.stringValue?.isEmpty == false, "\(kind)")
 
-        // A hang is the name's until a probe confirms it (ResolverFairnessTests); when it is given
-        // up is ResolverServiceTests' to check, on a manual clock.
+        // A hang is the name's until a probe confirms it, and when it is given up: the Core replay
+        // scenarios' to check (probe-*.rpl, deadline-*.rpl).
         let hung = try response(client, ["host": "hang.example.com"], id: 20)
         #expect(hung["error"]?["code"] == .int(-32002), "\(kind) hang: \(hung.encodedString)")
 
