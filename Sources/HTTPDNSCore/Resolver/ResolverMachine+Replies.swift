@@ -125,11 +125,20 @@ extension ResolverMachine {
         return result
     }
 
-    /// After a failure or timeout: a stale answer when allowed (RFC 8767), else -32002 with the
-    /// failure as its reason.
+    /// After a failure or timeout: a stale answer when allowed (RFC 8767); else, when only one
+    /// family was asked because the cache held the other fresh, that family as a cached answer
+    /// (the asked one with no address); else -32002 with the failure as its reason.
     func fallback(_ host: String, _ waiter: Waiter, _ failure: ResolutionFailure, now: MonotonicInstant)
         -> Result<ResolveResult, RPCError>
     {
+        let fresh = waiter.cached.filter { $0.expiresAt > now }
+        if !fresh.isEmpty,
+            case .success(let result) = Self.reply(
+                host, cached: fresh, requested: waiter.requested, now: now, stale: false)
+        {
+            remember(result, uid: waiter.uid, now: now)
+            return .success(result)
+        }
         if waiter.allowStale,
             case .stale(let entries) = cache.answer(
                 host: host, families: waiter.requested.families, now: now, allowStale: true, counted: false),
