@@ -36,7 +36,7 @@ struct AdmissionTests {
         }
 
         /// Why `connection` may not run its next request (with nothing of its own unsent).
-        func waitToRun(_ connection: inout ConnectionBudget, unsent: Int = 0, holdsInput: Bool = false)
+        mutating func waitToRun(_ connection: inout ConnectionBudget, unsent: Int = 0, holdsInput: Bool = false)
             -> AdmissionWait?
         {
             admission.reasonToWait(

@@ -8,6 +8,10 @@ import HTTPDNSProtocol
 /// the next turn, for output to drain, for memory), refuse (with the -32003 `data.what` and
 /// `data.limit` of httpdnsd-rpc(7), ERRORS) or close.
 ///
+/// Questions about a connection are `mutating`: asking may change what it holds (the refilled
+/// share of a new turn, the right to finish its line past the memory bound), and the server's
+/// copy is asked in place.
+///
 /// The bounds, and the tests that hold them (`AdmissionTests` on this machine; in-process on the
 /// manual clock: `InProcessServerTests`, `ConnectionBudgetTests`; against the real daemon:
 /// `ClientBoundsTests`, `AttackBoundsTests` with `Tests/attack/attacker.py`):
@@ -129,14 +133,14 @@ public struct Admission {
 
     /// Charges work to the connection's and its account's shares of the turn.
     @inlinable
-    public func charge(_ connection: inout ConnectionBudget, _ units: Int) {
+    public mutating func charge(_ connection: inout ConnectionBudget, _ units: Int) {
         connection.credit.charge(units, turn: turn, perTurn: limits.workPerTurn)
         connection.user.shareOfTurn.charge(units, turn: turn, perTurn: limits.workPerTurnPerUser)
     }
 
     /// Whether the connection and its account have work left this turn.
     @inlinable
-    public func hasCredit(_ connection: inout ConnectionBudget) -> Bool {
+    public mutating func hasCredit(_ connection: inout ConnectionBudget) -> Bool {
         connection.credit.isAvailable(turn: turn, perTurn: limits.workPerTurn)
             && connection.user.shareOfTurn.isAvailable(turn: turn, perTurn: limits.workPerTurnPerUser)
     }
@@ -178,7 +182,7 @@ public struct Admission {
     ///   - serving: its client is there (an abandoned connection only reads what the kernel
     ///     holds, and answers nobody: it never waits for memory).
     ///   - holdsInput: its input buffer holds part of a line.
-    public func reasonNotToRead(_ connection: inout ConnectionBudget, serving: Bool, holdsInput: Bool)
+    public mutating func reasonNotToRead(_ connection: inout ConnectionBudget, serving: Bool, holdsInput: Bool)
         -> AdmissionWait?
     {
         if mustWaitForMemory(&connection, serving: serving, holdsInput: holdsInput) { return .memory }
@@ -187,7 +191,7 @@ public struct Admission {
 
     /// Why the connection's next request may not run now, if it may not: too much of its output
     /// (or its account's) waits, its account must release memory, or the turn's work is spent.
-    public func reasonToWait(
+    public mutating func reasonToWait(
         _ connection: inout ConnectionBudget, output: HeldOutput, serving: Bool, holdsInput: Bool
     ) -> AdmissionWait? {
         if serving && outputOverCap(connection.user, output) { return .unsentOutput }
@@ -209,7 +213,7 @@ public struct Admission {
 
     /// A request (or notification) arrives to run on the connection: it is in flight from now
     /// on, refused or not (its refusal is its answer); past the in-flight caps, the refusal.
-    public func requestArrives(_ connection: inout ConnectionBudget) -> RPCError? {
+    public mutating func requestArrives(_ connection: inout ConnectionBudget) -> RPCError? {
         var refusal: RPCError?
         if connection.inFlight >= limits.maxRequestsInFlight {
             refusal = .limitExceeded("requests in flight on one connection", limit: limits.maxRequestsInFlight)
@@ -221,7 +225,7 @@ public struct Admission {
     }
 
     /// A request in flight that no cap applies to (one naming no method: its error is its answer).
-    public func inFlight(_ connection: inout ConnectionBudget) {
+    public mutating func inFlight(_ connection: inout ConnectionBudget) {
         connection.inFlight += 1
         connection.user.inFlight += 1
     }
@@ -299,7 +303,7 @@ public struct Admission {
     /// memory held by unfinished lines is only released by finishing them, so without it
     /// connections that each hold half a line would wait for each other. The bound is overshot
     /// by one line at most.
-    public func mayFinishItsLine(_ connection: inout ConnectionBudget, holdsInput: Bool) -> Bool {
+    public mutating func mayFinishItsLine(_ connection: inout ConnectionBudget, holdsInput: Bool) -> Bool {
         let user = connection.user
         if user.finishingLine == connection.id { return true }
         guard user.finishingLine == nil, holdsInput else { return false }
@@ -335,7 +339,9 @@ public struct Admission {
     /// Whether the connection must wait for memory before it reads or runs more: its account is
     /// over the bounds and it may not finish its line. An abandoned connection (not `serving`)
     /// reads only what the kernel still holds and answers nobody: it is never held back.
-    public func mustWaitForMemory(_ connection: inout ConnectionBudget, serving: Bool, holdsInput: Bool) -> Bool {
+    public mutating func mustWaitForMemory(_ connection: inout ConnectionBudget, serving: Bool, holdsInput: Bool)
+        -> Bool
+    {
         serving && isOverMemory(connection.user) && !mayFinishItsLine(&connection, holdsInput: holdsInput)
     }
 
