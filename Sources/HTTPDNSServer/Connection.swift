@@ -1,4 +1,5 @@
 import Glibc
+import HTTPDNSCore
 import HTTPDNSProtocol
 import HTTPDNSSystem
 
@@ -9,15 +10,13 @@ struct TurnQueues: OptionSet {
     static let flush = TurnQueues(rawValue: 1)
     /// To be resumed next turn.
     static let resume = TurnQueues(rawValue: 2)
-    /// Waiting for memory to be released.
-    static let memory = TurnQueues(rawValue: 4)
 }
 
 /// One client connection: reads newline-framed requests, runs them, writes responses.
 ///
 /// Requests run as they arrive, so pipelined requests may be answered out of order (matched
-/// by id). Its life is `ConnectionState`'s; this class does the I/O. Work and memory are
-/// bounded and charged to the peer's uid (`UserLoad`):
+/// by id). Its life is `ConnectionState`'s and its bounds `Admission`'s; this class does the
+/// I/O. Work and memory are bounded and charged to the peer's account (`ConnectionBudget`):
 /// - each line, batch element, notification and piece of a streamed answer costs work units
 ///   (`WorkCost`); a connection spends at most `workPerTurn` of them per loop turn and its uid
 ///   `workPerTurnPerUser`, the rest waits for the next turn (no new readable event would
@@ -47,7 +46,9 @@ final class Connection: EventHandler {
     let id: UInt64
     let fd: FileDescriptor
     let context: CallContext
-    let user: UserLoad
+    /// What it holds and may do, as the server's `Admission` counts it.
+    private(set) var budget: ConnectionBudget
+    var user: UserLoad { budget.user }
     /// The server, unretained: it owns its connections and outlives them. The request path
     /// calls it borrowed (`onServer`), because a call through `server` (as through an
     /// `unowned(unsafe)` reference) retains it and releases it after, several times a request.
@@ -76,24 +77,20 @@ final class Connection: EventHandler {
     private var outputOffset = 0
     /// Answers behind a streamed one.
     private var answers = PendingAnswers()
-    private(set) var inFlight = 0
-    private var credit = WorkCredit()
+    var inFlight: Int { budget.inFlight }
     private var interest: UInt32 = 0
     /// When bytes last moved either way, or a request completed (loop clock, nanoseconds).
     private var lastActivity: Int64
     /// Since when the framer holds an unfinished line while the connection is read.
     private var unfinishedLineSince: Int64?
-    /// What this connection added to its uid's and the server's accounts.
-    private var chargedMemory = 0
-    private var chargedUnsentOutput = 0
     /// A subscription (`monitor`) writes on this connection: it is not idle while it waits.
     private var subscribed = false
 
-    init(id: UInt64, fd: FileDescriptor, peer: PeerCredentials, user: UserLoad, server: RPCServer) {
-        self.id = id
+    init(fd: FileDescriptor, peer: PeerCredentials, budget: ConnectionBudget, server: RPCServer) {
+        self.id = budget.id
         self.fd = fd
-        self.context = CallContext(peer: peer, connectionID: id, account: user.uid)
-        self.user = user
+        self.context = CallContext(peer: peer, connectionID: budget.id, account: budget.user.uid)
+        self.budget = budget
         self.borrowedServer = Unmanaged.passUnretained(server)
         self.framer = LineFramer(maxLineLength: server.limits.maxLineLength)
         lastActivity = server.loop.now
@@ -137,7 +134,10 @@ final class Connection: EventHandler {
                 // The line's clock ran while the connection was not read; it starts over.
                 unfinishedLineSince = nil
             case .memory:
-                guard !overMemory || mayFinishItsLine else { return server.waitForMemory(self) }
+                let mustWait = onServer {
+                    $0.admission.mustWaitForMemory(&budget, serving: state.isServing, holdsInput: inputPending > 0)
+                }
+                guard !mustWait else { return onServer { $0.admission.waitForMemory(&budget) } }
             case .nextTurn:
                 break
             }
@@ -154,11 +154,10 @@ final class Connection: EventHandler {
     /// One `recv` of whatever is there (up to the shared buffer), unless the uid's memory or
     /// the turn's work is spent.
     private func read() {
-        if overMemory && !mayFinishItsLine {
-            stop(.memory)
-            return
+        let wait = onServer {
+            $0.admission.reasonNotToRead(&budget, serving: state.isServing, holdsInput: inputPending > 0)
         }
-        guard hasCredit() else { return stop(.nextTurn) }
+        if let wait { return stop(wait) }
         let buffer = server.readBuffer
         let result: IOResult<Int>
         do {
@@ -219,80 +218,56 @@ final class Connection: EventHandler {
         if let wait { stop(wait) }
     }
 
-    /// Why the next request may not run now, if it may not.
+    /// Why the next request may not run now, if it may not (`Admission.reasonToWait`).
     private func reasonToWait() -> ConnectionState.Wait? {
-        if outputOverCap { return .unsentOutput }
-        if overMemory && !mayFinishItsLine { return .memory }
-        let turn = onServer { $0.turn }
-        if !credit.isAvailable(turn: turn, perTurn: limits.workPerTurn)
-            || !user.credit.isAvailable(turn: turn, perTurn: limits.workPerTurnPerUser)
-        {
-            return .nextTurn
+        let output = Admission.HeldOutput(
+            unsent: unsentByteCount, answersQueued: !answers.isEmpty,
+            heldBehind: answers.queuedHeldBytes + batchHeldBytes)
+        return onServer {
+            $0.admission.reasonToWait(&budget, output: output, serving: state.isServing, holdsInput: inputPending > 0)
         }
-        return nil
     }
 
     private func stop(_ wait: ConnectionState.Wait) {
         state.stopped(wait)
         switch wait {
         case .nextTurn: server.needsResume(self)
-        case .memory: server.waitForMemory(self)
+        case .memory: onServer { $0.admission.waitForMemory(&budget) }
         // Its own output is over its cap, or it has some while its uid is over the uid's: its
         // own flush resumes it once that drains.
         case .unsentOutput: break
         }
     }
 
-    /// Whether the next request must wait for output to drain: this connection's own is over
-    /// its cap, or it has some while its user's is over the user's. A connection whose client
-    /// has read everything always runs, so a sibling that never reads cannot starve it (the
-    /// server drops such siblings when the user's output grows past twice its cap). Its own
-    /// count includes the snapshots of the streamed answers queued behind the one being
-    /// written and what its batches collected; its uid's counts bytes only, so a large answer
-    /// being streamed to a reader is never taken for a pile of unread ones.
+    /// Whether the output caps hold back the next request (`Admission.outputOverCap`).
     private var outputOverCap: Bool {
         guard state.isServing else { return false }
-        let unsent = unsentByteCount
-        guard unsent > 0 || !answers.isEmpty else { return false }
-        return unsent + answers.queuedHeldBytes + batchHeldBytes > limits.maxPendingOutput
-            || (unsent > 0 && user.unsentOutput > limits.maxPendingOutputPerUser)
+        let output = Admission.HeldOutput(
+            unsent: unsentByteCount, answersQueued: !answers.isEmpty,
+            heldBehind: answers.queuedHeldBytes + batchHeldBytes)
+        return onServer { $0.admission.outputOverCap(user, output) }
     }
 
-    /// Whether its uid must release memory first. An abandoned connection reads only what the
-    /// kernel still holds and answers nobody: it is never held back for memory.
-    private var overMemory: Bool { state.isServing && onServer { $0.isOverMemory(user) } }
-
-    /// Whether this connection may go on past its uid's memory bound to finish the line it
-    /// holds (taking `UserLoad.finishingLine` if no other connection of its uid has it): the
-    /// bound is overshot by one line at most, and a uid whose memory is all in unfinished
-    /// lines still makes progress.
-    var mayFinishItsLine: Bool {
-        if user.finishingLine == id { return true }
-        guard user.finishingLine == nil, inputPending > 0 else { return false }
-        user.finishingLine = id
-        return true
+    /// Woken after memory was released: whether it may go on (`Admission.memoryWaitEnds`; if not,
+    /// it waits again).
+    func memoryWaitEnds() -> Bool {
+        onServer { $0.admission.memoryWaitEnds(&budget, holdsInput: inputPending > 0) }
     }
 
-    /// Lets go of `finishingLine` (a line was finished, or the connection closed): another
-    /// connection of its uid may finish one next.
+    /// Lets go of the right to finish its line past the bound (a line was finished, or the
+    /// connection closed): another connection of its account may finish one next.
     private func releaseFinishingLine() {
-        guard user.finishingLine == id else { return }
-        user.finishingLine = nil
-        server.memoryMayBeAvailable()
+        onServer { $0.admission.lineFinished(&budget) }
     }
 
     /// Charges work to this connection's and its uid's shares of the turn (a method charges what
     /// it found it needed through `Reply.charge`).
     func charge(_ units: Int) {
-        let turn = onServer { $0.turn }
-        credit.charge(units, turn: turn, perTurn: limits.workPerTurn)
-        user.credit.charge(units, turn: turn, perTurn: limits.workPerTurnPerUser)
+        onServer { $0.admission.charge(&budget, units) }
     }
 
     private func hasCredit() -> Bool {
-        let turn = onServer { $0.turn }
-        return credit.isAvailable(turn: turn, perTurn: limits.workPerTurn)
-            && user.credit.isAvailable(turn: turn, perTurn: limits.workPerTurnPerUser)
+        onServer { $0.admission.hasCredit(&budget) }
     }
 
     private func trackUnfinishedLine() {
@@ -336,15 +311,16 @@ final class Connection: EventHandler {
                 return true
             }
             if slot > 0, let wait = reasonToWait() {
-                pending.putBack()
-                // The batch's own answers leave only with it: waiting on them would never end.
-                if wait == .unsentOutput || (wait == .memory && pending.response.heldBytes > 0) {
-                    pending.advance()
-                    refuseElement(element, in: pending.response, slot: slot, wait: wait)
+                let holdsAnswers = pending.response.heldBytes > 0
+                switch onServer({ $0.admission.batchElement(waitingFor: wait, batchHoldsAnswers: holdsAnswers) }) {
+                case .refuse(let error):
+                    refuseElement(element, in: pending.response, slot: slot, error: error)
                     continue
+                case .wait(let wait):
+                    pending.putBack()
+                    stop(wait)
+                    return false
                 }
-                stop(wait)
-                return false
             }
             switch element {
             case .invalid(nil, _):
@@ -357,8 +333,13 @@ final class Connection: EventHandler {
                 charge(1)
                 // The elements' answers wait in the batch until the last is in: they count
                 // against the output cap like output, and requests past it are refused.
-                if pending.response.byteCount + unsentByteCount > limits.maxPendingOutput && request.id != nil {
-                    refuseElement(element, in: pending.response, slot: slot, wait: .unsentOutput)
+                let collected = pending.response.byteCount
+                if request.id != nil,
+                    let refusal = onServer({
+                        $0.admission.batchRequestRefusal(collected: collected, unsent: unsentByteCount)
+                    })
+                {
+                    refuseElement(element, in: pending.response, slot: slot, error: refusal)
                 } else {
                     run(request, batch: pending.response, slot: slot)
                 }
@@ -367,18 +348,12 @@ final class Connection: EventHandler {
         return true
     }
 
-    /// A batch element that cannot wait for what it would need: -32003 (a notification is dropped).
-    private func refuseElement(
-        _ element: RPCInbound, in response: BatchResponse, slot: Int, wait: ConnectionState.Wait
-    ) {
+    /// A batch element that cannot wait for what it would need: `error` (a notification is dropped).
+    private func refuseElement(_ element: RPCInbound, in response: BatchResponse, slot: Int, error: RPCError) {
         guard case .request(let request) = element, let id = request.id else {
             deliver(nil, to: response, slot: slot)
             return
         }
-        let error: RPCError =
-            wait == .memory
-            ? .limitExceeded("memory of one user", limit: limits.memoryBoundPerUser)
-            : .limitExceeded("output waiting for the client", limit: limits.maxPendingOutput)
         var out = JSONOutput()
         RPCEncoder.writeError(error, id: id, to: &out)
         deliver(.bytes(out.bytes), to: response, slot: slot)
@@ -387,8 +362,7 @@ final class Connection: EventHandler {
     private func run(_ request: RPCRequest, batch: BatchResponse?, slot: Int) {
         guard let method = Method(rawValue: request.method) else {
             let responder = Responder(connection: self, id: request.id, batch: batch, slot: slot)
-            inFlight += 1
-            user.inFlight += 1
+            onServer { $0.admission.inFlight(&budget) }
             responder.fail(.methodNotFound(request.method))
             return
         }
@@ -406,15 +380,7 @@ final class Connection: EventHandler {
             return
         }
         let responder = Responder(connection: self, id: id, batch: batch, slot: slot, method: method)
-        var refusal: RPCError?
-        if inFlight >= limits.maxRequestsInFlight {
-            refusal = .limitExceeded("requests in flight on one connection", limit: limits.maxRequestsInFlight)
-        } else if user.inFlight >= limits.maxRequestsInFlightPerUser {
-            refusal = .limitExceeded("requests in flight of one user", limit: limits.maxRequestsInFlightPerUser)
-        }
-        inFlight += 1
-        user.inFlight += 1
-        if let refusal {
+        if let refusal = onServer({ $0.admission.requestArrives(&budget) }) {
             responder.fail(refusal)
             return
         }
@@ -487,12 +453,9 @@ final class Connection: EventHandler {
 
     /// Counts a request out of flight; false when the connection is closed (nothing to write).
     private func answered() -> Bool {
-        inFlight -= 1
-        user.inFlight -= 1
-        if state.isClosed {
-            server.forgetIfUnused(user)
-            return false
-        }
+        let closed = state.isClosed
+        onServer { $0.admission.answered(&budget, connectionClosed: closed) }
+        if closed { return false }
         lastActivity = server.loop.now
         return true
     }
@@ -673,10 +636,8 @@ final class Connection: EventHandler {
                 Self.fixedMemory + inputCapacity + output.capacity + answers.queuedBytes + held
                 + batchHeldBytes + (batch?.heldBytes ?? 0) + inFlight * Self.memoryPerRequest
         }
-        guard memory != chargedMemory || unsent != chargedUnsentOutput else { return }
-        onServer { $0.charge(user, memory: memory - chargedMemory, unsentOutput: unsent - chargedUnsentOutput) }
-        chargedMemory = memory
-        chargedUnsentOutput = unsent
+        guard memory != budget.chargedMemory || unsent != budget.chargedUnsentOutput else { return }
+        onServer { $0.admission.holds(&budget, memory: memory, unsentOutput: unsent) }
     }
 
     // MARK: deadlines
@@ -684,15 +645,16 @@ final class Connection: EventHandler {
     /// Closes the connection when it was idle, or held an unfinished line, for too long.
     func checkDeadlines(now: Int64) {
         guard !state.isClosed else { return }
-        let idle = limits.idleTimeoutMilliseconds
-        if idle > 0 && inFlight == 0 && !subscribed && now - lastActivity >= idle * 1_000_000 {
-            disconnect()
-            return
+        let missed = onServer {
+            $0.admission.deadline(
+                now: MonotonicInstant(nanoseconds: now), lastActivity: MonotonicInstant(nanoseconds: lastActivity),
+                unfinishedLineSince: unfinishedLineSince.map { MonotonicInstant(nanoseconds: $0) },
+                busy: inFlight > 0 || subscribed, waitingForOutput: state.wait == .unsentOutput)
         }
-        let line = limits.lineTimeoutMilliseconds
-        // A connection waiting for its client to read is not reading either: its line waits too.
-        if line > 0, state.wait != .unsentOutput, let since = unfinishedLineSince, now - since >= line * 1_000_000 {
-            refuse(.invalidRequest("line not completed within \(line) ms"))
+        switch missed {
+        case .idle?: disconnect()
+        case .unfinishedLine(let error)?: refuse(error)
+        case nil: break
         }
     }
 
@@ -714,6 +676,13 @@ final class Connection: EventHandler {
         close()
     }
 
+    /// Its watch could not start: it was never served, and its account forgets it.
+    func abandon() {
+        fd.close()
+        _ = state.close()
+        onServer { $0.admission.closed(&budget) }
+    }
+
     private func close() {
         let wasWatched = state.isServing
         guard state.close() else { return }
@@ -726,6 +695,7 @@ final class Connection: EventHandler {
         batch = nil
         answers.removeAll()
         recharge()
+        onServer { $0.admission.closed(&budget) }
         server.connectionDidClose(self)
     }
 }
@@ -755,8 +725,6 @@ final class PendingBatch {
     }
 
     func putBack() { index -= 1 }
-
-    func advance() { index += 1 }
 
     /// Memory held for the elements still to run.
     var heldBytes: Int { index < elements.count ? decodedBytes : 0 }

@@ -1,3 +1,5 @@
+import HTTPDNSCore
+
 /// Where a connection is in its life, as events move it on (swift-nio's style: events in, actions
 /// out). `Connection` does the I/O; this value only decides.
 ///
@@ -5,15 +7,8 @@
 /// answers (`serving` or `abandoned`), and what the read side does (`Input`). A connection closes
 /// once nothing it read is left to run and, while serving, every answer is out.
 struct ConnectionState: Equatable {
-    /// Why a connection neither reads nor runs requests for now.
-    enum Wait: Equatable {
-        /// Its share of this loop turn's work (or its uid's) is spent: the rest runs next turn.
-        case nextTurn
-        /// Too many of its answers (or its uid's) wait for the client to read them.
-        case unsentOutput
-        /// Its uid holds its share of the daemon's memory.
-        case memory
-    }
+    /// Why a connection neither reads nor runs requests for now (`Admission` says which).
+    typealias Wait = AdmissionWait
 
     /// The read side.
     enum Input: Equatable {

@@ -16,17 +16,15 @@ final class SlicedWork {
     }
 
     private unowned let loop: EventLoop
-    private let perTurn: Int
     private var jobs: [Job] = []
     private var scheduled = false
-    /// The account a uid's slices are charged to (set by the server).
-    var account: (UInt32) -> UserLoad = { UserLoad(uid: $0) }
-    /// The current turn (set by the server).
-    var turn: () -> UInt64 = { 0 }
+    /// Whether an account's share of this turn has work left (set by the server: `Admission`).
+    var mayRun: (UInt32) -> Bool = { _ in true }
+    /// Charges work to an account's share of the turn (set by the server).
+    var charge: (UInt32, Int) -> Void = { _, _ in }
 
-    init(loop: EventLoop, perTurn: Int) {
+    init(loop: EventLoop) {
         self.loop = loop
-        self.perTurn = perTurn
     }
 
     /// Runs `slice` once per turn, from the next one, until it says it is done; its work is
@@ -42,19 +40,17 @@ final class SlicedWork {
     private func runTurn() {
         let current = jobs
         jobs.removeAll()
-        let turn = turn()
         for job in current {
-            let user = account(job.uid)
-            guard user.credit.isAvailable(turn: turn, perTurn: perTurn) else {
+            guard mayRun(job.uid) else {
                 jobs.append(job)
                 continue
             }
             switch job.slice() {
             case .more(let units):
-                user.credit.charge(units, turn: turn, perTurn: perTurn)
+                charge(job.uid, units)
                 jobs.append(job)
             case .done(let units):
-                user.credit.charge(units, turn: turn, perTurn: perTurn)
+                charge(job.uid, units)
             }
         }
         if !jobs.isEmpty { schedule() }

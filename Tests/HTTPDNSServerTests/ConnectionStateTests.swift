@@ -1,3 +1,4 @@
+import HTTPDNSCore
 import Testing
 
 @testable import HTTPDNSServer

@@ -1,4 +1,5 @@
 import Glibc
+import HTTPDNSCore
 import HTTPDNSProtocol
 import HTTPDNSSystem
 import HTTPDNSTestSupport
