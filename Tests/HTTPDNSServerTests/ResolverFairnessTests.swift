@@ -3,6 +3,7 @@ import HTTPDNSProtocol
 import HTTPDNSTestSupport
 import Testing
 
+@testable import HTTPDNSRPC
 @testable import HTTPDNSServer
 
 /// Nobody steers what another user resolves (issue 23), in-process on a manual clock: a name's
