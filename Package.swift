@@ -68,10 +68,15 @@ let package = Package(
             name: "HTTPDNSFleet",
             dependencies: ["HTTPDNSProtocol", "HTTPDNSCore", "HTTPDNSSystem", "HTTPDNSRedis", "HTTPDNSSodium"],
             swiftSettings: strictSettings),
+        // The RPC transport: the listener, connections, framing, turns, answer sources and the
+        // method table, asking Core's Admission; no service and no wiring.
+        .target(
+            name: "HTTPDNSRPC", dependencies: ["HTTPDNSProtocol", "HTTPDNSCore", "HTTPDNSSystem"],
+            swiftSettings: requestPathSettings),
         .target(
             name: "HTTPDNSServer",
             dependencies: [
-                "HTTPDNSProtocol", "HTTPDNSCore", "HTTPDNSSystem", "HTTPDNSSystemd",
+                "HTTPDNSProtocol", "HTTPDNSCore", "HTTPDNSSystem", "HTTPDNSSystemd", "HTTPDNSRPC",
                 "HTTPDNSPSL", "HTTPDNSIDNA", "HTTPDNSCurl", "HTTPDNSStore", "HTTPDNSFleet", "HTTPDNSSodium",
                 "HTTPDNSCrypto", "CHTTPDNSHostsMap",
             ],
@@ -179,7 +184,7 @@ let package = Package(
             name: "HTTPDNSServerTests",
             dependencies: [
                 "HTTPDNSTestSupport", "HTTPDNSClient", "HTTPDNSCore", "HTTPDNSProtocol", "HTTPDNSRedis",
-                "HTTPDNSServer", "HTTPDNSStore",
+                "HTTPDNSRPC", "HTTPDNSServer", "HTTPDNSStore",
                 "HTTPDNSSystem",
                 "httpdnsd", "httpdnsctl",
             ],

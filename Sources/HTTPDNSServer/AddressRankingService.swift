@@ -1,5 +1,6 @@
 import HTTPDNSCore
 import HTTPDNSProtocol
+import HTTPDNSRPC
 import HTTPDNSSystem
 
 /// `RankPorts=` on the loop thread: hands every successful resolve reply to the

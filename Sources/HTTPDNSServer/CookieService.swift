@@ -2,6 +2,7 @@ import HTTPDNSCore
 import HTTPDNSFleet
 import HTTPDNSIDNA
 import HTTPDNSProtocol
+import HTTPDNSRPC
 import HTTPDNSStore
 import HTTPDNSSystem
 

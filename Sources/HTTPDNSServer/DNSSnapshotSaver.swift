@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSRPC
 import HTTPDNSStore
 import HTTPDNSSystem
 

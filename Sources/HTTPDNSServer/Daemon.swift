@@ -3,6 +3,7 @@ import HTTPDNSCore
 import HTTPDNSFleet
 import HTTPDNSPSL
 import HTTPDNSProtocol
+import HTTPDNSRPC
 import HTTPDNSStore
 import HTTPDNSSystem
 import HTTPDNSSystemd

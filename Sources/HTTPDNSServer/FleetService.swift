@@ -1,6 +1,7 @@
 import HTTPDNSCore
 import HTTPDNSFleet
 import HTTPDNSProtocol
+import HTTPDNSRPC
 import HTTPDNSStore
 import HTTPDNSSystem
 

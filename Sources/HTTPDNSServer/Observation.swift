@@ -1,5 +1,6 @@
 import HTTPDNSCore
 import HTTPDNSProtocol
+import HTTPDNSRPC
 import HTTPDNSSystem
 
 /// What the daemon counts and who watches it: the counters behind `statistics` and `metrics`,

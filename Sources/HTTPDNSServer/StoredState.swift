@@ -1,5 +1,6 @@
 import HTTPDNSCore
 import HTTPDNSProtocol
+import HTTPDNSRPC
 import HTTPDNSSodium
 import HTTPDNSStore
 import HTTPDNSSystem

@@ -1,6 +1,7 @@
 import HTTPDNSCore
 import Testing
 
+@testable import HTTPDNSRPC
 @testable import HTTPDNSServer
 
 /// The connection's life as a value: events in, what to do out.

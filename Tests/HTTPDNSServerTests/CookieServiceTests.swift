@@ -4,6 +4,7 @@ import HTTPDNSStore
 import HTTPDNSTestSupport
 import Testing
 
+@testable import HTTPDNSRPC
 @testable import HTTPDNSServer
 @testable import HTTPDNSSystem
 

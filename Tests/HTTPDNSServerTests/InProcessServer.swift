@@ -5,6 +5,7 @@ import HTTPDNSTestSupport
 import Synchronization
 import Testing
 
+@testable import HTTPDNSRPC
 @testable import HTTPDNSServer
 @testable import HTTPDNSSystem
 

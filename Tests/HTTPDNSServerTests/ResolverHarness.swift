@@ -3,6 +3,7 @@ import HTTPDNSProtocol
 import HTTPDNSTestSupport
 import Testing
 
+@testable import HTTPDNSRPC
 @testable import HTTPDNSServer
 @testable import HTTPDNSSystem
 

@@ -33,7 +33,7 @@ struct TurnQueues: OptionSet {
 /// still answered before the close. A peer that is gone entirely (EPOLLHUP, which epoll reports
 /// whatever the interest) is dropped from epoll at once: of its requests only those with effects
 /// run (`Method.hasEffects`), their answers go nowhere, and the loop never spins on it.
-final class Connection: EventHandler {
+@usableFromInline final class Connection: EventHandler {
     /// Write pieces of streamed answers while less than this is unsent.
     static let lowWater = 32 << 10
     /// About this much per piece of a streamed answer.
@@ -53,7 +53,7 @@ final class Connection: EventHandler {
     /// calls it borrowed (`onServer`), because a call through `server` (as through an
     /// `unowned(unsafe)` reference) retains it and releases it after, several times a request.
     private let borrowedServer: Unmanaged<RPCServer>
-    var server: RPCServer { borrowedServer.takeUnretainedValue() }
+    @usableFromInline var server: RPCServer { borrowedServer.takeUnretainedValue() }
 
     private var state = ConnectionState()
     var queued: TurnQueues = []
@@ -113,7 +113,7 @@ final class Connection: EventHandler {
 
     // MARK: events
 
-    func handleEvents(_ events: UInt32) {
+    @usableFromInline func handleEvents(_ events: UInt32) {
         guard !state.isClosed else { return }
         if events & (EpollEvents.readable | EpollEvents.hangUp | EpollEvents.error) != 0 && state.mayRead {
             read()
@@ -262,7 +262,7 @@ final class Connection: EventHandler {
 
     /// Charges work to this connection's and its uid's shares of the turn (a method charges what
     /// it found it needed through `Reply.charge`).
-    func charge(_ units: Int) {
+    @usableFromInline func charge(_ units: Int) {
         onServer { $0.admission.charge(&budget, units) }
     }
 
@@ -389,7 +389,7 @@ final class Connection: EventHandler {
     }
 
     /// A request's outcome: counts it out of flight and writes its response where it goes.
-    func complete(_ responder: Responder, encode: (inout JSONOutput) -> Void) {
+    @usableFromInline func complete(_ responder: Responder, encode: (inout JSONOutput) -> Void) {
         guard answered() else { return }
         if let batch = responder.batch {
             var part: BatchResponse.Part?
