@@ -68,15 +68,10 @@ let package = Package(
             name: "HTTPDNSFleet",
             dependencies: ["HTTPDNSProtocol", "HTTPDNSCore", "HTTPDNSSystem", "HTTPDNSRedis", "HTTPDNSSodium"],
             swiftSettings: strictSettings),
-        // The RPC transport: the listener, connections, framing, turns, answer sources and the
-        // method table, asking Core's Admission; no service and no wiring.
-        .target(
-            name: "HTTPDNSRPC", dependencies: ["HTTPDNSProtocol", "HTTPDNSCore", "HTTPDNSSystem"],
-            swiftSettings: requestPathSettings),
         .target(
             name: "HTTPDNSServer",
             dependencies: [
-                "HTTPDNSProtocol", "HTTPDNSCore", "HTTPDNSSystem", "HTTPDNSSystemd", "HTTPDNSRPC",
+                "HTTPDNSProtocol", "HTTPDNSCore", "HTTPDNSSystem", "HTTPDNSSystemd",
                 "HTTPDNSPSL", "HTTPDNSIDNA", "HTTPDNSCurl", "HTTPDNSStore", "HTTPDNSFleet", "HTTPDNSSodium",
                 "HTTPDNSCrypto", "CHTTPDNSHostsMap",
             ],
@@ -184,7 +179,7 @@ let package = Package(
             name: "HTTPDNSServerTests",
             dependencies: [
                 "HTTPDNSTestSupport", "HTTPDNSClient", "HTTPDNSCore", "HTTPDNSProtocol", "HTTPDNSRedis",
-                "HTTPDNSRPC", "HTTPDNSServer", "HTTPDNSStore",
+                "HTTPDNSServer", "HTTPDNSStore",
                 "HTTPDNSSystem",
                 "httpdnsd", "httpdnsctl",
             ],

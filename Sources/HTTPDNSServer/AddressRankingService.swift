@@ -1,6 +1,5 @@
 import HTTPDNSCore
 import HTTPDNSProtocol
-import HTTPDNSRPC
 import HTTPDNSSystem
 
 /// `RankPorts=` on the loop thread: hands every successful resolve reply to the

@@ -2,7 +2,6 @@ import HTTPDNSCore
 import HTTPDNSFleet
 import HTTPDNSIDNA
 import HTTPDNSProtocol
-import HTTPDNSRPC
 import HTTPDNSStore
 import HTTPDNSSystem
 

@@ -1,6 +1,5 @@
 import HTTPDNSCore
 import HTTPDNSProtocol
-import HTTPDNSRPC
 
 /// A result `{"MEMBER":[…]}` written a few elements at a time from a snapshot (the elements share
 /// their strings with what they were copied from): `listCookies`' cookies, `showCache`'s entries.

@@ -1,5 +1,4 @@
 import HTTPDNSCore
-import HTTPDNSRPC
 import HTTPDNSStore
 import HTTPDNSSystem
 

@@ -3,7 +3,6 @@ import HTTPDNSCore
 import HTTPDNSFleet
 import HTTPDNSPSL
 import HTTPDNSProtocol
-import HTTPDNSRPC
 import HTTPDNSStore
 import HTTPDNSSystem
 import HTTPDNSSystemd

@@ -1,7 +1,6 @@
 import HTTPDNSCore
 import HTTPDNSFleet
 import HTTPDNSProtocol
-import HTTPDNSRPC
 import HTTPDNSStore
 import HTTPDNSSystem
 

@@ -1,5 +1,4 @@
 import HTTPDNSProtocol
-import HTTPDNSRPC
 
 /// An `importCookies` run a slice at a time (`SlicedWork`): the text cut at line ends into
 /// slices of at most `linesPerSlice` lines and about `bytesPerSlice` bytes, each imported and

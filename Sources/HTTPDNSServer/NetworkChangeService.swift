@@ -1,6 +1,5 @@
 import HTTPDNSCore
 import HTTPDNSProtocol
-import HTTPDNSRPC
 import HTTPDNSSystem
 
 /// Carries out what the `NetworkChangeMachine` decides about the kernel's address and route

@@ -1,6 +1,5 @@
 import HTTPDNSCore
 import HTTPDNSProtocol
-import HTTPDNSRPC
 import HTTPDNSSystem
 
 /// What the daemon counts and who watches it: the counters behind `statistics` and `metrics`,

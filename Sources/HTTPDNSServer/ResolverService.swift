@@ -1,7 +1,6 @@
 import HTTPDNSCore
 import HTTPDNSFleet
 import HTTPDNSProtocol
-import HTTPDNSRPC
 import HTTPDNSStore
 import HTTPDNSSystem
 
@@ -284,7 +283,7 @@ final class ResolverService {
     private var serviceAddressFile: String? { stateDirectory.map { $0 + "/" + ServiceAddressFile.name } }
 
     /// Whether `uid` may see and steer what every user shares (the cache, the counters).
-    static func isPrivileged(_ uid: UInt32) -> Bool { CallContext.isPrivileged(uid) }
+    static func isPrivileged(_ uid: UInt32) -> Bool { uid == 0 || uid == ProcessEnvironment.effectiveUserID }
 
     /// `showCache`: every entry for root and the daemon's user; for others the entries of the
     /// names they were handed addresses for (what another user asks is not theirs to see).

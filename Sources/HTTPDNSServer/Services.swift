@@ -2,7 +2,6 @@ import HTTPDNSCore
 import HTTPDNSFleet
 import HTTPDNSPSL
 import HTTPDNSProtocol
-import HTTPDNSRPC
 import HTTPDNSStore
 import HTTPDNSSystem
 
@@ -353,7 +352,7 @@ extension Services {
         }
         let seesAll = ResolverService.isPrivileged(uid)
         let result = MonitorResult(scope: seesAll ? "all" : "own", queueLimit: MonitorSubscription.queueLimit)
-        guard let id = reply.id else { return reply(.success(result)) }
+        guard let id = reply.responder.id else { return reply(.success(result)) }
         var answer = JSONOutput()
         RPCEncoder.writeResult(result, id: id, to: &answer)
         answer.append(0x0A)

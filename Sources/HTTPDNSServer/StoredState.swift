@@ -1,6 +1,5 @@
 import HTTPDNSCore
 import HTTPDNSProtocol
-import HTTPDNSRPC
 import HTTPDNSSodium
 import HTTPDNSStore
 import HTTPDNSSystem

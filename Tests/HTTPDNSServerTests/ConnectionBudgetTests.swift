@@ -5,7 +5,6 @@ import HTTPDNSSystem
 import HTTPDNSTestSupport
 import Testing
 
-@testable import HTTPDNSRPC
 @testable import HTTPDNSServer
 
 /// Work per turn by cost, whatever the framing; answers streamed as the client reads; memory

@@ -1,7 +1,6 @@
 import HTTPDNSCore
 import Testing
 
-@testable import HTTPDNSRPC
 @testable import HTTPDNSServer
 
 /// The connection's life as a value: events in, what to do out.

@@ -4,7 +4,6 @@ import HTTPDNSStore
 import HTTPDNSTestSupport
 import Testing
 
-@testable import HTTPDNSRPC
 @testable import HTTPDNSServer
 @testable import HTTPDNSSystem
 

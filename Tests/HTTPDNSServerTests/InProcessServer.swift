@@ -5,7 +5,6 @@ import HTTPDNSTestSupport
 import Synchronization
 import Testing
 
-@testable import HTTPDNSRPC
 @testable import HTTPDNSServer
 @testable import HTTPDNSSystem
 

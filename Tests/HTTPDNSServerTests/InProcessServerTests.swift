@@ -6,7 +6,6 @@ import HTTPDNSTestSupport
 import Synchronization
 import Testing
 
-@testable import HTTPDNSRPC
 @testable import HTTPDNSServer
 @testable import HTTPDNSSystem
 

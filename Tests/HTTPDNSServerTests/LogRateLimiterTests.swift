@@ -4,7 +4,6 @@ import HTTPDNSTestSupport
 import Synchronization
 import Testing
 
-@testable import HTTPDNSRPC
 @testable import HTTPDNSServer
 
 /// Log lines are rate-limited per cause: one line per cause per interval, the next one written

@@ -3,7 +3,6 @@ import HTTPDNSProtocol
 import HTTPDNSTestSupport
 import Testing
 
-@testable import HTTPDNSRPC
 @testable import HTTPDNSServer
 
 /// `OnNetworkChange=` in-process: the resolver service on a manual clock, kernel events handed to

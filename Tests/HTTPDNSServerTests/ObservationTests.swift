@@ -4,7 +4,6 @@ import HTTPDNSSystem
 import HTTPDNSTestSupport
 import Testing
 
-@testable import HTTPDNSRPC
 @testable import HTTPDNSServer
 
 /// The counters behind `statistics` and `metrics`, and the `monitor` subscriptions' queues, in

@@ -5,7 +5,6 @@ import HTTPDNSProtocol
 import HTTPDNSTestSupport
 import Testing
 
-@testable import HTTPDNSRPC
 @testable import HTTPDNSServer
 
 /// A reloaded configuration's server limits, taken by the running server on the manual clock:

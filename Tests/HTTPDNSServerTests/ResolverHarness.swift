@@ -3,7 +3,6 @@ import HTTPDNSProtocol
 import HTTPDNSTestSupport
 import Testing
 
-@testable import HTTPDNSRPC
 @testable import HTTPDNSServer
 @testable import HTTPDNSSystem
 

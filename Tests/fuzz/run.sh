@@ -47,24 +47,20 @@ protocol=("$root"/Sources/HTTPDNSProtocol/*.swift)
 url=("$root"/Sources/HTTPDNSURL/*.swift)
 collections=("$root"/Sources/HTTPDNSCollections/*.swift)
 mapfile -t core < <(find "$root/Sources/HTTPDNSCore" -name '*.swift' | sort)
-# The transport's answer sources, alone (they need only the protocol): a module named as the
-# transport's, which the streamed answers import.
-rpc=("$root/Sources/HTTPDNSRPC/AnswerSource.swift")
 # The scanner's agreement check is shared with the protocol's seeded fuzz test; the jar's targets use
 # the tests' ASCII domain rules in place of libpsl; the streamed answers and the RESP reader are
 # compiled in from the server's and the Redis owner's sources (they need nothing else); so are the rtnetlink
 # parser and the test support's message builder.
 harness=("$here"/*.swift "$root/Tests/HTTPDNSProtocolTests/RequestAgreement.swift"
     "$root/Sources/HTTPDNSTestSupport/BasicDomainRules.swift"
-    "$root/Sources/HTTPDNSServer/CookieStreams.swift"
+    "$root/Sources/HTTPDNSServer/AnswerSource.swift" "$root/Sources/HTTPDNSServer/CookieStreams.swift"
     "$root/Sources/HTTPDNSRedis/RESPReader.swift" "$root/Sources/HTTPDNSRedis/RedisReply.swift"
     "$root/Sources/HTTPDNSServer/RouteNetlinkParser.swift" "$root/Sources/HTTPDNSTestSupport/RouteNetlinkMessages.swift")
-if [ ! -x "$fuzzer" ] || [ -n "$(find "${protocol[@]}" "${url[@]}" "${collections[@]}" "${core[@]}" "${rpc[@]}" "${harness[@]}" "$0" -newer "$fuzzer" | head -1)" ]; then
+if [ ! -x "$fuzzer" ] || [ -n "$(find "${protocol[@]}" "${url[@]}" "${collections[@]}" "${core[@]}" "${harness[@]}" "$0" -newer "$fuzzer" | head -1)" ]; then
     mkdir -p "$build/module"
     started=$(date +%s)
     flags=(-swift-version 6 -parse-as-library -O -gline-tables-only -sanitize=fuzzer,address
-        -enable-upcoming-feature ExistentialAny -enable-upcoming-feature MemberImportVisibility -I "$build/module"
-        -package-name httpdnsd)
+        -enable-upcoming-feature ExistentialAny -enable-upcoming-feature MemberImportVisibility -I "$build/module")
     # The modules are built for testing, so the targets reach their internals (@testable import).
     module() {
         local name=$1
@@ -78,11 +74,9 @@ if [ ! -x "$fuzzer" ] || [ -n "$(find "${protocol[@]}" "${url[@]}" "${collection
     module HTTPDNSURL "${url[@]}"
     module HTTPDNSCollections "${collections[@]}"
     module HTTPDNSCore "${core[@]}"
-    module HTTPDNSRPC "${rpc[@]}"
     swiftc "${flags[@]}" -use-ld=lld -module-name HTTPDNSFuzz "${harness[@]}" \
         "$build/module/HTTPDNSProtocol.o" "$build/module/HTTPDNSURL.o" \
-        "$build/module/HTTPDNSCollections.o" "$build/module/HTTPDNSCore.o" "$build/module/HTTPDNSRPC.o" \
-        -o "$fuzzer.tmp"
+        "$build/module/HTTPDNSCollections.o" "$build/module/HTTPDNSCore.o" -o "$fuzzer.tmp"
     mv "$fuzzer.tmp" "$fuzzer"
     echo "built $fuzzer in $(($(date +%s) - started)) s"
     cd "$root"

@@ -1,7 +1,7 @@
 import HTTPDNSProtocol
 
 /// How far an `AnswerSource` got in one call.
-package enum AnswerProgress: Equatable {
+enum AnswerProgress: Equatable {
     /// More is to come: call again once the client has read what was written.
     case more
     /// Everything is written.
@@ -18,7 +18,7 @@ package enum AnswerProgress: Equatable {
 /// The connection asks for the next piece whenever little of its output is left unsent and its
 /// share of the turn's work lasts (each piece is charged to the caller's uid), so a client that
 /// does not read holds one piece and one that reads at full speed gets everything, at any size.
-package protocol AnswerSource: AnyObject {
+protocol AnswerSource: AnyObject {
     /// Writes the next piece, about `budget` bytes (at least one element, so every call moves on).
     func writeNext(to out: inout JSONOutput, budget: Int) -> AnswerProgress
     /// Bytes of memory held for what is still to be written, charged to the caller's uid.
@@ -29,12 +29,12 @@ package protocol AnswerSource: AnyObject {
 }
 
 extension AnswerSource {
-    package func attach(wake: @escaping () -> Void) {}
+    func attach(wake: @escaping () -> Void) {}
 }
 
 /// A method's result that is written in pieces: its JSON value only (the response around it is
 /// `StreamedResponse`'s).
-package protocol ResultStream: AnyObject {
+protocol ResultStream: AnyObject {
     /// Writes the next part of the value, about `budget` bytes; true once the value is complete.
     func writeNext(to out: inout JSONOutput, budget: Int) -> Bool
     /// Bytes of memory the snapshot behind it holds.
@@ -45,7 +45,7 @@ package protocol ResultStream: AnyObject {
 }
 
 extension ResultStream {
-    package var preparationUnits: Int { 0 }
+    var preparationUnits: Int { 0 }
 }
 
 /// One response whose result streams: `{"jsonrpc":"2.0","id":…,"result":`, the result's

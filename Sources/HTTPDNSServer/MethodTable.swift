@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSIDNA
 import HTTPDNSProtocol
 import HTTPDNSSystem
 
@@ -15,53 +16,43 @@ public struct CallContext: Sendable {
         self.connectionID = connectionID
         self.account = account ?? peer.uid
     }
-
-    /// Root and the daemon's own user, who may call the privileged methods and see everyone's
-    /// cache entries.
-    public static func isPrivileged(_ uid: UInt32) -> Bool { uid == 0 || uid == ProcessEnvironment.effectiveUserID }
 }
 
 /// Delivers a method's outcome; called exactly once, now or later, on the loop thread.
 ///
 /// A value over the request's `Responder` rather than a closure: a closure is a heap context
-/// for every request, and most are answered before `dispatch` returns. Inlinable, as what it
-/// calls: the services' module specializes each method's answer as it did in one module.
-package struct Reply<Result: MethodResult> {
-    @usableFromInline let responder: Responder
+/// for every request, and most are answered before `dispatch` returns.
+struct Reply<Result: MethodResult> {
+    let responder: Responder
 
-    @usableFromInline init(responder: Responder) { self.responder = responder }
-
-    @inlinable package func callAsFunction(_ outcome: consuming Swift.Result<Result, RPCError>) {
+    func callAsFunction(_ outcome: consuming Swift.Result<Result, RPCError>) {
         responder.reply(outcome)
     }
 
     /// Charges the caller's uid for work the request turned out to need.
-    @inlinable package func charge(_ units: Int) {
+    func charge(_ units: Int) {
         responder.connection.charge(units)
     }
 
     /// Whether anyone reads the answer: false for a notification, whose answer is dropped (a
     /// method without side effects may skip its work; its cost is charged all the same).
-    @inlinable package var isRead: Bool { responder.id != nil }
-
-    /// The request's id (nil for a notification).
-    package var id: RPCID? { responder.id }
+    var isRead: Bool { responder.id != nil }
 
     /// Answers with a result written as the client reads it (a large one: `listCookies`,
     /// `exportCookies`); its snapshot is charged to the caller's uid until it is written.
-    package func stream(_ result: some ResultStream) {
+    func stream(_ result: some ResultStream) {
         responder.stream(result)
     }
 
     /// Answers with what `source` writes as it has it, a line at a time, for as long as the
     /// connection lives (a subscription: the request is answered, the source goes on).
-    package func open(_ source: some AnswerSource) {
+    func open(_ source: some AnswerSource) {
         responder.open(source)
     }
 }
 
 /// Who may call a method.
-package enum MethodAccess {
+enum MethodAccess {
     case anyone
     /// Only root and the daemon's own user; `what` finishes "only root or the daemon's user may ...".
     case privileged(_ what: String)
@@ -73,30 +64,17 @@ package enum MethodAccess {
 ///
 /// A handler either throws before replying or replies (once), never both. Params are read before
 /// the call, so handlers never see a `Params`.
-package struct MethodTable {
-    @usableFromInline struct Binding {
+struct MethodTable {
+    private struct Binding {
         let run: (Params, CallContext, Responder) throws(RPCError) -> Void
         let workUnits: (CallContext) -> Int
         let access: MethodAccess
-
-        @usableFromInline
-        init(
-            run: @escaping (Params, CallContext, Responder) throws(RPCError) -> Void,
-            workUnits: @escaping (CallContext) -> Int, access: MethodAccess
-        ) {
-            self.run = run
-            self.workUnits = workUnits
-            self.access = access
-        }
     }
 
-    @usableFromInline var bindings: [Binding?] = Array(repeating: nil, count: Method.allCases.count)
-
-    package init() {}
+    private var bindings: [Binding?] = Array(repeating: nil, count: Method.allCases.count)
 
     /// Binds `method` to `handler`, its params read by their type.
-    @inlinable
-    package mutating func bind<P: MethodParams, R: MethodResult>(
+    mutating func bind<P: MethodParams, R: MethodResult>(
         _ method: Method, access: MethodAccess = .anyone, workUnits: @escaping (CallContext) -> Int = { _ in 0 },
         _ handler: @escaping (P, CallContext, Reply<R>) throws(RPCError) -> Void
     ) {
@@ -108,8 +86,7 @@ package struct MethodTable {
     /// Binds `method` to `handler`, its params (of the declared type `declared`) read by `read`: a
     /// reader that parses a member from the request's bytes before anything can outlive them.
     /// `paramsWorkUnits` charges what the params read say the run costs (before it runs).
-    @inlinable
-    package mutating func bind<P: MethodParams, Query, R: MethodResult>(
+    mutating func bind<P: MethodParams, Query, R: MethodResult>(
         _ method: Method, declared: P.Type, reading read: @escaping (Params) throws(RPCError) -> Query,
         paramsWorkUnits: @escaping (borrowing Query) -> Int = { _ in 0 }, access: MethodAccess = .anyone,
         workUnits: @escaping (CallContext) -> Int = { _ in 0 },
@@ -129,7 +106,7 @@ package struct MethodTable {
     }
 
     /// Whether `method` is bound here.
-    package func serves(_ method: Method) -> Bool { bindings[method.ordinal] != nil }
+    func serves(_ method: Method) -> Bool { bindings[method.ordinal] != nil }
 
     /// Runs one request. `params` (possibly over the request's bytes) is read here, before anything
     /// can outlive them.
@@ -138,7 +115,7 @@ package struct MethodTable {
             return responder.fail(.methodNotFound(method.rawValue))
         }
         do throws(RPCError) {
-            if case .privileged(let what) = binding.access, !CallContext.isPrivileged(context.peer.uid) {
+            if case .privileged(let what) = binding.access, !ResolverService.isPrivileged(context.peer.uid) {
                 throw .permissionDenied("only root or the daemon's user may \(what)")
             }
             try binding.run(params, context, responder)
@@ -154,26 +131,36 @@ package struct MethodTable {
     }
 }
 
+/// getCookieHeader's params with the URL parsed from the request's bytes (a refusal: not a URL the
+/// jar serves, or an ambiguous one, refused by the method after every member was read).
+typealias CookieHeaderQuery = URLParams<GetCookieHeaderParams, Result<RequestURL, RequestURL.Refusal>>
+/// handleSetCookie's params, the same way.
+typealias SetCookieQuery = URLParams<HandleSetCookieParams, Result<RequestURL, RequestURL.Refusal>>
+
+extension URLParams where Members == HandleSetCookieParams {
+    /// A store costs with its cookies.
+    static func workUnits(_ query: borrowing Self) -> Int { WorkCost.cookiesStored(query.members.setCookie.count) }
+}
+
+extension URLParams where URLValue == Result<RequestURL, RequestURL.Refusal> {
+    /// Reads the params, the URL with the jar's parser.
+    static func read(_ params: Params) throws(RPCError) -> Self {
+        try Self(params) { RequestURL.parse(utf8: $0, toASCII: IDNA.urlDomainToASCII) }
+    }
+}
+
 /// Where one request's response goes: the connection's output, a slot of a batch, or nowhere
 /// (a notification, which still counts as in flight until its method replies).
-@usableFromInline struct Responder {
-    @usableFromInline let connection: Connection
+struct Responder {
+    let connection: Connection
     /// nil for a notification.
-    @usableFromInline let id: RPCID?
+    let id: RPCID?
     let batch: BatchResponse?
     let slot: Int
     /// nil for a method the daemon does not have.
-    @usableFromInline var method: Method? = nil
+    var method: Method? = nil
 
-    init(connection: Connection, id: RPCID?, batch: BatchResponse?, slot: Int, method: Method? = nil) {
-        self.connection = connection
-        self.id = id
-        self.batch = batch
-        self.slot = slot
-        self.method = method
-    }
-
-    @inlinable func reply<Result: MethodResult>(_ outcome: consuming Swift.Result<Result, RPCError>) {
+    func reply<Result: MethodResult>(_ outcome: consuming Swift.Result<Result, RPCError>) {
         // Switched on outside the encoding closure: inside it, the result was copied out of the
         // captured outcome (a retain of each of its strings and arrays, and their releases).
         switch consume outcome {
@@ -184,7 +171,7 @@ package struct MethodTable {
         }
     }
 
-    @usableFromInline func fail(_ error: RPCError) {
+    func fail(_ error: RPCError) {
         connection.server.requestCounts.failed(method, code: error.code.rawValue)
         connection.complete(self) { RPCEncoder.writeError(error, id: id ?? .null, to: &$0) }
     }

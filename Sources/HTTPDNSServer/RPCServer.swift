@@ -13,9 +13,9 @@ import HTTPDNSSystem
 /// Every connection charges its uid's account: the work it does in a turn, the memory it holds
 /// and the answers its client has not read; `admission` decides who connects, runs, waits or is
 /// refused, and this class and `Connection` do what it says.
-@usableFromInline package final class RPCServer: EventHandler {
-    package typealias Accept = (FileDescriptor) throws(SystemError) -> IOResult<FileDescriptor>
-    package typealias PeerCredentialsReader = (FileDescriptor) throws(SystemError) -> PeerCredentials
+final class RPCServer: EventHandler {
+    typealias Accept = (FileDescriptor) throws(SystemError) -> IOResult<FileDescriptor>
+    typealias PeerCredentialsReader = (FileDescriptor) throws(SystemError) -> PeerCredentials
 
     let loop: EventLoop
     /// The bounds, and what each connection and account holds against them.
@@ -26,13 +26,13 @@ import HTTPDNSSystem
     /// The request path's decoder, shared by the connections of this (single) loop thread.
     var scanner = RequestScanner()
     /// Memory all connections hold (see `UserLoad.memory`).
-    package var memory: Int { admission.memory }
+    var memory: Int { admission.memory }
     /// Counts loop turns: work credit is per turn.
     var turn: UInt64 { admission.turn }
     /// Long work run a slice per turn (`importCookies`).
-    package let slices: SlicedWork
+    let slices: SlicedWork
     /// Requests answered, by method and outcome (`metrics`).
-    @usableFromInline package internal(set) var requestCounts = RequestCounts()
+    var requestCounts = RequestCounts()
 
     private let listener: FileDescriptor
     private let logger: Logger
@@ -48,14 +48,14 @@ import HTTPDNSSystem
     private var sweepTimer: EventLoop.TimerID?
 
     /// The uid a peer uid's bounds are charged to (the owner of a subordinate uid).
-    package var accountOf: (UInt32) -> UInt32 = { $0 }
+    var accountOf: (UInt32) -> UInt32 = { $0 }
     /// Called whenever the last connection closes or the first one opens (idle tracking).
-    package var onConnectionCountChange: ((Int) -> Void)?
+    var onConnectionCountChange: ((Int) -> Void)?
     /// Called once, at the end of the first turn that sent output: work that would compete with
     /// the first answer waits for it.
-    package var afterFirstAnswer: (() -> Void)?
+    var afterFirstAnswer: (() -> Void)?
 
-    package init(
+    init(
         loop: EventLoop, listener: FileDescriptor, limits: ServerLimits, logger: Logger,
         accept: @escaping Accept = UnixSocket.accept,
         peerCredentials: @escaping PeerCredentialsReader = UnixSocket.peerCredentials
@@ -77,18 +77,18 @@ import HTTPDNSSystem
 
     deinit { readBuffer.deallocate() }
 
-    package var connectionCount: Int { connections.count }
+    var connectionCount: Int { connections.count }
 
     /// Users (accounts) with a connection or a request in flight, for `metrics`.
-    package var userCount: Int { admission.accountCount }
+    var userCount: Int { admission.accountCount }
 
     /// What one account holds (nil once it has no connection and nothing in flight).
     func load(of uid: UInt32) -> UserLoad? { admission.load(of: uid) }
 
     /// The methods this server runs.
-    package func serve(_ methods: MethodTable) { self.methods = methods }
+    func serve(_ methods: MethodTable) { self.methods = methods }
 
-    package func startListening() throws(SystemError) {
+    func startListening() throws(SystemError) {
         try loop.register(listener, events: EpollEvents.readable, handler: self)
         listening = true
     }
@@ -103,7 +103,7 @@ import HTTPDNSSystem
     /// Accepts at most `acceptsPerTurn` connections, then lets the turn go on: the listener is
     /// level-triggered, so the next turn takes the rest, and a peer that refills the backlog as
     /// fast as it is drained (connect and close in a loop) cannot keep the loop here.
-    @usableFromInline package func handleEvents(_ events: UInt32) {
+    func handleEvents(_ events: UInt32) {
         while admission.mayAccept() {
             guard listening else { return }
             let accepted: IOResult<FileDescriptor>
@@ -299,7 +299,7 @@ import HTTPDNSSystem
     /// A reloaded configuration's limits: new connections and requests meet them at once, open
     /// connections at their next line (a lower MaxConnections= closes none; a new MaxLineLength=
     /// applies to connections opened from now on, whose framer it sizes).
-    package func apply(_ limits: ServerLimits) {
+    func apply(_ limits: ServerLimits) {
         admission.apply(limits)
         if let timer = sweepTimer {
             loop.cancel(timer)
@@ -311,7 +311,7 @@ import HTTPDNSSystem
     // MARK: shutdown
 
     /// Stops accepting and lets every connection finish what it has read.
-    package func beginShutdown() {
+    func beginShutdown() {
         guard !isStopping else { return }
         isStopping = true
         if listening {
@@ -322,7 +322,7 @@ import HTTPDNSSystem
     }
 
     /// Closes whatever is left (after the shutdown grace period).
-    package func closeAll() {
+    func closeAll() {
         for connection in Array(connections.values) { connection.disconnect() }
     }
 }
@@ -332,14 +332,12 @@ extension RPCServer: Sendable {}
 
 /// Requests answered since start, by method and outcome: successes in an array (the request
 /// path), failures by error code (rare).
-@usableFromInline package struct RequestCounts {
-    package private(set) var succeeded = [Int](repeating: 0, count: Method.allCases.count)
+struct RequestCounts {
+    private(set) var succeeded = [Int](repeating: 0, count: Method.allCases.count)
     /// Keyed by method (nil: a method the daemon does not have), then error code.
-    package private(set) var failed: [Method?: [Int: Int]] = [:]
+    private(set) var failed: [Method?: [Int: Int]] = [:]
 
-    @usableFromInline mutating func succeeded(_ method: Method) { succeeded[method.ordinal] += 1 }
+    mutating func succeeded(_ method: Method) { succeeded[method.ordinal] += 1 }
 
-    @usableFromInline mutating func failed(_ method: Method?, code: Int) {
-        failed[method, default: [:]][code, default: 0] += 1
-    }
+    mutating func failed(_ method: Method?, code: Int) { failed[method, default: [:]][code, default: 0] += 1 }
 }

@@ -3,9 +3,9 @@ import HTTPDNSSystem
 /// Work too long for one turn (a large `importCookies`), run a slice per turn between the
 /// connections' turns, each slice charged to the uid that asked for it: the uid's work credit
 /// bounds how much of every turn its slices take, and a uid without credit waits for the next.
-package final class SlicedWork {
+final class SlicedWork {
     /// What a slice did: more to come, or done; and what it cost, in work units.
-    package enum Outcome: Equatable {
+    enum Outcome: Equatable {
         case more(units: Int)
         case done(units: Int)
     }
@@ -29,13 +29,13 @@ package final class SlicedWork {
 
     /// Runs `slice` once per turn, from the next one, until it says it is done; its work is
     /// charged to the account `uid` (`CallContext.account`).
-    package func run(for uid: UInt32, _ slice: @escaping () -> Outcome) {
+    func run(for uid: UInt32, _ slice: @escaping () -> Outcome) {
         jobs.append(Job(uid: uid, slice: slice))
         schedule()
     }
 
     /// Slices still to run.
-    package var pendingCount: Int { jobs.count }
+    var pendingCount: Int { jobs.count }
 
     private func runTurn() {
         let current = jobs

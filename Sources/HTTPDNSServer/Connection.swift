@@ -33,7 +33,7 @@ struct TurnQueues: OptionSet {
 /// still answered before the close. A peer that is gone entirely (EPOLLHUP, which epoll reports
 /// whatever the interest) is dropped from epoll at once: of its requests only those with effects
 /// run (`Method.hasEffects`), their answers go nowhere, and the loop never spins on it.
-@usableFromInline final class Connection: EventHandler {
+final class Connection: EventHandler {
     /// Write pieces of streamed answers while less than this is unsent.
     static let lowWater = 32 << 10
     /// About this much per piece of a streamed answer.
@@ -53,7 +53,7 @@ struct TurnQueues: OptionSet {
     /// calls it borrowed (`onServer`), because a call through `server` (as through an
     /// `unowned(unsafe)` reference) retains it and releases it after, several times a request.
     private let borrowedServer: Unmanaged<RPCServer>
-    @usableFromInline var server: RPCServer { borrowedServer.takeUnretainedValue() }
+    var server: RPCServer { borrowedServer.takeUnretainedValue() }
 
     private var state = ConnectionState()
     var queued: TurnQueues = []
@@ -113,7 +113,7 @@ struct TurnQueues: OptionSet {
 
     // MARK: events
 
-    @usableFromInline func handleEvents(_ events: UInt32) {
+    func handleEvents(_ events: UInt32) {
         guard !state.isClosed else { return }
         if events & (EpollEvents.readable | EpollEvents.hangUp | EpollEvents.error) != 0 && state.mayRead {
             read()
@@ -262,7 +262,7 @@ struct TurnQueues: OptionSet {
 
     /// Charges work to this connection's and its uid's shares of the turn (a method charges what
     /// it found it needed through `Reply.charge`).
-    @usableFromInline func charge(_ units: Int) {
+    func charge(_ units: Int) {
         onServer { $0.admission.charge(&budget, units) }
     }
 
@@ -389,7 +389,7 @@ struct TurnQueues: OptionSet {
     }
 
     /// A request's outcome: counts it out of flight and writes its response where it goes.
-    @usableFromInline func complete(_ responder: Responder, encode: (inout JSONOutput) -> Void) {
+    func complete(_ responder: Responder, encode: (inout JSONOutput) -> Void) {
         guard answered() else { return }
         if let batch = responder.batch {
             var part: BatchResponse.Part?
