@@ -247,7 +247,9 @@ final class MonitorHub {
 
     /// Whether any subscription sees `uid`'s events (cheap when nobody watches).
     func isWatching(uid: UInt32) -> Bool {
-        watchingAll.contains { $0.subscription != nil } || watchingUID[uid]?.contains { $0.subscription != nil } == true
+        if watchingAll.isEmpty && watchingUID.isEmpty { return false }
+        return watchingAll.contains { $0.subscription != nil }
+            || watchingUID[uid]?.contains { $0.subscription != nil } == true
     }
 
     /// Encodes the event (its line, without the newline) once and offers it to every
