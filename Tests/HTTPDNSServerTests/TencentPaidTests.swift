@@ -180,20 +180,26 @@ struct TencentPaidTests {
         try
             "[Resolver]\nUpstream=tencent http://127.0.0.1:9\nRoute=tencent example.com\nTencentAuthId=1\nTencentKeyFile=\(keyFile)\n"
             .write(toFile: config, atomically: true, encoding: .utf8)
-        let httpdnsd = BuiltProducts.path("httpdnsd")
-        let good = try runCommand(httpdnsd, ["--check-config", config])
-        #expect(good.status == 0 && good.stderr.contains("configuration OK"), "\(good.stderr)")
-
-        chmod(keyFile, 0o644)
-        let exposed = try runCommand(httpdnsd, ["--check-config", config])
-        #expect(exposed.status == 78 && exposed.stderr.contains("other users may access it"), "\(exposed.stderr)")
-        #expect(!exposed.stderr.contains(Self.desKey))
+        try Self.expectCheckConfigGuardsTheKeyFile(config, keyFile: keyFile, key: Self.desKey)
 
         try (Self.aesKey + "\n").write(toFile: keyFile, atomically: true, encoding: .utf8)
         chmod(keyFile, 0o600)
-        let long = try runCommand(httpdnsd, ["--check-config", config])
+        let long = try runCommand(BuiltProducts.path("httpdnsd"), ["--check-config", config])
         #expect(long.status == 78 && long.stderr.contains("a DES key is 8 bytes, this one is 16"), "\(long.stderr)")
         #expect(!long.stderr.contains(Self.aesKey))
+    }
+
+    /// `--check-config` of `config` passes while `keyFile` is private, and refuses it without
+    /// showing `key` once other users may read it (the file is left private again).
+    static func expectCheckConfigGuardsTheKeyFile(_ config: String, keyFile: String, key: String) throws {
+        let httpdnsd = BuiltProducts.path("httpdnsd")
+        let good = try runCommand(httpdnsd, ["--check-config", config])
+        #expect(good.status == 0 && good.stderr.contains("configuration OK"), "\(good.stderr)")
+        chmod(keyFile, 0o644)
+        defer { chmod(keyFile, 0o600) }
+        let exposed = try runCommand(httpdnsd, ["--check-config", config])
+        #expect(exposed.status == 78 && exposed.stderr.contains("other users may access it"), "\(exposed.stderr)")
+        #expect(!exposed.stderr.contains(key))
     }
 
     // MARK: helpers

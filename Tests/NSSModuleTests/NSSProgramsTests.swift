@@ -97,14 +97,20 @@ struct NSSProgramsTests {
         let setup = try Setup(
             config: "[Resolver]\nUpstream=tencent http://127.0.0.1:\(fake.port)\nRoute=tencent nss.test\n"
                 + "DefaultRoute=tencent\nTencentAuthId=77\nTencentKey=nss-des8\n")
-        let space = try setup.namespace("httpdns [!UNAVAIL=return] files", hosts: "127.0.0.77 mirror.example.test\n")
-        let alpha = try space.run("getent", ["ahostsv4", "alpha.nss.test"])
-        #expect(Self.rows(alpha).first == ["127.0.0.21", "STREAM", "alpha.nss.test"], "\(alpha.stdout)\(alpha.stderr)")
-        let mirror = try space.run("getent", ["ahosts", "mirror.example.test"])
-        #expect(Self.rows(mirror).first == ["127.0.0.77", "STREAM", "mirror.example.test"], "\(mirror.stdout)")
+        try Self.expectTheRoutedNameFromTheDaemonAndTheOtherFromFiles(setup)
         let requests = fake.requests
         #expect(requests.map(\.names) == [["alpha.nss.test"]], "\(requests.map(\.names))")
         #expect(requests.allSatisfy { $0.alg == "des" && $0.status == 200 })
+    }
+
+    /// Under `hosts: httpdns [!UNAVAIL=return] files`, the routed alpha.nss.test comes from the
+    /// daemon (127.0.0.21) and mirror.example.test, outside the routes, from /etc/hosts.
+    static func expectTheRoutedNameFromTheDaemonAndTheOtherFromFiles(_ setup: Setup) throws {
+        let space = try setup.namespace("httpdns [!UNAVAIL=return] files", hosts: "127.0.0.77 mirror.example.test\n")
+        let alpha = try space.run("getent", ["ahostsv4", "alpha.nss.test"])
+        #expect(rows(alpha).first == ["127.0.0.21", "STREAM", "alpha.nss.test"], "\(alpha.stdout)\(alpha.stderr)")
+        let mirror = try space.run("getent", ["ahosts", "mirror.example.test"])
+        #expect(rows(mirror).first == ["127.0.0.77", "STREAM", "mirror.example.test"], "\(mirror.stdout)")
     }
 
     /// Alibaba v2 with the AES key (m=2) through the NSS module: the routed name is answered from
@@ -118,11 +124,7 @@ struct NSSProgramsTests {
         let setup = try Setup(
             config: "[Resolver]\nUpstream=alibaba http://127.0.0.1:\(fake.port)/139450\nRoute=alibaba nss.test\n"
                 + "DefaultRoute=alibaba\nAlibabaAPI=v2\nSecretKey=\(secret)\nAlibabaAESKey=\(aesKey)\n")
-        let space = try setup.namespace("httpdns [!UNAVAIL=return] files", hosts: "127.0.0.77 mirror.example.test\n")
-        let alpha = try space.run("getent", ["ahostsv4", "alpha.nss.test"])
-        #expect(Self.rows(alpha).first == ["127.0.0.21", "STREAM", "alpha.nss.test"], "\(alpha.stdout)\(alpha.stderr)")
-        let mirror = try space.run("getent", ["ahosts", "mirror.example.test"])
-        #expect(Self.rows(mirror).first == ["127.0.0.77", "STREAM", "mirror.example.test"], "\(mirror.stdout)")
+        try Self.expectTheRoutedNameFromTheDaemonAndTheOtherFromFiles(setup)
         let requests = fake.requests
         #expect(requests.map(\.names) == [["alpha.nss.test"]], "\(requests.map(\.query))")
         #expect(requests.allSatisfy { $0.query["m"] == "2" && $0.code == "success" })
