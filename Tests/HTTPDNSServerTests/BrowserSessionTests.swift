@@ -423,9 +423,15 @@ struct BrowserSessionTests {
             running.signal(SIGTERM)
             if running.wait(timeout: 15) == nil { running.signal(SIGKILL) }
         }
+        // Chromium writes the port, then the path: read it once both lines are there.
         let portFile = profile + "/DevToolsActivePort"
-        #expect(eventually(30, every: 50) { Files.exists(portFile) || !running.isRunning }, "no DevToolsActivePort")
-        let lines = try String(contentsOfFile: portFile, encoding: .utf8).split(separator: "\n")
+        var lines: [Substring] = []
+        #expect(
+            eventually(30, every: 50) {
+                lines = ((try? String(contentsOfFile: portFile, encoding: .utf8)) ?? "").split(separator: "\n")
+                return lines.count >= 2 || !running.isRunning
+            }, "no DevToolsActivePort")
+        try #require(lines.count >= 2, "DevToolsActivePort holds \(lines)")
         let endpoint = "ws://127.0.0.1:\(lines[0])\(lines[1])"
 
         let attachLog = fixture.directory.file("attach.log")
