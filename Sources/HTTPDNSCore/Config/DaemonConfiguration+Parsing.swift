@@ -698,9 +698,7 @@ struct ConfigurationParser {
             for name in list {
                 used.insert(name)
                 guard !known.contains(name) else { continue }
-                var message = "no upstream is named \"\(name)\" (the upstreams: \(known.joined(separator: ", ")))"
-                if let match = NameSuggestion.closest(to: name, among: known) { message += " (did you mean \(match)?)" }
-                errors.append(ConfigError(path: path, line: line, key: key, message: message))
+                refuseUnknownUpstream(name, among: known, line: line, key: key)
             }
         }
         refuseRepeatedDomains(routes.map { ($0.route.domains, $0.line) }, key: "Route") { domain, first in
@@ -717,55 +715,66 @@ struct ConfigurationParser {
         }
     }
 
+    /// A `key=` line at `line` names `name`, which no upstream is: the error lists them and
+    /// suggests the closest.
+    private mutating func refuseUnknownUpstream(_ name: String, among known: [String], line: Int, key: String) {
+        var message = "no upstream is named \"\(name)\" (the upstreams: \(known.joined(separator: ", ")))"
+        if let match = NameSuggestion.closest(to: name, among: known) { message += " (did you mean \(match)?)" }
+        errors.append(ConfigError(path: path, line: line, key: key, message: message))
+    }
+
     /// Gives each upstream named by `ClientIP=` and `SDNS=` lines those parameters; an upstream
     /// whose kind cannot carry them, or one named twice, is refused.
     private mutating func finishQueryParameters() {
         let upstreams = configuration.resolver.upstreams
-        func index(of name: String, line: Int, key: String) -> Int? {
-            if let index = upstreams.firstIndex(where: { $0.name == name }) { return index }
-            let known = upstreams.map(\.name)
-            var message = "no upstream is named \"\(name)\" (the upstreams: \(known.joined(separator: ", ")))"
-            if let match = NameSuggestion.closest(to: name, among: known) { message += " (did you mean \(match)?)" }
-            errors.append(ConfigError(path: path, line: line, key: key, message: message))
-            return nil
+        /// The upstream a line gives parameters to, and whether it was refused (its kind takes
+        /// none, or it was given them already); nil when no upstream has the name.
+        func target(
+            _ name: String, line: Int, key: String, seen: inout Set<String>,
+            takes: (any UpstreamKindDescriptor) -> Bool, refusal: String, repeated: String
+        ) -> (index: Int, refused: Bool)? {
+            guard let index = upstreams.firstIndex(where: { $0.name == name }) else {
+                refuseUnknownUpstream(name, among: upstreams.map(\.name), line: line, key: key)
+                return nil
+            }
+            if !takes(upstreams[index].descriptor) {
+                conflict(line, key, refusal)
+                return (index, true)
+            }
+            if !seen.insert(name).inserted {
+                conflict(line, key, repeated)
+                return (index, true)
+            }
+            return (index, false)
         }
         var seen: Set<String> = []
         for (name, address, line) in clientIPs {
-            guard let index = index(of: name, line: line, key: "ClientIP") else { continue }
-            if !upstreams[index].descriptor.takesClientIP {
-                errors.append(
-                    ConfigError(
-                        code: .conflict, path: path, line: line, key: "ClientIP",
-                        message: "\(name) takes no client address (only alibaba and tencent upstreams do)"))
-            } else if !seen.insert(name).inserted {
-                errors.append(
-                    ConfigError(
-                        code: .conflict, path: path, line: line, key: "ClientIP",
-                        message: "\(name) has a client address already"))
-            }
+            guard
+                let (index, _) = target(
+                    name, line: line, key: "ClientIP", seen: &seen, takes: \.takesClientIP,
+                    refusal: "\(name) takes no client address (only alibaba and tencent upstreams do)",
+                    repeated: "\(name) has a client address already")
+            else { continue }
             configuration.resolver.upstreams[index].parameters.clientIP = address
         }
         seen = []
         for (name, parameters, line) in sdnsLines {
-            guard let index = index(of: name, line: line, key: "SDNS") else { continue }
-            if !upstreams[index].descriptor.takesSDNS {
-                errors.append(
-                    ConfigError(
-                        code: .conflict, path: path, line: line, key: "SDNS",
-                        message: "\(name) takes no SDNS parameters (only alibaba upstreams do)"))
-            } else if !seen.insert(name).inserted {
-                errors.append(
-                    ConfigError(
-                        code: .conflict, path: path, line: line, key: "SDNS",
-                        message: "\(name) has SDNS parameters already (give them all on one line)"))
-            } else if parameters.map({ "&\($0.name)=\($0.value)" }).joined().utf8.count > SDNSParameter.maxQueryBytes {
-                errors.append(
-                    ConfigError(
-                        code: .conflict, path: path, line: line, key: "SDNS",
-                        message: "the SDNS parameters are over \(SDNSParameter.maxQueryBytes) bytes"))
+            guard
+                let (index, refused) = target(
+                    name, line: line, key: "SDNS", seen: &seen, takes: \.takesSDNS,
+                    refusal: "\(name) takes no SDNS parameters (only alibaba upstreams do)",
+                    repeated: "\(name) has SDNS parameters already (give them all on one line)")
+            else { continue }
+            if !refused, parameters.map({ "&\($0.name)=\($0.value)" }).joined().utf8.count > SDNSParameter.maxQueryBytes
+            {
+                conflict(line, "SDNS", "the SDNS parameters are over \(SDNSParameter.maxQueryBytes) bytes")
             }
             configuration.resolver.upstreams[index].parameters.sdns = parameters
         }
+    }
+
+    private mutating func conflict(_ line: Int, _ key: String, _ message: String) {
+        errors.append(ConfigError(code: .conflict, path: path, line: line, key: key, message: message))
     }
 
     /// Warns when every name outside the routes would go to billed services only: each such
