@@ -237,32 +237,23 @@ final class MonitorHub {
         subscription.counted = true
         openByAccount[subscription.account, default: 0] += 1
         if subscription.seesAll {
-            watchingAll.removeAll { $0.subscription == nil }
             watchingAll.append(Weak(subscription: subscription))
         } else {
-            watchingUID[subscription.uid, default: []].removeAll { $0.subscription == nil }
             watchingUID[subscription.uid, default: []].append(Weak(subscription: subscription))
         }
     }
 
-    /// Whether any subscription sees `uid`'s events (cheap when nobody watches).
-    func isWatching(uid: UInt32) -> Bool {
-        if watchingAll.isEmpty && watchingUID.isEmpty { return false }
-        return watchingAll.contains { $0.subscription != nil }
-            || watchingUID[uid]?.contains { $0.subscription != nil } == true
-    }
+    /// Whether any subscription sees `uid`'s events (cheap when nobody watches): a gone one is
+    /// taken out as it goes, so the lists hold open ones only.
+    func isWatching(uid: UInt32) -> Bool { !watchingAll.isEmpty || watchingUID[uid] != nil }
 
     /// Encodes the event (its line, without the newline) once and offers it to every
     /// subscription that sees `uid`.
     func publish(uid: UInt32, encode: (inout JSONOutput) -> Void) {
         var line: [UInt8]?
-        func offer(to list: [Weak]) -> Bool {
-            var sawGone = false
+        func offer(to list: [Weak]) {
             for entry in list {
-                guard let subscription = entry.subscription else {
-                    sawGone = true
-                    continue
-                }
+                guard let subscription = entry.subscription else { continue }
                 if line == nil {
                     var out = JSONOutput()
                     encode(&out)
@@ -271,21 +262,24 @@ final class MonitorHub {
                 }
                 subscription.offer(line!)
             }
-            return sawGone
         }
-        if let own = watchingUID[uid], offer(to: own) {
-            watchingUID[uid]!.removeAll { $0.subscription == nil }
-            if watchingUID[uid]!.isEmpty { watchingUID[uid] = nil }
-        }
-        if offer(to: watchingAll) { watchingAll.removeAll { $0.subscription == nil } }
+        if let own = watchingUID[uid] { offer(to: own) }
+        offer(to: watchingAll)
     }
 
-    /// Called by a subscription as it goes, so its drops stay counted and its place is free.
-    fileprivate func gone(account: UInt32?, dropped: Int) {
-        droppedByGone += dropped
-        guard let account else { return }
-        openByAccount[account, default: 1] -= 1
-        if openByAccount[account] ?? 0 <= 0 { openByAccount[account] = nil }
+    /// Called by a subscription as it goes (its weak entry already empty): its drops stay
+    /// counted, its entry leaves its list and its place is free.
+    fileprivate func gone(_ subscription: MonitorSubscription) {
+        droppedByGone += subscription.totalDropped
+        guard subscription.counted else { return }
+        if subscription.seesAll {
+            watchingAll.removeAll { $0.subscription == nil }
+        } else {
+            watchingUID[subscription.uid]?.removeAll { $0.subscription == nil }
+            if watchingUID[subscription.uid]?.isEmpty == true { watchingUID[subscription.uid] = nil }
+        }
+        openByAccount[subscription.account, default: 1] -= 1
+        if openByAccount[subscription.account] ?? 0 <= 0 { openByAccount[subscription.account] = nil }
     }
 }
 
@@ -337,9 +331,7 @@ final class MonitorSubscription: AnswerSource {
     /// Whether the hub counts it as open (`MonitorHub.add`).
     fileprivate var counted = false
 
-    deinit { hub?.gone(account: counted ? account : nil, dropped: totalDropped) }
-
-    func sees(uid: UInt32) -> Bool { seesAll || uid == self.uid }
+    deinit { hub?.gone(self) }
 
     /// Queues one event line, or counts it as dropped when the queue is full.
     func offer(_ line: [UInt8]) {
