@@ -215,20 +215,13 @@ struct NSSHostsMapTests {
     @Test func flushAndReloadEmptyTheMap() throws {
         let setup = try Setup()
         let flushed = setup.daemon.directory.file("flushed"), reloaded = setup.daemon.directory.file("reloaded")
-        let output = setup.daemon.directory.file("sequence.out")
-        let steps = [
+        let before = try setup.daemonLookups()
+        let reader = try setup.background([
             "name4:dual.map.test", "name4:dual.map.test", "wait:" + flushed, "name4:dual.map.test",
             "name4:dual.map.test", "wait:" + reloaded, "name4:dual.map.test", "name4:dual.map.test",
             "name4:dual.map.test", "name4:dual.map.test",
-        ]
-        let before = try setup.daemonLookups()
-        let process = try ChildProcess(
-            setup.artifacts.probe, [setup.artifacts.module, "sequence"] + steps,
-            environment: ["HTTPDNSD_SOCKET": setup.daemon.socketPath, "PATH": "/usr/bin:/bin"], stdout: output,
-            stderr: output)
-        func lines() -> Int {
-            ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").split(separator: "\n").count
-        }
+        ])
+        func lines() -> Int { reader.lines().count }
         #expect(eventually(30) { lines() >= 2 })
         #expect(try setup.daemonLookups() == before + 1)
 
@@ -237,13 +230,12 @@ struct NSSHostsMapTests {
         #expect(eventually(30) { lines() >= 4 })
         #expect(try setup.daemonLookups() == before + 2, "after flushCache one lookup reached the daemon")
 
-        setup.daemon.signal(SIGHUP)
-        #expect(eventually(20) { setup.daemon.log.contains("Reloaded the configuration") })
+        #expect(setup.daemon.reload(count: 1), "\(setup.daemon.log)")
         _ = FileManager.default.createFile(atPath: reloaded, contents: nil)
-        #expect(process.wait(timeout: 30) == 0)
+        #expect(reader.process.wait(timeout: 30) == 0)
         let afterReload = try setup.daemonLookups()
         #expect(afterReload == before + 3, "after the reload one lookup reached the daemon: \(afterReload - before)")
-        let answers = Self.fields((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")
+        let answers = reader.lines()
         #expect(answers.count == 8 && answers.allSatisfy { $0["addresses"] == "127.0.0.25,fd00::25" }, "\(answers)")
     }
 
@@ -348,26 +340,17 @@ struct NSSHostsMapTests {
     @Test func aStoppedDaemonsAnswersLastUntilTheyExpire() throws {
         let setup = try Setup()
         let killed = setup.daemon.directory.file("killed")
-        let output = setup.daemon.directory.file("sequence.out")
-        let process = try ChildProcess(
-            setup.artifacts.probe,
-            [
-                setup.artifacts.module, "sequence", "name3-inet:brief.map.test", "name3-inet:dual.map.test",
-                "wait:" + killed, "name3-inet:brief.map.test", "sleep:3500", "name3-inet:brief.map.test",
-                "name3-inet:dual.map.test", "name3-inet:four.map.test",
-            ],
-            environment: ["HTTPDNSD_SOCKET": setup.daemon.socketPath, "PATH": "/usr/bin:/bin"], stdout: output,
-            stderr: output)
-        func lines() -> Int {
-            ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").split(separator: "\n").count
-        }
-        #expect(eventually(30) { lines() >= 2 })
+        let reader = try setup.background([
+            "name3-inet:brief.map.test", "name3-inet:dual.map.test", "wait:" + killed, "name3-inet:brief.map.test",
+            "sleep:3500", "name3-inet:brief.map.test", "name3-inet:dual.map.test", "name3-inet:four.map.test",
+        ])
+        #expect(eventually(30) { reader.lines().count >= 2 })
         let answered = MonotonicClock.nowNanoseconds()
         setup.daemon.signal(SIGKILL)
         #expect(setup.daemon.waitForExit(timeout: 10) != nil)
         _ = FileManager.default.createFile(atPath: killed, contents: nil)
-        #expect(process.wait(timeout: 60) == 0)
-        let results = Self.fields((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")
+        #expect(reader.process.wait(timeout: 60) == 0)
+        let results = reader.lines()
         #expect(results.count == 6, "\(results)")
         guard results.count == 6 else { return }
         // Three seconds of TTL: only a machine stalled for seconds gets to the next lookup past them.
