@@ -379,13 +379,12 @@ struct BrowserSessionTests {
             https: true)
         let browser = try fixture.openBrowser(page)
         try browser.waitUntilOpen()
+        // Each cookie, the host it is stored for and the path whose response sets it.
         let expected = [
-            "worker": BrowserFixture.app, "sw": BrowserFixture.app, "frame": BrowserFixture.widget,
-            "framefetch": BrowserFixture.widget,
+            ("frame", BrowserFixture.widget, "/frame"), ("framefetch", BrowserFixture.widget, "/frame-fetch"),
+            ("sw", BrowserFixture.app, "/from-sw"), ("worker", BrowserFixture.app, "/from-worker"),
         ]
-        for (name, host) in expected.sorted(by: { $0.key < $1.key }) {
-            let path = ["worker": "/from-worker", "sw": "/from-sw", "frame": "/frame", "framefetch": "/frame-fetch"][
-                name]!
+        for (name, host, path) in expected {
             #expect(
                 eventually(30, every: 50) { !fixture.requests(path).isEmpty },
                 "the browser never asked for \(path): \(browser.log)")
